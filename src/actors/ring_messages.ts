@@ -1,0 +1,214 @@
+// Binary layouts of the data-plane messages that cross the SPSC rings between the network
+// thread and a shard. Both sides encode/decode in place in the ring's data region, so no
+// structured clone or JSON touches produce payloads or fetch results. Little-endian throughout.
+//
+// main -> shard: PRODUCE, FETCH, FETCH_RELEASE
+// shard -> main: PRODUCE_RESULT, FETCH_RESULT
+// Every request carries the main thread's request id (reqId) and, per partition, the slot the
+// answer fills in that request's response, so results can arrive in any order.
+import type { FileRange } from '../log/partition_log.js';
+
+export const MsgType = {
+  PRODUCE: 1,
+  FETCH: 2,
+  FETCH_RELEASE: 3,
+  PRODUCE_RESULT: 101,
+  FETCH_RESULT: 102,
+} as const;
+
+// ---- PRODUCE: [type u8][acks i8][pad u16][reqId u32][slot u32][handle u32] records... ----
+export const PRODUCE_HEADER_BYTES = 16;
+
+export function writeProduce(b: Buffer, at: number, reqId: number, slot: number, handle: number, acks: number, records: Buffer): void {
+  b[at] = MsgType.PRODUCE;
+  b.writeInt8(acks, at + 1);
+  b.writeUInt32LE(reqId, at + 4);
+  b.writeUInt32LE(slot, at + 8);
+  b.writeUInt32LE(handle, at + 12);
+  records.copy(b, at + PRODUCE_HEADER_BYTES);
+}
+
+// ---- PRODUCE_RESULT: [type][pad][error i16][reqId u32][slot u32][pad u32][base f64][appendTime f64][logStart f64] ----
+export const PRODUCE_RESULT_BYTES = 40;
+
+export interface ProduceResult {
+  reqId: number;
+  slot: number;
+  errorCode: number;
+  baseOffset: number;
+  logAppendTime: number;
+  logStartOffset: number;
+}
+
+export function writeProduceResult(b: Buffer, at: number, r: ProduceResult): void {
+  b[at] = MsgType.PRODUCE_RESULT;
+  b.writeInt16LE(r.errorCode, at + 2);
+  b.writeUInt32LE(r.reqId, at + 4);
+  b.writeUInt32LE(r.slot, at + 8);
+  b.writeDoubleLE(r.baseOffset, at + 16);
+  b.writeDoubleLE(r.logAppendTime, at + 24);
+  b.writeDoubleLE(r.logStartOffset, at + 32);
+}
+
+export function readProduceResult(b: Buffer, at: number): ProduceResult {
+  return {
+    errorCode: b.readInt16LE(at + 2),
+    reqId: b.readUInt32LE(at + 4),
+    slot: b.readUInt32LE(at + 8),
+    baseOffset: b.readDoubleLE(at + 16),
+    logAppendTime: b.readDoubleLE(at + 24),
+    logStartOffset: b.readDoubleLE(at + 32),
+  };
+}
+
+// ---- FETCH: [type][flags u8][pad u16][reqId][maxWaitMs][minBytes][maxBytes][count] then count x 24-byte entries ----
+// entry: [slot u32][handle u32][fetchOffset f64][partitionMaxBytes u32][pad u32]
+export const FETCH_HEADER_BYTES = 24;
+export const FETCH_ENTRY_BYTES = 24;
+/** Set when the request spans several shards: answer as soon as this shard has any data. */
+export const FETCH_FLAG_MULTI_SHARD = 1;
+
+export interface FetchPartitionAsk {
+  slot: number;
+  handle: number;
+  fetchOffset: number;
+  partitionMaxBytes: number;
+}
+
+export interface FetchAsk {
+  reqId: number;
+  flags: number;
+  maxWaitMs: number;
+  minBytes: number;
+  maxBytes: number;
+  partitions: FetchPartitionAsk[];
+}
+
+export function fetchBytes(count: number): number {
+  return FETCH_HEADER_BYTES + count * FETCH_ENTRY_BYTES;
+}
+
+export function writeFetch(b: Buffer, at: number, f: FetchAsk): void {
+  b[at] = MsgType.FETCH;
+  b[at + 1] = f.flags;
+  b.writeUInt32LE(f.reqId, at + 4);
+  b.writeUInt32LE(f.maxWaitMs, at + 8);
+  b.writeUInt32LE(f.minBytes, at + 12);
+  b.writeUInt32LE(f.maxBytes, at + 16);
+  b.writeUInt32LE(f.partitions.length, at + 20);
+  let p = at + FETCH_HEADER_BYTES;
+  for (const e of f.partitions) {
+    b.writeUInt32LE(e.slot, p);
+    b.writeUInt32LE(e.handle, p + 4);
+    b.writeDoubleLE(e.fetchOffset, p + 8);
+    b.writeUInt32LE(e.partitionMaxBytes, p + 16);
+    p += FETCH_ENTRY_BYTES;
+  }
+}
+
+export function readFetch(b: Buffer, at: number): FetchAsk {
+  const count = b.readUInt32LE(at + 20);
+  const partitions: FetchPartitionAsk[] = new Array(count);
+  let p = at + FETCH_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    partitions[i] = {
+      slot: b.readUInt32LE(p),
+      handle: b.readUInt32LE(p + 4),
+      fetchOffset: b.readDoubleLE(p + 8),
+      partitionMaxBytes: b.readUInt32LE(p + 16),
+    };
+    p += FETCH_ENTRY_BYTES;
+  }
+  return {
+    flags: b[at + 1]!,
+    reqId: b.readUInt32LE(at + 4),
+    maxWaitMs: b.readUInt32LE(at + 8),
+    minBytes: b.readUInt32LE(at + 12),
+    maxBytes: b.readUInt32LE(at + 16),
+    partitions,
+  };
+}
+
+// ---- FETCH_RELEASE: [type][pad x3][reqId u32] ----
+export const FETCH_RELEASE_BYTES = 8;
+
+export function writeFetchRelease(b: Buffer, at: number, reqId: number): void {
+  b[at] = MsgType.FETCH_RELEASE;
+  b.writeUInt32LE(reqId, at + 4);
+}
+
+// ---- FETCH_RESULT: [type][pad x3][reqId u32][count u32][pad u32] then per partition:
+// [slot u32][error i16][pad u16][highWatermark f64][logStartOffset f64][rangeCount u32][pad u32]
+// then rangeCount x [position f64][length u32][pathBytes u32][path utf8] ----
+export const FETCH_RESULT_HEADER_BYTES = 16;
+const PART_BYTES = 32;
+const RANGE_BYTES = 16;
+
+
+export interface FetchPartitionResult {
+  slot: number;
+  errorCode: number;
+  highWatermark: number;
+  logStartOffset: number;
+  ranges: FileRange[];
+}
+
+export function fetchResultBytes(parts: readonly FetchPartitionResult[]): number {
+  let n = FETCH_RESULT_HEADER_BYTES;
+  for (const p of parts) {
+    n += PART_BYTES;
+    for (const r of p.ranges) n += RANGE_BYTES + Buffer.byteLength(r.path);
+  }
+  return n;
+}
+
+export function writeFetchResult(b: Buffer, at: number, reqId: number, parts: readonly FetchPartitionResult[]): void {
+  b[at] = MsgType.FETCH_RESULT;
+  b.writeUInt32LE(reqId, at + 4);
+  b.writeUInt32LE(parts.length, at + 8);
+  let p = at + FETCH_RESULT_HEADER_BYTES;
+  for (const part of parts) {
+    b.writeUInt32LE(part.slot, p);
+    b.writeInt16LE(part.errorCode, p + 4);
+    b.writeDoubleLE(part.highWatermark, p + 8);
+    b.writeDoubleLE(part.logStartOffset, p + 16);
+    b.writeUInt32LE(part.ranges.length, p + 24);
+    p += PART_BYTES;
+    for (const r of part.ranges) {
+      b.writeDoubleLE(r.position, p);
+      b.writeUInt32LE(r.length, p + 8);
+      const n = b.write(r.path, p + RANGE_BYTES, 'utf8');
+      b.writeUInt32LE(n, p + 12);
+      p += RANGE_BYTES + n;
+    }
+  }
+}
+
+export function readFetchResult(b: Buffer, at: number): { reqId: number; parts: FetchPartitionResult[] } {
+  const reqId = b.readUInt32LE(at + 4);
+  const count = b.readUInt32LE(at + 8);
+  const parts: FetchPartitionResult[] = new Array(count);
+  let p = at + FETCH_RESULT_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    const rangeCount = b.readUInt32LE(p + 24);
+    const part: FetchPartitionResult = {
+      slot: b.readUInt32LE(p),
+      errorCode: b.readInt16LE(p + 4),
+      highWatermark: b.readDoubleLE(p + 8),
+      logStartOffset: b.readDoubleLE(p + 16),
+      ranges: new Array(rangeCount),
+    };
+    p += PART_BYTES;
+    for (let j = 0; j < rangeCount; j++) {
+      const pathBytes = b.readUInt32LE(p + 12);
+      part.ranges[j] = {
+        position: b.readDoubleLE(p),
+        length: b.readUInt32LE(p + 8),
+        path: b.toString('utf8', p + RANGE_BYTES, p + RANGE_BYTES + pathBytes),
+      };
+      p += RANGE_BYTES + pathBytes;
+    }
+    parts[i] = part;
+  }
+  return { reqId, parts };
+}

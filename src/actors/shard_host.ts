@@ -1,0 +1,193 @@
+// Main-thread side of one shard: spawns its worker, owns the producer end of the inbound ring
+// and the consumer end of the outbound ring, and holds the control-channel proxy.
+// Backpressure: when the inbound ring is full, messages wait in a bounded overflow queue (in
+// order) and `blocked` is true; the network layer stops reading the sockets that feed a
+// blocked shard until `whenUnblocked()` resolves.
+import { Worker } from 'node:worker_threads';
+import type { FlushPolicy } from '../log/group_commit.js';
+import { connectControl, type Remote } from './control_channel.js';
+import { SpscRing } from './ring_buffer.js';
+import {
+  FETCH_RELEASE_BYTES,
+  MsgType,
+  PRODUCE_HEADER_BYTES,
+  fetchBytes,
+  readFetchResult,
+  readProduceResult,
+  writeFetch,
+  writeFetchRelease,
+  writeProduce,
+  type FetchAsk,
+  type FetchPartitionResult,
+  type ProduceResult,
+} from './ring_messages.js';
+import type { ShardControl, ShardWorkerData } from './shard_worker.js';
+
+type Pending =
+  | { kind: 'produce'; reqId: number; slot: number; handle: number; acks: number; records: Buffer }
+  | { kind: 'fetch'; ask: FetchAsk }
+  | { kind: 'release'; reqId: number };
+
+function messageBytes(msg: Pending): number {
+  switch (msg.kind) {
+    case 'produce':
+      return PRODUCE_HEADER_BYTES + msg.records.length;
+    case 'fetch':
+      return fetchBytes(msg.ask.partitions.length);
+    case 'release':
+      return FETCH_RELEASE_BYTES;
+  }
+}
+
+export interface ShardResultSink {
+  onProduceResult(shard: number, r: ProduceResult): void;
+  onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[]): void;
+}
+
+export interface ShardHostOptions {
+  index: number;
+  ringBytes: number;
+  overflowBytesMax: number;
+  flush: FlushPolicy;
+  logLevel: string;
+  retentionCheckMs: number;
+  sink: ShardResultSink;
+  onExit: (index: number, code: number) => void;
+}
+
+export class ShardHost {
+  readonly control: Remote<ShardControl>;
+  private readonly overflow: Pending[] = [];
+  private overflowBytes = 0;
+  private draining = false;
+  private unblockWaiters: Array<() => void> = [];
+  private stopped = false;
+
+  private constructor(
+    readonly index: number,
+    private readonly worker: Worker,
+    readonly toShard: SpscRing,
+    readonly toMain: SpscRing,
+    private readonly opts: ShardHostOptions,
+  ) {
+    this.control = connectControl<ShardControl>(worker);
+    worker.on('exit', (code) => {
+      if (!this.stopped) opts.onExit(index, code);
+    });
+    void this.receiveLoop();
+  }
+
+  static spawn(opts: ShardHostOptions): ShardHost {
+    const toShardSab = SpscRing.allocate(opts.ringBytes);
+    const toMainSab = SpscRing.allocate(opts.ringBytes);
+    const workerData: ShardWorkerData = {
+      index: opts.index,
+      toShard: toShardSab,
+      toMain: toMainSab,
+      flush: opts.flush,
+      logLevel: opts.logLevel,
+      retentionCheckMs: opts.retentionCheckMs,
+    };
+    const worker = new Worker(new URL('./shard_worker.js', import.meta.url), { workerData, name: `shard-${opts.index}` });
+    return new ShardHost(opts.index, worker, new SpscRing(toShardSab), new SpscRing(toMainSab), opts);
+  }
+
+  get blocked(): boolean {
+    return this.overflow.length > 0;
+  }
+
+  /** Resolves once the overflow queue has drained into the ring. */
+  whenUnblocked(): Promise<void> {
+    if (!this.blocked) return Promise.resolve();
+    return new Promise((resolve) => this.unblockWaiters.push(resolve));
+  }
+
+  /** False when the overflow bound is hit: the caller must fail the request instead. */
+  produce(reqId: number, slot: number, handle: number, acks: number, records: Buffer): boolean {
+    return this.send({ kind: 'produce', reqId, slot, handle, acks, records });
+  }
+
+  fetch(ask: FetchAsk): boolean {
+    return this.send({ kind: 'fetch', ask });
+  }
+
+  release(reqId: number): void {
+    // Releases are tiny and must not be lost (a parked fetch would wait out its deadline),
+    // so they bypass the byte bound.
+    this.send({ kind: 'release', reqId }, true);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.control.shutdown();
+    await this.worker.terminate();
+  }
+
+  private send(msg: Pending, force = false): boolean {
+    const bytes = messageBytes(msg);
+    if (this.overflow.length === 0 && this.tryWrite(msg, bytes)) return true;
+    if (!force && this.overflowBytes + bytes > this.opts.overflowBytesMax) return false;
+    this.overflow.push(msg);
+    this.overflowBytes += bytes;
+    if (!this.draining) void this.drainOverflow();
+    return true;
+  }
+
+  private tryWrite(msg: Pending, bytes: number): boolean {
+    const ring = this.toShard;
+    if (bytes > ring.maxMessageBytes) throw new RangeError(`ring message of ${bytes} bytes exceeds ring limit ${ring.maxMessageBytes}`);
+    const at = ring.reserve(bytes);
+    if (at < 0) return false;
+    switch (msg.kind) {
+      case 'produce':
+        writeProduce(ring.bytes, at, msg.reqId, msg.slot, msg.handle, msg.acks, msg.records);
+        break;
+      case 'fetch':
+        writeFetch(ring.bytes, at, msg.ask);
+        break;
+      case 'release':
+        writeFetchRelease(ring.bytes, at, msg.reqId);
+        break;
+    }
+    ring.publish();
+    return true;
+  }
+
+  private async drainOverflow(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.overflow.length > 0) {
+        const head = this.overflow[0]!;
+        const bytes = messageBytes(head);
+        if (this.tryWrite(head, bytes)) {
+          this.overflow.shift();
+          this.overflowBytes -= bytes;
+        } else {
+          await this.toShard.waitForSpace();
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+    const waiters = this.unblockWaiters;
+    this.unblockWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private async receiveLoop(): Promise<void> {
+    const ring = this.toMain;
+    const sink = this.opts.sink;
+    while (!this.stopped) {
+      await ring.waitForData();
+      for (let off = ring.peek(); off >= 0; off = ring.peek()) {
+        const b = ring.bytes;
+        if (b[off] === MsgType.PRODUCE_RESULT) sink.onProduceResult(this.index, readProduceResult(b, off));
+        else if (b[off] === MsgType.FETCH_RESULT) {
+          const r = readFetchResult(b, off);
+          sink.onFetchResult(this.index, r.reqId, r.parts);
+        }
+        ring.release();
+      }
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// Worker-thread entry of one shard. Builds the shard over the rings handed in workerData,
+// exposes its control API over comlink and runs its drain loop until shutdown. Everything
+// the shard owns is created here, on the worker's own thread.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { FlushPolicy } from '../log/group_commit.js';
+import { NodeIoBackend } from '../log/io_backend.js';
+import type { LogConfig } from '../log/partition_log.js';
+import { createLogger } from '../logger.js';
+import type { ShardSnapshot } from '../metrics.js';
+import { exposeControl } from './control_channel.js';
+import { SpscRing } from './ring_buffer.js';
+import { Shard, type ShardIntrospection } from './shard.js';
+
+export interface ShardWorkerData {
+  index: number;
+  toShard: SharedArrayBuffer;
+  toMain: SharedArrayBuffer;
+  flush: FlushPolicy;
+  logLevel: string;
+  retentionCheckMs: number;
+}
+
+/** What main may ask a shard over the control channel. */
+export interface ShardControl {
+  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void;
+  closePartition(handle: number, deleteData: boolean): void;
+  updateConfig(handle: number, config: LogConfig): void;
+  listOffset(handle: number, timestamp: number): { errorCode: number; offset: number; timestamp: number };
+  introspect(): ShardIntrospection;
+  snapshot(): ShardSnapshot;
+  shutdown(): Promise<void>;
+}
+
+const data = workerData as ShardWorkerData;
+const log = createLogger(data.logLevel, `shard-${data.index}`);
+const inbound = new SpscRing(data.toShard);
+const outbound = new SpscRing(data.toMain);
+const shard = new Shard(data.index, inbound, outbound, new NodeIoBackend(), data.flush, (msg, err) =>
+  log.error({ err }, msg),
+);
+const lag = monitorEventLoopDelay({ resolution: 10 });
+lag.enable();
+const retention = setInterval(() => shard.enforceRetention(), data.retentionCheckMs);
+retention.unref();
+
+const control: ShardControl = {
+  openPartition: (handle, topic, partition, dir, config) => shard.openPartition(handle, topic, partition, dir, config),
+  closePartition: (handle, deleteData) => shard.closePartition(handle, deleteData),
+  updateConfig: (handle, config) => shard.updateConfig(handle, config),
+  listOffset: (handle, timestamp) => shard.listOffset(handle, timestamp),
+  introspect: () => shard.introspect(),
+  snapshot: () => {
+    const view = shard.introspect();
+    const snap: ShardSnapshot = {
+      shard: data.index,
+      eventLoopLagMs: lag.mean / 1e6,
+      toShard: inbound.stats(),
+      toMain: outbound.stats(),
+      partitions: view.actors.map((a) => ({
+        topic: a.topic,
+        partition: a.partition,
+        sizeBytes: a.sizeBytes,
+        logStartOffset: a.logStartOffset,
+        logEndOffset: a.logEndOffset,
+        highWatermark: a.highWatermark,
+      })),
+      handled: view.handled,
+      busyMs: view.busyMs,
+      lastError: view.lastError,
+    };
+    lag.reset();
+    return snap;
+  },
+  shutdown: async () => {
+    clearInterval(retention);
+    await shard.shutdown();
+    lag.disable();
+  },
+};
+
+exposeControl(control, parentPort!);
+shard.run().catch((err: unknown) => log.fatal({ err }, 'shard loop died'));

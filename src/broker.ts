@@ -1,0 +1,110 @@
+// Assembles a single-node broker: topic table and cluster id from the data dir, one shard
+// worker per configured shard, partition actors reopened (with log recovery) on their shards,
+// the Kafka listener and the admin HTTP server. stop() reverses it: stop accepting, finish
+// in-flight requests, let shards commit and checkpoint, then exit.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { PartitionRouter } from './actors/partition_router.js';
+import { ShardHost } from './actors/shard_host.js';
+import { ShardTable } from './actors/shard_table.js';
+import type { BrokerConfig } from './config.js';
+import { ProducerIdAllocator } from './coordinator/producer_ids.js';
+import { TopicManager } from './coordinator/topic_manager.js';
+import { TopicTable } from './coordinator/topic_table.js';
+import { BrokerMetrics } from './metrics.js';
+import { startAdminServer } from './net/admin_http.js';
+import type { BrokerContext } from './net/broker_context.js';
+import { KafkaServer } from './net/kafka_server.js';
+import { SegmentReader } from './net/segment_reader.js';
+
+export interface Broker {
+  readonly kafkaPort: number;
+  readonly adminPort: number;
+  stop(): Promise<void>;
+}
+
+const RETENTION_CHECK_MS = 300_000;
+
+function loadClusterId(metaDir: string): string {
+  const file = join(metaDir, 'cluster_id');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const id = randomBytes(16).toString('base64url');
+  writeFileSync(file, id);
+  return id;
+}
+
+export async function startBroker(config: BrokerConfig, logger: Logger): Promise<Broker> {
+  let status: 'starting' | 'ready' | 'draining' = 'starting';
+  const metaDir = join(config.dataDir, 'meta');
+  mkdirSync(metaDir, { recursive: true });
+  const metrics = new BrokerMetrics();
+  const shardTable = new ShardTable(config.shards);
+  const router = new PartitionRouter(shardTable);
+  const hosts = Array.from({ length: config.shards }, (_, index) =>
+    ShardHost.spawn({
+      index,
+      ringBytes: config.ringBytes,
+      overflowBytesMax: config.ringBytes,
+      flush: config.flush,
+      logLevel: config.logLevel,
+      retentionCheckMs: RETENTION_CHECK_MS,
+      sink: router,
+      onExit: (i, code) => {
+        logger.fatal({ shard: i, code }, 'shard worker exited unexpectedly');
+        process.exitCode = 1;
+        void stop();
+      },
+    }),
+  );
+  router.attach(hosts);
+  const segments = new SegmentReader();
+  const topics = new TopicManager(config, TopicTable.load(config.dataDir), shardTable, router, (dir) => segments.dropDir(dir));
+  const ctx: BrokerContext = {
+    config,
+    nodeId: config.nodeId,
+    clusterId: loadClusterId(metaDir),
+    advertisedHost: config.kafkaHost,
+    advertisedPort: config.kafkaPort,
+    topics,
+    router,
+    segments,
+    producerIds: new ProducerIdAllocator(metaDir),
+    metrics,
+  };
+  const kafka = new KafkaServer(ctx, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger);
+  const admin = await startAdminServer({
+    host: config.adminHost,
+    port: config.adminPort,
+    logger,
+    metrics,
+    health: () => ({ status, details: { shards: config.shards, topics: topics.table.size, connections: kafka.connectionCount, io: 'node' } }),
+    actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
+    snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
+  });
+  const started = performance.now();
+  await topics.openAll();
+  logger.info({ topics: topics.table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
+  const kafkaPort = await kafka.listen();
+  // With port 0 (tests) the advertised port must be the one actually bound.
+  (ctx as { advertisedPort: number }).advertisedPort = kafkaPort;
+  status = 'ready';
+
+  let stopping: Promise<void> | null = null;
+  function stop(): Promise<void> {
+    stopping ??= (async () => {
+      status = 'draining';
+      await kafka.close();
+      await Promise.all(hosts.map((h) => h.stop()));
+      segments.closeAll();
+      await admin.close();
+    })();
+    return stopping;
+  }
+  return { kafkaPort, adminPort: admin.port, stop };
+}

@@ -1,0 +1,99 @@
+// `sluice start` (main thread of the broker process): resolves the configuration, starts the
+// broker, prints one ready line on stdout, and owns the process's shutdown: the first SIGTERM or
+// SIGINT stops the broker gracefully (stop accepting, finish in-flight work, flush) and exits 0;
+// a shutdown that takes over STOP_DEADLINE_MS, or a second signal, exits 1 at once.
+
+import { resolve } from 'node:path';
+import { configEntries, joinHostPort, resolveConfig } from '../config.js';
+import type { BrokerConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import type { Logger } from '../logger.js';
+import type { CliIo } from './io.js';
+
+const STOP_DEADLINE_MS = 10_000;
+
+interface StoppableBroker {
+  readonly kafkaPort: number;
+  readonly adminPort: number;
+  stop(): Promise<void>;
+}
+
+/** The line scripts wait for: key=value pairs, values JSON-quoted only if they contain spaces. */
+export function readyLine(config: BrokerConfig, broker: Pick<StoppableBroker, 'kafkaPort' | 'adminPort'>): string {
+  const quote = (v: string): string => (/\s/.test(v) ? JSON.stringify(v) : v);
+  const flush = config.flush.kind === 'interval' ? `${config.flush.ms}ms` : config.flush.kind;
+  return [
+    'sluice ready',
+    `kafka=${joinHostPort(config.kafkaHost, broker.kafkaPort)}`,
+    `admin=${joinHostPort(config.adminHost, broker.adminPort)}`,
+    `data-dir=${quote(resolve(config.dataDir))}`,
+    `shards=${config.shards}`,
+    `flush=${flush}`,
+  ].join(' ');
+}
+
+/**
+ * Signal handling that exists from before the broker starts: a signal during startup stops the
+ * broker as soon as it is up.
+ */
+function installSignals(logger: Logger): { attach(broker: StoppableBroker): void } {
+  let broker: StoppableBroker | null = null;
+  let stopping = false;
+  const stop = (b: StoppableBroker): void => {
+    const force = setTimeout(() => {
+      logger.error({ deadlineMs: STOP_DEADLINE_MS }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, STOP_DEADLINE_MS);
+    b.stop().then(
+      () => {
+        clearTimeout(force);
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal; exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    if (broker !== null) stop(broker);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    attach(b) {
+      broker = b;
+      if (stopping) stop(b);
+    },
+  };
+}
+
+/** Runs the broker until a signal ends the process; resolves only if startup fails (exit code). */
+export async function runStart(configArgv: readonly string[], io: CliIo): Promise<number> {
+  const { config, sources } = resolveConfig(configArgv, io.env);
+  const logger = createLogger(config.logLevel);
+  const signals = installSignals(logger);
+  const settings = Object.fromEntries(
+    configEntries(config, sources).filter((e) => e.source !== 'default').map((e) => [e.key, `${e.value} (${e.source})`]),
+  );
+  logger.info({ settings }, 'starting broker');
+  let broker: StoppableBroker;
+  try {
+    // Loaded here so that the other commands never load the broker and its workers.
+    const { startBroker } = await import('../broker.js');
+    broker = await startBroker(config, logger);
+  } catch (err) {
+    logger.fatal({ err }, 'broker failed to start');
+    return 1;
+  }
+  io.out(readyLine(config, broker));
+  signals.attach(broker);
+  return new Promise<number>(() => undefined);
+}

@@ -1,0 +1,154 @@
+// `sluice topic create|list|describe|delete` (main thread of the CLI process): parses the verb's
+// arguments, runs it through the admin client against --brokers (default: the resolved
+// kafka-addr) and prints text tables or JSON. Failures propagate to main, which maps them to
+// exit codes.
+
+import { resolveConfig, splitHostPort } from '../config.js';
+import { KafkaAdmin } from '../client/admin.js';
+import type { TopicDescription, TopicSummary } from '../client/admin.js';
+import { ConnectionError } from '../client/connection.js';
+import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
+import type { OptionSpec, ParsedArgs } from './args.js';
+import { table } from './io.js';
+import type { CliIo } from './io.js';
+
+const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
+
+export const TOPIC_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
+  create: [...COMMON, { name: 'partitions' }, { name: 'replication-factor' }, { name: 'config', repeatable: true }],
+  list: COMMON,
+  describe: COMMON,
+  delete: COMMON,
+};
+
+const MAX_INT32 = 2 ** 31 - 1;
+
+/** Bootstrap addresses: --brokers a:1,b:2, else the kafka-addr that `sluice start` would use. */
+function brokerList(parsed: ParsedArgs, env: NodeJS.ProcessEnv): { host: string; port: number }[] {
+  const raw = optionValue(parsed, 'brokers') ?? resolveConfig([], env).config.kafkaAddr;
+  return raw.split(',').map((addr) => {
+    try {
+      return splitHostPort(addr.trim());
+    } catch (err) {
+      throw new UsageError(`--brokers: ${(err as Error).message}`);
+    }
+  });
+}
+
+async function connectAdmin(parsed: ParsedArgs, env: NodeJS.ProcessEnv): Promise<KafkaAdmin> {
+  const timeoutMs = intOption(parsed, 'timeout-ms', 1, MAX_INT32) ?? 30_000;
+  let last: unknown = new ConnectionError('no brokers given');
+  for (const { host, port } of brokerList(parsed, env)) {
+    try {
+      return await KafkaAdmin.connect({
+        host, port, clientId: 'sluice-cli', requestTimeoutMs: timeoutMs, operationTimeoutMs: timeoutMs,
+      });
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last;
+}
+
+function topicConfigs(parsed: ParsedArgs): Record<string, string> {
+  const configs: Record<string, string> = {};
+  for (const kv of parsed.options.get('config') ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--config expects key=value, got "${kv}"`);
+    configs[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return configs;
+}
+
+function oneName(parsed: ParsedArgs, verb: string): string {
+  const [name, ...rest] = parsed.positionals;
+  if (name === undefined || rest.length > 0) throw new UsageError(`topic ${verb} takes exactly one topic name`);
+  return name;
+}
+
+function listText(topics: readonly TopicSummary[]): string {
+  if (topics.length === 0) return '(no topics)';
+  return table([
+    ['NAME', 'PARTITIONS', 'REPLICAS', 'INTERNAL'],
+    ...topics.map((t) => [t.name, String(t.partitions), String(t.replicationFactor), t.internal ? 'yes' : 'no']),
+  ]);
+}
+
+function describeText(t: TopicDescription): string {
+  const list = (ns: readonly number[]): string => `[${ns.join(',')}]`;
+  const summary = table([
+    ['name', t.name], ['topic id', t.topicId], ['internal', String(t.internal)],
+    ['partitions', String(t.partitions)], ['replication', String(t.replicationFactor)],
+  ]);
+  const partitions = table([
+    ['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'OFFLINE'],
+    ...t.partitionDetails.map((p) => [
+      String(p.partition), String(p.leader), String(p.leaderEpoch), list(p.replicas), list(p.isr), list(p.offlineReplicas),
+    ]),
+  ]);
+  const configs = t.configs === null
+    ? '(broker does not describe configs)'
+    : table([
+      ['CONFIG', 'VALUE', 'SOURCE'],
+      ...t.configs.map((c) => [c.name, c.sensitive ? '(sensitive)' : (c.value ?? '(null)'), c.source]),
+    ]);
+  return `${summary}\n\n${partitions}\n\n${configs}`;
+}
+
+type Action = (admin: KafkaAdmin) => Promise<string>;
+
+/** Checks the verb's arguments and returns what to do once connected. */
+function plan(verb: string, parsed: ParsedArgs, json: boolean): Action {
+  const out = (value: unknown, text: string): string => (json ? JSON.stringify(value, null, 2) : text);
+  switch (verb) {
+    case 'create': {
+      const name = oneName(parsed, verb);
+      // -1 asks the broker for its num-partitions / default-replication-factor.
+      const partitions = intOption(parsed, 'partitions', 1, MAX_INT32) ?? -1;
+      const rf = intOption(parsed, 'replication-factor', 1, 32767) ?? -1;
+      const configs = topicConfigs(parsed);
+      return async (admin) => {
+        const created = await admin.createTopics(name, partitions, rf, configs);
+        const shape = created.partitions < 0
+          ? ''
+          : ` (${created.partitions} partitions, replication factor ${created.replicationFactor})`;
+        return out(created, `created topic ${name}${shape}`);
+      };
+    }
+    case 'list': {
+      if (parsed.positionals.length > 0) throw new UsageError('topic list takes no arguments');
+      return async (admin) => {
+        const topics = await admin.listTopics();
+        return out(topics, listText(topics));
+      };
+    }
+    case 'describe': {
+      const name = oneName(parsed, verb);
+      return async (admin) => {
+        const t = await admin.describeTopic(name);
+        return out(t, describeText(t));
+      };
+    }
+    default: {
+      const name = oneName(parsed, verb);
+      return async (admin) => {
+        await admin.deleteTopics([name]);
+        return out({ deleted: name }, `deleted topic ${name}`);
+      };
+    }
+  }
+}
+
+/** Runs `topic <verb> ...`; `argv` starts after the verb. Usage errors come before any I/O. */
+export async function runTopic(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
+  const spec = TOPIC_VERBS[verb];
+  if (spec === undefined) throw new UsageError(`unknown topic command "${verb}"`);
+  const parsed = parseArgs(argv, spec, false);
+  const action = plan(verb, parsed, formatOption(parsed) === 'json');
+  const admin = await connectAdmin(parsed, io.env);
+  try {
+    io.out(await action(admin));
+  } finally {
+    await admin.close();
+  }
+}

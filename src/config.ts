@@ -1,0 +1,506 @@
+// Broker configuration: the typed BrokerConfig, its defaults, and its resolution from command-line
+// flags > SLUICE_* environment variables > a JSON config file > defaults.
+// Runs on the main thread at startup and in CLI commands; pure apart from reading the file.
+// Invariant: a BrokerConfig returned by resolveConfig has passed every per-key and cross-key
+// check, so the rest of the broker never re-validates it. Every key is validated before anything
+// is reported, so one run shows all mistakes at once, each with the key and where it came from.
+
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+
+export type FlushPolicy =
+  | { readonly kind: 'always' }
+  | { readonly kind: 'interval'; readonly ms: number }
+  | { readonly kind: 'never' };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface BrokerConfig {
+  readonly dataDir: string;
+  /** Normalized HOST:PORT (IPv6 hosts in brackets); kafkaHost/kafkaPort are its parts. */
+  readonly kafkaAddr: string;
+  readonly kafkaHost: string;
+  readonly kafkaPort: number;
+  readonly adminAddr: string;
+  readonly adminHost: string;
+  readonly adminPort: number;
+  readonly nodeId: number;
+  readonly shards: number;
+  readonly flush: FlushPolicy;
+  readonly maxRequestBytes: number;
+  /** Global bound on bytes held for requests whose frame has not fully arrived yet. */
+  readonly partialRequestBytesMax: number;
+  readonly maxConnections: number;
+  readonly idleTimeoutMs: number;
+  readonly maxInflightRequestsPerConnection: number;
+  readonly autoCreateTopics: boolean;
+  readonly numPartitions: number;
+  readonly defaultReplicationFactor: number;
+  readonly messageMaxBytes: number;
+  readonly logSegmentBytes: number;
+  readonly logSegmentMs: number;
+  /** -1 = unlimited. */
+  readonly logRetentionMs: number;
+  /** -1 = unlimited. */
+  readonly logRetentionBytes: number;
+  readonly logIndexIntervalBytes: number;
+  readonly producerIdExpirationMs: number;
+  readonly ringBytes: number;
+  readonly logLevel: LogLevel;
+}
+
+export type ConfigSource = 'flag' | 'env' | 'file' | 'default';
+export type ConfigSources = Record<keyof BrokerConfig, ConfigSource>;
+
+export interface ConfigIssue {
+  /** Flag name without dashes, e.g. 'kafka-addr' (or 'config' for the file itself). */
+  readonly key: string;
+  readonly source: ConfigSource;
+  /** Where exactly the value came from: '--kafka-addr', 'SLUICE_KAFKA_ADDR', 'file ./x.json'. */
+  readonly origin: string;
+  readonly message: string;
+}
+
+export class ConfigError extends Error {
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[]) {
+    super(
+      'invalid configuration:\n' +
+        issues.map((i) => `  ${i.key} (from ${i.origin}): ${i.message}`).join('\n'),
+    );
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+// ---- option table ----------------------------------------------------------------------------
+
+type DerivedKey = 'kafkaHost' | 'kafkaPort' | 'adminHost' | 'adminPort';
+type OptionKey = Exclude<keyof BrokerConfig, DerivedKey>;
+type Printable = string | number | boolean;
+
+interface Option<T> {
+  readonly help: string;
+  /** Placeholder for the value in help text, e.g. 'HOST:PORT'. */
+  readonly hint: string;
+  readonly boolean?: true;
+  /** A function so that machine-dependent defaults (CPU count) are read at resolution time. */
+  readonly default: () => T;
+  /** Throws InvalidValue with a message that completes "KEY: ...". */
+  parse(raw: string): T;
+  format?(value: T): Printable;
+}
+
+class InvalidValue extends Error {}
+
+const INT32_MAX = 2 ** 31 - 1;
+/** setTimeout clamps larger delays to 1 ms, so anything used as a timer must stay below it. */
+const TIMER_MAX = INT32_MAX;
+
+function parseInteger(raw: string): number {
+  const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidValue(`"${raw}" is not an integer`);
+  return n;
+}
+
+function int(help: string, def: number | (() => number), min: number, max: number): Option<number> {
+  return {
+    help,
+    hint: 'N',
+    default: typeof def === 'number' ? () => def : def,
+    parse(raw) {
+      const n = parseInteger(raw);
+      if (n < min || n > max) throw new InvalidValue(`${n} is out of range [${min}, ${max}]`);
+      return n;
+    },
+  };
+}
+
+/** -1 means unlimited; otherwise a positive integer. */
+function limit(help: string, def: number): Option<number> {
+  return {
+    help,
+    hint: 'N',
+    default: () => def,
+    parse(raw) {
+      const n = parseInteger(raw);
+      if (n !== -1 && n < 1) throw new InvalidValue(`${n} must be -1 (unlimited) or positive`);
+      return n;
+    },
+  };
+}
+
+function text(help: string, hint: string, def: string): Option<string> {
+  return {
+    help,
+    hint,
+    default: () => def,
+    parse(raw) {
+      if (raw.trim() === '') throw new InvalidValue('must not be empty');
+      return raw;
+    },
+  };
+}
+
+function address(help: string, def: string): Option<string> {
+  return {
+    help,
+    hint: 'HOST:PORT',
+    default: () => def,
+    parse(raw) {
+      const { host, port } = splitHostPort(raw);
+      return joinHostPort(host, port);
+    },
+  };
+}
+
+const bool = (help: string, def: boolean): Option<boolean> => ({
+  help,
+  hint: 'true|false',
+  boolean: true,
+  default: () => def,
+  parse(raw) {
+    if (raw === 'true') return true;
+    if (raw === 'false') return false;
+    throw new InvalidValue(`"${raw}" must be true or false`);
+  },
+});
+
+const flush: Option<FlushPolicy> = {
+  help: 'fsync policy: always (before acknowledging), <ms> (interval), never (rely on replicas)',
+  hint: 'always|<ms>|never',
+  default: () => ({ kind: 'always' }),
+  parse(raw) {
+    if (raw === 'always' || raw === 'never') return { kind: raw };
+    const ms = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    if (Number.isSafeInteger(ms) && ms >= 1 && ms <= TIMER_MAX) return { kind: 'interval', ms };
+    throw new InvalidValue(`"${raw}" must be always, never, or an interval in ms (1-${TIMER_MAX})`);
+  },
+  format: (f) => (f.kind === 'interval' ? String(f.ms) : f.kind),
+};
+
+const logLevel: Option<LogLevel> = {
+  help: `log level: ${LOG_LEVELS.join(', ')}`,
+  hint: 'LEVEL',
+  default: () => 'info',
+  parse(raw) {
+    const level = LOG_LEVELS.find((l) => l === raw);
+    if (level === undefined) throw new InvalidValue(`"${raw}" must be one of ${LOG_LEVELS.join(', ')}`);
+    return level;
+  },
+};
+
+const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
+  dataDir: text('directory holding partition logs and checkpoints', 'DIR', './sluice-data'),
+  kafkaAddr: address('Kafka protocol listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9092'),
+  adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
+  nodeId: int('this broker\'s node id', 0, 0, INT32_MAX),
+  shards: int('number of shard worker threads', () => availableParallelism(), 1, 256),
+  flush,
+  maxRequestBytes: int('largest accepted request frame in bytes', 104857600, 1, INT32_MAX),
+  partialRequestBytesMax: int(
+    'bound on bytes held, across all connections, for partially received requests',
+    268435456, 1, Number.MAX_SAFE_INTEGER,
+  ),
+  maxConnections: int('maximum concurrent client connections', 10000, 1, 10_000_000),
+  idleTimeoutMs: int('close client connections idle this long (ms)', 600000, 1, TIMER_MAX),
+  maxInflightRequestsPerConnection: int(
+    'requests read from one connection before its answers are sent', 64, 1, 65536,
+  ),
+  autoCreateTopics: bool('create unknown topics on metadata/produce requests', true),
+  numPartitions: int('default partition count of new topics', 1, 1, INT32_MAX),
+  defaultReplicationFactor: int('default replication factor of new topics', 1, 1, 32767),
+  messageMaxBytes: int('largest record batch accepted (bytes)', 1048588, 1, INT32_MAX),
+  logSegmentBytes: int('segment size at which the log rolls (bytes)', 1073741824, 1024, INT32_MAX),
+  logSegmentMs: int('segment age at which the log rolls (ms)', 604800000, 1, Number.MAX_SAFE_INTEGER),
+  logRetentionMs: limit('delete segments older than this (ms, -1 = keep)', 604800000),
+  logRetentionBytes: limit('delete old segments beyond this partition size (bytes, -1 = keep)', -1),
+  logIndexIntervalBytes: int('bytes between sparse offset index entries', 4096, 0, INT32_MAX),
+  producerIdExpirationMs: int('forget idle producer ids after (ms)', 86400000, 1, TIMER_MAX),
+  ringBytes: int('capacity of each shard ring, per direction (bytes)', 33554432, 65536, 2 ** 30),
+  logLevel,
+};
+
+const OPTION_KEYS = Object.keys(OPTIONS) as OptionKey[];
+
+const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const envName = (key: string): string => `SLUICE_${flagName(key).replace(/-/g, '_').toUpperCase()}`;
+
+const KEY_BY_FLAG: ReadonlyMap<string, OptionKey> = new Map(OPTION_KEYS.map((k) => [flagName(k), k]));
+
+/** The flag naming the config file; also settable as SLUICE_CONFIG. */
+export const CONFIG_FILE_FLAG = 'config';
+
+export interface ConfigFlagInfo {
+  readonly flag: string;
+  readonly env: string;
+  readonly boolean: boolean;
+  readonly help: string;
+  readonly hint: string;
+  readonly defaultValue: Printable;
+}
+
+/** Every config flag, in a stable order, for help text and command-line splitting. */
+export const CONFIG_FLAGS: readonly ConfigFlagInfo[] = OPTION_KEYS.map((key) => ({
+  flag: flagName(key),
+  env: envName(key),
+  boolean: OPTIONS[key].boolean === true,
+  help: OPTIONS[key].help,
+  hint: OPTIONS[key].hint,
+  defaultValue: printable(key, OPTIONS[key].default()),
+}));
+
+function printable<K extends OptionKey>(key: K, value: BrokerConfig[K]): Printable {
+  const format = OPTIONS[key].format;
+  if (format !== undefined) return format(value);
+  return value as Printable;
+}
+
+// ---- addresses -------------------------------------------------------------------------------
+
+export function splitHostPort(raw: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(raw);
+  if (m === null) throw new InvalidValue(`"${raw}" must be HOST:PORT (IPv6 as [addr]:PORT)`);
+  const port = Number(m[3]);
+  if (port > 65535) throw new InvalidValue(`port ${port} is out of range [0, 65535]`);
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+export function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+// ---- raw inputs ------------------------------------------------------------------------------
+
+interface RawValue {
+  readonly raw: string;
+  readonly source: ConfigSource;
+  readonly origin: string;
+}
+
+type RawInputs = Map<OptionKey, RawValue>;
+
+function issue(key: string, v: Pick<RawValue, 'source' | 'origin'>, message: string): ConfigIssue {
+  return { key, source: v.source, origin: v.origin, message };
+}
+
+/** Flags: --name value, --name=value; booleans also bare --name / --no-name. */
+function readFlags(argv: readonly string[], issues: ConfigIssue[]): { flags: RawInputs; file?: string } {
+  const flags: RawInputs = new Map();
+  let file: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] ?? '';
+    const m = /^--([a-z][a-z0-9-]*)(?:=([\s\S]*))?$/.exec(token);
+    const origin = { source: 'flag' as const, origin: token.split('=')[0] ?? token };
+    if (m === null) {
+      issues.push(issue(token, origin, 'unexpected argument'));
+      continue;
+    }
+    const name = m[1] ?? '';
+    const negated = name.startsWith('no-') && KEY_BY_FLAG.has(name.slice(3));
+    const key = KEY_BY_FLAG.get(negated ? name.slice(3) : name);
+    const isBool = key !== undefined && OPTIONS[key].boolean === true;
+    let value = m[2];
+    if (value === undefined && isBool) value = negated ? 'false' : 'true';
+    else if (value === undefined) value = argv[++i];
+    if (name === CONFIG_FILE_FLAG && value !== undefined) {
+      file = value;
+    } else if (name === CONFIG_FILE_FLAG) {
+      issues.push(issue(name, origin, 'missing value'));
+    } else if (key === undefined || (negated && !isBool)) {
+      issues.push(issue(name, origin, 'unknown flag'));
+    } else if (value === undefined) {
+      issues.push(issue(flagName(key), origin, 'missing value'));
+    } else {
+      flags.set(key, { raw: value, source: 'flag', origin: `--${flagName(key)}` });
+    }
+  }
+  return file === undefined ? { flags } : { flags, file };
+}
+
+function readEnv(env: NodeJS.ProcessEnv): RawInputs {
+  const values: RawInputs = new Map();
+  for (const key of OPTION_KEYS) {
+    const name = envName(key);
+    const raw = env[name];
+    // An empty variable is treated as unset, the way shells make "unset" easy to write.
+    if (raw !== undefined && raw !== '') values.set(key, { raw, source: 'env', origin: name });
+  }
+  return values;
+}
+
+function readFile(path: string, pathOrigin: RawValue, issues: ConfigIssue[]): RawInputs {
+  const values: RawInputs = new Map();
+  const origin = { source: 'file' as const, origin: `file ${path}` };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    issues.push(issue(CONFIG_FILE_FLAG, pathOrigin, `cannot read ${path}: ${(err as Error).message}`));
+    return values;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    issues.push(issue(CONFIG_FILE_FLAG, pathOrigin, `${path} must hold a JSON object`));
+    return values;
+  }
+  for (const [name, v] of Object.entries(parsed)) {
+    const key = KEY_BY_FLAG.get(name);
+    if (key === undefined) issues.push(issue(name, origin, 'unknown key'));
+    else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+      values.set(key, { raw: String(v), ...origin });
+    else issues.push(issue(name, origin, 'must be a string, number or boolean'));
+  }
+  return values;
+}
+
+// ---- resolution ------------------------------------------------------------------------------
+
+type Resolved = { -readonly [K in OptionKey]: BrokerConfig[K] };
+
+function resolveKey<K extends OptionKey>(
+  key: K, raw: RawValue | undefined, values: Resolved, issues: ConfigIssue[],
+): void {
+  const option: Option<BrokerConfig[K]> = OPTIONS[key];
+  if (raw === undefined) {
+    values[key] = option.default();
+    return;
+  }
+  try {
+    values[key] = option.parse(raw.raw);
+  } catch (err) {
+    if (!(err instanceof InvalidValue)) throw err;
+    issues.push(issue(flagName(key), raw, err.message));
+  }
+}
+
+interface Relation {
+  readonly keys: readonly OptionKey[];
+  readonly holds: (c: Resolved) => boolean;
+  readonly message: (c: Resolved) => string;
+}
+
+const RELATIONS: readonly Relation[] = [
+  {
+    keys: ['maxRequestBytes', 'partialRequestBytesMax'],
+    holds: (c) => c.maxRequestBytes <= c.partialRequestBytesMax,
+    message: (c) =>
+      `max-request-bytes (${c.maxRequestBytes}) must not exceed partial-request-bytes-max (${c.partialRequestBytesMax})`,
+  },
+  {
+    keys: ['messageMaxBytes', 'ringBytes'],
+    holds: (c) => c.messageMaxBytes < c.ringBytes / 2,
+    message: (c) =>
+      `message-max-bytes (${c.messageMaxBytes}) must be less than ring-bytes/2 (${c.ringBytes / 2})`,
+  },
+  {
+    keys: ['messageMaxBytes', 'maxRequestBytes'],
+    holds: (c) => c.messageMaxBytes < c.maxRequestBytes,
+    message: (c) =>
+      `message-max-bytes (${c.messageMaxBytes}) must be less than max-request-bytes ` +
+      `(${c.maxRequestBytes}), or no batch of that size could arrive`,
+  },
+  {
+    keys: ['kafkaAddr', 'adminAddr'],
+    holds: (c) => c.kafkaAddr !== c.adminAddr || splitHostPort(c.kafkaAddr).port === 0,
+    message: (c) => `kafka-addr and admin-addr are both ${c.kafkaAddr}`,
+  },
+];
+
+function checkRelations(values: Resolved, raws: Map<OptionKey, RawValue>, issues: ConfigIssue[]): void {
+  for (const rel of RELATIONS) {
+    if (rel.holds(values)) continue;
+    const origins = rel.keys.map((k) => `${flagName(k)} from ${raws.get(k)?.origin ?? 'default'}`);
+    // Blame the first key that was set explicitly: that is the one the user can change.
+    const blamed = rel.keys.find((k) => raws.has(k)) ?? rel.keys[0];
+    const at = raws.get(blamed) ?? { source: 'default' as const, origin: 'default' };
+    issues.push(issue(flagName(blamed), at, `${rel.message(values)} [${origins.join(', ')}]`));
+  }
+}
+
+function expand(values: Resolved): BrokerConfig {
+  const kafka = splitHostPort(values.kafkaAddr);
+  const admin = splitHostPort(values.adminAddr);
+  return Object.freeze({
+    ...values,
+    kafkaHost: kafka.host,
+    kafkaPort: kafka.port,
+    adminHost: admin.host,
+    adminPort: admin.port,
+  });
+}
+
+function sourcesOf(raws: Map<OptionKey, RawValue>): ConfigSources {
+  const sources = {} as Record<keyof BrokerConfig, ConfigSource>;
+  for (const key of OPTION_KEYS) sources[key] = raws.get(key)?.source ?? 'default';
+  sources.kafkaHost = sources.kafkaPort = sources.kafkaAddr;
+  sources.adminHost = sources.adminPort = sources.adminAddr;
+  return sources;
+}
+
+/**
+ * Resolves the broker configuration. `argv` holds only config flags (plus --config FILE);
+ * the config file may also be named by SLUICE_CONFIG. Throws ConfigError listing every problem.
+ */
+export function resolveConfig(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { config: BrokerConfig; sources: ConfigSources } {
+  const issues: ConfigIssue[] = [];
+  const { flags, file: fileFlag } = readFlags(argv, issues);
+  const envValues = readEnv(env);
+  const envFile = env.SLUICE_CONFIG === '' ? undefined : env.SLUICE_CONFIG;
+  const filePath = fileFlag ?? envFile;
+  const fileOrigin: RawValue = fileFlag !== undefined
+    ? { raw: fileFlag, source: 'flag', origin: '--config' }
+    : { raw: filePath ?? '', source: 'env', origin: 'SLUICE_CONFIG' };
+  const fileValues = filePath === undefined ? new Map() : readFile(filePath, fileOrigin, issues);
+
+  const raws = new Map<OptionKey, RawValue>();
+  const values = {} as Resolved;
+  for (const key of OPTION_KEYS) {
+    const raw = flags.get(key) ?? envValues.get(key) ?? fileValues.get(key);
+    if (raw !== undefined) raws.set(key, raw);
+    resolveKey(key, raw, values, issues);
+  }
+  if (issues.length === 0) checkRelations(values, raws, issues);
+  if (issues.length > 0) throw new ConfigError(issues);
+  return { config: expand(values), sources: sourcesOf(raws) };
+}
+
+export interface ConfigEntry {
+  readonly key: string;
+  readonly value: Printable;
+  readonly source: ConfigSource;
+}
+
+/** One entry per config flag, valued as it would be written on the command line. */
+export function configEntries(config: BrokerConfig, sources: ConfigSources): ConfigEntry[] {
+  return OPTION_KEYS.map((key) => ({
+    key: flagName(key),
+    value: printable(key, config[key]),
+    source: sources[key],
+  }));
+}
+
+/**
+ * Printable form of the configuration: aligned `key value source` lines, or a JSON object of
+ * {key: {value, source}}; `include` selects entries (default: all).
+ */
+export function describeConfig(
+  config: BrokerConfig,
+  sources: ConfigSources,
+  format: 'text' | 'json' = 'text',
+  include: (entry: ConfigEntry) => boolean = () => true,
+): string {
+  const entries = configEntries(config, sources).filter(include);
+  if (format === 'json') {
+    const obj = Object.fromEntries(entries.map((e) => [e.key, { value: e.value, source: e.source }]));
+    return JSON.stringify(obj, null, 2);
+  }
+  const keyWidth = Math.max(0, ...entries.map((e) => e.key.length));
+  const valueWidth = Math.max(0, ...entries.map((e) => String(e.value).length));
+  return entries
+    .map((e) => `${e.key.padEnd(keyWidth)}  ${String(e.value).padEnd(valueWidth)}  ${e.source}`)
+    .join('\n');
+}

@@ -1,0 +1,187 @@
+// One group commit per shard: every partition log that asked for a commit within the same
+// macrotask is written (and, per the flush policy, fdatasync'ed) in ONE IoBackend submission.
+// Runs on the shard worker that owns the logs. One submission is in flight at a time; requests
+// arriving meanwhile form the next one, which starts as soon as the current one settles.
+// Invariants: a waiter resolves only after the data its log had staged before commit() is
+// written (synced under 'always') and readable; on failure every waiter whose data was rolled back
+// (this cycle's and those queued behind it for the same logs) is rejected with the StorageError.
+import { performance } from 'node:perf_hooks';
+import type { PartitionLog } from './partition_log.js';
+import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
+
+export type FlushPolicy =
+  | { readonly kind: 'always' }
+  | { readonly kind: 'interval'; readonly ms: number }
+  | { readonly kind: 'never' };
+
+export interface CommitStats {
+  /** IoBackend submissions made. */
+  commits: number;
+  /** Mean number of logs per submission. */
+  avgBatchLogs: number;
+  lastCommitMs: number;
+  inFlight: boolean;
+}
+
+interface Waiter {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(err: StorageError): void;
+}
+
+function makeWaiter(): Waiter {
+  let resolve!: () => void;
+  let reject!: (err: StorageError) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+interface Cycle {
+  readonly waiters: Map<PartitionLog, Waiter>;
+  readonly participants: Set<PartitionLog>;
+  readonly requested: PartitionLog[];
+  readonly synced: boolean;
+  readonly startedAt: number;
+}
+
+export class GroupCommitter {
+  private next = new Map<PartitionLog, Waiter>();
+  /** 'interval' only: logs written since their last fdatasync. */
+  private readonly unsynced = new Set<PartitionLog>();
+  private syncDue = false;
+  private inFlight = false;
+  private scheduled = false;
+  private closed = false;
+  private readonly idleWaiters: Array<() => void> = [];
+  private readonly timer: NodeJS.Timeout | null = null;
+  private commits = 0;
+  private logsCommitted = 0;
+  private lastCommitMs = 0;
+
+  constructor(
+    private readonly io: IoBackend,
+    private readonly policy: FlushPolicy,
+    private readonly onError: (err: StorageError) => void,
+  ) {
+    if (policy.kind === 'interval') {
+      this.timer = setInterval(() => this.requestSync(), policy.ms);
+      this.timer.unref();
+    }
+  }
+
+  /** Resolves once everything `log` staged before this call is written (synced per policy) and readable. */
+  commit(log: PartitionLog): Promise<void> {
+    if (this.closed) return Promise.reject(new StorageError('group committer is closed'));
+    let w = this.next.get(log);
+    if (!w) {
+      w = makeWaiter();
+      this.next.set(log, w);
+    }
+    this.schedule();
+    return w.promise;
+  }
+
+  stats(): CommitStats {
+    return {
+      commits: this.commits,
+      avgBatchLogs: this.commits === 0 ? 0 : this.logsCommitted / this.commits,
+      lastCommitMs: this.lastCommitMs,
+      inFlight: this.inFlight,
+    };
+  }
+
+  /** Refuses new commits, runs the queued ones (and a last sync under 'interval'), then resolves. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.unsynced.size > 0) this.requestSync();
+    while (this.inFlight || this.scheduled) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private requestSync(): void {
+    if (this.unsynced.size === 0) return;
+    this.syncDue = true;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.inFlight || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.runCycle);
+  }
+
+  private readonly runCycle = (): void => {
+    this.scheduled = false;
+    const cycle = this.collect();
+    const writes: WriteOp[] = [];
+    for (const log of cycle.requested) for (const op of log.commitPort.take() ?? []) writes.push(op);
+    const syncFds: number[] = [];
+    if (cycle.synced) for (const log of cycle.participants) for (const fd of log.commitPort.syncTargets()) syncFds.push(fd);
+    if (writes.length === 0 && syncFds.length === 0) return this.settle(cycle, null);
+    this.inFlight = true;
+    this.io.commit(writes, syncFds).then(
+      () => this.settle(cycle, null),
+      (err: unknown) => this.settle(cycle, StorageError.from(err, 'group commit')),
+    );
+  };
+
+  /** Takes the queued requests as this cycle's; waiters of closed logs fail at once. */
+  private collect(): Cycle {
+    const waiters = this.next;
+    this.next = new Map();
+    const synced = this.policy.kind === 'always' || this.syncDue;
+    const participants = new Set<PartitionLog>();
+    const requested: PartitionLog[] = [];
+    for (const [log, w] of waiters) {
+      if (log.commitPort.isOpen) {
+        participants.add(log);
+        requested.push(log);
+        continue;
+      }
+      waiters.delete(log);
+      w.reject(new StorageError(`log ${log.dir} was closed before its data was committed`));
+    }
+    if (this.syncDue) {
+      for (const log of this.unsynced) participants.add(log);
+      this.unsynced.clear();
+      this.syncDue = false;
+    }
+    return { waiters, participants, requested, synced, startedAt: performance.now() };
+  }
+
+  private settle(cycle: Cycle, err: StorageError | null): void {
+    if (this.inFlight) {
+      this.inFlight = false;
+      this.commits++;
+      this.logsCommitted += cycle.participants.size;
+      this.lastCommitMs = performance.now() - cycle.startedAt;
+    }
+    if (err) this.fail(cycle, err);
+    else this.succeed(cycle);
+    if (this.next.size > 0 || this.syncDue) return this.runCycle();
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private succeed(cycle: Cycle): void {
+    for (const log of cycle.participants) log.commitPort.completed(cycle.synced);
+    if (this.policy.kind === 'interval' && !cycle.synced) for (const log of cycle.requested) this.unsynced.add(log);
+    for (const w of cycle.waiters.values()) w.resolve();
+  }
+
+  private fail(cycle: Cycle, err: StorageError): void {
+    for (const log of cycle.participants) {
+      if (!log.commitPort.failed(err)) continue;
+      // Data staged behind the failed commit was rolled back with it.
+      const queued = this.next.get(log);
+      if (queued) {
+        this.next.delete(log);
+        queued.reject(err);
+      }
+    }
+    for (const w of cycle.waiters.values()) w.reject(err);
+    this.onError(err);
+  }
+}

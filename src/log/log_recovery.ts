@@ -1,0 +1,251 @@
+// Startup recovery of one partition directory, run synchronously on the shard worker when the
+// partition opens. Segments below the recovery point keep their persisted indexes after a cheap
+// verification (entries point at real batch starts, the batch chain from the last entry reaches
+// the end of the file); from the first segment at or past the recovery point (or the first whose
+// indexes fail) every batch is CRC-checked, the first torn or corrupt batch and everything after
+// it is cut off, and the indexes are rebuilt. Producer state comes from the newest usable snapshot
+// plus a replay of the batch headers after it.
+import { fstatSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, ftruncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { BatchScanner } from './batch_scanner.js';
+import type { LogConfig } from './log_config.js';
+import { fsyncDirSync, readCheckpoint, TMP_SUFFIX, type LogCheckpoint } from './log_checkpoint.js';
+import { ProducerStateTable } from './producer_state.js';
+import { BATCH_HEADER_BYTES, BatchField, readBatchHeader, readInt64 } from './record_batch.js';
+import { lastHeader, LOG_SUFFIX, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
+import { OFFSET_INDEX, SparseIndex, TIME_INDEX } from './sparse_index.js';
+
+export interface RecoveryStats {
+  /** Opened from a clean-shutdown checkpoint. */
+  clean: boolean;
+  /** Segments whose persisted indexes were verified and used without a rescan. */
+  loadedSegments: number;
+  /** Segments whose batches were CRC-validated (rescanned). */
+  scannedSegments: number;
+  scannedBatches: number;
+  scannedBytes: number;
+  /** Rescanned segments that had persisted indexes which were missing or rejected. */
+  rebuiltIndexes: number;
+  truncatedBytes: number;
+  deletedSegments: number;
+  /** Offset of the producer-state snapshot loaded, -1 when none was usable. */
+  snapshotOffset: number;
+  replayedBatches: number;
+}
+
+export interface RecoveredLog {
+  segments: Segment[];
+  logStartOffset: number;
+  producers: ProducerStateTable;
+  stats: RecoveryStats;
+}
+
+const NAME = /^(\d{20})\.(log|index|timeindex|snapshot)$/;
+
+interface DirListing {
+  segmentBases: number[];
+  snapshotOffsets: number[];
+}
+
+/** Lists segments and snapshots (ascending); removes temporaries and indexes without a segment. */
+function listDir(dir: string): DirListing {
+  const names = readdirSync(dir);
+  const bases = new Set<number>();
+  for (const name of names) {
+    const m = NAME.exec(name);
+    if (m && m[2] === 'log') bases.add(Number(m[1]));
+  }
+  const snapshotOffsets: number[] = [];
+  for (const name of names) {
+    const m = NAME.exec(name);
+    if (name.endsWith(TMP_SUFFIX)) unlinkSync(join(dir, name));
+    else if (m && m[2] === 'snapshot') snapshotOffsets.push(Number(m[1]));
+    else if (m && m[2] !== 'log' && !bases.has(Number(m[1]))) unlinkSync(join(dir, name));
+  }
+  const asc = (a: number, b: number): number => a - b;
+  return { segmentBases: [...bases].sort(asc), snapshotOffsets: snapshotOffsets.sort(asc) };
+}
+
+function openSegments(dir: string, bases: readonly number[], now: number): Segment[] {
+  return bases.map((base) => {
+    const fd = openSync(join(dir, offsetFileName(base, LOG_SUFFIX)), 'r+');
+    return Segment.open(dir, base, fstatSync(fd).size, fd, now);
+  });
+}
+
+function readIndex(seg: Segment, format: typeof OFFSET_INDEX): SparseIndex | null {
+  try {
+    return SparseIndex.decode(format, readFileSync(seg.indexPath(format)));
+  } catch {
+    return null;
+  }
+}
+
+/** Walks headers from an index entry to the end of the file; the max timestamp seen, or null if broken. */
+function walkTail(seg: Segment, fileSize: number, endOffset: number): number | null {
+  const oi = seg.offsetIndex;
+  let pos = oi.count > 0 ? oi.lastValue() : 0;
+  let expected = oi.count > 0 ? seg.baseOffset + oi.lastKey() : seg.baseOffset;
+  let maxTs = -1;
+  while (pos < fileSize) {
+    if (!seg.loadHeader(pos) || lastHeader.baseOffset() !== expected) return null;
+    const size = lastHeader.size();
+    if (size < BATCH_HEADER_BYTES || pos + size > fileSize) return null;
+    maxTs = Math.max(maxTs, lastHeader.maxTimestamp());
+    expected = lastHeader.lastOffset() + 1;
+    pos += size;
+  }
+  return expected === endOffset ? maxTs : null;
+}
+
+/** Adopts the persisted indexes of a segment that is not rescanned, if they prove consistent. */
+function loadIndexes(seg: Segment, endOffset: number): boolean {
+  const offsets = readIndex(seg, OFFSET_INDEX);
+  const times = readIndex(seg, TIME_INDEX);
+  if (!offsets || !times) return false;
+  const fileSize = seg.size;
+  const span = endOffset - seg.baseOffset;
+  if (offsets.count > 0 && (offsets.lastKey() >= span || offsets.lastValue() >= fileSize)) return false;
+  if (times.count > 0 && times.lastValue() >= span) return false;
+  if ((times.count === 0) !== (fileSize === 0)) return false;
+  seg.adoptIndexes(offsets, times, fileSize, endOffset);
+  for (const i of offsets.count > 0 ? [0, offsets.count - 1] : []) {
+    if (!seg.loadHeader(offsets.value(i)) || lastHeader.baseOffset() !== seg.baseOffset + offsets.key(i)) return false;
+  }
+  const tailMax = walkTail(seg, fileSize, endOffset);
+  if (tailMax === null || (times.count > 0 && tailMax > times.lastKey())) return false;
+  if (times.count === 0) return true;
+  const maxAt = seg.baseOffset + times.lastValue();
+  const pos = seg.locate(maxAt);
+  return pos >= 0 && lastHeader.baseOffset() === maxAt && lastHeader.maxTimestamp() === times.lastKey();
+}
+
+/** CRC-validates a segment from its start, rebuilding its indexes; false when it had to be cut. */
+function scanSegment(seg: Segment, config: LogConfig, stats: RecoveryStats): boolean {
+  const fileSize = seg.size;
+  seg.resetForScan();
+  const scanner = new BatchScanner(seg.fd, fileSize);
+  const result = scanner.scan(0, true, (h, pos, size) => {
+    const base = readInt64(h, BatchField.baseOffset);
+    if (base !== seg.nextOffset) return false;
+    const last = base + h.readInt32BE(BatchField.lastOffsetDelta);
+    if (last < base) return false;
+    seg.noteBatch(pos, size, base, last, readInt64(h, BatchField.maxTimestamp), config.indexIntervalBytes);
+    stats.scannedBatches++;
+    return true;
+  });
+  stats.scannedSegments++;
+  stats.scannedBytes += result.bytesRead;
+  seg.appendTimeEntry();
+  seg.commitAll();
+  seg.syncedSize = seg.size;
+  if (result.endPos === fileSize) return true;
+  ftruncateSync(seg.fd, result.endPos);
+  stats.truncatedBytes += fileSize - result.endPos;
+  return false;
+}
+
+function dropSegments(segments: Segment[], from: number, stats: RecoveryStats): void {
+  for (const seg of segments.splice(from)) {
+    stats.truncatedBytes += seg.size;
+    stats.deletedSegments++;
+    seg.delete();
+  }
+}
+
+/** Index of the first segment that must be rescanned (segments.length when none). */
+function verifyPrefix(segments: Segment[], cp: LogCheckpoint | null, stats: RecoveryStats): number {
+  let scanFrom = 0;
+  if (cp?.clean) scanFrom = segments.length;
+  else if (cp) while (scanFrom + 1 < segments.length && segments[scanFrom + 1]!.baseOffset <= cp.recoveryPoint) scanFrom++;
+  for (let i = 0; i < scanFrom; i++) {
+    const seg = segments[i]!;
+    const end = i + 1 < segments.length ? segments[i + 1]!.baseOffset : cp!.recoveryPoint;
+    if (!loadIndexes(seg, end)) {
+      stats.rebuiltIndexes++;
+      return i;
+    }
+    seg.sealed = true;
+    stats.loadedSegments++;
+  }
+  return scanFrom;
+}
+
+function recoverSegments(segments: Segment[], cp: LogCheckpoint | null, config: LogConfig, stats: RecoveryStats): void {
+  const scanFrom = verifyPrefix(segments, cp, stats);
+  for (let i = scanFrom; i < segments.length; i++) {
+    const seg = segments[i]!;
+    const expected = i > 0 ? segments[i - 1]!.nextOffset : seg.baseOffset;
+    if (seg.baseOffset !== expected || !scanSegment(seg, config, stats)) {
+      dropSegments(segments, seg.baseOffset !== expected ? i : i + 1, stats);
+      break;
+    }
+  }
+  // Rescanned segments other than the active one become sealed now, so they are not rescanned again.
+  for (let i = scanFrom; i < segments.length - 1; i++) segments[i]!.sealSync();
+  if (scanFrom < segments.length - 1) fsyncDirSync(segments[0]!.dir);
+  segments[segments.length - 1]!.sealed = false;
+}
+
+/** Loads the newest snapshot at or below the log end and replays the batch headers after it. */
+function recoverProducers(dir: string, segments: Segment[], snapshots: number[], config: LogConfig, now: () => number, stats: RecoveryStats): ProducerStateTable {
+  const table = new ProducerStateTable({ expirationMs: config.producerIdExpirationMs, now });
+  const logEnd = segments[segments.length - 1]!.nextOffset;
+  let from = -1;
+  for (const offset of [...snapshots].reverse()) {
+    const path = join(dir, offsetFileName(offset, SNAPSHOT_SUFFIX));
+    if (offset <= logEnd && offset >= segments[0]!.baseOffset && table.load(readFileSync(path))) {
+      from = offset;
+      break;
+    }
+    unlinkSync(path);
+  }
+  stats.snapshotOffset = from;
+  // Without a snapshot only the last two segments are replayed: producers idle longer than that
+  // are treated as unknown (any sequence accepted), as Kafka does.
+  if (from < 0) from = segments[Math.max(0, segments.length - 2)]!.baseOffset;
+  for (const seg of segments) {
+    if (seg.nextOffset <= from || seg.size === 0) continue;
+    const start = seg.baseOffset >= from ? 0 : seg.locate(from);
+    if (start < 0) continue;
+    new BatchScanner(seg.fd, seg.committedSize).scan(start, false, (h) => {
+      const header = readBatchHeader(h, 0);
+      if (header.baseOffset >= from && header.producerId >= 0) {
+        table.record(header, header.baseOffset, header.baseOffset + header.lastOffsetDelta);
+        stats.replayedBatches++;
+      }
+      return true;
+    });
+  }
+  return table;
+}
+
+export function recoverLog(dir: string, config: LogConfig, now: () => number): RecoveredLog {
+  mkdirSync(dir, { recursive: true });
+  const listing = listDir(dir);
+  const cp = readCheckpoint(dir);
+  const stats: RecoveryStats = {
+    clean: cp?.clean === true,
+    loadedSegments: 0,
+    scannedSegments: 0,
+    scannedBatches: 0,
+    scannedBytes: 0,
+    rebuiltIndexes: 0,
+    truncatedBytes: 0,
+    deletedSegments: 0,
+    snapshotOffset: -1,
+    replayedBatches: 0,
+  };
+  const t = now();
+  const segments = openSegments(dir, listing.segmentBases, t);
+  const checkpointStart = cp?.logStartOffset ?? 0;
+  // Segments wholly below the checkpointed log start were being deleted by retention at a crash.
+  let below = 0;
+  while (below + 1 < segments.length && segments[below + 1]!.baseOffset <= checkpointStart) below++;
+  for (const seg of segments.splice(0, below)) seg.delete();
+  if (segments.length === 0) segments.push(Segment.create(dir, checkpointStart, t));
+  if (cp?.clean && cp.recoveryPoint < segments[segments.length - 1]!.baseOffset) stats.clean = false;
+  recoverSegments(segments, stats.clean ? cp : cp && { ...cp, clean: false }, config, stats);
+  const producers = recoverProducers(dir, segments, listing.snapshotOffsets, config, now, stats);
+  return { segments, logStartOffset: segments[0]!.baseOffset, producers, stats };
+}

@@ -1,0 +1,228 @@
+// One segment of a partition log: the `<20-digit base offset>.log` file, its sparse offset and
+// time indexes (in memory; persisted as `.index` / `.timeindex` when the segment is sealed or the
+// log closes), and the sizes that separate staged, committed and synced bytes. Owned by its
+// PartitionLog on the shard worker.
+// Invariants: syncedSize <= committedSize <= size; every index entry points at a batch start;
+// bytes below committedSize are whole, CRC-valid batches with contiguous offsets starting at
+// baseOffset; only committed bytes are ever read back.
+import { closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomicSync } from './log_checkpoint.js';
+import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, readInt64 } from './record_batch.js';
+import { KEY, OFFSET_INDEX, SparseIndex, TIME_INDEX, VALUE, type IndexFormat } from './sparse_index.js';
+
+export const LOG_SUFFIX = '.log';
+export const SNAPSHOT_SUFFIX = '.snapshot';
+
+export function offsetFileName(offset: number, suffix: string): string {
+  return String(offset).padStart(20, '0') + suffix;
+}
+
+// Header reads go through one scratch buffer: a worker thread runs one lookup at a time.
+const HDR = Buffer.allocUnsafe(BATCH_HEADER_BYTES);
+
+/** Fields of the header last loaded by Segment.loadHeader. */
+export const lastHeader = {
+  baseOffset: (): number => readInt64(HDR, BatchField.baseOffset),
+  size: (): number => HDR.readInt32BE(BatchField.batchLength) + LOG_OVERHEAD,
+  lastOffset: (): number => readInt64(HDR, BatchField.baseOffset) + HDR.readInt32BE(BatchField.lastOffsetDelta),
+  maxTimestamp: (): number => readInt64(HDR, BatchField.maxTimestamp),
+  attributes: (): number => HDR.readInt16BE(BatchField.attributes),
+};
+
+export class Segment {
+  readonly path: string;
+  /** Write position: end of staged data. */
+  size: number;
+  committedSize: number;
+  syncedSize: number;
+  /** Offset after the last staged / committed batch. */
+  nextOffset: number;
+  committedNextOffset: number;
+  readonly offsetIndex = new SparseIndex(OFFSET_INDEX);
+  readonly timeIndex = new SparseIndex(TIME_INDEX);
+  /** Max timestamp over staged batches, and the base offset of the batch that holds it. */
+  maxTimestamp = -1;
+  offsetOfMaxTimestamp = -1;
+  committedMaxTimestamp = -1;
+  committedOffsetOfMaxTimestamp = -1;
+  private bytesSinceIndexEntry = 0;
+  /** Immutable, fdatasync'ed, indexes persisted: below the recovery point. */
+  sealed = false;
+  sealing = false;
+  /** An asynchronous seal failed; only close() retries it. */
+  sealFailed = false;
+  /** Size an in-flight fdatasync will make durable; -1 when none is in flight. */
+  syncCapture = -1;
+  /** Producer state as of nextOffset, written when the segment is sealed. */
+  snapshotAtEnd: Buffer | null = null;
+
+  private constructor(
+    readonly dir: string,
+    readonly baseOffset: number,
+    public fd: number,
+    size: number,
+    readonly createdAt: number,
+  ) {
+    this.path = join(dir, offsetFileName(baseOffset, LOG_SUFFIX));
+    this.size = this.committedSize = this.syncedSize = size;
+    this.nextOffset = this.committedNextOffset = baseOffset;
+  }
+
+  static create(dir: string, baseOffset: number, now: number): Segment {
+    const fd = openSync(join(dir, offsetFileName(baseOffset, LOG_SUFFIX)), 'w+');
+    return new Segment(dir, baseOffset, fd, 0, now);
+  }
+
+  /** Opens an existing file; its bytes count as committed and synced until recovery says otherwise. */
+  static open(dir: string, baseOffset: number, size: number, fd: number, now: number): Segment {
+    return new Segment(dir, baseOffset, fd, size, now);
+  }
+
+  indexPath(format: IndexFormat): string {
+    return join(this.dir, offsetFileName(this.baseOffset, format.suffix));
+  }
+
+  get isEmpty(): boolean {
+    return this.size === 0;
+  }
+
+  /**
+   * True while staged, in-flight or sync-captured bytes make the file unsafe to close or delete.
+   * A seal in progress does not count: it works on descriptors of its own.
+   */
+  get busy(): boolean {
+    return this.size !== this.committedSize || this.syncCapture >= 0;
+  }
+
+  /**
+   * Accounts for a batch written at `pos` (staged on append, or found by a recovery scan):
+   * offsets, max timestamp, and an index entry once indexIntervalBytes have passed since the last.
+   */
+  noteBatch(pos: number, size: number, baseOffset: number, lastOffset: number, maxTimestamp: number, indexIntervalBytes: number): void {
+    if (maxTimestamp > this.maxTimestamp) {
+      this.maxTimestamp = maxTimestamp;
+      this.offsetOfMaxTimestamp = baseOffset;
+    }
+    if (this.bytesSinceIndexEntry > indexIntervalBytes) {
+      this.offsetIndex.append(baseOffset - this.baseOffset, pos);
+      this.appendTimeEntry();
+      this.bytesSinceIndexEntry = 0;
+    }
+    this.bytesSinceIndexEntry += size;
+    this.size = pos + size;
+    this.nextOffset = lastOffset + 1;
+  }
+
+  /** Records the segment's max timestamp in the time index (done at each index point and on roll). */
+  appendTimeEntry(): void {
+    if (this.maxTimestamp > this.timeIndex.lastKey()) {
+      this.timeIndex.append(this.maxTimestamp, this.offsetOfMaxTimestamp - this.baseOffset);
+    }
+  }
+
+  /** Marks everything staged so far as committed (a recovered or fully written segment). */
+  commitAll(): void {
+    this.committedSize = this.size;
+    this.committedNextOffset = this.nextOffset;
+    this.committedMaxTimestamp = this.maxTimestamp;
+    this.committedOffsetOfMaxTimestamp = this.offsetOfMaxTimestamp;
+  }
+
+  /** Restores the committed state: staged bytes, index entries and timestamps past it are forgotten. */
+  rollbackToCommitted(): void {
+    this.size = this.committedSize;
+    this.nextOffset = this.committedNextOffset;
+    this.maxTimestamp = this.committedMaxTimestamp;
+    this.offsetOfMaxTimestamp = this.committedOffsetOfMaxTimestamp;
+    const rel = this.committedNextOffset - this.baseOffset;
+    this.offsetIndex.truncateFrom(KEY, rel);
+    this.timeIndex.truncateFrom(VALUE, rel);
+    this.bytesSinceIndexEntry = 0;
+    ftruncateSync(this.fd, this.committedSize);
+  }
+
+  /** Resets indexes and sizes before a recovery scan rebuilds them. */
+  resetForScan(): void {
+    this.offsetIndex.clear();
+    this.timeIndex.clear();
+    this.maxTimestamp = this.offsetOfMaxTimestamp = -1;
+    this.bytesSinceIndexEntry = 0;
+    this.size = 0;
+    this.nextOffset = this.baseOffset;
+  }
+
+  /** Adopts indexes loaded from disk (the segment's own bytes were not rescanned). */
+  adoptIndexes(offsets: SparseIndex, times: SparseIndex, size: number, nextOffset: number): void {
+    this.offsetIndex.clear();
+    for (let i = 0; i < offsets.count; i++) this.offsetIndex.append(offsets.key(i), offsets.value(i));
+    this.timeIndex.clear();
+    for (let i = 0; i < times.count; i++) this.timeIndex.append(times.key(i), times.value(i));
+    this.maxTimestamp = times.lastKey();
+    this.offsetOfMaxTimestamp = times.count > 0 ? this.baseOffset + times.lastValue() : -1;
+    this.bytesSinceIndexEntry = offsets.count > 0 ? size - offsets.lastValue() : size;
+    this.size = size;
+    this.nextOffset = nextOffset;
+    this.commitAll();
+  }
+
+  /** Reads the header of the batch at `pos` into the scratch (see lastHeader); false when short. */
+  loadHeader(pos: number): boolean {
+    return readSync(this.fd, HDR, 0, BATCH_HEADER_BYTES, pos) === BATCH_HEADER_BYTES;
+  }
+
+  /** Position of the committed batch containing `offset`, searching from `fromPos`; -1 if none. */
+  locate(offset: number, fromPos = this.indexedPositionAtOrBefore(offset)): number {
+    let pos = fromPos;
+    while (pos < this.committedSize) {
+      if (!this.loadHeader(pos)) return -1;
+      if (lastHeader.lastOffset() >= offset) return pos;
+      pos += lastHeader.size();
+    }
+    return -1;
+  }
+
+  indexedPositionAtOrBefore(offset: number): number {
+    const i = this.offsetIndex.floor(KEY, offset - this.baseOffset);
+    return i >= 0 ? this.offsetIndex.value(i) : 0;
+  }
+
+  /**
+   * The last batch boundary in (from, limit], limit <= committedSize; `from` when the first batch
+   * alone exceeds the limit. Jumps with the index, then walks headers.
+   */
+  boundaryAtOrBefore(from: number, limit: number): number {
+    if (limit >= this.committedSize) return this.committedSize;
+    const i = this.offsetIndex.floor(VALUE, limit);
+    let pos = i >= 0 && this.offsetIndex.value(i) > from ? this.offsetIndex.value(i) : from;
+    while (this.loadHeader(pos) && pos + lastHeader.size() <= limit) pos += lastHeader.size();
+    return pos;
+  }
+
+  /** Seals synchronously (open and close): data synced, index files fsynced; the caller fsyncs the directory. */
+  sealSync(): void {
+    fdatasyncSync(this.fd);
+    this.syncedSize = this.committedSize;
+    writeFileAtomicSync(this.indexPath(OFFSET_INDEX), this.offsetIndex.encode(), true);
+    writeFileAtomicSync(this.indexPath(TIME_INDEX), this.timeIndex.encode(), true);
+    this.sealed = true;
+  }
+
+  close(): void {
+    if (this.fd < 0) return;
+    closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  /** Closes and removes the segment's files. */
+  delete(): void {
+    this.close();
+    for (const path of [this.path, this.indexPath(OFFSET_INDEX), this.indexPath(TIME_INDEX)]) {
+      try {
+        unlinkSync(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+  }
+}

@@ -1,0 +1,251 @@
+// Broker metrics in Prometheus form, owned by the main thread. Request, byte, message and
+// connection figures are recorded as they happen on the main thread; shard-side figures
+// (partitions, rings, shard event loops) arrive as ShardSnapshots pulled at scrape time and are
+// applied just before the registry is rendered.
+// Invariants: one private Registry per BrokerMetrics (never prom-client's global one, so several
+// brokers can live in one process, e.g. in tests); every label value set is bounded — partition
+// and shard label sets mirror the latest snapshots (stale ones are removed), and free-form labels
+// (API names, reasons) are capped at MAX_LABEL_VALUES distinct values.
+
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { IntervalHistogram } from 'node:perf_hooks';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export interface RingStatsSnapshot {
+  capacity: number;
+  usedBytes: number;
+  messagesWritten: number;
+  messagesRead: number;
+  consumerWakeups: number;
+  producerWakeups: number;
+}
+
+export interface PartitionSnapshot {
+  topic: string;
+  partition: number;
+  sizeBytes: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  highWatermark: number;
+}
+
+export interface ShardSnapshot {
+  shard: number;
+  eventLoopLagMs: number;
+  toShard: RingStatsSnapshot;
+  toMain: RingStatsSnapshot;
+  partitions: PartitionSnapshot[];
+  handled: number;
+  busyMs: number;
+  lastError: string | null;
+}
+
+const MAX_LABEL_VALUES = 64;
+const OVERFLOW_LABEL = 'other';
+const LATENCY_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
+
+/** Cached label children with a cap on distinct values, so recording allocates nothing. */
+class BoundedChildren<C> {
+  private readonly children = new Map<string, C>();
+  constructor(private readonly make: (value: string) => C) {}
+  get(value: string): C {
+    let child = this.children.get(value);
+    if (child !== undefined) return child;
+    const label = this.children.size < MAX_LABEL_VALUES ? value : OVERFLOW_LABEL;
+    child = this.children.get(label) ?? this.make(label);
+    this.children.set(label, child);
+    return child;
+  }
+}
+
+/**
+ * A Prometheus counter fed from cumulative totals kept elsewhere (a shard). A total lower than
+ * the last one seen means its source restarted, and counts from zero again.
+ */
+class CumulativeCounter<L extends string> {
+  private readonly last = new Map<string, number>();
+  constructor(private readonly counter: Counter<L>) {}
+  feed(labels: Record<L, string>, key: string, total: number): void {
+    const prev = this.last.get(key) ?? 0;
+    const delta = total >= prev ? total - prev : total;
+    this.last.set(key, total);
+    if (delta > 0) this.counter.inc(labels, delta);
+  }
+  remove(labels: Record<L, string>, key: string): void {
+    this.last.delete(key);
+    this.counter.remove(labels);
+  }
+}
+
+const DIRECTIONS = ['to_shard', 'to_main'] as const;
+const WAKEUP_SIDES = ['consumer', 'producer'] as const;
+
+function counter<L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+  return new Counter<L>({ name, help, labelNames, registers: [r] });
+}
+
+function gauge<L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+  return new Gauge<L>({ name, help, labelNames, registers: [r] });
+}
+
+const PARTITION = ['topic', 'partition'] as const;
+const RING = ['shard', 'direction'] as const;
+
+export class BrokerMetrics {
+  readonly registry = new Registry();
+
+  private readonly requests = counter(this.registry, 'sluice_requests_total', 'Requests handled, by API', ['api']);
+  private readonly latency = new Histogram({
+    name: 'sluice_request_duration_seconds',
+    help: 'Time from request decoded to response queued, by API',
+    labelNames: ['api'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly bytesIn = counter(this.registry, 'sluice_bytes_in_total', 'Record batch bytes accepted from producers');
+  private readonly bytesOut = counter(this.registry, 'sluice_bytes_out_total', 'Record batch bytes sent to consumers');
+  private readonly messagesIn = counter(this.registry, 'sluice_messages_in_total', 'Records appended by produce requests');
+  private readonly messagesOut = counter(this.registry, 'sluice_messages_out_total', 'Records returned by fetch requests');
+  private readonly connections = gauge(this.registry, 'sluice_connections', 'Open client connections');
+  private readonly rejected = counter(
+    this.registry, 'sluice_connections_rejected_total', 'Connections refused at accept, by reason', ['reason'],
+  );
+  private readonly protocolErrors = counter(
+    this.registry, 'sluice_protocol_errors_total', 'Connections closed for a protocol violation, by reason', ['reason'],
+  );
+
+  private readonly partitionGauges = [
+    gauge(this.registry, 'sluice_partition_log_size_bytes', 'Bytes held by the partition log', PARTITION),
+    gauge(this.registry, 'sluice_partition_log_end_offset', 'Next offset to be assigned', PARTITION),
+    gauge(this.registry, 'sluice_partition_log_start_offset', 'First offset still held', PARTITION),
+    gauge(this.registry, 'sluice_partition_high_watermark', 'Offset below which records are visible', PARTITION),
+  ] as const;
+  private readonly ringUsed = gauge(this.registry, 'sluice_ring_used_bytes', 'Bytes waiting in a shard ring', RING);
+  private readonly ringCapacity = gauge(this.registry, 'sluice_ring_capacity_bytes', 'Capacity of a shard ring', RING);
+  private readonly wakeups = new CumulativeCounter(counter(
+    this.registry, 'sluice_ring_wakeups_total', 'Atomics wake-ups on a shard ring, by side woken', [...RING, 'side'],
+  ));
+  private readonly lag = gauge(
+    this.registry, 'sluice_event_loop_lag_seconds', 'Mean event-loop delay since the previous scrape', ['thread'],
+  );
+  private readonly handled = new CumulativeCounter(
+    counter(this.registry, 'sluice_shard_messages_handled_total', 'Ring messages handled by a shard', ['shard']),
+  );
+  private readonly busy = new CumulativeCounter(
+    counter(this.registry, 'sluice_shard_busy_seconds_total', 'Time a shard spent handling messages', ['shard']),
+  );
+
+  private readonly requestChildren = new BoundedChildren((api) => ({
+    count: this.requests.labels(api),
+    latency: this.latency.labels(api),
+  }));
+  private readonly rejectedChildren = new BoundedChildren((r) => this.rejected.labels(r));
+  private readonly protocolErrorChildren = new BoundedChildren((r) => this.protocolErrors.labels(r));
+  private readonly mainLag: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private partitionKeys = new Map<string, PartitionSnapshot>();
+  private shardIds = new Set<number>();
+
+  constructor() {
+    this.mainLag.enable();
+  }
+
+  /** `api` must come from the broker's API table (bounded anyway). */
+  recordRequest(api: string, seconds: number): void {
+    const c = this.requestChildren.get(api);
+    c.count.inc();
+    c.latency.observe(seconds);
+  }
+  addBytesIn(n: number): void { this.bytesIn.inc(n); }
+  addBytesOut(n: number): void { this.bytesOut.inc(n); }
+  addMessagesIn(n: number): void { this.messagesIn.inc(n); }
+  addMessagesOut(n: number): void { this.messagesOut.inc(n); }
+  connectionOpened(): void { this.connections.inc(); }
+  connectionClosed(): void { this.connections.dec(); }
+  connectionRejected(reason: string): void { this.rejectedChildren.get(reason).inc(); }
+  protocolError(reason: string): void { this.protocolErrorChildren.get(reason).inc(); }
+
+  /** Replaces all shard-fed figures with these snapshots (one per live shard). */
+  applyShardSnapshots(snapshots: readonly ShardSnapshot[]): void {
+    const partitions = new Map<string, PartitionSnapshot>();
+    const shards = new Set<number>();
+    for (const s of snapshots) {
+      shards.add(s.shard);
+      this.applyShard(s);
+      for (const p of s.partitions) {
+        partitions.set(`${p.topic}\u0000${p.partition}`, p);
+        this.applyPartition(p);
+      }
+    }
+    for (const [key, p] of this.partitionKeys) if (!partitions.has(key)) this.removePartition(p);
+    for (const id of this.shardIds) if (!shards.has(id)) this.removeShard(id);
+    this.partitionKeys = partitions;
+    this.shardIds = shards;
+  }
+
+  /** Prometheus text exposition of everything recorded and applied so far. */
+  async metricsText(): Promise<string> {
+    this.sampleMainLag();
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  close(): void {
+    this.mainLag.disable();
+  }
+
+  private sampleMainLag(): void {
+    // mean is NaN before the first sample; keep the previous value then.
+    const mean = this.mainLag.mean;
+    if (Number.isFinite(mean)) this.lag.set({ thread: 'main' }, mean / 1e9);
+    this.mainLag.reset();
+  }
+
+  private applyShard(s: ShardSnapshot): void {
+    const shard = String(s.shard);
+    this.lag.set({ thread: `shard-${shard}` }, s.eventLoopLagMs / 1000);
+    this.handled.feed({ shard }, shard, s.handled);
+    this.busy.feed({ shard }, shard, s.busyMs / 1000);
+    for (const direction of DIRECTIONS) {
+      const ring = direction === 'to_shard' ? s.toShard : s.toMain;
+      this.ringUsed.set({ shard, direction }, ring.usedBytes);
+      this.ringCapacity.set({ shard, direction }, ring.capacity);
+      for (const side of WAKEUP_SIDES) {
+        const total = side === 'consumer' ? ring.consumerWakeups : ring.producerWakeups;
+        this.wakeups.feed({ shard, direction, side }, `${shard}/${direction}/${side}`, total);
+      }
+    }
+  }
+
+  private removeShard(id: number): void {
+    const shard = String(id);
+    this.lag.remove({ thread: `shard-${shard}` });
+    this.handled.remove({ shard }, shard);
+    this.busy.remove({ shard }, shard);
+    for (const direction of DIRECTIONS) {
+      this.ringUsed.remove({ shard, direction });
+      this.ringCapacity.remove({ shard, direction });
+      for (const side of WAKEUP_SIDES) {
+        this.wakeups.remove({ shard, direction, side }, `${shard}/${direction}/${side}`);
+      }
+    }
+  }
+
+  private applyPartition(p: PartitionSnapshot): void {
+    const labels = { topic: p.topic, partition: String(p.partition) };
+    const [size, end, start, hw] = this.partitionGauges;
+    size.set(labels, p.sizeBytes);
+    end.set(labels, p.logEndOffset);
+    start.set(labels, p.logStartOffset);
+    hw.set(labels, p.highWatermark);
+  }
+
+  private removePartition(p: PartitionSnapshot): void {
+    const labels = { topic: p.topic, partition: String(p.partition) };
+    for (const g of this.partitionGauges) g.remove(labels);
+  }
+}

@@ -1,0 +1,21 @@
+// What a request handler may use: the broker's owners on the main thread. Handlers reach
+// partition state only through the router (rings to the owning shard), never directly.
+import type { PartitionRouter } from '../actors/partition_router.js';
+import type { BrokerConfig } from '../config.js';
+import type { ProducerIdAllocator } from '../coordinator/producer_ids.js';
+import type { TopicManager } from '../coordinator/topic_manager.js';
+import type { BrokerMetrics } from '../metrics.js';
+import type { SegmentReader } from './segment_reader.js';
+
+export interface BrokerContext {
+  readonly config: BrokerConfig;
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly advertisedHost: string;
+  readonly advertisedPort: number;
+  readonly topics: TopicManager;
+  readonly router: PartitionRouter;
+  readonly segments: SegmentReader;
+  readonly producerIds: ProducerIdAllocator;
+  readonly metrics: BrokerMetrics;
+}

@@ -1,0 +1,290 @@
+// One client connection on the main thread: framing, request dispatch in arrival order,
+// responses written in request order, and every bound that protects the broker from it.
+//
+// Flow: socket bytes -> chunks -> complete frames -> dispatch (decode header + body, run the
+// handler) -> response slots, flushed strictly in order. Dispatch stops (and the socket is
+// paused) while: the in-flight bound is reached, a barrier request (metadata change) runs,
+// a shard this connection feeds has a full ring, or the socket's write side is backed up.
+// A frame length outside [REQUEST_FRAME_MIN, maxRequestBytes], a malformed request, an unknown
+// API key, or an unsupported version of an API other than ApiVersions closes this connection
+// only (Kafka does the same, and clients such as kafka-python's version probe rely on it).
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { BrokerContext } from './broker_context.js';
+import { NO_RESPONSE, type Handler, type HandlerResult } from './handler.js';
+import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
+import { handlersByKey } from './handlers/index.js';
+import { ApiVersionsApi } from './protocol/apis/api_versions.js';
+import { readRequestHeader, writeResponseHeader } from './protocol/header.js';
+import { Reader } from './protocol/reader.js';
+import { Writer } from './protocol/writer.js';
+
+/** api key + version + correlation id + client id length: the smallest valid request. */
+export const REQUEST_FRAME_MIN = 10;
+
+export interface ConnectionLimits {
+  maxRequestBytes: number;
+  maxInflight: number;
+  idleTimeoutMs: number;
+}
+
+/** The global budget for bytes read from sockets but not yet dispatched. */
+export class HeldBytes {
+  used = 0;
+  constructor(readonly max: number) {}
+  tryTake(n: number): boolean {
+    if (this.used + n > this.max) return false;
+    this.used += n;
+    return true;
+  }
+  give(n: number): void {
+    this.used -= n;
+  }
+}
+
+interface Slot {
+  done: boolean;
+  chunks: Buffer[] | null;
+}
+
+function isFlexible(apiKey: number, apiVersion: number): boolean {
+  const h = handlersByKey.get(apiKey);
+  return h !== undefined && apiVersion >= h.api.minVersion && apiVersion <= h.api.maxVersion && h.api.isFlexible(apiVersion);
+}
+
+export class Connection {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private frameSize = -1;
+  private readonly frames: Buffer[] = [];
+  private readonly inflight: Slot[] = [];
+  private barrier = false;
+  private waitingShards = false;
+  private writeBlocked = false;
+  private closed = false;
+  private onIdle: (() => void) | null = null;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly broker: BrokerContext,
+    private readonly limits: ConnectionLimits,
+    private readonly held: HeldBytes,
+    private readonly log: Logger,
+    private readonly onClose: (c: Connection) => void,
+  ) {
+    socket.setNoDelay(true);
+    socket.setTimeout(limits.idleTimeoutMs, () => this.close('idle timeout'));
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => {
+      this.writeBlocked = false;
+      this.pump();
+    });
+    socket.on('error', () => this.close(null));
+    socket.on('close', () => this.close(null));
+  }
+
+  get remote(): string {
+    return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
+  }
+
+  /** Stops reading, lets in-flight requests finish and their responses flush, then ends. */
+  drain(): Promise<void> {
+    this.socket.pause();
+    this.frames.length = 0;
+    if (this.inflight.length === 0 || this.closed) {
+      this.close(null);
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.onIdle = () => {
+        this.close(null);
+        resolve();
+      };
+    });
+  }
+
+  close(reason: string | null): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (reason !== null) this.log.warn({ remote: this.remote, reason }, 'closing connection');
+    this.held.give(this.buffered);
+    for (const f of this.frames) this.held.give(f.length + 4);
+    this.buffered = 0;
+    this.chunks = [];
+    this.frames.length = 0;
+    this.socket.destroy();
+    this.onClose(this);
+    this.onIdle?.();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    if (!this.held.tryTake(chunk.length)) {
+      this.close('global bound on buffered request bytes reached');
+      return;
+    }
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    if (!this.extractFrames()) return;
+    this.pump();
+  }
+
+  /** Moves complete frames from the chunk list to `frames`; false if the connection was closed. */
+  private extractFrames(): boolean {
+    for (;;) {
+      if (this.frameSize < 0) {
+        if (this.buffered < 4) return true;
+        const size = this.peekInt32();
+        if (size < REQUEST_FRAME_MIN || size > this.limits.maxRequestBytes) {
+          this.close(`request frame of ${size} bytes outside [${REQUEST_FRAME_MIN}, ${this.limits.maxRequestBytes}]`);
+          return false;
+        }
+        this.frameSize = size;
+      }
+      if (this.buffered < 4 + this.frameSize) return true;
+      const frame = this.take(4 + this.frameSize).subarray(4);
+      this.frameSize = -1;
+      this.frames.push(frame);
+    }
+  }
+
+  private peekInt32(): number {
+    const first = this.chunks[0]!;
+    if (first.length >= 4) return first.readInt32BE(0);
+    return Buffer.concat(this.chunks, 4).readInt32BE(0);
+  }
+
+  private take(n: number): Buffer {
+    const first = this.chunks[0]!;
+    let out: Buffer;
+    if (first.length >= n) {
+      out = first.subarray(0, n);
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+    } else {
+      out = Buffer.allocUnsafe(n);
+      let filled = 0;
+      while (filled < n) {
+        const c = this.chunks[0]!;
+        const want = Math.min(c.length, n - filled);
+        c.copy(out, filled, 0, want);
+        filled += want;
+        if (want === c.length) this.chunks.shift();
+        else this.chunks[0] = c.subarray(want);
+      }
+    }
+    this.buffered -= n;
+    return out;
+  }
+
+  private canDispatch(): boolean {
+    return !this.closed && !this.barrier && !this.waitingShards && !this.writeBlocked && this.inflight.length < this.limits.maxInflight;
+  }
+
+  private pump(): void {
+    while (this.frames.length > 0 && this.canDispatch()) {
+      const frame = this.frames.shift()!;
+      this.held.give(frame.length + 4);
+      this.dispatch(frame);
+    }
+    if (this.closed) return;
+    if (this.frames.length > 0 || !this.canDispatch()) this.socket.pause();
+    else this.socket.resume();
+  }
+
+  private dispatch(frame: Buffer): void {
+    const apiKey = frame.readInt16BE(0);
+    const version = frame.readInt16BE(2);
+    const h = handlersByKey.get(apiKey);
+    if (!h) return this.close(`unknown api key ${apiKey}`);
+    if (version < h.api.minVersion || version > h.api.maxVersion) {
+      if (apiKey !== ApiVersionsApi.key) return this.close(`unsupported version ${version} of api ${h.api.name}`);
+      return this.respondUnsupportedApiVersions(frame.readInt32BE(4));
+    }
+    let header;
+    let req: unknown;
+    try {
+      const r = new Reader(frame);
+      header = readRequestHeader(r, isFlexible);
+      req = h.api.decodeRequest(version, r);
+    } catch (err) {
+      return this.close(`malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
+    }
+    const slot: Slot = { done: false, chunks: null };
+    this.inflight.push(slot);
+    const started = performance.now();
+    const ctx = { broker: this.broker, header, version };
+    let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
+    try {
+      result = h.handle(ctx, req);
+    } catch (err) {
+      return this.failed(h, err);
+    }
+    if (result instanceof Promise) {
+      if (h.barrier) this.barrier = true;
+      result.then(
+        (res) => this.complete(slot, h, version, header.correlationId, res, started),
+        (err: unknown) => this.failed(h, err),
+      );
+      this.watchShards();
+    } else {
+      this.complete(slot, h, version, header.correlationId, result, started);
+    }
+  }
+
+  /** Stops dispatching while any shard's inbound ring is full (backpressure to this socket). */
+  private watchShards(): void {
+    if (this.waitingShards) return;
+    const blocked = this.broker.router.blockedShards();
+    if (blocked.length === 0) return;
+    this.waitingShards = true;
+    void Promise.all(blocked.map((s) => s.whenUnblocked())).then(() => {
+      this.waitingShards = false;
+      this.pump();
+    });
+  }
+
+  private complete(slot: Slot, h: Handler<unknown, unknown>, version: number, correlationId: number, res: HandlerResult<unknown>, started: number): void {
+    if (h.barrier) this.barrier = false;
+    this.broker.metrics.recordRequest(h.api.name, (performance.now() - started) / 1000);
+    if (this.closed) return;
+    if (res !== NO_RESPONSE) {
+      const w = new Writer(256);
+      const at = w.reserveInt32();
+      writeResponseHeader(w, correlationId, h.api.key, h.api.isFlexible(version));
+      h.api.encodeResponse(version, res, w);
+      w.setInt32(at, w.length - 4);
+      slot.chunks = w.finish();
+    }
+    slot.done = true;
+    this.flush();
+    this.pump();
+  }
+
+  private respondUnsupportedApiVersions(correlationId: number): void {
+    const w = new Writer(64);
+    const at = w.reserveInt32();
+    writeResponseHeader(w, correlationId, ApiVersionsApi.key, false);
+    ApiVersionsApi.encodeResponse(0, unsupportedApiVersionsResponse(), w);
+    w.setInt32(at, w.length - 4);
+    this.inflight.push({ done: true, chunks: w.finish() });
+    this.flush();
+  }
+
+  private failed(h: Handler<unknown, unknown>, err: unknown): void {
+    if (h.barrier) this.barrier = false;
+    this.log.error({ err, api: h.api.name }, 'request handler failed');
+    this.close(`internal error in ${h.api.name}`);
+  }
+
+  private flush(): void {
+    if (this.inflight.length === 0 || !this.inflight[0]!.done) return;
+    this.socket.cork();
+    while (this.inflight.length > 0 && this.inflight[0]!.done) {
+      const slot = this.inflight.shift()!;
+      if (slot.chunks) for (const c of slot.chunks) if (!this.socket.write(c)) this.writeBlocked = true;
+    }
+    this.socket.uncork();
+    if (this.inflight.length === 0) this.onIdle?.();
+  }
+}

@@ -1,0 +1,28 @@
+// The contract between the connection layer and the per-API handlers in src/net/handlers.
+// A handler decodes nothing itself: it receives the decoded request and returns the response
+// object (or NO_RESPONSE for acks=0 produce). `barrier` handlers change metadata; the
+// connection dispatches nothing after them until they finish, so a client that pipelines
+// CreateTopics then Produce sees its topic.
+import type { RequestHeader } from './protocol/header.js';
+import type { Api } from './protocol/schema.js';
+import type { BrokerContext } from './broker_context.js';
+
+export const NO_RESPONSE: unique symbol = Symbol('no-response');
+export type HandlerResult<Res> = Res | typeof NO_RESPONSE;
+
+export interface HandlerContext {
+  readonly broker: BrokerContext;
+  readonly header: RequestHeader;
+  readonly version: number;
+}
+
+export interface Handler<Req, Res> {
+  readonly api: Api<Req, Res>;
+  readonly barrier?: boolean;
+  handle(ctx: HandlerContext, req: Req): HandlerResult<Res> | Promise<HandlerResult<Res>>;
+}
+
+/** Keeps the request/response types tied to the api while storing handlers in one table. */
+export function handler<Req, Res>(h: Handler<Req, Res>): Handler<unknown, unknown> {
+  return h as unknown as Handler<unknown, unknown>;
+}

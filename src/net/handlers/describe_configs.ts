@@ -1,0 +1,76 @@
+// DescribeConfigs for topics (every supported key with its value and source, since admin tools
+// read-modify-write the whole set) and for this broker (its static configuration).
+import { describeTopicConfigs, type DescribedConfig } from '../../coordinator/topic_configs.js';
+import type { BrokerConfig } from '../../config.js';
+import { handler } from '../handler.js';
+import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../protocol/apis/describe_configs.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+type ResultOut = DescribeConfigsResponse['results'][number];
+type ConfigOut = ResultOut['configs'][number];
+
+const RESOURCE_TOPIC = 2;
+const RESOURCE_BROKER = 4;
+const SOURCE_STATIC_BROKER = 4;
+// Kafka's ConfigType ids (DescribeConfigs v3+).
+const CONFIG_TYPE = { boolean: 1, string: 2, int: 3, long: 5 } as const;
+
+function brokerConfigs(c: BrokerConfig): DescribedConfig[] {
+  const entries: Array<[string, string | number | boolean, DescribedConfig['kind']]> = [
+    ['broker.id', c.nodeId, 'int'],
+    ['log.dirs', c.dataDir, 'string'],
+    ['listeners', `PLAINTEXT://${c.kafkaHost}:${c.kafkaPort}`, 'string'],
+    ['num.partitions', c.numPartitions, 'int'],
+    ['default.replication.factor', c.defaultReplicationFactor, 'int'],
+    ['auto.create.topics.enable', c.autoCreateTopics, 'boolean'],
+    ['message.max.bytes', c.messageMaxBytes, 'int'],
+    ['socket.request.max.bytes', c.maxRequestBytes, 'int'],
+    ['max.connections', c.maxConnections, 'int'],
+    ['connections.max.idle.ms', c.idleTimeoutMs, 'long'],
+    ['log.segment.bytes', c.logSegmentBytes, 'int'],
+    ['log.roll.ms', c.logSegmentMs, 'long'],
+    ['log.retention.ms', c.logRetentionMs, 'long'],
+    ['log.retention.bytes', c.logRetentionBytes, 'long'],
+    ['log.index.interval.bytes', c.logIndexIntervalBytes, 'int'],
+    ['producer.id.expiration.ms', c.producerIdExpirationMs, 'long'],
+  ];
+  return entries.map(([name, value, kind]) => ({ name, value: String(value), readOnly: true, isDefault: false, source: SOURCE_STATIC_BROKER, kind }));
+}
+
+function toWire(d: DescribedConfig, version: number): ConfigOut {
+  return {
+    name: d.name,
+    value: d.value,
+    readOnly: d.readOnly,
+    isDefault: d.isDefault,
+    configSource: d.source,
+    isSensitive: false,
+    synonyms: version >= 1 ? [{ name: d.name, value: d.value, source: d.source }] : [],
+    configType: CONFIG_TYPE[d.kind],
+    documentation: null,
+  } as ConfigOut;
+}
+
+export const describeConfigsHandler = handler({
+  api: DescribeConfigsApi,
+  handle(ctx, req: DescribeConfigsRequest): DescribeConfigsResponse {
+    const b = ctx.broker;
+    const results = req.resources.map((r): ResultOut => {
+      const base = { resourceType: r.resourceType, resourceName: r.resourceName };
+      let configs: DescribedConfig[];
+      if (r.resourceType === RESOURCE_TOPIC) {
+        const t = b.topics.table.get(r.resourceName);
+        if (!t) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `unknown topic '${r.resourceName}'`, configs: [] } as unknown as ResultOut;
+        configs = describeTopicConfigs(t.configs, b.config);
+      } else if (r.resourceType === RESOURCE_BROKER && (r.resourceName === '' || r.resourceName === String(b.nodeId))) {
+        configs = brokerConfigs(b.config);
+      } else {
+        return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unsupported resource ${r.resourceType}/${r.resourceName}`, configs: [] } as unknown as ResultOut;
+      }
+      const keys = r.configurationKeys;
+      const chosen = keys === null ? configs : configs.filter((c) => keys.includes(c.name));
+      return { ...base, errorCode: 0, errorMessage: null, configs: chosen.map((c) => toWire(c, ctx.version)) } as unknown as ResultOut;
+    });
+    return { throttleTimeMs: 0, results } as DescribeConfigsResponse;
+  },
+});

@@ -1,0 +1,70 @@
+// Produce: routes each partition's record batch to its owning shard through the rings and
+// answers once every partition's acks condition holds. Batch validation, idempotence checks
+// and offset assignment happen on the shard; here only what needs no record bytes is checked.
+import type { ProduceItem } from '../../actors/partition_router.js';
+import { PRODUCE_HEADER_BYTES } from '../../actors/ring_messages.js';
+import { handler, NO_RESPONSE, type HandlerResult } from '../handler.js';
+import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../protocol/apis/produce.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+type PartitionOut = ProduceResponse['responses'][number]['partitionResponses'][number];
+
+const NO_LEADER_HINT = { leaderId: -1, leaderEpoch: -1 };
+const ZSTD = 4;
+// Byte 22 holds the low byte of the big-endian attributes field (codec in bits 0-2).
+const ATTRIBUTES_LOW_BYTE = 22;
+const RECORDS_COUNT_AT = 57;
+
+function partitionOut(index: number, errorCode: number, baseOffset = -1, logAppendTimeMs = -1, logStartOffset = -1): PartitionOut {
+  return { index, errorCode, baseOffset, logAppendTimeMs, logStartOffset, recordErrors: [], errorMessage: null, currentLeader: NO_LEADER_HINT };
+}
+
+export const produceHandler = handler({
+  api: ProduceApi,
+  async handle(ctx, req: ProduceRequest): Promise<HandlerResult<ProduceResponse>> {
+    const b = ctx.broker;
+    const acks = req.acks;
+    const ringLimit = b.router.host(0).toShard.maxMessageBytes - PRODUCE_HEADER_BYTES;
+    const items: ProduceItem[] = [];
+    const where: Array<[number, number]> = []; // item index -> [topic index, partition index in response]
+    const responses = req.topicData.map((t, ti) => {
+      const topic = b.topics.table.get(t.name);
+      const partitionResponses = t.partitionData.map((p, pi) => {
+        let code: number = ErrorCode.NONE;
+        if (acks !== 0 && acks !== 1 && acks !== -1) code = ErrorCode.INVALID_REQUIRED_ACKS;
+        else if (req.transactionalId !== null) code = ErrorCode.INVALID_REQUEST;
+        else if (!topic || p.index < 0 || p.index >= topic.partitions) code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        else if (p.records === null || p.records.length === 0) code = ErrorCode.INVALID_RECORD;
+        else if (p.records.length > ringLimit) code = ErrorCode.MESSAGE_TOO_LARGE;
+        else if (ctx.version < 7 && p.records.length > ATTRIBUTES_LOW_BYTE && (p.records[ATTRIBUTES_LOW_BYTE]! & 7) === ZSTD) {
+          code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
+        } else {
+          const handle = b.topics.handle(t.name, p.index);
+          if (handle < 0) code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+          else {
+            items.push({ handle, records: p.records });
+            where.push([ti, pi]);
+          }
+        }
+        return partitionOut(p.index, code);
+      });
+      return { name: t.name, partitionResponses };
+    });
+    let records = 0;
+    let bytes = 0;
+    for (const it of items) {
+      bytes += it.records.length;
+      if (it.records.length >= RECORDS_COUNT_AT + 4) records += it.records.readInt32BE(RECORDS_COUNT_AT);
+    }
+    b.metrics.addMessagesIn(records);
+    b.metrics.addBytesIn(bytes);
+    const outcomes = await b.router.produce(items, acks, req.timeoutMs);
+    if (acks === 0) return NO_RESPONSE;
+    outcomes.forEach((o, i) => {
+      const [ti, pi] = where[i]!;
+      const slot = responses[ti]!.partitionResponses;
+      slot[pi] = partitionOut(slot[pi]!.index, o.errorCode, o.baseOffset, o.logAppendTime, o.logStartOffset);
+    });
+    return { responses, throttleTimeMs: 0 } as ProduceResponse;
+  },
+});

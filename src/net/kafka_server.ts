@@ -1,0 +1,64 @@
+// The Kafka protocol listener: accepts sockets up to maxConnections, owns the set of live
+// connections and the global budget of buffered request bytes, and drains them on shutdown.
+import { createServer, type Server } from 'node:net';
+import type { Logger } from 'pino';
+import type { BrokerContext } from './broker_context.js';
+import { Connection, HeldBytes, type ConnectionLimits } from './connection.js';
+
+export interface KafkaServerOptions extends ConnectionLimits {
+  host: string;
+  port: number;
+  maxConnections: number;
+  partialRequestBytesMax: number;
+}
+
+export class KafkaServer {
+  private readonly connections = new Set<Connection>();
+  private readonly held: HeldBytes;
+  private server: Server | null = null;
+
+  constructor(
+    private readonly broker: BrokerContext,
+    private readonly opts: KafkaServerOptions,
+    private readonly log: Logger,
+  ) {
+    this.held = new HeldBytes(opts.partialRequestBytesMax);
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  async listen(): Promise<number> {
+    const server = createServer({ noDelay: true }, (socket) => {
+      const conn = new Connection(socket, this.broker, this.opts, this.held, this.log, (c) => {
+        this.connections.delete(c);
+        this.broker.metrics.connectionClosed();
+      });
+      this.connections.add(conn);
+      this.broker.metrics.connectionOpened();
+    });
+    server.maxConnections = this.opts.maxConnections;
+    server.on('drop', () => this.broker.metrics.connectionRejected('max-connections'));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address();
+    return typeof addr === 'object' && addr ? addr.port : this.opts.port;
+  }
+
+  /** Stops accepting, then lets every connection finish its in-flight requests. */
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all([...this.connections].map((c) => c.drain()));
+    await closed;
+  }
+}

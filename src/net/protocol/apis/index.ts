@@ -1,0 +1,33 @@
+// Registry of every API the broker speaks, by api key (main thread; built once at load).
+// The ranges here are exactly what ApiVersions advertises.
+
+import type { AnyApi } from '../schema.js';
+import { ApiVersionsApi } from './api_versions.js';
+import { CreatePartitionsApi } from './create_partitions.js';
+import { CreateTopicsApi } from './create_topics.js';
+import { DeleteTopicsApi } from './delete_topics.js';
+import { DescribeClusterApi } from './describe_cluster.js';
+import { DescribeConfigsApi } from './describe_configs.js';
+import { FetchApi } from './fetch.js';
+import { InitProducerIdApi } from './init_producer_id.js';
+import { ListOffsetsApi } from './list_offsets.js';
+import { MetadataApi } from './metadata.js';
+import { ProduceApi } from './produce.js';
+
+const all: readonly AnyApi[] = [
+  ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, ApiVersionsApi, CreateTopicsApi,
+  DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, CreatePartitionsApi, DescribeClusterApi,
+] as readonly AnyApi[];
+
+export const apiByKey: ReadonlyMap<number, AnyApi> = new Map(all.map((api) => [api.key, api]));
+
+/**
+ * Whether a request of (apiKey, apiVersion) uses request header v2; the `isFlexible` argument for
+ * readRequestHeader. Unknown keys and versions outside our range answer false: the header
+ * fields before the tag buffer are the same either way, and such bodies are never parsed.
+ */
+export function isFlexibleRequest(apiKey: number, apiVersion: number): boolean {
+  const api = apiByKey.get(apiKey);
+  if (api === undefined || apiVersion < api.minVersion || apiVersion > api.maxVersion) return false;
+  return api.isFlexible(apiVersion);
+}

@@ -1,0 +1,181 @@
+// Config resolution: precedence flag > env > file > default, per-key and cross-key validation,
+// config-file parsing and reported sources.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { ConfigError, CONFIG_FLAGS, describeConfig, resolveConfig } from '../../../src/config.js';
+
+function configFile(content: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+  const path = join(dir, 'sluice.json');
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+function issuesOf(fn: () => unknown): ConfigError['issues'] {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    return err.issues;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('defaults apply when nothing is set', () => {
+  const { config, sources } = resolveConfig([], {});
+  assert.equal(config.dataDir, './sluice-data');
+  assert.equal(config.kafkaHost, '127.0.0.1');
+  assert.equal(config.kafkaPort, 9092);
+  assert.equal(config.adminPort, 9644);
+  assert.deepEqual(config.flush, { kind: 'always' });
+  assert.equal(config.messageMaxBytes, 1048588);
+  assert.equal(config.logRetentionBytes, -1);
+  assert.equal(config.autoCreateTopics, true);
+  assert.ok(config.shards >= 1);
+  assert.ok(Object.values(sources).every((s) => s === 'default'));
+});
+
+test('flag beats env beats file beats default, per key', () => {
+  const file = configFile({ 'data-dir': '/from-file', 'node-id': 3, flush: '10', shards: 2 });
+  const env = { SLUICE_DATA_DIR: '/from-env', SLUICE_NODE_ID: '4', SLUICE_CONFIG: file };
+  const { config, sources } = resolveConfig(['--data-dir', '/from-flag'], env);
+  assert.equal(config.dataDir, '/from-flag');
+  assert.equal(sources.dataDir, 'flag');
+  assert.equal(config.nodeId, 4);
+  assert.equal(sources.nodeId, 'env');
+  assert.deepEqual(config.flush, { kind: 'interval', ms: 10 });
+  assert.equal(sources.flush, 'file');
+  assert.equal(config.shards, 2);
+  assert.equal(sources.logLevel, 'default');
+});
+
+test('--config flag names the file and wins over SLUICE_CONFIG', () => {
+  const a = configFile({ 'node-id': 1 });
+  const b = configFile({ 'node-id': 2 });
+  const { config } = resolveConfig(['--config', b], { SLUICE_CONFIG: a });
+  assert.equal(config.nodeId, 2);
+});
+
+test('flag forms: --k=v, --k v, bare and negated booleans, last one wins', () => {
+  const { config, sources } = resolveConfig(
+    ['--kafka-addr=0.0.0.0:19092', '--shards', '3', '--no-auto-create-topics', '--shards=4'],
+    {},
+  );
+  assert.equal(config.kafkaHost, '0.0.0.0');
+  assert.equal(config.kafkaPort, 19092);
+  assert.equal(sources.kafkaPort, 'flag');
+  assert.equal(config.shards, 4);
+  assert.equal(config.autoCreateTopics, false);
+  assert.equal(resolveConfig(['--auto-create-topics'], { SLUICE_AUTO_CREATE_TOPICS: 'false' }).config.autoCreateTopics, true);
+});
+
+test('flush policies and IPv6 addresses parse', () => {
+  assert.deepEqual(resolveConfig(['--flush', 'never'], {}).config.flush, { kind: 'never' });
+  assert.deepEqual(resolveConfig(['--flush', '250'], {}).config.flush, { kind: 'interval', ms: 250 });
+  const { config } = resolveConfig(['--admin-addr', '[::1]:0'], {});
+  assert.equal(config.adminHost, '::1');
+  assert.equal(config.adminPort, 0);
+  assert.equal(config.adminAddr, '[::1]:0');
+});
+
+test('every bad value is reported at once, naming key and origin', () => {
+  const file = configFile({ 'log-level': 'loud' });
+  const issues = issuesOf(() =>
+    resolveConfig(['--kafka-addr', 'localhost', '--shards', '0', '--config', file], {
+      SLUICE_FLUSH: 'sometimes',
+      SLUICE_MAX_CONNECTIONS: '1.5',
+    }),
+  );
+  const byKey = new Map(issues.map((i) => [i.key, i]));
+  assert.equal(byKey.get('kafka-addr')?.source, 'flag');
+  assert.equal(byKey.get('kafka-addr')?.origin, '--kafka-addr');
+  assert.equal(byKey.get('shards')?.source, 'flag');
+  assert.equal(byKey.get('flush')?.origin, 'SLUICE_FLUSH');
+  assert.equal(byKey.get('max-connections')?.source, 'env');
+  assert.equal(byKey.get('log-level')?.source, 'file');
+  assert.match(byKey.get('log-level')?.origin ?? '', /sluice\.json/);
+  assert.equal(issues.length, 5);
+});
+
+test('ports out of range, unknown flags and missing values are rejected', () => {
+  assert.equal(issuesOf(() => resolveConfig(['--kafka-addr', '1.2.3.4:65536'], {}))[0]?.key, 'kafka-addr');
+  assert.equal(issuesOf(() => resolveConfig(['--data-dri', 'x'], {}))[0]?.message, 'unknown flag');
+  assert.equal(issuesOf(() => resolveConfig(['--shards'], {}))[0]?.message, 'missing value');
+  assert.equal(issuesOf(() => resolveConfig(['stray'], {}))[0]?.message, 'unexpected argument');
+  assert.equal(issuesOf(() => resolveConfig(['--no-shards'], {}))[0]?.message, 'unknown flag');
+});
+
+test('cross-key relations are checked and blame the key that was set', () => {
+  const ring = issuesOf(() => resolveConfig(['--ring-bytes', '1048576'], {}));
+  assert.equal(ring.length, 1);
+  assert.equal(ring[0]?.key, 'ring-bytes');
+  assert.match(ring[0]?.message ?? '', /message-max-bytes .* ring-bytes\/2/);
+
+  const partial = issuesOf(() =>
+    resolveConfig([], { SLUICE_PARTIAL_REQUEST_BYTES_MAX: '1000', SLUICE_MESSAGE_MAX_BYTES: '100' }),
+  );
+  assert.equal(partial[0]?.key, 'partial-request-bytes-max');
+  assert.equal(partial[0]?.source, 'env');
+
+  const same = issuesOf(() => resolveConfig(['--admin-addr', '127.0.0.1:9092'], {}));
+  assert.equal(same[0]?.key, 'admin-addr');
+  // Two ephemeral ports on one host do not collide.
+  resolveConfig(['--kafka-addr', '127.0.0.1:0', '--admin-addr', '127.0.0.1:0'], {});
+});
+
+test('the relation messageMaxBytes < ringBytes/2 holds exactly at its boundary', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 65536, max: 2 ** 30 }), fc.integer({ min: 1, max: 2 ** 29 + 1 }), (ring, msg) => {
+      const argv = ['--ring-bytes', String(ring), '--message-max-bytes', String(msg)];
+      let ok = true;
+      try {
+        resolveConfig(argv, {});
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        ok = false;
+      }
+      assert.equal(ok, msg < ring / 2 && msg < 104857600);
+    }),
+  );
+});
+
+test('config file problems are reported', () => {
+  assert.match(issuesOf(() => resolveConfig(['--config', '/nonexistent/x.json'], {}))[0]?.message ?? '', /cannot read/);
+  assert.equal(issuesOf(() => resolveConfig(['--config', configFile('[1]')], {}))[0]?.key, 'config');
+  assert.match(issuesOf(() => resolveConfig(['--config', configFile('{nope')], {}))[0]?.message ?? '', /cannot read/);
+  const bad = issuesOf(() => resolveConfig(['--config', configFile({ dataDir: 'x', shards: [1] })], {}));
+  assert.deepEqual(bad.map((i) => i.key).sort(), ['dataDir', 'shards']);
+  // JSON booleans and numbers are accepted for the matching kinds.
+  const { config } = resolveConfig(['--config', configFile({ 'auto-create-topics': false, 'num-partitions': 6 })], {});
+  assert.equal(config.autoCreateTopics, false);
+  assert.equal(config.numPartitions, 6);
+});
+
+test('empty env values count as unset', () => {
+  const { sources } = resolveConfig([], { SLUICE_DATA_DIR: '', SLUICE_CONFIG: '' });
+  assert.equal(sources.dataDir, 'default');
+});
+
+test('every flag has an env twin and a default that resolves to itself', () => {
+  for (const f of CONFIG_FLAGS) {
+    assert.equal(f.env, `SLUICE_${f.flag.replace(/-/g, '_').toUpperCase()}`);
+  }
+  const argv = CONFIG_FLAGS.map((f) => `--${f.flag}=${String(f.defaultValue)}`);
+  const { sources } = resolveConfig(argv, {});
+  assert.ok(Object.values(sources).every((s) => s === 'flag'));
+});
+
+test('describeConfig prints every key with value and source', () => {
+  const { config, sources } = resolveConfig(['--flush', '5'], {});
+  const json = JSON.parse(describeConfig(config, sources, 'json')) as Record<string, { value: unknown; source: string }>;
+  assert.deepEqual(json.flush, { value: '5', source: 'flag' });
+  assert.deepEqual(json['kafka-addr'], { value: '127.0.0.1:9092', source: 'default' });
+  assert.equal(Object.keys(json).length, CONFIG_FLAGS.length);
+  const text = describeConfig(config, sources);
+  assert.match(text, /^flush\s+5\s+flag$/m);
+  assert.equal(text.split('\n').length, CONFIG_FLAGS.length);
+});

@@ -1,0 +1,113 @@
+// Test-only fake Kafka broker on 127.0.0.1 (tests only). It frames naively, answers ApiVersions
+// itself (like an old broker when asked for a version above `apiVersionsMax`) and hands every
+// other request to a per-API handler; answers leave strictly in arrival order, each after
+// `answerDelayMs`, so pipelined requests pile up and can be counted.
+import { createServer } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
+import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { readRequestHeader, writeResponseHeader } from '../../../src/net/protocol/header.js';
+import type { RequestHeader } from '../../../src/net/protocol/header.js';
+import { ApiVersionsApi } from '../../../src/net/protocol/apis/api_versions.js';
+import type { ApiVersionsResponse } from '../../../src/net/protocol/apis/api_versions.js';
+import { apiByKey, isFlexibleRequest } from '../../../src/net/protocol/apis/index.js';
+import { Reader } from '../../../src/net/protocol/reader.js';
+import type { Api } from '../../../src/net/protocol/schema.js';
+import { Writer } from '../../../src/net/protocol/writer.js';
+
+/** Answers one request: an encoded response frame (see respond()), or null for no answer. */
+export type FakeHandler = (header: RequestHeader, body: Reader) => Buffer | null;
+
+export interface FakeOptions {
+  apiVersionsMax?: number;
+  /** Advertised ranges by API key; default: every API of our codec with its full range. */
+  advertise?: ReadonlyMap<number, [number, number]>;
+  handlers?: ReadonlyMap<number, FakeHandler>;
+  answerDelayMs?: number;
+}
+
+/** Encodes a whole response frame (size prefix, header, body) with our codec. */
+export function respond<Req, Res>(api: Api<Req, Res>, version: number, correlationId: number, res: Res): Buffer {
+  const w = new Writer();
+  const at = w.reserveInt32();
+  writeResponseHeader(w, correlationId, api.key, api.isFlexible(version));
+  api.encodeResponse(version, res, w);
+  w.setInt32(at, w.length - 4);
+  return Buffer.concat(w.finish());
+}
+
+export class FakeBroker {
+  readonly seen: RequestHeader[] = [];
+  maxOutstanding = 0;
+  private outstanding = 0;
+  private readonly sockets = new Set<Socket>();
+  private readonly server: Server;
+
+  private constructor(private readonly opts: FakeOptions) {
+    this.server = createServer((socket) => this.serve(socket));
+  }
+
+  static async start(opts: FakeOptions = {}): Promise<FakeBroker> {
+    const fake = new FakeBroker(opts);
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private serve(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let buffered = Buffer.alloc(0);
+    let answering = Promise.resolve();
+    socket.on('data', (data: Buffer) => {
+      buffered = Buffer.concat([buffered, data]);
+      while (buffered.length >= 4 && buffered.length >= 4 + buffered.readInt32BE(0)) {
+        const frame = buffered.subarray(4, 4 + buffered.readInt32BE(0));
+        buffered = buffered.subarray(4 + frame.length);
+        const reply = this.handle(frame);
+        if (reply === null) continue;
+        this.outstanding++;
+        this.maxOutstanding = Math.max(this.maxOutstanding, this.outstanding);
+        answering = answering.then(async () => {
+          await new Promise((r) => setTimeout(r, this.opts.answerDelayMs ?? 0));
+          this.outstanding--;
+          if (!socket.destroyed) socket.write(reply);
+        });
+      }
+    });
+  }
+
+  private handle(frame: Buffer): Buffer | null {
+    const r = new Reader(frame);
+    const h = readRequestHeader(r, isFlexibleRequest);
+    this.seen.push(h);
+    if (h.apiKey === ApiVersionsApi.key) return this.apiVersions(h);
+    return this.opts.handlers?.get(h.apiKey)?.(h, r) ?? null;
+  }
+
+  private apiVersions(h: RequestHeader): Buffer {
+    const max = this.opts.apiVersionsMax ?? 3;
+    const tooNew = h.apiVersion > max;
+    const ranges = this.opts.advertise ?? new Map([...apiByKey.values()].map((a) => [a.key, [a.minVersion, a.maxVersion]]));
+    const keys = [...ranges].filter(([key]) => key !== ApiVersionsApi.key).map(([apiKey, [minVersion, maxVersion]]) => ({ apiKey, minVersion, maxVersion }));
+    const self = { apiKey: ApiVersionsApi.key, minVersion: 0, maxVersion: max };
+    const res: ApiVersionsResponse = {
+      errorCode: tooNew ? ErrorCode.UNSUPPORTED_VERSION : ErrorCode.NONE,
+      apiKeys: tooNew ? [self] : [self, ...keys],
+      throttleTimeMs: 0,
+      supportedFeatures: [],
+      finalizedFeaturesEpoch: -1,
+      finalizedFeatures: [],
+      zkMigrationReady: false,
+    };
+    return respond(ApiVersionsApi, tooNew ? 0 : h.apiVersion, h.correlationId, res);
+  }
+}

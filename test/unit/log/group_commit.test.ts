@@ -1,0 +1,242 @@
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { GroupCommitter } from '../../../src/log/group_commit.js';
+import { StorageError } from '../../../src/log/io_backend.js';
+import { PartitionLog } from '../../../src/log/partition_log.js';
+import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { readBatchHeader } from '../../../src/log/record_batch.js';
+import { append, batchOf, Clock, logConfig, readAll, RecordingIo, removeDir, tempDir, waitFor } from './log_fixture.js';
+
+interface Shard {
+  io: RecordingIo;
+  committer: GroupCommitter;
+  logs: PartitionLog[];
+  errors: StorageError[];
+  dispose(): Promise<void>;
+}
+
+function shard(n: number, policy: ConstructorParameters<typeof GroupCommitter>[1] = { kind: 'always' }): Shard {
+  const io = new RecordingIo();
+  const errors: StorageError[] = [];
+  const committer = new GroupCommitter(io, policy, (e) => errors.push(e));
+  const clock = new Clock();
+  const dirs = Array.from({ length: n }, () => tempDir());
+  const logs = dirs.map((d) => PartitionLog.open(d, logConfig(), io, clock.now));
+  return {
+    io,
+    committer,
+    logs,
+    errors,
+    async dispose() {
+      await committer.close();
+      for (const log of logs) log.close();
+      for (const d of dirs) removeDir(d);
+    },
+  };
+}
+
+const segmentFile = (log: PartitionLog): string => join(log.dir, '00000000000000000000.log');
+
+describe('GroupCommitter', () => {
+  it('commits every log requested in the same macrotask with one submission', async () => {
+    const s = shard(3);
+    try {
+      const waits = s.logs.flatMap((log) => {
+        append(log, batchOf(2, 50));
+        append(log, batchOf(1, 50));
+        return [s.committer.commit(log), s.committer.commit(log)];
+      });
+      await Promise.all(waits);
+      assert.equal(s.io.calls.length, 1);
+      const [call] = s.io.calls;
+      assert.equal(call!.writes.length, 3);
+      assert.equal(new Set(call!.writes.map((w) => w.fd)).size, 3);
+      for (const w of call!.writes) assert.ok(call!.syncFds.includes(w.fd), 'each written file is synced');
+      for (const log of s.logs) assert.equal(log.highWatermark, 3);
+      assert.deepEqual(s.committer.stats(), { commits: 1, avgBatchLogs: 3, lastCommitMs: s.committer.stats().lastCommitMs, inFlight: false });
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it('pipelines: requests made while a commit is in flight form the next one', async () => {
+    const s = shard(2);
+    try {
+      const [a, b] = s.logs as [PartitionLog, PartitionLog];
+      s.io.hold();
+      append(a, batchOf(1, 10));
+      const first = s.committer.commit(a);
+      await new Promise((r) => setImmediate(r));
+      assert.equal(s.io.calls.length, 1);
+      assert.equal(s.committer.stats().inFlight, true);
+      append(a, batchOf(1, 10));
+      const second = [s.committer.commit(a)];
+      await new Promise((r) => setTimeout(r, 5));
+      append(b, batchOf(1, 10));
+      second.push(s.committer.commit(b));
+      assert.equal(s.io.calls.length, 1, 'nothing else is submitted while one commit is in flight');
+      assert.equal(a.highWatermark, 0);
+      s.io.release();
+      await first;
+      assert.equal(a.highWatermark, 1);
+      s.io.release();
+      await Promise.all(second);
+      assert.equal(s.io.calls.length, 2);
+      assert.equal(s.io.calls[1]!.writes.length, 2);
+      assert.deepEqual([a.highWatermark, b.highWatermark], [2, 1]);
+    } finally {
+      s.io.release();
+      await s.dispose();
+    }
+  });
+
+  it("'never' writes without fdatasync", async () => {
+    const s = shard(1, { kind: 'never' });
+    try {
+      append(s.logs[0]!, batchOf(1, 10));
+      await s.committer.commit(s.logs[0]!);
+      assert.equal(s.io.calls.length, 1);
+      assert.deepEqual(s.io.calls[0]!.syncFds, []);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it("'interval' writes at once and fdatasyncs on the timer", async () => {
+    const s = shard(2, { kind: 'interval', ms: 20 });
+    try {
+      append(s.logs[0]!, batchOf(1, 10));
+      append(s.logs[1]!, batchOf(1, 10));
+      await Promise.all(s.logs.map((l) => s.committer.commit(l)));
+      assert.deepEqual(s.io.calls[0]!.syncFds, []);
+      await waitFor(() => s.io.calls.some((c) => c.writes.length === 0), 'the interval sync');
+      const syncs = s.io.calls.filter((c) => c.writes.length === 0);
+      assert.equal(syncs.length, 1, 'one sync submission for both logs');
+      assert.equal(syncs[0]!.syncFds.length, 2);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  for (const afterWrite of [false, true]) {
+    it(`a failed ${afterWrite ? 'fdatasync' : 'write'} rejects its waiters and rolls the log back`, async () => {
+      const s = shard(2);
+      try {
+        const [a, b] = s.logs as [PartitionLog, PartitionLog];
+        append(a, batchOf(3, 40));
+        await s.committer.commit(a);
+        const committedSize = statSync(segmentFile(a)).size;
+        s.io.hold();
+        append(a, batchOf(2, 40));
+        append(b, batchOf(2, 40));
+        const failing = [s.committer.commit(a), s.committer.commit(b)];
+        await new Promise((r) => setImmediate(r));
+        append(a, batchOf(1, 40)); // queued behind the failing commit
+        const queued = s.committer.commit(a);
+        s.io.failNext(afterWrite);
+        s.io.release();
+        for (const p of [...failing, queued]) await assert.rejects(p, StorageError);
+        assert.equal(s.errors.length, 1);
+        assert.deepEqual([a.highWatermark, a.logEndOffset, b.highWatermark, b.logEndOffset], [3, 3, 0, 0]);
+        assert.equal(statSync(segmentFile(a)).size, committedSize);
+        assert.equal(statSync(segmentFile(b)).size, 0);
+        assert.equal(readAll(a).length, 1);
+        assert.equal(a.read(3, 1000, true).ranges.length, 0);
+        // The log carries on: the next append reuses the rolled-back offsets.
+        assert.equal(append(a, batchOf(1, 40)).baseOffset, 3);
+        await s.committer.commit(a);
+        assert.deepEqual(readAll(a).map((x) => x.baseOffset), [0, 3]);
+        assert.equal(a.isOffline, false);
+      } finally {
+        s.io.release();
+        await s.dispose();
+      }
+    });
+  }
+
+  it("a failed 'interval' fdatasync takes the log offline and keeps what was acknowledged readable", async () => {
+    const s = shard(2, { kind: 'interval', ms: 15 });
+    try {
+      const [a, b] = s.logs as [PartitionLog, PartitionLog];
+      append(a, batchOf(1, 10));
+      await s.committer.commit(a);
+      s.io.failNext(true);
+      await waitFor(() => s.errors.length > 0, 'the failing interval sync');
+      assert.equal(s.errors.length, 1);
+      assert.equal(a.isOffline, true);
+      assert.equal(b.isOffline, false, 'a log with nothing to sync is not affected');
+      const late = batchOf(1, 10);
+      assert.deepEqual(a.appendBatch(late, readBatchHeader(late, 0)), { kind: 'error', code: ErrorCode.KAFKA_STORAGE_ERROR });
+      await assert.rejects(s.committer.commit(a), StorageError);
+      assert.equal(readAll(a).length, 1);
+      append(b, batchOf(1, 10));
+      await s.committer.commit(b);
+      assert.equal(b.highWatermark, 1);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it('rolls back idempotent producer state with the failed data', async () => {
+    const s = shard(1);
+    try {
+      const log = s.logs[0]!;
+      const send = (seq: number): string => {
+        const b = batchOf(2, 10, { producerId: 8, producerEpoch: 0, baseSequence: seq });
+        const r = log.appendBatch(b, readBatchHeader(b, 0));
+        return r.kind === 'error' ? `error ${r.code}` : r.kind;
+      };
+      assert.equal(send(0), 'appended');
+      await s.committer.commit(log);
+      assert.equal(send(2), 'appended');
+      s.io.failNext(false);
+      await assert.rejects(s.committer.commit(log), StorageError);
+      assert.equal(send(2), 'appended', 'the retry is new data again, not a duplicate');
+      assert.equal(send(6), `error ${ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER}`);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it('close() waits for the in-flight commit; a log closed meanwhile finishes cleanly', async () => {
+    const s = shard(1);
+    const log = s.logs[0]!;
+    s.io.hold();
+    append(log, batchOf(1, 10));
+    const landed = s.committer.commit(log);
+    await new Promise((r) => setImmediate(r));
+    log.close(); // deferred until the commit settles
+    const late = batchOf(1, 10);
+    assert.deepEqual(log.appendBatch(late, readBatchHeader(late, 0)), { kind: 'error', code: ErrorCode.KAFKA_STORAGE_ERROR });
+    const closing = s.committer.close();
+    let closed = false;
+    void closing.then(() => (closed = true));
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(closed, false);
+    s.io.release();
+    await landed;
+    await closing;
+    const again = PartitionLog.open(log.dir, logConfig(), s.io, new Clock().now);
+    assert.equal(again.recovery.clean, true);
+    assert.equal(again.logEndOffset, 1);
+    again.close();
+    await assert.rejects(s.committer.commit(again), StorageError);
+    removeDir(log.dir);
+  });
+
+  it('rejects waiters of a log closed before its data was taken', async () => {
+    const s = shard(1);
+    try {
+      const log = s.logs[0]!;
+      append(log, batchOf(1, 10));
+      const p = s.committer.commit(log);
+      log.close();
+      await assert.rejects(p, StorageError);
+      assert.equal(s.io.calls.length, 0);
+    } finally {
+      await s.dispose();
+    }
+  });
+});

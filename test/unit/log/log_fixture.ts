@@ -1,0 +1,195 @@
+// Shared helpers for the log tests: temporary directories, a settable clock, an IoBackend that
+// records (and can hold or fail) submissions, and readers that decode what a fetch returned.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GroupCommitter, type FlushPolicy } from '../../../src/log/group_commit.js';
+import { NodeIoBackend, StorageError, type IoBackend, type WriteOp } from '../../../src/log/io_backend.js';
+import { PartitionLog, type FileRange, type LogConfig } from '../../../src/log/partition_log.js';
+import { validateProducedBatch } from '../../../src/log/record_batch.js';
+import { buildBatch, makeRecords, type BatchOptions } from './batch_builder.js';
+
+/** Polls `cond` every few ms; fails after `ms` (timer-driven behaviour, robust to a loaded machine). */
+export async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'sluice-log-test-'));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {
+  return {
+    segmentBytes: 1 << 20,
+    segmentMs: 7 * 24 * 3600 * 1000,
+    retentionMs: -1,
+    retentionBytes: -1,
+    maxMessageBytes: 1 << 20,
+    indexIntervalBytes: 256,
+    timestampType: 'CreateTime',
+    producerIdExpirationMs: 24 * 3600 * 1000,
+    ...overrides,
+  };
+}
+
+export class Clock {
+  t = 1_700_000_000_000;
+  readonly now = (): number => this.t;
+}
+
+export interface IoCall {
+  writes: Array<{ fd: number; position: number; bytes: number }>;
+  syncFds: number[];
+}
+
+/**
+ * Records every submission, then performs it with the real backend. `hold()` parks the next
+ * submissions until `release()`; `failNext(afterWrite)` rejects the next one to run, optionally after
+ * really writing its data (a failed fdatasync).
+ */
+export class RecordingIo implements IoBackend {
+  readonly name = 'recording';
+  readonly calls: IoCall[] = [];
+  private readonly real = new NodeIoBackend();
+  private held: Array<() => void> | null = null;
+  private failure: { afterWrite: boolean } | null = null;
+
+  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
+    this.calls.push({
+      writes: writes.map((w) => ({ fd: w.fd, position: w.position, bytes: w.chunks.reduce((n, c) => n + c.length, 0) })),
+      syncFds: [...syncFds],
+    });
+    const run = async (): Promise<void> => {
+      const failure = this.failure;
+      this.failure = null;
+      if (failure && !failure.afterWrite) throw new StorageError('injected write failure', 'EIO');
+      await this.real.commit(writes, syncFds);
+      if (failure) throw new StorageError('injected fdatasync failure', 'EIO');
+    };
+    if (!this.held) return run();
+    return new Promise<void>((resolve) => this.held!.push(resolve)).then(run);
+  }
+
+  hold(): void {
+    this.held ??= [];
+  }
+
+  release(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const go of held) go();
+  }
+
+  failNext(afterWrite: boolean): void {
+    this.failure = { afterWrite };
+  }
+}
+
+export function batchOf(n: number, valueBytes: number, extra: Partial<BatchOptions> = {}): Buffer {
+  return buildBatch({ records: makeRecords(n, valueBytes), ...extra });
+}
+
+/** Validates and appends; throws unless the log accepted it. */
+export function append(log: PartitionLog, batch: Buffer): { baseOffset: number; lastOffset: number } {
+  const v = validateProducedBatch(batch, 1 << 30);
+  if (!v.ok) throw new Error(`invalid test batch: ${v.message}`);
+  const r = log.appendBatch(batch, v.header);
+  if (r.kind !== 'appended') throw new Error(`append refused: ${JSON.stringify(r)}`);
+  return r;
+}
+
+export interface LogHarness {
+  dir: string;
+  io: RecordingIo;
+  clock: Clock;
+  committer: GroupCommitter;
+  log: PartitionLog;
+  errors: StorageError[];
+  reopen(config?: LogConfig): PartitionLog;
+  dispose(): Promise<void>;
+}
+
+export function openHarness(config = logConfig(), policy: FlushPolicy = { kind: 'always' }, dir = tempDir()): LogHarness {
+  const io = new RecordingIo();
+  const clock = new Clock();
+  const errors: StorageError[] = [];
+  const committer = new GroupCommitter(io, policy, (e) => errors.push(e));
+  const h: LogHarness = {
+    dir,
+    io,
+    clock,
+    committer,
+    errors,
+    log: PartitionLog.open(dir, config, io, clock.now),
+    reopen(cfg = config) {
+      h.log = PartitionLog.open(dir, cfg, io, clock.now);
+      return h.log;
+    },
+    async dispose() {
+      await committer.close();
+      try {
+        h.log.close();
+      } finally {
+        removeDir(dir);
+      }
+    },
+  };
+  return h;
+}
+
+export interface StoredBatch {
+  baseOffset: number;
+  lastOffset: number;
+  bytes: Buffer;
+}
+
+/** Splits concatenated whole batches. */
+export function splitBatches(buf: Buffer): StoredBatch[] {
+  const out: StoredBatch[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const size = buf.readInt32BE(pos + 8) + 12;
+    const bytes = buf.subarray(pos, pos + size);
+    const baseOffset = Number(bytes.readBigInt64BE(0));
+    out.push({ baseOffset, lastOffset: baseOffset + bytes.readInt32BE(23), bytes });
+    pos += size;
+  }
+  return out;
+}
+
+export function readRanges(ranges: readonly FileRange[]): Buffer {
+  return Buffer.concat(ranges.map((r) => readFileSync(r.path).subarray(r.position, r.position + r.length)));
+}
+
+/** Every committed batch, read with unbounded fetches from the log start. */
+export function readAll(log: PartitionLog): StoredBatch[] {
+  const out: StoredBatch[] = [];
+  let offset = log.logStartOffset;
+  while (offset < log.highWatermark) {
+    const r = log.read(offset, 1 << 30, true);
+    if (r.error !== 0 || r.ranges.length === 0) throw new Error(`read at ${offset} failed: ${r.error}`);
+    const batches = splitBatches(readRanges(r.ranges));
+    out.push(...batches);
+    offset = batches[batches.length - 1]!.lastOffset + 1;
+  }
+  return out;
+}
+
+/** A copy of a directory's files, to replay a crash state several times. */
+export function snapshotDir(dir: string): Map<string, Buffer> {
+  return new Map(readdirSync(dir).map((n) => [n, readFileSync(join(dir, n))]));
+}
+
+export function restoreDir(files: ReadonlyMap<string, Buffer>): string {
+  const dir = tempDir();
+  for (const [name, data] of files) writeFileSync(join(dir, name), data);
+  return dir;
+}

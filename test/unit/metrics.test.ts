@@ -1,0 +1,97 @@
+// BrokerMetrics: shard snapshots become gauges/counters, vanished partitions and shards lose their
+// label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BrokerMetrics } from '../../src/metrics.js';
+import type { PartitionSnapshot, RingStatsSnapshot, ShardSnapshot } from '../../src/metrics.js';
+
+function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
+  return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0 };
+}
+
+function part(topic: string, partition: number, end: number): PartitionSnapshot {
+  return { topic, partition, sizeBytes: end * 100, logStartOffset: 0, logEndOffset: end, highWatermark: end };
+}
+
+function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0): ShardSnapshot {
+  return { shard: id, eventLoopLagMs: 3, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null };
+}
+
+/** The sample value of `name{labels}` in the exposition, or undefined if absent. */
+function sample(text: string, name: string, labels: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+test('snapshots feed partition, ring and shard metrics', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 7), part('orders', 1, 9)], 42), shard(1, [part('logs', 0, 1)])]);
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_partition_log_end_offset', 'topic="orders",partition="1"'), 9);
+  assert.equal(sample(text, 'sluice_partition_log_size_bytes', 'topic="orders",partition="0"'), 700);
+  assert.equal(sample(text, 'sluice_partition_high_watermark', 'topic="logs",partition="0"'), 1);
+  assert.equal(sample(text, 'sluice_ring_used_bytes', 'shard="0",direction="to_main"'), 20);
+  assert.equal(sample(text, 'sluice_event_loop_lag_seconds', 'thread="shard-1"'), 0.003);
+  assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="0"'), 42);
+  assert.equal(sample(text, 'sluice_shard_busy_seconds_total', 'shard="1"'), 1.5);
+});
+
+test('partitions and shards that disappear lose their series', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.applyShardSnapshots([shard(0, [part('a', 0, 1), part('a', 1, 1)]), shard(1, [part('b', 0, 1)])]);
+  m.applyShardSnapshots([shard(0, [part('a', 0, 2)])]);
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_partition_log_end_offset', 'topic="a",partition="0"'), 2);
+  for (const name of ['sluice_partition_log_end_offset', 'sluice_partition_log_start_offset', 'sluice_partition_log_size_bytes', 'sluice_partition_high_watermark']) {
+    assert.equal(sample(text, name, 'topic="a",partition="1"'), undefined, name);
+    assert.equal(sample(text, name, 'topic="b",partition="0"'), undefined, name);
+  }
+  assert.equal(sample(text, 'sluice_ring_used_bytes', 'shard="1",direction="to_shard"'), undefined);
+  assert.equal(sample(text, 'sluice_event_loop_lag_seconds', 'thread="shard-1"'), undefined);
+  assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="1"'), undefined);
+});
+
+test('cumulative shard totals stay monotonic across a shard restart', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.applyShardSnapshots([shard(0, [], 10, 4)]);
+  m.applyShardSnapshots([shard(0, [], 25, 6)]);
+  m.applyShardSnapshots([shard(0, [], 5, 1)]); // restarted: counts again from zero
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="0"'), 30);
+  assert.equal(sample(text, 'sluice_ring_wakeups_total', 'shard="0",direction="to_shard",side="consumer"'), 7);
+});
+
+test('main-thread recording: requests, bytes, connections, bounded reasons', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.recordRequest('Produce', 0.002);
+  m.recordRequest('Produce', 0.004);
+  m.recordRequest('Fetch', 0.1);
+  m.addBytesIn(100);
+  m.addBytesOut(50);
+  m.connectionOpened();
+  m.connectionOpened();
+  m.connectionClosed();
+  for (let i = 0; i < 100; i++) m.protocolError(`reason-${i}`);
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_requests_total', 'api="Produce"'), 2);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_count', 'api="Produce"'), 2);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_bucket', 'le="0.0025",api="Produce"'), 1);
+  assert.match(text, /^sluice_bytes_in_total 100$/m);
+  assert.match(text, /^sluice_connections 1$/m);
+  const reasons = text.split('\n').filter((l) => l.startsWith('sluice_protocol_errors_total{'));
+  assert.equal(reasons.length, 65); // 64 distinct values, then everything else as "other"
+  assert.equal(sample(text, 'sluice_protocol_errors_total', 'reason="other"'), 36);
+});
+
+test('two instances do not share a registry', async (t) => {
+  const a = new BrokerMetrics();
+  const b = new BrokerMetrics();
+  t.after(() => { a.close(); b.close(); });
+  a.addMessagesIn(5);
+  assert.match(await a.metricsText(), /^sluice_messages_in_total 5$/m);
+  assert.match(await b.metricsText(), /^sluice_messages_in_total 0$/m);
+});

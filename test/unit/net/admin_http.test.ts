@@ -1,0 +1,108 @@
+// Admin HTTP: health status codes, metrics text fed by shard snapshots (and served even when
+// snapshots fail), actor listing, 404/405, and closing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger } from '../../../src/logger.js';
+import { BrokerMetrics } from '../../../src/metrics.js';
+import type { ShardSnapshot } from '../../../src/metrics.js';
+import { startAdminServer } from '../../../src/net/admin_http.js';
+import type { HealthStatus } from '../../../src/net/admin_http.js';
+
+const snapshot: ShardSnapshot = {
+  shard: 0,
+  eventLoopLagMs: 1,
+  toShard: { capacity: 64, usedBytes: 0, messagesWritten: 0, messagesRead: 0, consumerWakeups: 0, producerWakeups: 0 },
+  toMain: { capacity: 64, usedBytes: 0, messagesWritten: 0, messagesRead: 0, consumerWakeups: 0, producerWakeups: 0 },
+  partitions: [{ topic: 't', partition: 0, sizeBytes: 1, logStartOffset: 0, logEndOffset: 12, highWatermark: 12 }],
+  handled: 0,
+  busyMs: 0,
+  lastError: null,
+};
+
+async function withServer(
+  overrides: { snapshots?: () => Promise<ShardSnapshot[]> },
+  body: (base: string, setStatus: (s: HealthStatus) => void) => Promise<void>,
+): Promise<void> {
+  let status: HealthStatus = 'starting';
+  const metrics = new BrokerMetrics();
+  const server = await startAdminServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger: createLogger('silent'),
+    metrics,
+    health: () => ({ status, details: { shards: 2 } }),
+    actors: async () => [{ topic: 't', partition: 0, shard: 0 }],
+    snapshots: overrides.snapshots ?? (async () => [snapshot]),
+    collectTimeoutMs: 200,
+  });
+  try {
+    await body(`http://127.0.0.1:${server.port}`, (s) => { status = s; });
+  } finally {
+    await server.close();
+    metrics.close();
+  }
+}
+
+test('health answers 503 until ready and while draining', async () => {
+  await withServer({}, async (base, setStatus) => {
+    let res = await fetch(`${base}/v1/health`);
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), { status: 'starting', shards: 2 });
+    setStatus('ready');
+    res = await fetch(`${base}/v1/health?verbose=1`);
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { status: string }).status, 'ready');
+    setStatus('draining');
+    assert.equal((await fetch(`${base}/v1/health`)).status, 503);
+  });
+});
+
+test('metrics applies fresh shard snapshots and serves Prometheus text', async () => {
+  await withServer({}, async (base) => {
+    const res = await fetch(`${base}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await res.text();
+    assert.match(text, /^sluice_partition_log_end_offset\{topic="t",partition="0"\} 12$/m);
+    assert.match(text, /^# TYPE sluice_requests_total counter$/m);
+  });
+});
+
+test('metrics still answers when shards do not', async () => {
+  const never = () => new Promise<ShardSnapshot[]>(() => undefined);
+  await withServer({ snapshots: never }, async (base) => {
+    const res = await fetch(`${base}/metrics`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /^sluice_connections 0$/m);
+    assert.doesNotMatch(text, /topic="t"/);
+  });
+});
+
+test('actors are listed as JSON; unknown paths 404, other methods 405', async () => {
+  await withServer({}, async (base) => {
+    const res = await fetch(`${base}/v1/actors`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), [{ topic: 't', partition: 0, shard: 0 }]);
+    assert.equal((await fetch(`${base}/v1/nothing`)).status, 404);
+    assert.equal((await fetch(`${base}/`)).status, 404);
+    const post = await fetch(`${base}/v1/health`, { method: 'POST', body: 'x' });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+  });
+});
+
+test('a busy port is reported as a startup error', async (t) => {
+  await withServer({}, async (base) => {
+    const port = Number(new URL(base).port);
+    const metrics = new BrokerMetrics();
+    t.after(() => metrics.close());
+    await assert.rejects(
+      startAdminServer({
+        host: '127.0.0.1', port, logger: createLogger('silent'), metrics,
+        health: () => ({ status: 'ready', details: {} }), actors: async () => [], snapshots: async () => [],
+      }),
+      /EADDRINUSE/,
+    );
+  });
+});

@@ -1,0 +1,116 @@
+// Generic properties over every API in apiByKey, every advertised version, both directions:
+// encode -> decode gives back exactly what was meant (absent fields as defaults, tagged fields
+// surviving or defaulting), re-encoding is byte-identical, and arbitrary or corrupted bytes
+// either decode or fail with ProtocolError, never anything else.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { apiByKey } from '../../../src/net/protocol/apis/index.js';
+import { ProtocolError, Reader } from '../../../src/net/protocol/reader.js';
+import { Writer } from '../../../src/net/protocol/writer.js';
+import type { AnyApi } from '../../../src/net/protocol/schema.js';
+import { structCase } from './schema_arbitrary.js';
+
+type Direction = 'request' | 'response';
+
+function encode(api: AnyApi, dir: Direction, version: number, value: unknown): Buffer {
+  const w = new Writer(32);
+  if (dir === 'request') api.encodeRequest(version, value, w);
+  else api.encodeResponse(version, value, w);
+  const out = Buffer.concat(w.finish());
+  assert.equal(out.length, w.length);
+  return out;
+}
+
+function decode(api: AnyApi, dir: Direction, version: number, bytes: Buffer): { value: unknown; rest: number } {
+  const r = new Reader(bytes);
+  const value = dir === 'request' ? api.decodeRequest(version, r) : api.decodeResponse(version, r);
+  return { value, rest: r.remaining() };
+}
+
+function eachVersion(fn: (api: AnyApi, version: number, dir: Direction) => void): void {
+  for (const api of apiByKey.values()) {
+    for (let v = api.minVersion; v <= api.maxVersion; v++) {
+      for (const dir of ['request', 'response'] as const) fn(api, v, dir);
+    }
+  }
+}
+
+function caseFor(api: AnyApi, version: number, dir: Direction) {
+  return structCase(api.definition[dir], version, api.isFlexible(version));
+}
+
+function decodesOrRejects(api: AnyApi, dir: Direction, version: number, bytes: Buffer): void {
+  try {
+    decode(api, dir, version, bytes);
+  } catch (err) {
+    if (!(err instanceof ProtocolError)) {
+      assert.fail(`${api.name} v${version} ${dir} threw ${String(err)} on ${bytes.toString('hex')}`);
+    }
+  }
+}
+
+describe('registry', () => {
+  it('holds all eleven APIs under their keys with the advertised ranges', () => {
+    const ranges = [...apiByKey.entries()].map(([k, a]) => [k, a.key, a.minVersion, a.maxVersion]).sort((a, b) => a[0]! - b[0]!);
+    assert.deepEqual(ranges, [
+      [0, 0, 0, 11], [1, 1, 4, 17], [2, 2, 1, 7], [3, 3, 0, 12], [18, 18, 0, 3], [19, 19, 0, 7],
+      [20, 20, 0, 6], [22, 22, 0, 4], [32, 32, 0, 4], [37, 37, 0, 3], [60, 60, 0, 1],
+    ]);
+  });
+});
+
+describe('round trip: every API, every version', () => {
+  eachVersion((api, version, dir) => {
+    it(`${api.name} v${version} ${dir}`, () => {
+      fc.assert(fc.property(caseFor(api, version, dir), ({ input, expected }) => {
+        const bytes = encode(api, dir, version, input);
+        const { value, rest } = decode(api, dir, version, bytes);
+        assert.equal(rest, 0, 'decoder consumed the whole body');
+        assert.deepStrictEqual(value, expected);
+        assert.deepEqual(encode(api, dir, version, value), bytes, 're-encoding is identical');
+      }), { numRuns: 60 });
+    });
+  });
+});
+
+describe('hostile bytes: decode or ProtocolError, nothing else', () => {
+  it('random bytes at every version of every API, both directions', { timeout: 60_000 }, () => {
+    eachVersion((api, version, dir) => {
+      fc.assert(fc.property(fc.uint8Array({ maxLength: 96 }), (a) => {
+        decodesOrRejects(api, dir, version, Buffer.from(a));
+      }), { numRuns: 150 });
+    });
+  });
+
+  it('valid frames truncated or with bytes overwritten', { timeout: 60_000 }, () => {
+    eachVersion((api, version, dir) => {
+      const mutation = fc.tuple(fc.nat(), fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 4 }), fc.boolean());
+      fc.assert(fc.property(caseFor(api, version, dir), mutation, ({ input }, [cut, at, patch, truncate]) => {
+        const bytes = encode(api, dir, version, input);
+        if (truncate) {
+          if (bytes.length === 0) return;
+          // Decoding is deterministic and needs every byte, so any strict prefix must fail.
+          const cutBytes = bytes.subarray(0, cut % bytes.length);
+          assert.throws(() => decode(api, dir, version, cutBytes), ProtocolError);
+          return;
+        }
+        const hurt = Buffer.from(bytes);
+        for (let i = 0; i < patch.length && hurt.length > 0; i++) hurt[(at + i) % hurt.length] = patch[i]!;
+        decodesOrRejects(api, dir, version, hurt);
+      }), { numRuns: 60 });
+    });
+  });
+
+  it('a claimed huge array count fails fast instead of allocating', () => {
+    const started = process.hrtime.bigint();
+    for (const api of apiByKey.values()) {
+      for (let v = api.minVersion; v <= api.maxVersion; v++) {
+        const frame = api.isFlexible(v) ? Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0]) : Buffer.from([0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+        decodesOrRejects(api, 'request', v, Buffer.concat([frame, frame, frame, frame]));
+      }
+    }
+    assert.ok(process.hrtime.bigint() - started < 2_000_000_000n);
+  });
+});

@@ -1,0 +1,73 @@
+// Golden wire bytes for DescribeCluster (key 60): v0 (first, already flexible) and v1 (max).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Bytes } from './golden_helpers.js';
+import { goldenRequest, goldenResponse } from './api_golden.js';
+import { Reader } from '../../../src/net/protocol/reader.js';
+import { DescribeClusterApi } from '../../../src/net/protocol/apis/describe_cluster.js';
+import type {
+  DescribeClusterRequest, DescribeClusterResponse,
+} from '../../../src/net/protocol/apis/describe_cluster.js';
+
+const INT32_MIN = -2147483648;
+
+test('DescribeCluster v0 request', () => {
+  const req: DescribeClusterRequest = { includeClusterAuthorizedOperations: true, endpointType: 1 };
+  goldenRequest(DescribeClusterApi, 0, req, new Bytes().bool(true).tags0().build());
+});
+
+test('DescribeCluster v1 request: endpoint type', () => {
+  const req: DescribeClusterRequest = { includeClusterAuthorizedOperations: false, endpointType: 2 };
+  goldenRequest(DescribeClusterApi, 1, req, new Bytes().bool(false).i8(2).tags0().build());
+});
+
+test('DescribeCluster v0 response: brokers with and without rack', () => {
+  const res: DescribeClusterResponse = {
+    throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 1,
+    clusterId: 'sluice-cluster', controllerId: 1,
+    brokers: [
+      { brokerId: 1, host: '127.0.0.1', port: 9092, rack: null },
+      { brokerId: 2, host: 'localhost', port: 9093, rack: 'r1' },
+    ],
+    clusterAuthorizedOperations: INT32_MIN,
+  };
+  const bytes = new Bytes()
+    .i32(0).i16(0).cstr(null)
+    .cstr('sluice-cluster').i32(1)
+    .carr(2)
+    .i32(1).cstr('127.0.0.1').i32(9092).cstr(null).tags0()
+    .i32(2).cstr('localhost').i32(9093).cstr('r1').tags0()
+    .i32(INT32_MIN)
+    .tags0()
+    .build();
+  goldenResponse(DescribeClusterApi, 0, res, bytes);
+});
+
+test('DescribeCluster v1 response: endpoint type after the error message', () => {
+  const res: DescribeClusterResponse = {
+    throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 2,
+    clusterId: 'c', controllerId: -1,
+    brokers: [{ brokerId: 0, host: 'h', port: 1, rack: null }],
+    clusterAuthorizedOperations: 0x2f8,
+  };
+  const bytes = new Bytes()
+    .i32(0).i16(0).cstr(null).i8(2)
+    .cstr('c').i32(-1)
+    .carr(1).i32(0).cstr('h').i32(1).cstr(null).tags0()
+    .i32(0x2f8)
+    .tags0()
+    .build();
+  goldenResponse(DescribeClusterApi, 1, res, bytes);
+});
+
+test('DescribeCluster v1 request: unknown tagged fields are skipped', () => {
+  const bytes = new Bytes()
+    .bool(true).i8(1)
+    .uvarint(2).tag(3, new Bytes().i32(7)).tag(9, new Bytes().cstr('future'))
+    .build();
+  const r = new Reader(bytes);
+  assert.deepStrictEqual(DescribeClusterApi.decodeRequest(1, r),
+    { includeClusterAuthorizedOperations: true, endpointType: 1 });
+  assert.equal(r.remaining(), 0);
+});
