@@ -91,8 +91,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   await topics.openAll();
   logger.info({ topics: topics.table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
   const kafkaPort = await kafka.listen();
-  // With port 0 (tests) the advertised port must be the one actually bound.
-  (ctx as { advertisedPort: number }).advertisedPort = kafkaPort;
+  ctx.advertisedPort = kafkaPort;
   status = 'ready';
 
   let stopping: Promise<void> | null = null;
@@ -103,6 +102,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       await Promise.all(hosts.map((h) => h.stop()));
       segments.closeAll();
       await admin.close();
+      metrics.close();
     })();
     return stopping;
   }

@@ -259,6 +259,7 @@ function printable<K extends OptionKey>(key: K, value: BrokerConfig[K]): Printab
 
 // ---- addresses -------------------------------------------------------------------------------
 
+/** Parses HOST:PORT ([v6addr]:PORT); throws an Error saying what is wrong. */
 export function splitHostPort(raw: string): { host: string; port: number } {
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(raw);
   if (m === null) throw new InvalidValue(`"${raw}" must be HOST:PORT (IPv6 as [addr]:PORT)`);
@@ -267,6 +268,7 @@ export function splitHostPort(raw: string): { host: string; port: number } {
   return { host: m[1] ?? m[2] ?? '', port };
 }
 
+/** Inverse of splitHostPort (brackets IPv6 hosts). */
 export function joinHostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
@@ -381,6 +383,12 @@ interface Relation {
 }
 
 const RELATIONS: readonly Relation[] = [
+  {
+    // The SPSC ring maps byte counters to positions with a mask.
+    keys: ['ringBytes'],
+    holds: (c) => (c.ringBytes & (c.ringBytes - 1)) === 0,
+    message: (c) => `ring-bytes (${c.ringBytes}) must be a power of two`,
+  },
   {
     keys: ['maxRequestBytes', 'partialRequestBytesMax'],
     holds: (c) => c.maxRequestBytes <= c.partialRequestBytesMax,

@@ -10,15 +10,9 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RingStats } from './actors/ring_buffer.js';
 
-export interface RingStatsSnapshot {
-  capacity: number;
-  usedBytes: number;
-  messagesWritten: number;
-  messagesRead: number;
-  consumerWakeups: number;
-  producerWakeups: number;
-}
+export type RingStatsSnapshot = RingStats;
 
 export interface PartitionSnapshot {
   topic: string;

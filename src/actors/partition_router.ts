@@ -69,7 +69,7 @@ export class PartitionRouter implements ShardResultSink {
     return this.hosts[shard]!;
   }
 
-  /** Shards among `handles` whose inbound rings are full; the caller pauses its socket until they drain. */
+  /** Shards whose inbound rings are full; a connection that just fed work pauses its socket until they drain. */
   blockedShards(): ShardHost[] {
     return this.hosts.filter((h) => h.blocked);
   }

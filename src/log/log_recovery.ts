@@ -5,15 +5,15 @@
 // indexes fail) every batch is CRC-checked, the first torn or corrupt batch and everything after
 // it is cut off, and the indexes are rebuilt. Producer state comes from the newest usable snapshot
 // plus a replay of the batch headers after it.
-import { fstatSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, ftruncateSync } from 'node:fs';
-import { join } from 'node:path';
+import { fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { BatchScanner } from './batch_scanner.js';
 import type { LogConfig } from './log_config.js';
 import { fsyncDirSync, readCheckpoint, TMP_SUFFIX, type LogCheckpoint } from './log_checkpoint.js';
 import { ProducerStateTable } from './producer_state.js';
 import { BATCH_HEADER_BYTES, BatchField, readBatchHeader, readInt64 } from './record_batch.js';
 import { lastHeader, LOG_SUFFIX, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
-import { OFFSET_INDEX, SparseIndex, TIME_INDEX } from './sparse_index.js';
+import { OFFSET_INDEX, SparseIndex, TIME_INDEX, type IndexFormat } from './sparse_index.js';
 
 export interface RecoveryStats {
   /** Opened from a clean-shutdown checkpoint. */
@@ -34,8 +34,8 @@ export interface RecoveryStats {
 }
 
 export interface RecoveredLog {
+  /** Ascending; never empty; the last is the active segment. The first's base is the log start. */
   segments: Segment[];
-  logStartOffset: number;
   producers: ProducerStateTable;
   stats: RecoveryStats;
 }
@@ -73,7 +73,7 @@ function openSegments(dir: string, bases: readonly number[], now: number): Segme
   });
 }
 
-function readIndex(seg: Segment, format: typeof OFFSET_INDEX): SparseIndex | null {
+function readIndex(seg: Segment, format: IndexFormat): SparseIndex | null {
   try {
     return SparseIndex.decode(format, readFileSync(seg.indexPath(format)));
   } catch {
@@ -220,8 +220,18 @@ function recoverProducers(dir: string, segments: Segment[], snapshots: number[],
   return table;
 }
 
+/** mkdir -p that also makes the new directory entries durable (each new directory's parent is fsynced). */
+function makeDirDurably(dir: string): void {
+  const created = mkdirSync(dir, { recursive: true });
+  if (created === undefined) return;
+  for (let d = dir; ; d = dirname(d)) {
+    fsyncDirSync(dirname(d));
+    if (d === created || d === dirname(d)) break;
+  }
+}
+
 export function recoverLog(dir: string, config: LogConfig, now: () => number): RecoveredLog {
-  mkdirSync(dir, { recursive: true });
+  makeDirDurably(dir);
   const listing = listDir(dir);
   const cp = readCheckpoint(dir);
   const stats: RecoveryStats = {
@@ -243,9 +253,12 @@ export function recoverLog(dir: string, config: LogConfig, now: () => number): R
   let below = 0;
   while (below + 1 < segments.length && segments[below + 1]!.baseOffset <= checkpointStart) below++;
   for (const seg of segments.splice(0, below)) seg.delete();
-  if (segments.length === 0) segments.push(Segment.create(dir, checkpointStart, t));
+  if (segments.length === 0) {
+    segments.push(Segment.create(dir, checkpointStart, t));
+    fsyncDirSync(dir);
+  }
   if (cp?.clean && cp.recoveryPoint < segments[segments.length - 1]!.baseOffset) stats.clean = false;
   recoverSegments(segments, stats.clean ? cp : cp && { ...cp, clean: false }, config, stats);
   const producers = recoverProducers(dir, segments, listing.snapshotOffsets, config, now, stats);
-  return { segments, logStartOffset: segments[0]!.baseOffset, producers, stats };
+  return { segments, producers, stats };
 }

@@ -158,6 +158,12 @@ export class PartitionLog {
     return this.segments[this.segments.length - 1]!;
   }
 
+  /**
+   * Stages a validated batch (the buffer becomes the log's: its base offset and leader epoch are
+   * rewritten in place, and under LogAppendTime its timestamp and CRC). Not readable until the
+   * GroupCommitter commits it. A 'duplicate' names a batch that may itself still be in flight, so
+   * the caller awaits GroupCommitter.commit(log) for duplicates too before acknowledging.
+   */
   appendBatch(batch: Buffer, header: BatchHeader): AppendResult {
     if (this.state !== 'open' || this.offline) return STORAGE_FAILURE;
     if (batch.length > this.config.segmentBytes) return BATCH_TOO_LARGE;

@@ -12,7 +12,8 @@ export interface BrokerContext {
   readonly nodeId: number;
   readonly clusterId: string;
   readonly advertisedHost: string;
-  readonly advertisedPort: number;
+  /** Set once the listener is bound (the configured port may be 0). */
+  advertisedPort: number;
   readonly topics: TopicManager;
   readonly router: PartitionRouter;
   readonly segments: SegmentReader;

@@ -6,7 +6,7 @@ import { BrokerMetrics } from '../../src/metrics.js';
 import type { PartitionSnapshot, RingStatsSnapshot, ShardSnapshot } from '../../src/metrics.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
-  return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0 };
+  return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0, consumerWaits: wakeups, producerWaits: 0 };
 }
 
 function part(topic: string, partition: number, end: number): PartitionSnapshot {

@@ -62,7 +62,8 @@ function topicBroker(topics: Map<string, StoredTopic>): Map<number, FakeHandler>
     }],
     [MetadataApi.key, (h, r) => {
       const req = MetadataApi.decodeRequest(h.apiVersion, r);
-      const names = req.topics === null ? [...topics.keys()] : req.topics.map((t) => t.name ?? '');
+      const all = req.topics === null || (h.apiVersion === 0 && req.topics.length === 0);
+      const names = all ? [...topics.keys()] : (req.topics ?? []).map((t) => t.name ?? '');
       return respond(MetadataApi, h.apiVersion, h.correlationId, {
         throttleTimeMs: 0, brokers: [{ nodeId: 0, host: '127.0.0.1', port: 9092, rack: null }], clusterId: 'c',
         controllerId: 0, topics: names.map(metadataTopic), clusterAuthorizedOperations: NO_OPS,
@@ -134,6 +135,29 @@ test('topic verbs round-trip through the admin client', async () => {
     r = await cli(['topic', 'delete', 'orders', ...brokers]);
     assert.equal(r.code, 1);
     assert.match(r.err, /UNKNOWN_TOPIC_OR_PARTITION/);
+  } finally {
+    await fake.stop();
+  }
+});
+
+test('old API versions (Metadata v0, CreateTopics v4, DeleteTopics v1, DescribeConfigs v0) work', async () => {
+  const topics = new Map<string, StoredTopic>();
+  const advertise = new Map<number, [number, number]>([
+    [MetadataApi.key, [0, 0]], [CreateTopicsApi.key, [0, 4]], [DeleteTopicsApi.key, [0, 1]], [DescribeConfigsApi.key, [0, 0]],
+  ]);
+  const fake = await FakeBroker.start({ handlers: topicBroker(topics), advertise });
+  const brokers = ['--brokers', `127.0.0.1:${fake.port}`];
+  try {
+    let r = await cli(['topic', 'create', 'a', '--partitions', '2', '--replication-factor', '1', '--config', 'x=1', ...brokers]);
+    assert.equal(r.out, 'created topic a', r.err); // v4 answers carry no partition count
+    r = await cli(['topic', 'list', ...brokers, '--format', 'json']);
+    assert.deepEqual(JSON.parse(r.out), [{ name: 'a', topicId: '00000000000000000000000000000000', internal: false, partitions: 2, replicationFactor: 1 }]);
+    r = await cli(['topic', 'describe', 'a', ...brokers, '--format', 'json']);
+    assert.deepEqual((JSON.parse(r.out) as { configs: unknown }).configs, [{ name: 'x', value: '1', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false }]);
+    r = await cli(['topic', 'delete', 'a', ...brokers]);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(topics.size, 0);
+    assert.deepEqual(fake.seen.filter((h) => h.apiKey !== 18).map((h) => [h.apiKey, h.apiVersion]).sort(), [[19, 4], [20, 1], [3, 0], [3, 0], [32, 0]].sort());
   } finally {
     await fake.stop();
   }

@@ -127,9 +127,16 @@ test('cross-key relations are checked and blame the key that was set', () => {
   resolveConfig(['--kafka-addr', '127.0.0.1:0', '--admin-addr', '127.0.0.1:0'], {});
 });
 
+test('ring-bytes must be a power of two', () => {
+  const issues = issuesOf(() => resolveConfig(['--ring-bytes', String(3 * 2 ** 24)], {}));
+  assert.equal(issues[0]?.key, 'ring-bytes');
+  assert.match(issues[0]?.message ?? '', /power of two/);
+  assert.doesNotThrow(() => resolveConfig(['--ring-bytes', String(2 ** 26)], {}));
+});
+
 test('the relation messageMaxBytes < ringBytes/2 holds exactly at its boundary', () => {
   fc.assert(
-    fc.property(fc.integer({ min: 65536, max: 2 ** 30 }), fc.integer({ min: 1, max: 2 ** 29 + 1 }), (ring, msg) => {
+    fc.property(fc.integer({ min: 16, max: 30 }).map((bits) => 2 ** bits), fc.integer({ min: 1, max: 2 ** 29 + 1 }), (ring, msg) => {
       const argv = ['--ring-bytes', String(ring), '--message-max-bytes', String(msg)];
       let ok = true;
       try {
