@@ -61,6 +61,8 @@ export class Connection {
   private barrier = false;
   private waitingShards = false;
   private writeBlocked = false;
+  /** No more requests are read or dispatched; the connection closes once in-flight ones are answered. */
+  private ending = false;
   private closed = false;
   private onIdle: (() => void) | null = null;
 
@@ -73,54 +75,70 @@ export class Connection {
     private readonly onClose: (c: Connection) => void,
   ) {
     socket.setNoDelay(true);
-    socket.setTimeout(limits.idleTimeoutMs, () => this.close('idle timeout'));
+    socket.setTimeout(limits.idleTimeoutMs, () => this.close());
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {
       this.writeBlocked = false;
       this.pump();
     });
-    socket.on('error', () => this.close(null));
-    socket.on('close', () => this.close(null));
+    socket.on('error', () => this.close());
+    socket.on('close', () => this.close());
   }
 
   get remote(): string {
     return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
   }
 
-  /** Stops reading, lets in-flight requests finish and their responses flush, then ends. */
+  /**
+   * Stops reading, lets in-flight requests finish and their responses flush, then closes.
+   * Used for shutdown and for bad input: requests a client pipelined before a bad frame are
+   * still answered, as Kafka does.
+   */
   drain(): Promise<void> {
+    this.ending = true;
     this.socket.pause();
-    this.frames.length = 0;
+    this.dropUnread();
     if (this.inflight.length === 0 || this.closed) {
-      this.close(null);
+      this.close();
       return Promise.resolve();
     }
     return new Promise((resolve) => {
       this.onIdle = () => {
-        this.close(null);
+        this.close();
         resolve();
       };
     });
   }
 
-  close(reason: string | null): void {
+  close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (reason !== null) this.log.warn({ remote: this.remote, reason }, 'closing connection');
-    this.held.give(this.buffered);
-    for (const f of this.frames) this.held.give(f.length + 4);
-    this.buffered = 0;
-    this.chunks = [];
-    this.frames.length = 0;
+    this.dropUnread();
     this.socket.destroy();
     this.onClose(this);
     this.onIdle?.();
   }
 
+  /** Bad input: one log line and one metric per connection, then drain and close. */
+  private reject(kind: string, detail: string): void {
+    if (this.ending || this.closed) return;
+    this.log.warn({ remote: this.remote, kind, detail }, 'closing connection after bad input');
+    this.broker.metrics.protocolError(kind);
+    void this.drain();
+  }
+
+  private dropUnread(): void {
+    this.held.give(this.buffered);
+    for (const f of this.frames) this.held.give(f.length + 4);
+    this.buffered = 0;
+    this.chunks = [];
+    this.frames.length = 0;
+  }
+
   private onData(chunk: Buffer): void {
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
     if (!this.held.tryTake(chunk.length)) {
-      this.close('global bound on buffered request bytes reached');
+      this.reject('buffer-bound', `global bound of ${this.held.max} buffered request bytes reached`);
       return;
     }
     this.chunks.push(chunk);
@@ -136,7 +154,7 @@ export class Connection {
         if (this.buffered < 4) return true;
         const size = this.peekInt32();
         if (size < REQUEST_FRAME_MIN || size > this.limits.maxRequestBytes) {
-          this.close(`request frame of ${size} bytes outside [${REQUEST_FRAME_MIN}, ${this.limits.maxRequestBytes}]`);
+          this.reject('frame-size', `request frame of ${size} bytes outside [${REQUEST_FRAME_MIN}, ${this.limits.maxRequestBytes}]`);
           return false;
         }
         this.frameSize = size;
@@ -178,7 +196,7 @@ export class Connection {
   }
 
   private canDispatch(): boolean {
-    return !this.closed && !this.barrier && !this.waitingShards && !this.writeBlocked && this.inflight.length < this.limits.maxInflight;
+    return !this.closed && !this.ending && !this.barrier && !this.waitingShards && !this.writeBlocked && this.inflight.length < this.limits.maxInflight;
   }
 
   private pump(): void {
@@ -187,7 +205,7 @@ export class Connection {
       this.held.give(frame.length + 4);
       this.dispatch(frame);
     }
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
     if (this.frames.length > 0 || !this.canDispatch()) this.socket.pause();
     else this.socket.resume();
   }
@@ -196,9 +214,9 @@ export class Connection {
     const apiKey = frame.readInt16BE(0);
     const version = frame.readInt16BE(2);
     const h = handlersByKey.get(apiKey);
-    if (!h) return this.close(`unknown api key ${apiKey}`);
+    if (!h) return this.reject('unknown-api', `unknown api key ${apiKey}`);
     if (version < h.api.minVersion || version > h.api.maxVersion) {
-      if (apiKey !== ApiVersionsApi.key) return this.close(`unsupported version ${version} of api ${h.api.name}`);
+      if (apiKey !== ApiVersionsApi.key) return this.reject('unsupported-version', `unsupported version ${version} of api ${h.api.name}`);
       return this.respondUnsupportedApiVersions(frame.readInt32BE(4));
     }
     let header;
@@ -208,7 +226,7 @@ export class Connection {
       header = readRequestHeader(r, isFlexible);
       req = h.api.decodeRequest(version, r);
     } catch (err) {
-      return this.close(`malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
+      return this.reject('malformed', `malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
     }
     const slot: Slot = { done: false, chunks: null };
     this.inflight.push(slot);
@@ -274,7 +292,8 @@ export class Connection {
   private failed(h: Handler<unknown, unknown>, err: unknown): void {
     if (h.barrier) this.barrier = false;
     this.log.error({ err, api: h.api.name }, 'request handler failed');
-    this.close(`internal error in ${h.api.name}`);
+    this.broker.metrics.protocolError('internal');
+    this.close();
   }
 
   private flush(): void {
