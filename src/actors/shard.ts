@@ -6,7 +6,7 @@
 // Owns: actors by handle, the committer, parked fetches, the outbox for a full outbound ring.
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
-import type { IoBackend } from '../log/io_backend.js';
+import { StorageError, type IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
 import { ErrorCode } from '../net/protocol/errors.js';
 import { PartitionActor, type ActorStats } from './partition_actor.js';
@@ -94,8 +94,14 @@ export class Shard {
     const log = actor.log;
     if (timestamp === -1) return { errorCode: 0, offset: log.highWatermark, timestamp: -1 };
     if (timestamp === -2) return { errorCode: 0, offset: log.logStartOffset, timestamp: -1 };
-    const found = timestamp === -3 ? log.maxTimestamp() : log.offsetForTimestamp(timestamp);
-    return found ? { errorCode: 0, offset: found.offset, timestamp: found.timestamp } : { errorCode: 0, offset: -1, timestamp: -1 };
+    try {
+      const found = timestamp === -3 ? log.maxTimestamp() : log.offsetForTimestamp(timestamp);
+      return found ? { errorCode: 0, offset: found.offset, timestamp: found.timestamp } : { errorCode: 0, offset: -1, timestamp: -1 };
+    } catch (err) {
+      if (!(err instanceof StorageError)) throw err;
+      actor.lastError = err.message;
+      return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, offset: -1, timestamp: -1 };
+    }
   }
 
   enforceRetention(): void {

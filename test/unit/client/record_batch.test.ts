@@ -16,6 +16,7 @@ import {
 } from '../../../src/client/record_batch.js';
 import type { ConsumedRecord, ProducerRecord } from '../../../src/client/record_batch.js';
 import { BatchField, crc32c, writeInt64 } from '../../../src/log/record_batch.js';
+import { buildBatch, fixCrc } from '../log/batch_builder.js';
 
 const bytesArb = fc.option(fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), { nil: null });
 const recordArb: fc.Arbitrary<ProducerRecord> = fc.record({
@@ -44,10 +45,6 @@ function stamp(batch: Buffer, baseOffset: number): Buffer {
   writeInt64(copy, BatchField.baseOffset, baseOffset);
   copy.writeInt32BE(7, BatchField.partitionLeaderEpoch);
   return copy;
-}
-
-function recrc(batch: Buffer): void {
-  batch.writeUInt32BE(crc32c(batch.subarray(BatchField.attributes)), BatchField.crc);
 }
 
 function simple(n: number, from = 0): ProducerRecord[] {
@@ -102,6 +99,27 @@ describe('encodeRecordBatch / decodeRecordBatches', () => {
     }));
   });
 
+  it('encodes byte for byte what the independent test batch builder builds', () => {
+    fc.assert(fc.property(fc.array(recordArb, { minLength: 1, maxLength: 10 }), fc.integer({ min: -1, max: 2 ** 40 }), (records, producerId) => {
+      const base = (records[0] as ProducerRecord).timestamp;
+      const expected = buildBatch({
+        records: records.map((r) => ({ key: r.key, value: r.value, headers: (r.headers ?? []).map((h) => ({ key: h.key, value: h.value })), timestampDelta: r.timestamp - base })),
+        baseTimestamp: base,
+        producerId,
+      });
+      assert.deepEqual(encodeRecordBatch(records, { producerId }), expected);
+    }));
+  });
+
+  it('decodeRecords skips control batches', () => {
+    const control = buildBatch({ records: [{ key: Buffer.from([0, 0, 0, 1]), value: Buffer.from([0, 0, 0, 0, 0, 0]) }], control: true, transactional: true, baseOffset: 3, producerId: 9, producerEpoch: 0, baseSequence: -1 });
+    const data = stamp(encodeRecordBatch(simple(3)), 0);
+    const after = stamp(encodeRecordBatch(simple(1, 3)), 4);
+    const all = Buffer.concat([data, control, after]);
+    assert.deepEqual(decodeRecordBatches(all).map((b) => b.control), [false, true, false]);
+    assert.deepEqual(decodeRecords(all).map((r) => r.offset), [0, 1, 2, 4]);
+  });
+
   it('decodeRecords skips records below the fetch offset inside a batch', () => {
     const batch = stamp(encodeRecordBatch(simple(5)), 10);
     assert.deepEqual(decodeRecords(batch, 12).map((r) => r.offset), [12, 13, 14]);
@@ -122,7 +140,7 @@ describe('encodeRecordBatch / decodeRecordBatches', () => {
     const batch = encodeRecordBatch(simple(3));
     batch.writeInt16BE(0x08, BatchField.attributes);
     writeInt64(batch, BatchField.maxTimestamp, 42);
-    recrc(batch);
+    fixCrc(batch);
     assert.deepEqual(decodeRecords(batch).map((r) => r.timestamp), [42, 42, 42]);
   });
 
@@ -146,7 +164,7 @@ describe('decode errors', () => {
     for (const codec of [CompressionCodec.snappy, CompressionCodec.lz4, CompressionCodec.zstd]) {
       const batch = encodeRecordBatch(simple(2));
       batch.writeInt16BE(codec, BatchField.attributes);
-      recrc(batch);
+      fixCrc(batch);
       assert.throws(() => decodeRecordBatches(batch), (err: unknown) =>
         isBatchError(RecordBatchErrorKind.unsupportedCompression)(err) && /snappy|lz4|zstd/.test((err as Error).message));
     }
@@ -164,7 +182,7 @@ describe('decode errors', () => {
     fc.assert(fc.property(fc.integer({ min: -5, max: 1_000_000 }).filter((n) => n !== 3), (count) => {
       const batch = encodeRecordBatch(simple(3));
       batch.writeInt32BE(count, BatchField.recordsCount);
-      recrc(batch);
+      fixCrc(batch);
       assert.throws(() => decodeRecordBatches(batch), isBatchError(RecordBatchErrorKind.malformed));
     }));
   });

@@ -1,3 +1,5 @@
+// GroupCommitter: one submission per macrotask across logs, pipelining, flush policies, and rollback
+// of everything a failed submission (or a failed interval fdatasync) put at risk.
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -203,27 +205,31 @@ describe('GroupCommitter', () => {
   it('close() waits for the in-flight commit; a log closed meanwhile finishes cleanly', async () => {
     const s = shard(1);
     const log = s.logs[0]!;
-    s.io.hold();
-    append(log, batchOf(1, 10));
-    const landed = s.committer.commit(log);
-    await new Promise((r) => setImmediate(r));
-    log.close(); // deferred until the commit settles
-    const late = batchOf(1, 10);
-    assert.deepEqual(log.appendBatch(late, readBatchHeader(late, 0)), { kind: 'error', code: ErrorCode.KAFKA_STORAGE_ERROR });
-    const closing = s.committer.close();
-    let closed = false;
-    void closing.then(() => (closed = true));
-    await new Promise((r) => setTimeout(r, 10));
-    assert.equal(closed, false);
-    s.io.release();
-    await landed;
-    await closing;
-    const again = PartitionLog.open(log.dir, logConfig(), s.io, new Clock().now);
-    assert.equal(again.recovery.clean, true);
-    assert.equal(again.logEndOffset, 1);
-    again.close();
-    await assert.rejects(s.committer.commit(again), StorageError);
-    removeDir(log.dir);
+    try {
+      s.io.hold();
+      append(log, batchOf(1, 10));
+      const landed = s.committer.commit(log);
+      await new Promise((r) => setImmediate(r));
+      log.close(); // deferred until the commit settles
+      const late = batchOf(1, 10);
+      assert.deepEqual(log.appendBatch(late, readBatchHeader(late, 0)), { kind: 'error', code: ErrorCode.KAFKA_STORAGE_ERROR });
+      const closing = s.committer.close();
+      let closed = false;
+      void closing.then(() => (closed = true));
+      await new Promise((r) => setTimeout(r, 10));
+      assert.equal(closed, false);
+      s.io.release();
+      await landed;
+      await closing;
+      const again = PartitionLog.open(log.dir, logConfig(), s.io, new Clock().now);
+      assert.equal(again.recovery.clean, true);
+      assert.equal(again.logEndOffset, 1);
+      again.close();
+      await assert.rejects(s.committer.commit(again), StorageError);
+    } finally {
+      s.io.release();
+      await s.dispose();
+    }
   });
 
   it('rejects waiters of a log closed before its data was taken', async () => {

@@ -1,3 +1,4 @@
+// NodeIoBackend: positioned multi-chunk writes, fdatasync, and errors surfacing as StorageError.
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,3 +1,5 @@
+// Startup recovery: torn and corrupt tails at every byte, damaged indexes, clean-shutdown skip,
+// producer state from snapshots and replay. Crash states are directory images of a log left open.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

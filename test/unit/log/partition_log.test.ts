@@ -1,3 +1,5 @@
+// PartitionLog behaviour on a real directory: offsets, visibility at commit, reads (containing batch,
+// maxBytes, KIP-74), rolls, retention, LogAppendTime, timestamps, and a model-based read property.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,3 +1,5 @@
+// Idempotent producer rules (kafka-protocol.md §9): fencing, duplicates with original offsets,
+// sequence gaps and wrap-around, expiry, the size bound, rollback and snapshots.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

@@ -1,3 +1,5 @@
+// Record batch v2 helpers: header reads, CRC, in-place rewrites, produce validation in Kafka's order,
+// and the record walk used for timestamp lookups.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
