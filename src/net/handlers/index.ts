@@ -8,6 +8,7 @@ import { deleteTopicsHandler } from './delete_topics.js';
 import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
 import { fetchHandler } from './fetch.js';
+import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
 import { listOffsetsHandler } from './list_offsets.js';
 import { metadataHandler } from './metadata.js';
@@ -26,5 +27,6 @@ export const handlersByKey: ReadonlyMap<number, Handler<unknown, unknown>> = new
     initProducerIdHandler,
     describeConfigsHandler,
     describeClusterHandler,
+    findCoordinatorHandler,
   ].map((h) => [h.api.key, h]),
 );

@@ -9,6 +9,7 @@ import { DeleteTopicsApi } from './delete_topics.js';
 import { DescribeClusterApi } from './describe_cluster.js';
 import { DescribeConfigsApi } from './describe_configs.js';
 import { FetchApi } from './fetch.js';
+import { FindCoordinatorApi } from './find_coordinator.js';
 import { InitProducerIdApi } from './init_producer_id.js';
 import { ListOffsetsApi } from './list_offsets.js';
 import { MetadataApi } from './metadata.js';
@@ -17,6 +18,7 @@ import { ProduceApi } from './produce.js';
 const all: readonly AnyApi[] = [
   ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, ApiVersionsApi, CreateTopicsApi,
   DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, CreatePartitionsApi, DescribeClusterApi,
+  FindCoordinatorApi,
 ] as readonly AnyApi[];
 
 export const apiByKey: ReadonlyMap<number, AnyApi> = new Map(all.map((api) => [api.key, api]));

@@ -1,0 +1,264 @@
+// Test harness: one Sluice broker as a child process on free loopback ports, for e2e and interop
+// tests. Runs on the test's main thread. Owns the child, its temp dir (data + log file) and the
+// ports. Invariants: every wait is bounded (start, stop, kill); the child's stdout/stderr go to a
+// log file that is kept (and its path reported) when a test failed or the child misbehaved, and
+// removed with the data dir otherwise; restart() reuses the same data dir and ports.
+
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The CLI, resolved from this compiled file so it works from dist/ and from dist-<name>/. */
+export const BROKER_MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+export interface BrokerStartOptions {
+  /** Worker shards; default 2. */
+  shards?: number;
+  /** always | never | a number of ms; default 'always'. */
+  flush?: string;
+  /** Extra CLI flags, e.g. ['--auto-create-topics', 'false']. */
+  args?: readonly string[];
+  /** Default 'warn' so logs stay small; 'info' when diagnosing. */
+  logLevel?: string;
+  /** Bound on waiting for /v1/health; default 30 s. */
+  startTimeoutMs?: number;
+}
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+const HEALTH_POLL_MS = 50;
+
+/** Brokers still running; killed if the test process exits without disposing of them. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/** A port that was free a moment ago (bound to 0 and released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Resolves with `promise`, or rejects after `ms` with `what` in the message. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class BrokerProcess {
+  readonly host = '127.0.0.1';
+  readonly dataDir: string;
+  readonly logPath: string;
+  private child: ChildProcess | null = null;
+  private exited: Promise<ExitStatus> = Promise.resolve({ code: null, signal: null });
+  private keepLogs = false;
+  private starts = 0;
+
+  private constructor(
+    private readonly root: string,
+    readonly kafkaPort: number,
+    readonly adminPort: number,
+    private readonly opts: BrokerStartOptions,
+  ) {
+    this.dataDir = join(root, 'data');
+    this.logPath = join(root, 'broker.log');
+  }
+
+  /** Starts a broker in a fresh temp dir and waits until it is healthy. */
+  static async start(opts: BrokerStartOptions = {}): Promise<BrokerProcess> {
+    const root = mkdtempSync(join(tmpdir(), 'sluice-e2e-'));
+    const broker = new BrokerProcess(root, await freePort(), await freePort(), opts);
+    try {
+      await broker.launch();
+    } catch (err) {
+      broker.keepLogs = true;
+      await broker.dispose();
+      throw err;
+    }
+    return broker;
+  }
+
+  get bootstrap(): string {
+    return `${this.host}:${this.kafkaPort}`;
+  }
+
+  get pid(): number {
+    const pid = this.child?.pid;
+    if (pid === undefined) throw new Error('broker is not running');
+    return pid;
+  }
+
+  get running(): boolean {
+    return this.child !== null;
+  }
+
+  /** Resident set size of the broker process (all its threads), in KiB. */
+  rssKb(): number {
+    const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    if (m === null) throw new Error('no VmRSS line in /proc status');
+    return Number(m[1]);
+  }
+
+  /** One sample of the Prometheus text at /metrics, e.g. 'sluice_connections' (0 when absent). */
+  async metric(sample: string): Promise<number> {
+    const res = await fetch(`http://${this.host}:${this.adminPort}/metrics`, { signal: AbortSignal.timeout(5000) });
+    const text = await res.text();
+    for (const line of text.split('\n')) {
+      if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
+    }
+    return 0;
+  }
+
+  /** Polls `sample` until `ok(value)` (bounded); returns the last value seen. */
+  async waitMetric(sample: string, ok: (v: number) => boolean, timeoutMs = 5000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await this.metric(sample);
+      if (ok(v) || Date.now() >= deadline) return v;
+      await sleep(50);
+    }
+  }
+
+  /** The last `lines` lines of the broker's combined stdout/stderr. */
+  logTail(lines = 40): string {
+    try {
+      return readFileSync(this.logPath, 'utf8').split('\n').slice(-lines - 1).join('\n');
+    } catch {
+      return '(no log)';
+    }
+  }
+
+  /** For afterEach: keeps the temp dir (log + data) after dispose() if the test failed. */
+  noteResult(testContext: object): void {
+    if ((testContext as { passed?: boolean }).passed === false) this.keepLogs = true;
+  }
+
+  /** SIGTERM and wait for exit (bounded; SIGKILL and throw if it hangs). */
+  async stop(timeoutMs = 20_000): Promise<ExitStatus> {
+    const child = this.child;
+    if (child === null) throw new Error('broker is not running');
+    child.kill('SIGTERM');
+    try {
+      return await withTimeout(this.exited, timeoutMs, `broker pid ${child.pid} after SIGTERM`);
+    } catch (err) {
+      this.keepLogs = true;
+      child.kill('SIGKILL');
+      await withTimeout(this.exited, 10_000, `broker pid ${child.pid} after SIGKILL`);
+      throw err;
+    }
+  }
+
+  async kill9(): Promise<ExitStatus> {
+    const child = this.child;
+    if (child === null) throw new Error('broker is not running');
+    child.kill('SIGKILL');
+    return withTimeout(this.exited, 10_000, `broker pid ${child.pid} after SIGKILL`);
+  }
+
+  /** Starts again on the same data dir and ports (the previous process must have exited). */
+  async restart(): Promise<void> {
+    if (this.child !== null) throw new Error('broker is still running');
+    await this.launch();
+  }
+
+  /** Stops the broker if it runs (kill -9 if SIGTERM hangs) and removes the temp dir unless kept. */
+  async dispose(): Promise<void> {
+    if (this.child !== null) {
+      try {
+        await this.stop(10_000);
+      } catch {
+        this.keepLogs = true;
+      }
+    }
+    if (this.keepLogs) {
+      process.stderr.write(`# sluice broker log kept at ${this.logPath}\n`);
+      return;
+    }
+    rmSync(this.root, { recursive: true, force: true });
+  }
+
+  private args(): string[] {
+    return [
+      BROKER_MAIN, 'start',
+      '--data-dir', this.dataDir,
+      '--kafka-addr', `${this.host}:${this.kafkaPort}`,
+      '--admin-addr', `${this.host}:${this.adminPort}`,
+      '--shards', String(this.opts.shards ?? 2),
+      '--flush', this.opts.flush ?? 'always',
+      '--log-level', this.opts.logLevel ?? 'warn',
+      ...(this.opts.args ?? []),
+    ];
+  }
+
+  private async launch(): Promise<void> {
+    const fd = openSync(this.logPath, 'a');
+    this.starts++;
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, this.args(), { stdio: ['ignore', fd, fd], env: { ...process.env } });
+    } finally {
+      closeSync(fd);
+    }
+    this.child = child;
+    live.add(child);
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        live.delete(child);
+        if (this.child === child) this.child = null;
+        if (code !== 0 && signal !== 'SIGKILL') this.keepLogs = true;
+        resolve({ code, signal });
+      });
+    });
+    await this.waitHealthy(child);
+  }
+
+  private async waitHealthy(child: ChildProcess): Promise<void> {
+    const timeoutMs = this.opts.startTimeoutMs ?? 30_000;
+    const deadline = Date.now() + timeoutMs;
+    const url = `http://${this.host}:${this.adminPort}/v1/health`;
+    while (Date.now() < deadline) {
+      if (this.child !== child) {
+        const status = await this.exited;
+        throw new Error(`broker exited during start #${this.starts} (code ${status.code}, signal ${status.signal}):\n${this.logTail()}`);
+      }
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+        await res.arrayBuffer();
+        if (res.status === 200) return;
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(HEALTH_POLL_MS);
+    }
+    child.kill('SIGKILL');
+    await withTimeout(this.exited, 10_000, 'broker after SIGKILL');
+    throw new Error(`broker not healthy within ${timeoutMs} ms (start #${this.starts}):\n${this.logTail()}`);
+  }
+}
