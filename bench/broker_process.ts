@@ -1,0 +1,151 @@
+// A fresh Sluice broker as a child process for one bench run (bench process, main thread): own
+// temp data dir, Kafka and admin listeners on 127.0.0.1 with ports picked by the kernel (read
+// back from the ready line), ready once GET /v1/health answers 200. Stopped by its pid with
+// SIGTERM (SIGKILL after a deadline), then its data dir is removed.
+// Bounds: startup and stop each have a deadline; at most STDERR_KEEP bytes of stderr are kept.
+import { spawn, execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface BrokerOptions {
+  /** always | never | <ms> */
+  readonly flush: string;
+  readonly shards: number;
+  /** Extra node flags for the broker process (e.g. --cpu-prof). */
+  readonly nodeArgs?: readonly string[];
+  readonly startTimeoutMs?: number;
+}
+
+const HOST = '127.0.0.1';
+const STDERR_KEEP = 16 * 1024;
+const MAIN_JS = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+let clockTicks = 0;
+function ticksPerSecond(): number {
+  if (clockTicks === 0) clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return clockTicks;
+}
+
+/** CPU seconds (user + system, all threads) used so far by process `pid`, or NaN. */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
+  } catch {
+    return NaN;
+  }
+}
+
+function healthOk(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get({ host: HOST, port, path: '/v1/health', timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
+export class BrokerProcess {
+  readonly host = HOST;
+  private stderrTail = '';
+  private exited: Promise<number | null>;
+
+  private constructor(private readonly child: ChildProcess, readonly dataDir: string, readonly kafkaPort: number, readonly adminPort: number) {
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null) resolve(child.exitCode);
+      else child.once('exit', (code) => resolve(code));
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-STDERR_KEEP);
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  static async start(o: BrokerOptions): Promise<BrokerProcess> {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+    const args = [...(o.nodeArgs ?? []), MAIN_JS, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:0`,
+      '--admin-addr', `${HOST}:0`, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn'];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const { kafka, admin } = await readyLine(child, o.startTimeoutMs ?? 30_000);
+      const broker = new BrokerProcess(child, dataDir, kafka, admin);
+      const deadline = Date.now() + (o.startTimeoutMs ?? 30_000);
+      while (!(await healthOk(admin))) {
+        if (Date.now() > deadline) throw new Error('broker health check did not pass in time');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return broker;
+    } catch (err) {
+      child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  cpuSeconds(): number {
+    return processCpuSeconds(this.pid);
+  }
+
+  /** SIGTERM, wait for exit (SIGKILL after timeoutMs), remove the data dir; the exit code. */
+  async stop(timeoutMs = 15_000): Promise<number | null> {
+    let timer: NodeJS.Timeout | undefined;
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    const code = await Promise.race([
+      this.exited,
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => {
+          this.child.kill('SIGKILL');
+          resolve(null);
+        }, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    await this.exited;
+    rmSync(this.dataDir, { recursive: true, force: true });
+    return code;
+  }
+}
+
+/** Waits for "sluice ready kafka=HOST:PORT admin=HOST:PORT ..." on stdout. */
+function readyLine(child: ChildProcess, timeoutMs: number): Promise<{ kafka: number; admin: number }> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => done(new Error(`broker not ready after ${timeoutMs} ms: ${err.slice(-2000)}`)), timeoutMs);
+    const onOut = (d: Buffer): void => {
+      out = (out + d.toString('utf8')).slice(-4096);
+      const m = /sluice ready kafka=\S+:(\d+) admin=\S+:(\d+)/.exec(out);
+      if (m !== null) done(null, { kafka: Number(m[1]), admin: Number(m[2]) });
+    };
+    const onErr = (d: Buffer): void => {
+      err = (err + d.toString('utf8')).slice(-STDERR_KEEP);
+    };
+    const onExit = (code: number | null): void => done(new Error(`broker exited (${code}) before ready: ${err.slice(-2000)}`));
+    function done(e: Error | null, ports?: { kafka: number; admin: number }): void {
+      clearTimeout(timer);
+      child.stdout?.off('data', onOut);
+      child.stderr?.off('data', onErr);
+      child.off('exit', onExit);
+      child.stdout?.resume();
+      if (e !== null) reject(e);
+      else resolve(ports as { kafka: number; admin: number });
+    }
+    child.stdout?.on('data', onOut);
+    child.stderr?.on('data', onErr);
+    child.once('exit', onExit);
+  });
+}

@@ -1,0 +1,282 @@
+// Peers measured in the same sitting (bench process, main thread): librdkafka's producer
+// (/work/shared/peers/rdkafka-producer-bench.c, compiled into a temp dir) and kcat
+// (kafka-client-bench.sh) against fresh Sluice brokers, and the peer scripts for Redis Streams,
+// NATS JetStream and the Node socket ceiling, invoked unchanged. The scripts write results/ next
+// to themselves, so they run through a temp dir of symlinks to the (read-only, shared) peers dir.
+// A peer whose tools are missing is reported as unavailable, never as a failure of the bench.
+// Bounds: every child process has a timeout and is killed by its pid; output kept is capped.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { BrokerProcess } from './broker_process.js';
+import { waitQuiet } from './quiet.js';
+import { spread } from './report.js';
+import type { Spread } from './report.js';
+
+export interface PeerFigure {
+  readonly name: string;
+  readonly unit: string;
+  readonly value: Spread;
+}
+
+export interface PeerResults {
+  readonly figures: PeerFigure[];
+  /** Peers that could not run here, with the reason. */
+  readonly unavailable: string[];
+  readonly log: string[];
+}
+
+export interface PeerSettings {
+  readonly peersDir: string;
+  readonly runs: number;
+  readonly shards: number;
+  readonly quietWaitS: number;
+  readonly rdkafkaMessages: number;
+  /** Subset of PEER_NAMES to run; empty = all. */
+  readonly only: readonly string[];
+}
+
+export const PEER_NAMES = ['rdkafka', 'kcat', 'redis', 'nats', 'node-net'] as const;
+
+const OUTPUT_KEEP = 256 * 1024;
+
+function onPath(cmd: string): boolean {
+  return (process.env['PATH'] ?? '').split(delimiter).some((d) => d !== '' && existsSync(join(d, cmd)));
+}
+
+interface ProcResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a command, killing it (by pid) after timeoutMs. */
+function run(cmd: string, args: readonly string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<ProcResult> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout = (stdout + d.toString('utf8')).slice(-OUTPUT_KEEP); });
+    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString('utf8')).slice(-OUTPUT_KEEP); });
+    // The scripts start servers in the background: end the whole process group we created.
+    const timer = setTimeout(() => {
+      stderr += `\n[killed after ${timeoutMs} ms]`;
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+    }, timeoutMs);
+    child.on('error', (err) => { stderr += String(err); });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A dir of symlinks to the peers dir's files, so the scripts' results/ land in our temp dir. */
+function symlinkFarm(peersDir: string, work: string): string {
+  const farm = join(work, 'peers');
+  mkdirSync(farm);
+  for (const f of readdirSync(peersDir)) if (f !== 'results') symlinkSync(join(peersDir, f), join(farm, f));
+  return farm;
+}
+
+/** "<label> ... median/min/max/n: MED MIN MAX N" lines from stats.js, keyed by the regex's label. */
+function statsLine(stdout: string, re: RegExp): Spread | null {
+  const m = re.exec(stdout);
+  if (m === null) return null;
+  const [med, min, max, n] = (m[1] as string).trim().split(/\s+/).map(Number);
+  if (med === undefined || !Number.isFinite(med)) return null;
+  return { median: med, min: min ?? med, max: max ?? med, n: n ?? 1 };
+}
+
+export type Logger = (line: string) => void;
+
+interface Ctx {
+  readonly s: PeerSettings;
+  readonly work: string;
+  readonly farm: string;
+  readonly log: Logger;
+  readonly out: PeerResults;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+function add(ctx: Ctx, name: string, unit: string, value: Spread | null): void {
+  if (value !== null && value.n > 0) ctx.out.figures.push({ name, unit, value });
+}
+
+function tail(text: string, lines = 4): string {
+  return text.trim().split('\n').slice(-lines).join(' | ');
+}
+
+/** Runs `body` against a fresh broker (flush never: acks=1 semantics, like Kafka's default). */
+async function withSluice<T>(ctx: Ctx, body: (bootstrap: string) => Promise<T>): Promise<T> {
+  const broker = await BrokerProcess.start({ flush: 'never', shards: ctx.s.shards });
+  try {
+    await waitQuiet(ctx.s.quietWaitS);
+    return await body(`${broker.host}:${broker.kafkaPort}`);
+  } finally {
+    await broker.stop();
+  }
+}
+
+/** Compiles the shared librdkafka producer bench into `work`; the binary path, or why not. */
+export async function buildRdkafkaBench(peersDir: string, work: string): Promise<{ bin: string } | { error: string }> {
+  if (!existsSync('/usr/include/librdkafka/rdkafka.h') || !onPath('cc')) {
+    return { error: 'librdkafka-dev or cc missing (apt-get install -y librdkafka-dev)' };
+  }
+  const bin = join(work, 'peers-rdkafka-bench');
+  const cc = await run('cc', ['-O2', '-Wall', '-o', bin, join(peersDir, 'rdkafka-producer-bench.c'), '-lrdkafka'], 120_000);
+  return cc.code === 0 ? { bin } : { error: `compile failed: ${tail(cc.stderr)}` };
+}
+
+/** One librdkafka producer run (acks=1, linger 5 ms): its JSON line, or the error. */
+export async function runRdkafkaBench(bin: string, bootstrap: string, topic: string, n: number, size: number): Promise<{ msgs_s: number; line: string } | { error: string }> {
+  const args = ['-b', bootstrap, '-t', topic, '-n', String(n), '-s', String(size), '-a', '1', '-l', '5'];
+  const r = await run(bin, args, 300_000);
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.code !== 0 || !line.startsWith('{')) return { error: `exit ${r.code}: ${tail(`${r.stdout}\n${r.stderr}`)}` };
+  return { msgs_s: (JSON.parse(line) as { msgs_s: number }).msgs_s, line };
+}
+
+async function rdkafkaPeer(ctx: Ctx): Promise<void> {
+  const built = await buildRdkafkaBench(ctx.s.peersDir, ctx.work);
+  if ('error' in built) {
+    ctx.out.unavailable.push(`librdkafka producer: ${built.error}`);
+    return;
+  }
+  for (const size of [1024, 100]) {
+    const n = size === 1024 ? ctx.s.rdkafkaMessages : ctx.s.rdkafkaMessages * 3;
+    const rates: number[] = [];
+    for (let i = 1; i <= ctx.s.runs; i++) {
+      const r = await withSluice(ctx, (bootstrap) => runRdkafkaBench(built.bin, bootstrap, `rdk-${size}-${i}`, n, size));
+      ctx.log(`librdkafka ${size} B acks=1 run ${i}: ${'error' in r ? r.error : r.line}`);
+      if (!('error' in r)) rates.push(r.msgs_s);
+    }
+    add(ctx, `rdkafka-${size === 1024 ? '1k' : '100b'}-acks1`, 'msgs/s', spread(rates));
+  }
+}
+
+const KCAT_LINE = /produce: (\d+) ms (\d+) msgs\/s (\d+) MB\/s \| consume: got=(\d+) (\d+) ms (\d+) msgs\/s (\d+) MB\/s/g;
+
+/**
+ * The input file kafka-client-bench.sh would generate ($TMPDIR/peers-kcat-N-S.txt: N copies of one
+ * line of S random alphanumerics). Written here because the script's own `yes | head` pipeline
+ * exits 141 (SIGPIPE) under its `set -o pipefail`; the script skips generation when it exists.
+ */
+function writeKcatInput(path: string, lines: number, size: number): void {
+  const alnum = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const line = Buffer.from(`${Array.from(randomBytes(size), (b) => alnum[b % alnum.length]).join('')}\n`);
+  const perChunk = Math.max(1, Math.floor((1 << 20) / line.length));
+  const chunk = Buffer.concat(Array.from({ length: perChunk }, () => line));
+  const fd = openSync(path, 'w');
+  try {
+    for (let left = lines; left > 0; left -= perChunk) writeSync(fd, chunk, 0, Math.min(left, perChunk) * line.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function kcatPeer(ctx: Ctx): Promise<void> {
+  if (!onPath('kcat')) {
+    ctx.out.unavailable.push('kcat: not installed (apt-get install -y kcat)');
+    return;
+  }
+  const n = ctx.s.rdkafkaMessages;
+  writeKcatInput(join(ctx.work, `peers-kcat-${n}-1024.txt`), n, 1024);
+  const r = await withSluice(ctx, (bootstrap) => run('bash',
+    [join(ctx.farm, 'kafka-client-bench.sh'), bootstrap, String(n), '1024', String(ctx.s.runs), '1', '5', 'kcb'], 1_200_000, ctx.env));
+  const produce: number[] = [];
+  const consume: number[] = [];
+  for (const m of r.stdout.matchAll(KCAT_LINE)) {
+    ctx.log(`kcat: ${m[0]}`);
+    produce.push(Number(m[2]));
+    if (Number(m[4]) === n) consume.push(Number(m[7]));
+  }
+  if (produce.length === 0) ctx.out.unavailable.push(`kcat bench failed (exit ${r.code}): ${tail(`${r.stdout}\n${r.stderr}`)}`);
+  add(ctx, 'kcat-produce-1k-acks1', 'msgs/s', spread(produce));
+  add(ctx, 'kcat-consume-1k', 'MB/s', spread(consume));
+}
+
+interface ScriptPeer {
+  readonly id: string;
+  readonly label: string;
+  readonly script: string;
+  readonly needs: readonly string[];
+  readonly files: readonly string[];
+  readonly hint: string;
+  /** figure name -> [regex capturing "MED MIN MAX N", unit, scale applied to every value]. */
+  readonly figures: ReadonlyArray<readonly [string, RegExp, string, number]>;
+}
+
+const stats = (prefix: string): RegExp => new RegExp(`${prefix}\\s+median/min/max/n:\\s+([\\d.\\sNA]+?)(?:\\s{2}|\\n|$)`);
+
+const SCRIPT_PEERS: readonly ScriptPeer[] = [
+  {
+    id: 'redis', label: 'Redis Streams', script: '05-redis.sh', needs: ['redis-server', 'redis-benchmark', 'redis-cli', 'gcc'],
+    files: ['/usr/include/hiredis/hiredis.h'], hint: 'apt-get install -y redis-server redis-tools libhiredis-dev',
+    figures: [
+      ['redis-xadd-1k', stats('mode=mem size=1024 XADD msgs/s'), 'msgs/s', 1],
+      ['redis-xadd-100b', stats('mode=mem size=100 XADD msgs/s'), 'msgs/s', 1],
+      ['redis-xadd-1k-aof', stats('mode=aof size=1024 XADD msgs/s'), 'msgs/s', 1],
+      ['redis-xrange-1k', stats('mode=mem size=1024 XRANGE msgs/s'), 'MB/s', 1024 / 1e6],
+    ],
+  },
+  {
+    id: 'nats', label: 'NATS JetStream', script: '06-nats.sh', needs: ['nats-server', 'go'],
+    files: ['/usr/share/gocode/src/github.com/nats-io/nats.go'],
+    hint: 'apt-get install -y nats-server golang-go golang-github-nats-io-go-nats-dev',
+    figures: [
+      ['nats-js-1k', stats('mode=js size=1024 msgs/s'), 'msgs/s', 1],
+      ['nats-js-100b', stats('mode=js size=100 msgs/s'), 'msgs/s', 1],
+    ],
+  },
+  {
+    id: 'node-net', label: 'Node socket ceiling', script: '04-node-net.sh', needs: ['node'], files: [], hint: '',
+    figures: [
+      ['node-net-1k', stats('size=1024 mode=count MB/s  '), 'MB/s', 1],
+      ['node-net-1k-msgs', stats('size=1024 mode=count msgs/s'), 'msgs/s', 1],
+      ['node-net-100b-msgs', stats('size=100 mode=count msgs/s'), 'msgs/s', 1],
+    ],
+  },
+];
+
+async function scriptPeer(ctx: Ctx, p: ScriptPeer): Promise<void> {
+  const missing = [...p.needs.filter((c) => !onPath(c)), ...p.files.filter((f) => !existsSync(f))];
+  if (missing.length > 0) {
+    ctx.out.unavailable.push(`${p.label}: missing ${missing.join(', ')}${p.hint === '' ? '' : ` (${p.hint})`}`);
+    return;
+  }
+  ctx.log(`running ${p.script} ${ctx.s.runs} ...`);
+  const r = await run('bash', [join(ctx.farm, p.script), String(ctx.s.runs)], 1_800_000, ctx.env);
+  for (const line of r.stdout.split('\n')) if (line.includes('median')) ctx.log(`${p.script}: ${line}`);
+  if (r.code !== 0) ctx.out.unavailable.push(`${p.label}: ${p.script} exited ${r.code}: ${tail(`${r.stdout}\n${r.stderr}`)}`);
+  for (const [name, re, unit, scale] of p.figures) {
+    const v = statsLine(r.stdout, re);
+    add(ctx, name, unit, v === null ? null : { median: v.median * scale, min: v.min * scale, max: v.max * scale, n: v.n });
+  }
+}
+
+/** Runs every peer that can run here; never throws for a missing peer. */
+export async function runPeers(s: PeerSettings, log: Logger): Promise<PeerResults> {
+  const out: PeerResults = { figures: [], unavailable: [], log: [] };
+  const work = mkdtempSync(join(tmpdir(), 'sluice-bench-peers-'));
+  const logAll: Logger = (line) => {
+    out.log.push(line);
+    log(line);
+  };
+  try {
+    if (!existsSync(s.peersDir)) {
+      out.unavailable.push(`peer scripts: ${s.peersDir} not found`);
+      return out;
+    }
+    const ctx: Ctx = { s, work, farm: symlinkFarm(s.peersDir, work), log: logAll, out, env: { ...process.env, TMPDIR: work } };
+    const wanted = (id: string): boolean => s.only.length === 0 || s.only.includes(id);
+    if (wanted('rdkafka')) await rdkafkaPeer(ctx);
+    if (wanted('kcat')) await kcatPeer(ctx);
+    for (const p of SCRIPT_PEERS) if (wanted(p.id)) await scriptPeer(ctx, p);
+    return out;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}

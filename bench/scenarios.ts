@@ -1,0 +1,273 @@
+// The bench scenarios (bench process, main thread): named presets, and one run of a scenario
+// against a freshly started broker child process (quiet gate, topic creation, load, broker CPU
+// over the measured load, stop). A run returns flat numeric metrics; run.ts repeats and
+// aggregates them. Every load is bounded by a message count and a duration (see bench/load).
+import { performance } from 'node:perf_hooks';
+import { BrokerProcess } from './broker_process.js';
+import type { BrokerOptions } from './broker_process.js';
+import { runCatchUp } from './load/catch_up.js';
+import { runE2eLatency } from './load/e2e_latency.js';
+import { connectClient, createTopic, produceVersion } from './load/kafka_setup.js';
+import type { FetchShape } from './load/kafka_setup.js';
+import { runProduceLoad } from './load/produce_load.js';
+import type { ProduceLoadOptions, ProduceLoadResult } from './load/produce_load.js';
+import { monotonicUs } from './profile.js';
+import type { Window } from './profile.js';
+import { waitQuiet } from './quiet.js';
+
+export interface ProduceParams {
+  readonly kind: 'produce';
+  readonly recordBytes: number;
+  /** 0 = as many as fit in BATCH_BYTES. */
+  readonly batchRecords: number;
+  readonly connections: number;
+  readonly inflight: number;
+  readonly partitions: number;
+  readonly acks: number;
+  readonly flush: string;
+  readonly messages: number;
+  readonly durationMs: number;
+  readonly warmupMs: number;
+}
+
+export interface CatchUpParams {
+  readonly kind: 'catchup';
+  readonly recordBytes: number;
+  readonly batchRecords: number;
+  readonly partitions: number;
+  readonly flush: string;
+  /** Records pre-filled, then read back. */
+  readonly messages: number;
+  readonly durationMs: number;
+  readonly fetch: FetchShape;
+}
+
+export interface E2eParams {
+  readonly kind: 'e2e';
+  readonly recordBytes: number;
+  readonly batchRecords: number;
+  readonly partitions: number;
+  readonly inflight: number;
+  readonly acks: number;
+  readonly flush: string;
+  /** Messages/s; 0 = rateFraction x the max measured by a probe run on the same broker. */
+  readonly rate: number;
+  readonly rateFraction: number;
+  readonly probeMs: number;
+  readonly messages: number;
+  readonly durationMs: number;
+  readonly warmupMs: number;
+  readonly fetch: FetchShape;
+}
+
+export type ScenarioParams = ProduceParams | CatchUpParams | E2eParams;
+
+export interface Scenario {
+  readonly name: string;
+  readonly description: string;
+  readonly params: ScenarioParams;
+}
+
+export interface RunSettings {
+  readonly shards: number;
+  readonly quietWaitS: number;
+  readonly requestTimeoutMs: number;
+  /** Produce version to send; 0 = the highest both sides support (librdkafka 2.0.2 sends v7). */
+  readonly produceVersion: number;
+  /** Node flags for the broker process (profiling). */
+  readonly brokerNodeArgs?: readonly string[];
+}
+
+/** Metric name -> value for one run. */
+export type Metrics = Record<string, number>;
+
+export interface RunOutcome {
+  readonly metrics: Metrics;
+  readonly notes: string[];
+  /** Monotonic µs span of the measured produce load (profiles are cut to it). */
+  readonly loadWindow?: Window;
+}
+
+export const BATCH_BYTES = 64 * 1024;
+/** Kafka consumer defaults: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB. */
+export const CONSUMER_FETCH: FetchShape = { maxWaitMs: 500, minBytes: 1, maxBytes: 52_428_800, partitionMaxBytes: 1_048_576 };
+
+export function batchRecordsFor(recordBytes: number, batchRecords: number): number {
+  return batchRecords > 0 ? batchRecords : Math.max(1, Math.floor(BATCH_BYTES / (recordBytes + 8)));
+}
+
+function produce(name: string, description: string, p: Partial<ProduceParams>): Scenario {
+  const recordBytes = p.recordBytes ?? 1024;
+  return {
+    name,
+    description,
+    params: {
+      kind: 'produce', recordBytes, batchRecords: 0, connections: 1, inflight: 16, partitions: 1, acks: 1,
+      flush: 'never', messages: recordBytes >= 1024 ? 5_000_000 : 30_000_000, durationMs: 12_000, warmupMs: 1_000, ...p,
+    },
+  };
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  produce('produce-1k-acks1', '1 KiB, acks=1, 1 conn, 1 partition, flush never', {}),
+  produce('produce-1k-acks1-c4', '1 KiB, acks=1, 4 conns, 4 partitions, flush never', { connections: 4, partitions: 4 }),
+  produce('produce-100b-acks1', '100 B, acks=1, 1 conn, 1 partition, flush never', { recordBytes: 100 }),
+  produce('produce-100b-acks1-c4', '100 B, acks=1, 4 conns, 4 partitions, flush never', { recordBytes: 100, connections: 4, partitions: 4 }),
+  produce('produce-1k-acks1-always', '1 KiB, acks=1, 1 conn, flush always', { flush: 'always' }),
+  produce('produce-1k-acksall-never', '1 KiB, acks=all, 1 conn, flush never', { acks: -1 }),
+  produce('produce-1k-acksall-always', '1 KiB, acks=all, 1 conn, fsync before ack (flush always)', { acks: -1, flush: 'always' }),
+  produce('produce-1k-acksall-always-c4', '1 KiB, acks=all, 4 conns, 4 partitions, flush always', {
+    acks: -1, flush: 'always', connections: 4, partitions: 4,
+  }),
+  {
+    name: 'catchup-1k',
+    description: 'consumer catch-up: read 1M x 1 KiB from offset 0, 1 conn, 1 partition, Kafka default fetch sizes',
+    params: { kind: 'catchup', recordBytes: 1024, batchRecords: 0, partitions: 1, flush: 'never', messages: 1_000_000, durationMs: 30_000, fetch: CONSUMER_FETCH },
+  },
+  {
+    name: 'e2e-1k',
+    description: 'produce->fetch latency at half the max rate, 1 KiB, acks=1, 1 partition, flush never',
+    params: {
+      kind: 'e2e', recordBytes: 1024, batchRecords: 0, partitions: 1, inflight: 16, acks: 1, flush: 'never', rate: 0,
+      rateFraction: 0.5, probeMs: 5_000, messages: 50_000_000, durationMs: 10_000, warmupMs: 1_000, fetch: CONSUMER_FETCH,
+    },
+  },
+];
+
+/** What a run collects besides its metrics. */
+interface RunCtx {
+  readonly notes: string[];
+  loadWindow?: Window;
+}
+
+async function withBroker<T>(flush: string, s: RunSettings, ctx: RunCtx, body: (b: BrokerProcess) => Promise<T>): Promise<T> {
+  const opts: BrokerOptions = { flush, shards: s.shards, ...(s.brokerNodeArgs ? { nodeArgs: s.brokerNodeArgs } : {}) };
+  const broker = await BrokerProcess.start(opts);
+  try {
+    const q = await waitQuiet(s.quietWaitS);
+    if (!q.quiet) ctx.notes.push(`not quiet: ${q.busyPct}% busy after ${q.waitedS}s`);
+    return await body(broker);
+  } catch (err) {
+    const tail = broker.stderr.trim().split('\n').slice(-5).join(' | ');
+    throw new Error(`${(err as Error).message}${tail === '' ? '' : ` [broker stderr: ${tail}]`}`);
+  } finally {
+    const code = await broker.stop();
+    if (code !== 0) ctx.notes.push(`broker exit code ${code}`);
+  }
+}
+
+async function produceOn(b: BrokerProcess, s: RunSettings, topic: string, p: Omit<ProduceParams, 'kind' | 'flush'>): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; clientCpuPct: number }> {
+  const conn = await connectClient(b.host, b.kafkaPort, 'sluice-bench-setup');
+  let version: number;
+  try {
+    await createTopic(conn, topic, p.partitions);
+    version = s.produceVersion > 0 ? s.produceVersion : produceVersion(conn);
+  } finally {
+    await conn.close();
+  }
+  const o: ProduceLoadOptions = {
+    host: b.host, port: b.kafkaPort, topic, partitions: p.partitions, connections: p.connections, inflight: p.inflight,
+    batchRecords: batchRecordsFor(p.recordBytes, p.batchRecords), recordBytes: p.recordBytes, acks: p.acks,
+    messages: p.messages, durationMs: p.durationMs, warmupMs: p.warmupMs, version, requestTimeoutMs: s.requestTimeoutMs,
+  };
+  const cpu0 = b.cpuSeconds();
+  const client0 = process.cpuUsage();
+  const t0 = performance.now();
+  const r = await runProduceLoad(o);
+  const wall = (performance.now() - t0) / 1000;
+  const client = process.cpuUsage(client0);
+  return {
+    r,
+    brokerCpuPct: Math.round((100 * (b.cpuSeconds() - cpu0)) / wall),
+    clientCpuPct: Math.round((client.user + client.system) / 1e4 / wall),
+  };
+}
+
+async function runProduce(p: ProduceParams, s: RunSettings, ctx: RunCtx): Promise<Metrics> {
+  return withBroker(p.flush, s, ctx, async (b) => {
+    const fromUs = monotonicUs() + p.warmupMs * 1000;
+    const { r, brokerCpuPct, clientCpuPct } = await produceOn(b, s, 'bench-produce', p);
+    ctx.loadWindow = { fromUs, toUs: monotonicUs() };
+    if (r.errors > 0) ctx.notes.push(`${r.errors} produce errors, first: ${r.firstError}`);
+    return {
+      msgs_s: r.msgsPerSec, MB_s: r.mbPerSec, req_p50_ms: r.latency.p50Ms, req_p99_ms: r.latency.p99Ms,
+      req_p999_ms: r.latency.p999Ms, broker_cpu_pct: brokerCpuPct, client_cpu_pct: clientCpuPct,
+      measured_s: r.seconds, measured_msgs: r.messages, errors: r.errors,
+    };
+  });
+}
+
+async function runCatchUpScenario(p: CatchUpParams, s: RunSettings, ctx: RunCtx): Promise<Metrics> {
+  return withBroker(p.flush, s, ctx, async (b) => {
+    const fill = await produceOn(b, s, 'bench-catchup', {
+      recordBytes: p.recordBytes, batchRecords: p.batchRecords, connections: 1, inflight: 16, partitions: p.partitions,
+      acks: 1, messages: p.messages, durationMs: p.durationMs, warmupMs: 0,
+    });
+    if (fill.r.errors > 0) ctx.notes.push(`${fill.r.errors} fill errors, first: ${fill.r.firstError}`);
+    const conn = await connectClient(b.host, b.kafkaPort, 'sluice-bench-consumer');
+    try {
+      const cpu0 = b.cpuSeconds();
+      const t0 = performance.now();
+      const fromUs = monotonicUs();
+      const r = await runCatchUp(conn, {
+        topic: 'bench-catchup', partitions: p.partitions, expectedRecords: fill.r.totalMessages,
+        recordBytes: p.recordBytes, durationMs: p.durationMs, fetch: p.fetch,
+      });
+      ctx.loadWindow = { fromUs, toUs: monotonicUs() };
+      const brokerCpuPct = Math.round((100 * (b.cpuSeconds() - cpu0)) / ((performance.now() - t0) / 1000));
+      if (!r.complete) ctx.notes.push(`catch-up read ${r.records} of ${fill.r.totalMessages} records before the deadline`);
+      return {
+        msgs_s: r.msgsPerSec, MB_s: r.mbPerSec, batch_MB_s: r.batchMbPerSec, records: r.records, fetches: r.requests,
+        broker_cpu_pct: brokerCpuPct, fill_msgs_s: fill.r.msgsPerSec,
+      };
+    } finally {
+      await conn.close();
+    }
+  });
+}
+
+async function runE2e(p: E2eParams, s: RunSettings, ctx: RunCtx): Promise<Metrics> {
+  return withBroker(p.flush, s, ctx, async (b) => {
+    const batchRecords = batchRecordsFor(p.recordBytes, p.batchRecords);
+    let maxRate = 0;
+    if (p.rate <= 0) {
+      const probe = await produceOn(b, s, 'bench-e2e-probe', {
+        recordBytes: p.recordBytes, batchRecords, connections: 1, inflight: p.inflight, partitions: p.partitions,
+        acks: p.acks, messages: p.messages, durationMs: p.probeMs, warmupMs: 1_000,
+      });
+      maxRate = probe.r.msgsPerSec;
+    }
+    const rate = p.rate > 0 ? p.rate : maxRate * p.rateFraction;
+    const conn = await connectClient(b.host, b.kafkaPort, 'sluice-bench-e2e-consumer');
+    try {
+      await createTopic(conn, 'bench-e2e', p.partitions);
+      const fromUs = monotonicUs();
+      const r = await runE2eLatency(conn, {
+        host: b.host, port: b.kafkaPort, topic: 'bench-e2e', partitions: p.partitions, batchRecords,
+        recordBytes: p.recordBytes, acks: p.acks, ratePerSec: rate, messages: p.messages, durationMs: p.durationMs,
+        warmupMs: p.warmupMs, inflight: p.inflight, produceVersion: s.produceVersion > 0 ? s.produceVersion : produceVersion(conn),
+        requestTimeoutMs: s.requestTimeoutMs, drainTimeoutMs: 10_000, fetch: p.fetch,
+      });
+      ctx.loadWindow = { fromUs, toUs: monotonicUs() };
+      if (r.received < r.acked) ctx.notes.push(`e2e consumed ${r.received} of ${r.acked} acknowledged records`);
+      if (r.lateSends > 0) ctx.notes.push(`${r.lateSends} ticks found no free slot (producer fell behind)`);
+      return {
+        max_msgs_s: maxRate, rate_msgs_s: r.targetRate, achieved_msgs_s: r.achievedRate,
+        e2e_p50_ms: r.latency.p50Ms, e2e_p99_ms: r.latency.p99Ms, e2e_p999_ms: r.latency.p999Ms, e2e_max_ms: r.latency.maxMs,
+        produce_p99_ms: r.produceLatency.p99Ms, received: r.received,
+      };
+    } finally {
+      await conn.close();
+    }
+  });
+}
+
+/** One run of `sc` against its own fresh broker. */
+export async function runScenarioOnce(sc: Scenario, s: RunSettings): Promise<RunOutcome> {
+  const ctx: RunCtx = { notes: [] };
+  const p = sc.params;
+  const metrics = p.kind === 'produce' ? await runProduce(p, s, ctx)
+    : p.kind === 'catchup' ? await runCatchUpScenario(p, s, ctx)
+      : await runE2e(p, s, ctx);
+  return { metrics, notes: ctx.notes, ...(ctx.loadWindow ? { loadWindow: ctx.loadWindow } : {}) };
+}
