@@ -89,6 +89,8 @@ export interface RunOutcome {
 }
 
 export const BATCH_BYTES = 64 * 1024;
+/** Produce requests in flight per connection: produce scenarios, catch-up fill, e2e max probe. */
+const DEFAULT_INFLIGHT = 16;
 /** Kafka consumer defaults: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB. */
 export const CONSUMER_FETCH: FetchShape = { maxWaitMs: 500, minBytes: 1, maxBytes: 52_428_800, partitionMaxBytes: 1_048_576 };
 
@@ -102,7 +104,7 @@ function produce(name: string, description: string, p: Partial<ProduceParams>): 
     name,
     description,
     params: {
-      kind: 'produce', recordBytes, batchRecords: 0, connections: 1, inflight: 16, partitions: 1, acks: 1,
+      kind: 'produce', recordBytes, batchRecords: 0, connections: 1, inflight: DEFAULT_INFLIGHT, partitions: 1, acks: 1,
       flush: 'never', messages: recordBytes >= 1024 ? 5_000_000 : 30_000_000, durationMs: 12_000, warmupMs: 1_000, ...p,
     },
   };
@@ -126,9 +128,9 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'e2e-1k',
-    description: 'produce->fetch latency at half the max rate, 1 KiB, acks=1, 1 partition, flush never',
+    description: 'produce->fetch latency at half the max rate (probe: 1 conn, 16 in flight), 1 KiB, acks=1, 1 partition, flush never',
     params: {
-      kind: 'e2e', recordBytes: 1024, batchRecords: 0, partitions: 1, inflight: 16, acks: 1, flush: 'never', rate: 0,
+      kind: 'e2e', recordBytes: 1024, batchRecords: 0, partitions: 1, inflight: 64, acks: 1, flush: 'never', rate: 0,
       rateFraction: 0.5, probeMs: 5_000, messages: 50_000_000, durationMs: 10_000, warmupMs: 1_000, fetch: CONSUMER_FETCH,
     },
   },
@@ -200,7 +202,7 @@ async function runProduce(p: ProduceParams, s: RunSettings, ctx: RunCtx): Promis
 async function runCatchUpScenario(p: CatchUpParams, s: RunSettings, ctx: RunCtx): Promise<Metrics> {
   return withBroker(p.flush, s, ctx, async (b) => {
     const fill = await produceOn(b, s, 'bench-catchup', {
-      recordBytes: p.recordBytes, batchRecords: p.batchRecords, connections: 1, inflight: 16, partitions: p.partitions,
+      recordBytes: p.recordBytes, batchRecords: p.batchRecords, connections: 1, inflight: DEFAULT_INFLIGHT, partitions: p.partitions,
       acks: 1, messages: p.messages, durationMs: p.durationMs, warmupMs: 0,
     });
     if (fill.r.errors > 0) ctx.notes.push(`${fill.r.errors} fill errors, first: ${fill.r.firstError}`);
@@ -232,7 +234,7 @@ async function runE2e(p: E2eParams, s: RunSettings, ctx: RunCtx): Promise<Metric
     let maxRate = 0;
     if (p.rate <= 0) {
       const probe = await produceOn(b, s, 'bench-e2e-probe', {
-        recordBytes: p.recordBytes, batchRecords, connections: 1, inflight: p.inflight, partitions: p.partitions,
+        recordBytes: p.recordBytes, batchRecords, connections: 1, inflight: DEFAULT_INFLIGHT, partitions: p.partitions,
         acks: p.acks, messages: p.messages, durationMs: p.probeMs, warmupMs: 1_000,
       });
       maxRate = probe.r.msgsPerSec;

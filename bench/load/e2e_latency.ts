@@ -1,9 +1,10 @@
 // End-to-end latency at a fixed rate (bench process, main thread): a paced producer (one raw
-// connection, K slots) stamps performance.now() into every record value just before each write;
-// a consumer on its own connection long-polls Fetch (maxWait, minBytes 1) and records, per
+// connection, K slots) stamps into every record value the performance.now() time its batch was
+// due; a consumer on its own connection long-polls Fetch (maxWait, minBytes 1) and records, per
 // record, now - stamp. Producer and consumer share this thread and clock, so no clock skew.
 // Pacing: batch i is due at i * batchRecords / rate; a 1 ms timer sends every due batch that has
-// a free slot (a batch waiting for a slot is sent late and counted in `lateSends`).
+// a free slot (a tick that finds none counts in `lateSends`; the batch goes out later, and its
+// wait is part of its latency).
 // Bounds: the producer stops after `durationMs` or `messages`; the consumer stops when it has
 // every acknowledged record or `drainTimeoutMs` after the producer stopped.
 import { performance } from 'node:perf_hooks';
@@ -91,9 +92,11 @@ class PacedProducer {
       }
       const f = this.p.frames[slot];
       if (f === undefined) throw new Error(`no frame for slot ${slot}`);
-      const sendAt = performance.now();
-      stampValues(this.template, f.frame, f.batchAt, sendAt);
-      this.p.send(slot, sendAt);
+      // Stamped with the time the batch was due, not when it went out, so the wait for the
+      // timer or for a free slot counts (no coordinated omission).
+      const dueAt = this.startedAt + (this.batchesSent * this.o.batchRecords * 1000) / this.o.ratePerSec;
+      stampValues(this.template, f.frame, f.batchAt, dueAt);
+      this.p.send(slot, performance.now());
       this.batchesSent++;
       this.sent += this.o.batchRecords;
     }
