@@ -63,13 +63,21 @@ function run(cmd: string, args: readonly string[], timeoutMs: number, env: NodeJ
     // The scripts start servers in the background: end the whole process group we created.
     const timer = setTimeout(() => {
       stderr += `\n[killed after ${timeoutMs} ms]`;
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
     }, timeoutMs);
-    child.on('error', (err) => { stderr += String(err); });
-    child.on('close', (code) => {
+    const finish = (code: number | null): void => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
+    };
+    child.on('error', (err) => {
+      stderr += String(err);
+      if (child.pid === undefined) finish(null); // never started: no 'close' follows
     });
+    child.on('close', finish);
   });
 }
 

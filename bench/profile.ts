@@ -18,6 +18,7 @@ interface CallFrame {
 interface ProfileNode {
   id: number;
   callFrame: CallFrame;
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -32,6 +33,8 @@ export interface HotSpot {
   readonly fn: string;
   /** Repo-relative file:line of the function (TypeScript when a source map resolves it). */
   readonly where: string;
+  /** For Node internals and natives: the nearest calling function in a file of ours, or ''. */
+  readonly via: string;
   readonly selfMs: number;
   /** Share of this thread's busy (non-idle) samples in the load window. */
   readonly selfPct: number;
@@ -99,10 +102,33 @@ function selfSamples(p: CpuProfile, window: Window | null): { counts: Map<number
   return { counts, intervalMs: (deltas[deltas.length >> 1] ?? 1000) / 1000 };
 }
 
+/** parent id per node id. */
+function parents(p: CpuProfile): Map<number, number> {
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  return parent;
+}
+
+function isOurs(cf: CallFrame): boolean {
+  return cf.url.startsWith('file://') && !cf.url.includes('/node_modules/');
+}
+
+/** For a frame outside our code: "fn (file:line)" of the nearest ancestor in our code. */
+function caller(node: ProfileNode, byId: Map<number, ProfileNode>, parent: Map<number, number>): string {
+  if (isOurs(node.callFrame)) return '';
+  for (let id = parent.get(node.id); id !== undefined; id = parent.get(id)) {
+    const up = byId.get(id);
+    if (up !== undefined && isOurs(up.callFrame)) return `${up.callFrame.functionName || '(anonymous)'} (${locate(up.callFrame)})`;
+  }
+  return '';
+}
+
 export function summarizeProfile(path: string, topN: number, window: Window | null): ThreadProfile {
   const p = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
   const { counts, intervalMs } = selfSamples(p, window);
-  const byFn = new Map<string, { fn: string; where: string; n: number }>();
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = parents(p);
+  const byFn = new Map<string, { fn: string; where: string; via: string; n: number }>();
   let busy = 0;
   let idle = 0;
   for (const node of p.nodes) {
@@ -115,13 +141,15 @@ export function summarizeProfile(path: string, topN: number, window: Window | nu
     }
     busy += n;
     const where = locate(node.callFrame);
-    const key = `${fn}@${where}:${node.callFrame.columnNumber}`;
-    const e = byFn.get(key) ?? { fn, where, n: 0 };
+    const via = caller(node, byId, parent);
+    const key = `${fn}@${where}:${node.callFrame.columnNumber}<${via}`;
+    const e = byFn.get(key) ?? { fn, where, via, n: 0 };
     e.n += n;
     byFn.set(key, e);
   }
-  const top = [...byFn.values()].sort((a, b) => b.n - a.n).slice(0, topN)
-    .map((e) => ({ fn: e.fn, where: e.where, selfMs: Math.round(e.n * intervalMs), selfPct: busy > 0 ? Math.round((1000 * e.n) / busy) / 10 : 0 }));
+  const top = [...byFn.values()].sort((a, b) => b.n - a.n).slice(0, topN).map((e) => ({
+    fn: e.fn, where: e.where, via: e.via, selfMs: Math.round(e.n * intervalMs), selfPct: busy > 0 ? Math.round((1000 * e.n) / busy) / 10 : 0,
+  }));
   return { file: path, busyMs: Math.round(busy * intervalMs), idleMs: Math.round(idle * intervalMs), top };
 }
 
@@ -148,8 +176,8 @@ export function profileText(p: ProfileRun): string {
   const out: string[] = [];
   for (const t of p.threads) {
     out.push(`${threadLabel(t.file)} (${basename(t.file)}): ~${t.busyMs} ms busy, ~${t.idleMs} ms idle in the load window`);
-    out.push(table(['#', 'self ms', 'self %', 'function', 'where'],
-      t.top.map((h, i) => [String(i + 1), String(h.selfMs), h.selfPct.toFixed(1), h.fn, h.where])));
+    out.push(table(['#', 'self ms', 'self %', 'function', 'where', 'called from (our code)'],
+      t.top.map((h, i) => [String(i + 1), String(h.selfMs), h.selfPct.toFixed(1), h.fn, h.where, h.via])));
   }
   return out.join('\n');
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BrokerProcess } from './broker_process.js';
 import { buildRdkafkaBench, runRdkafkaBench } from './peers.js';
 import { monotonicUs, summarizeProfileDir } from './profile.js';
-import type { ProfileRun } from './profile.js';
+import type { ProfileRun, Window } from './profile.js';
 import { waitQuiet } from './quiet.js';
 import { runScenarioOnce } from './scenarios.js';
 import type { RunSettings, Scenario } from './scenarios.js';
@@ -18,6 +18,8 @@ export const RDKAFKA_PROFILE = 'rdkafka-1k';
 export interface ProfiledLoad extends ProfileRun {
   /** What the load achieved while profiled (profiling slows the broker). */
   readonly load: string;
+  /** The samples summarized (monotonic µs), null = the whole profile. */
+  readonly window: Window | null;
 }
 
 function profilerArgs(dir: string): string[] {
@@ -28,7 +30,8 @@ function profilerArgs(dir: string): string[] {
 export async function profileScenario(sc: Scenario, s: RunSettings, dir: string, topN: number): Promise<ProfiledLoad> {
   const outcome = await runScenarioOnce(sc, { ...s, brokerNodeArgs: profilerArgs(dir) });
   const load = Object.entries(outcome.metrics).slice(0, 4).map(([k, x]) => `${k}=${Number.isInteger(x) ? x : x.toPrecision(4)}`).join(' ');
-  return { dir, threads: summarizeProfileDir(dir, topN, outcome.loadWindow ?? null), load };
+  const window = outcome.loadWindow ?? null;
+  return { dir, threads: summarizeProfileDir(dir, topN, window), load, window };
 }
 
 export async function profileUnderRdkafka(s: RunSettings, dir: string, topN: number, peersDir: string, messages: number): Promise<ProfiledLoad> {
@@ -37,7 +40,7 @@ export async function profileUnderRdkafka(s: RunSettings, dir: string, topN: num
     const built = await buildRdkafkaBench(peersDir, work);
     if ('error' in built) throw new Error(`librdkafka producer: ${built.error}`);
     const broker = await BrokerProcess.start({ flush: 'never', shards: s.shards, nodeArgs: profilerArgs(dir) });
-    let window = { fromUs: 0, toUs: 0 };
+    let window: Window = { fromUs: 0, toUs: 0 };
     let load: string;
     try {
       await waitQuiet(s.quietWaitS);
@@ -48,7 +51,7 @@ export async function profileUnderRdkafka(s: RunSettings, dir: string, topN: num
     } finally {
       await broker.stop();
     }
-    return { dir, threads: summarizeProfileDir(dir, topN, window), load };
+    return { dir, threads: summarizeProfileDir(dir, topN, window), load, window };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -110,6 +110,17 @@ function produce(name: string, description: string, p: Partial<ProduceParams>): 
   };
 }
 
+function e2e(name: string, rateFraction: number): Scenario {
+  return {
+    name,
+    description: `produce->fetch latency at ${rateFraction} x the max rate (probe: 1 conn, ${DEFAULT_INFLIGHT} in flight), 1 KiB, acks=1, 1 partition, flush never`,
+    params: {
+      kind: 'e2e', recordBytes: 1024, batchRecords: 0, partitions: 1, inflight: 64, acks: 1, flush: 'never', rate: 0,
+      rateFraction, probeMs: 5_000, messages: 50_000_000, durationMs: 10_000, warmupMs: 1_000, fetch: CONSUMER_FETCH,
+    },
+  };
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   produce('produce-1k-acks1', '1 KiB, acks=1, 1 conn, 1 partition, flush never', {}),
   produce('produce-1k-acks1-c4', '1 KiB, acks=1, 4 conns, 4 partitions, flush never', { connections: 4, partitions: 4 }),
@@ -126,14 +137,8 @@ export const SCENARIOS: readonly Scenario[] = [
     description: 'consumer catch-up: read 1M x 1 KiB from offset 0, 1 conn, 1 partition, Kafka default fetch sizes',
     params: { kind: 'catchup', recordBytes: 1024, batchRecords: 0, partitions: 1, flush: 'never', messages: 1_000_000, durationMs: 30_000, fetch: CONSUMER_FETCH },
   },
-  {
-    name: 'e2e-1k',
-    description: 'produce->fetch latency at half the max rate (probe: 1 conn, 16 in flight), 1 KiB, acks=1, 1 partition, flush never',
-    params: {
-      kind: 'e2e', recordBytes: 1024, batchRecords: 0, partitions: 1, inflight: 64, acks: 1, flush: 'never', rate: 0,
-      rateFraction: 0.5, probeMs: 5_000, messages: 50_000_000, durationMs: 10_000, warmupMs: 1_000, fetch: CONSUMER_FETCH,
-    },
-  },
+  e2e('e2e-1k', 0.5),
+  e2e('e2e-1k-light', 0.1),
 ];
 
 /** What a run collects besides its metrics. */

@@ -75,6 +75,7 @@ class PacedProducer {
   }
 
   private tick(): void {
+    if (this.p.ended) return;
     const now = performance.now();
     const elapsed = now - this.startedAt;
     if (elapsed >= this.o.durationMs || this.sent >= this.o.messages) {

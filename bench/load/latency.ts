@@ -18,13 +18,6 @@ export function newLatencyHistogram(): Histogram {
   return build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
 }
 
-/** Records `count` samples of `ms` milliseconds. */
-export function recordMs(h: Histogram, ms: number, count = 1): void {
-  const us = ms <= 0 ? 1 : Math.round(ms * 1000);
-  if (count === 1) h.recordValue(us);
-  else h.recordValueWithCount(us, count);
-}
-
 export function summarizeLatency(h: Histogram): LatencySummary {
   const ms = (us: number): number => Math.round(us) / 1000;
   return {

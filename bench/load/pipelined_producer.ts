@@ -74,6 +74,11 @@ export class PipelinedProducer {
     return this.count;
   }
 
+  /** Whether end() ran (or the connection failed): nothing more may be sent. */
+  get ended(): boolean {
+    return this.settle === null;
+  }
+
   /** Milliseconds the oldest request in flight has waited, or 0. */
   oldestWaitMs(now: number): number {
     return this.count === 0 ? 0 : now - (this.sentAt[this.order[this.head] as number] as number);
