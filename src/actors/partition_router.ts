@@ -74,8 +74,8 @@ export class PartitionRouter implements ShardResultSink {
     return this.hosts.filter((h) => h.blocked);
   }
 
-  /** acks=0 resolves at once with no outcomes once every batch is queued. */
-  produce(items: readonly ProduceItem[], acks: number, timeoutMs: number): Promise<ProduceOutcome[]> {
+  /** Resolves when every partition answered (acks=0 too: its errors close the connection). */
+  produce(items: readonly ProduceItem[], timeoutMs: number): Promise<ProduceOutcome[]> {
     const reqId = this.allocReqId();
     const results: ProduceOutcome[] = new Array(items.length);
     let missing = 0;
@@ -83,11 +83,11 @@ export class PartitionRouter implements ShardResultSink {
       const item = items[slot]!;
       const shard = this.table.shardOf(item.handle);
       if (shard < 0) results[slot] = failedOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-      else if (!this.hosts[shard]!.produce(reqId, slot, item.handle, acks, item.records)) {
+      else if (!this.hosts[shard]!.produce(reqId, slot, item.handle, item.records)) {
         results[slot] = failedOutcome(ErrorCode.REQUEST_TIMED_OUT);
       } else missing++;
     }
-    if (acks === 0 || missing === 0) return Promise.resolve(results);
+    if (missing === 0) return Promise.resolve(results);
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.expireProduce(reqId), Math.max(1, timeoutMs));
       this.produces.set(reqId, { results, missing, timer, resolve });

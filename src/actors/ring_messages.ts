@@ -16,12 +16,11 @@ export const MsgType = {
   FETCH_RESULT: 102,
 } as const;
 
-// ---- PRODUCE: [type u8][acks i8][pad u16][reqId u32][slot u32][handle u32] records... ----
+// ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32] records... ----
 export const PRODUCE_HEADER_BYTES = 16;
 
-export function writeProduce(b: Buffer, at: number, reqId: number, slot: number, handle: number, acks: number, records: Buffer): void {
+export function writeProduce(b: Buffer, at: number, reqId: number, slot: number, handle: number, records: Buffer): void {
   b[at] = MsgType.PRODUCE;
-  b.writeInt8(acks, at + 1);
   b.writeUInt32LE(reqId, at + 4);
   b.writeUInt32LE(slot, at + 8);
   b.writeUInt32LE(handle, at + 12);

@@ -170,7 +170,6 @@ export class Shard {
   }
 
   private produce(b: Buffer, off: number, len: number): void {
-    const acks = b.readInt8(off + 1);
     const reqId = b.readUInt32LE(off + 4);
     const slot = b.readUInt32LE(off + 8);
     const handle = b.readUInt32LE(off + 12);
@@ -188,7 +187,7 @@ export class Shard {
     result.logStartOffset = actor.log.logStartOffset;
     if (appended.kind === 'error') {
       result.errorCode = appended.code;
-      if (acks !== 0) this.send({ kind: 'produce', result });
+      this.send({ kind: 'produce', result });
       return;
     }
     result.baseOffset = appended.baseOffset;
@@ -196,13 +195,13 @@ export class Shard {
     this.committer.commit(actor.log).then(
       () => {
         this.wakeWaiters(actor);
-        if (acks !== 0) this.send({ kind: 'produce', result });
+        this.send({ kind: 'produce', result });
       },
       (err: unknown) => {
         actor.lastError = String(err);
         result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
         result.baseOffset = -1;
-        if (acks !== 0) this.send({ kind: 'produce', result });
+        this.send({ kind: 'produce', result });
       },
     );
   }

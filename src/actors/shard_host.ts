@@ -24,7 +24,7 @@ import {
 import type { ShardControl, ShardWorkerData } from './shard_worker.js';
 
 type Pending =
-  | { kind: 'produce'; reqId: number; slot: number; handle: number; acks: number; records: Buffer }
+  | { kind: 'produce'; reqId: number; slot: number; handle: number; records: Buffer }
   | { kind: 'fetch'; ask: FetchAsk }
   | { kind: 'release'; reqId: number };
 
@@ -103,8 +103,8 @@ export class ShardHost {
   }
 
   /** False when the overflow bound is hit: the caller must fail the request instead. */
-  produce(reqId: number, slot: number, handle: number, acks: number, records: Buffer): boolean {
-    return this.send({ kind: 'produce', reqId, slot, handle, acks, records });
+  produce(reqId: number, slot: number, handle: number, records: Buffer): boolean {
+    return this.send({ kind: 'produce', reqId, slot, handle, records });
   }
 
   fetch(ask: FetchAsk): boolean {
@@ -140,7 +140,7 @@ export class ShardHost {
     if (at < 0) return false;
     switch (msg.kind) {
       case 'produce':
-        writeProduce(ring.bytes, at, msg.reqId, msg.slot, msg.handle, msg.acks, msg.records);
+        writeProduce(ring.bytes, at, msg.reqId, msg.slot, msg.handle, msg.records);
         break;
       case 'fetch':
         writeFetch(ring.bytes, at, msg.ask);

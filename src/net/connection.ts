@@ -11,7 +11,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { BrokerContext } from './broker_context.js';
-import { NO_RESPONSE, type Handler, type HandlerResult } from './handler.js';
+import { CloseConnection, NO_RESPONSE, type Handler, type HandlerResult } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { handlersByKey } from './handlers/index.js';
 import { ApiVersionsApi } from './protocol/apis/api_versions.js';
@@ -266,6 +266,12 @@ export class Connection {
     if (h.barrier) this.barrier = false;
     this.broker.metrics.recordRequest(h.api.name, (performance.now() - started) / 1000);
     if (this.closed) return;
+    if (res instanceof CloseConnection) {
+      slot.done = true;
+      this.flush();
+      this.reject(res.kind, res.detail);
+      return;
+    }
     if (res !== NO_RESPONSE) {
       const w = new Writer(256);
       const at = w.reserveInt32();

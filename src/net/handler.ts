@@ -8,7 +8,16 @@ import type { Api } from './protocol/schema.js';
 import type { BrokerContext } from './broker_context.js';
 
 export const NO_RESPONSE: unique symbol = Symbol('no-response');
-export type HandlerResult<Res> = Res | typeof NO_RESPONSE;
+
+/** Answer nothing and close the connection once earlier requests are answered (acks=0 errors). */
+export class CloseConnection {
+  constructor(
+    readonly kind: string,
+    readonly detail: string,
+  ) {}
+}
+
+export type HandlerResult<Res> = Res | typeof NO_RESPONSE | CloseConnection;
 
 export interface HandlerContext {
   readonly broker: BrokerContext;

@@ -152,6 +152,29 @@ describe('malformed frames close the connection; the broker keeps serving', () =
     await assertStillServes();
   });
 
+  it('(i) acks=0: a failed produce closes the connection (no response can carry the error); a good one does not', async () => {
+    const batch = encodeRecordBatch([{ key: null, value: Buffer.from('acks-zero'), timestamp: Date.now() }]);
+    const produce0 = (correlationId: number, name: string, index: number, records: Buffer): Buffer =>
+      requestFrame(ProduceApi, 7, correlationId, { transactionalId: null, acks: 0, timeoutMs: 5000, topicData: [{ name, partitionData: [{ index, records }] }] });
+    const meta = (correlationId: number): Buffer =>
+      requestFrame(MetadataApi, 1, correlationId, { topics: [], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+
+    const good = await converse(broker.kafkaPort, [produce0(31, 'pipeline', 0, batch), meta(32)], { frames: 1, timeoutMs: 5000 });
+    assert.equal(good.closed, false, 'a successful acks=0 produce keeps the connection');
+    assert.deepEqual(good.frames.map((f) => f.readInt32BE(0)), [32], 'only the metadata request is answered');
+
+    const unknownPartition = await converse(broker.kafkaPort, [produce0(33, 'probe', 99, batch)], { timeoutMs: 5000 });
+    assert.equal(unknownPartition.closed, true, 'unknown partition under acks=0 closes the connection');
+    assert.equal(unknownPartition.frames.length, 0);
+
+    const corrupt = Buffer.from(batch);
+    corrupt[corrupt.length - 1]! ^= 0xff;
+    const badCrc = await converse(broker.kafkaPort, [produce0(34, 'crc', 0, corrupt)], { timeoutMs: 5000 });
+    assert.equal(badCrc.closed, true, 'a corrupt batch under acks=0 closes the connection');
+    assert.ok((await broker.metric('sluice_protocol_errors_total{reason="acks0-error"}')) >= 2);
+    await assertStillServes();
+  });
+
   it('(f) ApiVersions v99 answers error 35 with a v0-shaped body and header v0', async () => {
     const body = Buffer.from([0x05, 0x73, 0x6c, 0x75, 0x69, 0x63, 0x65, 0x02, 0x31, 0x00]);
     const out = await converse(broker.kafkaPort, [rawFrame(18, 99, 4242, body)], { frames: 1, timeoutMs: 3000 });

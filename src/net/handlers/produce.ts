@@ -3,9 +3,9 @@
 // and offset assignment happen on the shard; here only what needs no record bytes is checked.
 import type { ProduceItem } from '../../actors/partition_router.js';
 import { PRODUCE_HEADER_BYTES } from '../../actors/ring_messages.js';
-import { handler, NO_RESPONSE, type HandlerResult } from '../handler.js';
+import { CloseConnection, handler, NO_RESPONSE, type HandlerResult } from '../handler.js';
 import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../protocol/apis/produce.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { ErrorCode, errorName } from '../protocol/errors.js';
 
 type PartitionOut = ProduceResponse['responses'][number]['partitionResponses'][number];
 
@@ -58,8 +58,14 @@ export const produceHandler = handler({
     }
     b.metrics.addMessagesIn(records);
     b.metrics.addBytesIn(bytes);
-    const outcomes = await b.router.produce(items, acks, req.timeoutMs);
-    if (acks === 0) return NO_RESPONSE;
+    const outcomes = await b.router.produce(items, req.timeoutMs);
+    if (acks === 0) {
+      // No response exists to carry the error, so Kafka closes the connection; the client then
+      // refreshes metadata and learns what went wrong.
+      let code: number = outcomes.find((o) => o.errorCode !== 0)?.errorCode ?? ErrorCode.NONE;
+      for (const t of responses) for (const p of t.partitionResponses) if (code === ErrorCode.NONE) code = p.errorCode;
+      return code === ErrorCode.NONE ? NO_RESPONSE : new CloseConnection('acks0-error', `acks=0 produce failed with ${errorName(code)}`);
+    }
     outcomes.forEach((o, i) => {
       const [ti, pi] = where[i]!;
       const slot = responses[ti]!.partitionResponses;
