@@ -79,7 +79,9 @@ export class BrokerProcess {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
     const args = [...(o.nodeArgs ?? []), MAIN_JS, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:0`,
       '--admin-addr', `${HOST}:0`, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn'];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // As the launchers (bin/sluice, npm start) do: the pool must be sized before the process starts.
+    const env = { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' };
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     try {
       const { kafka, admin } = await readyLine(child, o.startTimeoutMs ?? 30_000);
       const broker = new BrokerProcess(child, dataDir, kafka, admin);

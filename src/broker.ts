@@ -39,8 +39,15 @@ function loadClusterId(metaDir: string): string {
   return id;
 }
 
+/** libuv's pool size, fixed before any JavaScript ran; the launchers raise it from 4. */
+const ioThreads = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
+const IO_THREADS_ADVISED_MIN = 8;
+
 export async function startBroker(config: BrokerConfig, logger: Logger): Promise<Broker> {
   let status: 'starting' | 'ready' | 'draining' = 'starting';
+  if (ioThreads < IO_THREADS_ADVISED_MIN) {
+    logger.warn({ ioThreads }, 'few I/O threads: fsyncs of different partitions will queue; start through bin/sluice or set UV_THREADPOOL_SIZE=16');
+  }
   const metaDir = join(config.dataDir, 'meta');
   mkdirSync(metaDir, { recursive: true });
   const metrics = new BrokerMetrics();
@@ -83,7 +90,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     port: config.adminPort,
     logger,
     metrics,
-    health: () => ({ status, details: { shards: config.shards, topics: topics.table.size, connections: kafka.connectionCount, io: 'node' } }),
+    health: () => ({
+      status,
+      details: { shards: config.shards, topics: topics.table.size, connections: kafka.connectionCount, io: 'node', ioThreads },
+    }),
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
   });

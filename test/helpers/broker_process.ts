@@ -222,7 +222,7 @@ export class BrokerProcess {
     this.starts++;
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, this.args(), { stdio: ['ignore', fd, fd], env: { ...process.env } });
+      child = spawn(process.execPath, this.args(), { stdio: ['ignore', fd, fd], env: { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' } });
     } finally {
       closeSync(fd);
     }
