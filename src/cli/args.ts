@@ -1,7 +1,8 @@
 // Command-line parsing for the CLI (main thread, once per invocation). Splits argv into a
 // command's own options, broker config flags (handed verbatim to resolveConfig, which validates
 // them) and positionals. Forms: --name value, --name=value, bare --flag for switches and boolean
-// config flags, --no-<flag> for boolean config flags, -h/--help, and -- to end options.
+// config flags, --flag true|false and --no-<flag> for boolean config flags, -h/--help, and -- to
+// end options.
 
 import { CONFIG_FILE_FLAG, CONFIG_FLAGS } from '../config.js';
 
@@ -72,6 +73,13 @@ export function parseArgs(argv: readonly string[], spec: readonly OptionSpec[], 
     }
     const takesNext = configFlags ? configFlagTakesNext(name, inline) : undefined;
     if (takesNext === undefined) throw new UsageError(`unknown option --${name}`);
+    const next = argv[i + 1];
+    if (!takesNext && inline === undefined && CONFIG_FLAG_KIND.get(name) === 'bool' && (next === 'true' || next === 'false')) {
+      // `--auto-create-topics false`, as users of other brokers' CLIs type it.
+      parsed.configArgv.push(`--${name}=${next}`);
+      i++;
+      continue;
+    }
     parsed.configArgv.push(token);
     if (takesNext) {
       const value = argv[++i];

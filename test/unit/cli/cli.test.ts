@@ -212,6 +212,15 @@ test('config print shows values and sources', async () => {
   assert.match(r.out, /^shards\s+3\s+env$/m);
 });
 
+test('boolean settings also take a separate true/false value', async () => {
+  let r = await cli(['config', 'print', '--auto-create-topics', 'false', '--format', 'json'], {});
+  assert.deepEqual(JSON.parse(r.out), { 'auto-create-topics': { value: false, source: 'flag' } });
+  r = await cli(['config', 'print', '--no-auto-create-topics', '--auto-create-topics', 'true', '--format', 'json'], {});
+  assert.deepEqual(JSON.parse(r.out), { 'auto-create-topics': { value: true, source: 'flag' } }, 'the later flag wins');
+  r = await cli(['config', 'print', '--auto-create-topics', 'nope'], {});
+  assert.equal(r.code, 2, 'any other word is still an unexpected argument');
+});
+
 test('the ready line names addresses, data dir, shards and flush policy', () => {
   const { config } = resolveConfig(['--kafka-addr', '127.0.0.1:0', '--data-dir', '/tmp/a b', '--shards', '2', '--flush', '5'], {});
   assert.equal(
