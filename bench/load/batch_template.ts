@@ -3,6 +3,7 @@
 // identical batches are valid). Keys are null and there are no headers; values are 'x' bytes.
 // Invariants: the CRC always covers bytes 21..end of the batch, also after `stampValues`, which
 // writes a float64 (little-endian) at the start of every value, so values must be >= 8 bytes then.
+import { varintSize, writeVarint } from '../../src/client/record_batch.js';
 import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, crc32c, writeInt64 } from '../../src/log/record_batch.js';
 
 export interface BatchTemplate {
@@ -11,27 +12,6 @@ export interface BatchTemplate {
   readonly valueBytes: number;
   /** Position of each record's value, from the start of the batch. */
   readonly valueAt: Int32Array;
-}
-
-/** Bytes of the zig-zag varint encoding of v. */
-function varintSize(v: number): number {
-  let u = v >= 0 ? v * 2 : -v * 2 - 1;
-  let n = 1;
-  while (u >= 0x80) {
-    u = Math.floor(u / 0x80);
-    n++;
-  }
-  return n;
-}
-
-function writeVarint(buf: Buffer, pos: number, v: number): number {
-  let u = v >= 0 ? v * 2 : -v * 2 - 1;
-  while (u >= 0x80) {
-    buf[pos++] = (u % 0x80) | 0x80;
-    u = Math.floor(u / 0x80);
-  }
-  buf[pos++] = u;
-  return pos;
 }
 
 /** Record body (after its length prefix): attributes, tsDelta 0, offsetDelta, null key, value, 0 headers. */

@@ -122,40 +122,50 @@ function writeUvarint(buf: Buffer, pos: number, u: number): number {
   return pos;
 }
 
+/** Bytes of the zig-zag varint that record fields use for `v`. */
+export function varintSize(v: number): number {
+  return uvarintSize(zigzag(v));
+}
+
+/** Writes `v` as a record-field zig-zag varint at `pos`; returns the position after it. */
+export function writeVarint(buf: Buffer, pos: number, v: number): number {
+  return writeUvarint(buf, pos, zigzag(v));
+}
+
 function nullableSize(b: Buffer | null): number {
-  return b === null ? 1 : uvarintSize(zigzag(b.length)) + b.length;
+  return b === null ? 1 : varintSize(b.length) + b.length;
 }
 
 function writeNullable(buf: Buffer, pos: number, b: Buffer | null): number {
   if (b === null) return writeUvarint(buf, pos, 1);
-  pos = writeUvarint(buf, pos, zigzag(b.length));
+  pos = writeVarint(buf, pos, b.length);
   return pos + b.copy(buf, pos);
 }
 
 /** Size of a record after its length prefix. */
 function recordBodySize(r: ProducerRecord, offsetDelta: number, timestampDelta: number): number {
   const headers = r.headers ?? [];
-  let size = 1 + uvarintSize(zigzag(timestampDelta)) + uvarintSize(zigzag(offsetDelta))
-    + nullableSize(r.key) + nullableSize(r.value) + uvarintSize(zigzag(headers.length));
+  let size = 1 + varintSize(timestampDelta) + varintSize(offsetDelta)
+    + nullableSize(r.key) + nullableSize(r.value) + varintSize(headers.length);
   for (const h of headers) {
     const keyBytes = Buffer.byteLength(h.key, 'utf8');
-    size += uvarintSize(zigzag(keyBytes)) + keyBytes + nullableSize(h.value);
+    size += varintSize(keyBytes) + keyBytes + nullableSize(h.value);
   }
   return size;
 }
 
 function writeRecord(buf: Buffer, pos: number, r: ProducerRecord, bodySize: number, offsetDelta: number, timestampDelta: number): number {
   const headers = r.headers ?? [];
-  pos = writeUvarint(buf, pos, zigzag(bodySize));
+  pos = writeVarint(buf, pos, bodySize);
   buf[pos++] = 0;
-  pos = writeUvarint(buf, pos, zigzag(timestampDelta));
-  pos = writeUvarint(buf, pos, zigzag(offsetDelta));
+  pos = writeVarint(buf, pos, timestampDelta);
+  pos = writeVarint(buf, pos, offsetDelta);
   pos = writeNullable(buf, pos, r.key);
   pos = writeNullable(buf, pos, r.value);
-  pos = writeUvarint(buf, pos, zigzag(headers.length));
+  pos = writeVarint(buf, pos, headers.length);
   for (const h of headers) {
     const keyBytes = Buffer.byteLength(h.key, 'utf8');
-    pos = writeUvarint(buf, pos, zigzag(keyBytes));
+    pos = writeVarint(buf, pos, keyBytes);
     pos += buf.write(h.key, pos, keyBytes, 'utf8');
     pos = writeNullable(buf, pos, h.value);
   }
@@ -169,7 +179,7 @@ function encodeRecords(records: readonly ProducerRecord[], baseTimestamp: number
   for (let i = 0; i < records.length; i++) {
     const body = recordBodySize(records[i] as ProducerRecord, i, (records[i] as ProducerRecord).timestamp - baseTimestamp);
     sizes[i] = body;
-    total += uvarintSize(zigzag(body)) + body;
+    total += varintSize(body) + body;
   }
   const buf = Buffer.allocUnsafe(total);
   let pos = 0;
