@@ -4,7 +4,9 @@
 // connection dispatches nothing after them until they finish, so a client that pipelines
 // CreateTopics then Produce sees its topic.
 import type { RequestHeader } from './protocol/header.js';
-import type { Api } from './protocol/schema.js';
+import type { Api, Wire } from './protocol/schema.js';
+
+export type { Wire };
 import type { BrokerContext } from './broker_context.js';
 
 export const NO_RESPONSE: unique symbol = Symbol('no-response');
@@ -17,7 +19,7 @@ export class CloseConnection {
   ) {}
 }
 
-export type HandlerResult<Res> = Res | typeof NO_RESPONSE | CloseConnection;
+export type HandlerResult<Res> = Wire<Res> | typeof NO_RESPONSE | CloseConnection;
 
 export interface HandlerContext {
   readonly broker: BrokerContext;

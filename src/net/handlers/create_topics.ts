@@ -2,16 +2,16 @@
 // assignments (only this node) and configs, then creates each topic; answers per topic.
 import { describeTopicConfigs } from '../../coordinator/topic_configs.js';
 import type { BrokerContext } from '../broker_context.js';
-import { handler } from '../handler.js';
+import { handler, type Wire } from '../handler.js';
 import { CreateTopicsApi, type CreateTopicsRequest, type CreateTopicsResponse } from '../protocol/apis/create_topics.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
 type TopicIn = CreateTopicsRequest['topics'][number];
-type TopicOut = CreateTopicsResponse['topics'][number];
+type TopicOut = Wire<CreateTopicsResponse['topics'][number]>;
 
 async function createOne(b: BrokerContext, t: TopicIn, validateOnly: boolean, duplicate: boolean): Promise<TopicOut> {
   const fail = (code: number, message: string): TopicOut =>
-    ({ name: t.name, topicId: '0'.repeat(32), errorCode: code, errorMessage: message, numPartitions: -1, replicationFactor: -1, configs: null }) as unknown as TopicOut;
+    ({ name: t.name, topicId: '0'.repeat(32), errorCode: code, errorMessage: message, numPartitions: -1, replicationFactor: -1, configs: null });
   if (duplicate) return fail(ErrorCode.INVALID_REQUEST, `topic '${t.name}' appears more than once in the request`);
   const assigned = t.assignments.length > 0;
   if (assigned && (t.numPartitions !== -1 || t.replicationFactor !== -1)) {
@@ -40,7 +40,7 @@ async function createOne(b: BrokerContext, t: TopicIn, validateOnly: boolean, du
         configSource: c.source,
         isSensitive: false,
       })),
-    } as unknown as TopicOut;
+    };
   } catch (err) {
     if (err instanceof KafkaError) return fail(err.code, err.message);
     throw err;
@@ -50,12 +50,12 @@ async function createOne(b: BrokerContext, t: TopicIn, validateOnly: boolean, du
 export const createTopicsHandler = handler({
   api: CreateTopicsApi,
   barrier: true,
-  async handle(ctx, req: CreateTopicsRequest): Promise<CreateTopicsResponse> {
+  async handle(ctx, req: CreateTopicsRequest): Promise<Wire<CreateTopicsResponse>> {
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const topics: TopicOut[] = [];
     // One at a time: creation order is the order the client asked for, and errors stay per topic.
     for (const t of req.topics) topics.push(await createOne(ctx.broker, t, req.validateOnly, counts.get(t.name)! > 1));
-    return { throttleTimeMs: 0, topics } as CreateTopicsResponse;
+    return { throttleTimeMs: 0, topics };
   },
 });

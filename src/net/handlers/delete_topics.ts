@@ -1,33 +1,33 @@
 // DeleteTopics: by name (v0-5) or by name or id (v6+); removes the topic, closes its actors and
 // deletes their data before answering.
-import { handler } from '../handler.js';
+import { handler, type Wire } from '../handler.js';
 import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../protocol/apis/delete_topics.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
-type Out = DeleteTopicsResponse['responses'][number];
+type Out = Wire<DeleteTopicsResponse['responses'][number]>;
 const ZERO_ID = '0'.repeat(32);
 
 export const deleteTopicsHandler = handler({
   api: DeleteTopicsApi,
   barrier: true,
-  async handle(ctx, req: DeleteTopicsRequest): Promise<DeleteTopicsResponse> {
+  async handle(ctx, req: DeleteTopicsRequest): Promise<Wire<DeleteTopicsResponse>> {
     const b = ctx.broker;
     const asked = ctx.version >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId })) : req.topicNames.map((name) => ({ name, topicId: ZERO_ID }));
     const responses: Out[] = [];
     for (const a of asked) {
       const name = a.name ?? b.topics.table.getById(a.topicId)?.name ?? null;
       if (name === null) {
-        responses.push({ name: null, topicId: a.topicId, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: 'unknown topic id' } as Out);
+        responses.push({ name: null, topicId: a.topicId, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: 'unknown topic id' });
         continue;
       }
       try {
         const t = await b.topics.delete(name);
-        responses.push({ name, topicId: t.id, errorCode: 0, errorMessage: null } as Out);
+        responses.push({ name, topicId: t.id, errorCode: 0, errorMessage: null });
       } catch (err) {
         if (!(err instanceof KafkaError)) throw err;
-        responses.push({ name, topicId: a.topicId, errorCode: err.code, errorMessage: err.message } as Out);
+        responses.push({ name, topicId: a.topicId, errorCode: err.code, errorMessage: err.message });
       }
     }
-    return { throttleTimeMs: 0, responses } as DeleteTopicsResponse;
+    return { throttleTimeMs: 0, responses };
   },
 });

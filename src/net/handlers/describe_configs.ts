@@ -2,12 +2,12 @@
 // read-modify-write the whole set) and for this broker (its static configuration).
 import { describeTopicConfigs, type DescribedConfig } from '../../coordinator/topic_configs.js';
 import type { BrokerConfig } from '../../config.js';
-import { handler } from '../handler.js';
+import { handler, type Wire } from '../handler.js';
 import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../protocol/apis/describe_configs.js';
 import { ErrorCode } from '../protocol/errors.js';
 
-type ResultOut = DescribeConfigsResponse['results'][number];
-type ConfigOut = ResultOut['configs'][number];
+type ResultOut = Wire<DescribeConfigsResponse['results'][number]>;
+type ConfigOut = Wire<DescribeConfigsResponse['results'][number]['configs'][number]>;
 
 const RESOURCE_TOPIC = 2;
 const RESOURCE_BROKER = 4;
@@ -48,29 +48,29 @@ function toWire(d: DescribedConfig, version: number): ConfigOut {
     synonyms: version >= 1 ? [{ name: d.name, value: d.value, source: d.source }] : [],
     configType: CONFIG_TYPE[d.kind],
     documentation: null,
-  } as ConfigOut;
+  };
 }
 
 export const describeConfigsHandler = handler({
   api: DescribeConfigsApi,
-  handle(ctx, req: DescribeConfigsRequest): DescribeConfigsResponse {
+  handle(ctx, req: DescribeConfigsRequest): Wire<DescribeConfigsResponse> {
     const b = ctx.broker;
     const results = req.resources.map((r): ResultOut => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       let configs: DescribedConfig[];
       if (r.resourceType === RESOURCE_TOPIC) {
         const t = b.topics.table.get(r.resourceName);
-        if (!t) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `unknown topic '${r.resourceName}'`, configs: [] } as unknown as ResultOut;
+        if (!t) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `unknown topic '${r.resourceName}'`, configs: [] };
         configs = describeTopicConfigs(t.configs, b.config);
       } else if (r.resourceType === RESOURCE_BROKER && (r.resourceName === '' || r.resourceName === String(b.nodeId))) {
         configs = brokerConfigs(b.config);
       } else {
-        return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unsupported resource ${r.resourceType}/${r.resourceName}`, configs: [] } as unknown as ResultOut;
+        return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unsupported resource ${r.resourceType}/${r.resourceName}`, configs: [] };
       }
       const keys = r.configurationKeys;
       const chosen = keys === null ? configs : configs.filter((c) => keys.includes(c.name));
-      return { ...base, errorCode: 0, errorMessage: null, configs: chosen.map((c) => toWire(c, ctx.version)) } as unknown as ResultOut;
+      return { ...base, errorCode: 0, errorMessage: null, configs: chosen.map((c) => toWire(c, ctx.version)) };
     });
-    return { throttleTimeMs: 0, results } as DescribeConfigsResponse;
+    return { throttleTimeMs: 0, results };
   },
 });

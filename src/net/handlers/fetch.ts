@@ -2,12 +2,12 @@
 // max_wait), reads those ranges and hands the buffers to the response by reference.
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
 import type { FetchItem } from '../../actors/partition_router.js';
-import { handler } from '../handler.js';
+import { handler, type Wire } from '../handler.js';
 import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/apis/fetch.js';
 import { ErrorCode } from '../protocol/errors.js';
 
-type TopicOut = FetchResponse['responses'][number];
-type PartitionOut = TopicOut['partitions'][number];
+type TopicOut = Wire<FetchResponse['responses'][number]>;
+type PartitionOut = Wire<FetchResponse['responses'][number]['partitions'][number]>;
 
 // librdkafka waits 500 ms and kafkajs 5 s; anything far beyond that only pins memory.
 const MAX_WAIT_MS_MAX = 60_000;
@@ -24,17 +24,18 @@ function partitionOut(partitionIndex: number, errorCode: number, hw = -1, logSta
     abortedTransactions: committed ? [] : null,
     preferredReadReplica: -1,
     records,
-  } as unknown as PartitionOut;
+  };
 }
 
 export const fetchHandler = handler({
   api: FetchApi,
-  async handle(ctx, req: FetchRequest): Promise<FetchResponse> {
+  async handle(ctx, req: FetchRequest): Promise<Wire<FetchResponse>> {
     const b = ctx.broker;
     const byId = ctx.version >= 13;
     const committed = req.isolationLevel === 1;
     const items: FetchItem[] = [];
-    const where: Array<[number, number]> = [];
+    const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
+    const partitionLists: PartitionOut[][] = [];
     const responses: TopicOut[] = req.topics.map((t, ti) => {
       const topic = byId ? b.topics.table.getById(t.topicId) : b.topics.table.get(t.topic);
       const partitions = t.partitions.map((p, pi) => {
@@ -45,10 +46,11 @@ export const fetchHandler = handler({
           return partitionOut(p.partition, code);
         }
         items.push({ handle, fetchOffset: p.fetchOffset, partitionMaxBytes: Math.min(Math.max(0, p.partitionMaxBytes), BYTES_MAX) });
-        where.push([ti, pi]);
+        where.push([ti, pi, p.partition]);
         return partitionOut(p.partition, ErrorCode.NONE);
       });
-      return { topic: t.topic, topicId: t.topicId, partitions } as TopicOut;
+      partitionLists.push(partitions);
+      return { topic: t.topic, topicId: t.topicId, partitions };
     });
     const maxWait = Math.min(Math.max(0, req.maxWaitMs), MAX_WAIT_MS_MAX);
     const maxBytes = ctx.version >= 3 ? Math.min(Math.max(0, req.maxBytes), BYTES_MAX) : BYTES_MAX;
@@ -56,13 +58,12 @@ export const fetchHandler = handler({
     const reads = await Promise.all(results.map((r) => (r.errorCode === 0 && r.ranges.length > 0 ? b.segments.readRanges(r.ranges) : null)));
     let bytesOut = 0;
     results.forEach((r, i) => {
-      const [ti, pi] = where[i]!;
+      const [ti, pi, partition] = where[i]!;
       const chunks = reads[i];
       if (chunks) for (const c of chunks) bytesOut += c.length;
-      const index = responses[ti]!.partitions[pi]!.partitionIndex;
-      responses[ti]!.partitions[pi] = partitionOut(index, r.errorCode, r.highWatermark, r.logStartOffset, chunks ?? EMPTY, committed);
+      partitionLists[ti]![pi] = partitionOut(partition, r.errorCode, r.highWatermark, r.logStartOffset, chunks ?? EMPTY, committed);
     });
     b.metrics.addBytesOut(bytesOut);
-    return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses } as unknown as FetchResponse;
+    return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses };
   },
 });

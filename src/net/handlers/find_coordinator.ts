@@ -2,7 +2,7 @@
 // so each key (v0-3 one, v4+ batched) is answered with this node's address. Empty keys are
 // refused as Kafka does. Group membership itself arrives with the group coordinator; until
 // then the JoinGroup family is not advertised, so clients fail cleanly at that step.
-import { handler } from '../handler.js';
+import { handler, type Wire } from '../handler.js';
 import { FindCoordinatorApi, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../protocol/apis/find_coordinator.js';
 import { ErrorCode } from '../protocol/errors.js';
 
@@ -11,7 +11,7 @@ const KEY_TYPE_TRANSACTION = 1;
 
 export const findCoordinatorHandler = handler({
   api: FindCoordinatorApi,
-  handle(ctx, req: FindCoordinatorRequest): FindCoordinatorResponse {
+  handle(ctx, req: FindCoordinatorRequest): Wire<FindCoordinatorResponse> {
     const b = ctx.broker;
     const answer = (key: string) => {
       const valid = key.length > 0 && (req.keyType === KEY_TYPE_GROUP || req.keyType === KEY_TYPE_TRANSACTION);

@@ -1,16 +1,16 @@
 // InitProducerId for idempotent producers: a fresh, never-reused producer id with epoch 0 on
 // every call (Kafka's behaviour without a transactional id). Transactions are not supported yet,
 // so a transactional id is refused instead of half-served.
-import { handler } from '../handler.js';
+import { handler, type Wire } from '../handler.js';
 import { InitProducerIdApi, type InitProducerIdRequest, type InitProducerIdResponse } from '../protocol/apis/init_producer_id.js';
 import { ErrorCode } from '../protocol/errors.js';
 
 export const initProducerIdHandler = handler({
   api: InitProducerIdApi,
-  handle(ctx, req: InitProducerIdRequest): InitProducerIdResponse {
+  handle(ctx, req: InitProducerIdRequest): Wire<InitProducerIdResponse> {
     if (req.transactionalId !== null) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1, producerEpoch: -1 } as InitProducerIdResponse;
+      return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1, producerEpoch: -1 };
     }
-    return { throttleTimeMs: 0, errorCode: 0, producerId: ctx.broker.producerIds.allocate(), producerEpoch: 0 } as InitProducerIdResponse;
+    return { throttleTimeMs: 0, errorCode: 0, producerId: ctx.broker.producerIds.allocate(), producerEpoch: 0 };
   },
 });

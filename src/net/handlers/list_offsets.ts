@@ -1,19 +1,19 @@
 // ListOffsets: earliest (-2), latest (-1: the high watermark, which is also the last stable
 // offset since there are no transactions), max timestamp (-3) and by timestamp, answered by
 // the owning shard over the control channel.
-import { handler } from '../handler.js';
+import { handler, type Wire } from '../handler.js';
 import { ListOffsetsApi, type ListOffsetsRequest, type ListOffsetsResponse } from '../protocol/apis/list_offsets.js';
 import { ErrorCode } from '../protocol/errors.js';
 
-type PartitionOut = ListOffsetsResponse['topics'][number]['partitions'][number];
+type PartitionOut = Wire<ListOffsetsResponse['topics'][number]['partitions'][number]>;
 
 function out(partitionIndex: number, errorCode: number, offset = -1, timestamp = -1): PartitionOut {
-  return { partitionIndex, errorCode, timestamp, offset, leaderEpoch: 0 } as PartitionOut;
+  return { partitionIndex, errorCode, timestamp, offset, leaderEpoch: 0 };
 }
 
 export const listOffsetsHandler = handler({
   api: ListOffsetsApi,
-  async handle(ctx, req: ListOffsetsRequest): Promise<ListOffsetsResponse> {
+  async handle(ctx, req: ListOffsetsRequest): Promise<Wire<ListOffsetsResponse>> {
     const b = ctx.broker;
     const topics = await Promise.all(
       req.topics.map(async (t) => {
@@ -32,6 +32,6 @@ export const listOffsetsHandler = handler({
         return { name: t.name, partitions };
       }),
     );
-    return { throttleTimeMs: 0, topics } as ListOffsetsResponse;
+    return { throttleTimeMs: 0, topics };
   },
 });

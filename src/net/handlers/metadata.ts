@@ -3,11 +3,11 @@
 // so a client's first Metadata for a new topic already sees its partitions.
 import type { TopicRecord } from '../../coordinator/topic_table.js';
 import type { BrokerContext } from '../broker_context.js';
-import { handler, type HandlerContext } from '../handler.js';
+import { handler, type HandlerContext, type Wire } from '../handler.js';
 import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../protocol/apis/metadata.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
-type TopicOut = MetadataResponse['topics'][number];
+type TopicOut = Wire<MetadataResponse['topics'][number]>;
 
 export function partitionsOf(b: BrokerContext, t: TopicRecord): TopicOut['partitions'] {
   const out: TopicOut['partitions'] = [];
@@ -21,17 +21,17 @@ export function partitionsOf(b: BrokerContext, t: TopicRecord): TopicOut['partit
       replicaNodes: [b.nodeId],
       isrNodes: [b.nodeId],
       offlineReplicas: [],
-    } as TopicOut['partitions'][number]);
+    });
   }
   return out;
 }
 
 function topicOut(b: BrokerContext, t: TopicRecord): TopicOut {
-  return { errorCode: 0, name: t.name, topicId: t.id, isInternal: false, partitions: partitionsOf(b, t) } as TopicOut;
+  return { errorCode: 0, name: t.name, topicId: t.id, isInternal: false, partitions: partitionsOf(b, t) };
 }
 
 function topicError(name: string | null, topicId: string, code: number): TopicOut {
-  return { errorCode: code, name, topicId, isInternal: false, partitions: [] } as unknown as TopicOut;
+  return { errorCode: code, name, topicId, isInternal: false, partitions: [] };
 }
 
 async function lookup(ctx: HandlerContext, req: MetadataRequest, name: string | null, topicId: string): Promise<TopicOut> {
@@ -54,7 +54,7 @@ async function lookup(ctx: HandlerContext, req: MetadataRequest, name: string | 
 
 export const metadataHandler = handler({
   api: MetadataApi,
-  async handle(ctx, req: MetadataRequest): Promise<MetadataResponse> {
+  async handle(ctx, req: MetadataRequest): Promise<Wire<MetadataResponse>> {
     const b = ctx.broker;
     const all = req.topics === null || (ctx.version === 0 && req.topics.length === 0);
     const topics = all
@@ -66,6 +66,6 @@ export const metadataHandler = handler({
       clusterId: b.clusterId,
       controllerId: b.nodeId,
       topics,
-    } as MetadataResponse;
+    };
   },
 });

@@ -3,11 +3,11 @@
 // and offset assignment happen on the shard; here only what needs no record bytes is checked.
 import type { ProduceItem } from '../../actors/partition_router.js';
 import { PRODUCE_HEADER_BYTES } from '../../actors/ring_messages.js';
-import { CloseConnection, handler, NO_RESPONSE, type HandlerResult } from '../handler.js';
+import { CloseConnection, handler, NO_RESPONSE, type HandlerResult, type Wire } from '../handler.js';
 import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../protocol/apis/produce.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 
-type PartitionOut = ProduceResponse['responses'][number]['partitionResponses'][number];
+type PartitionOut = Wire<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
 const NO_LEADER_HINT = { leaderId: -1, leaderEpoch: -1 };
 const ZSTD = 4;
@@ -26,7 +26,8 @@ export const produceHandler = handler({
     const acks = req.acks;
     const ringLimit = b.router.host(0).toShard.maxMessageBytes - PRODUCE_HEADER_BYTES;
     const items: ProduceItem[] = [];
-    const where: Array<[number, number]> = []; // item index -> [topic index, partition index in response]
+    const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
+    let firstError: number = ErrorCode.NONE;
     const responses = req.topicData.map((t, ti) => {
       const topic = b.topics.table.get(t.name);
       const partitionResponses = t.partitionData.map((p, pi) => {
@@ -43,9 +44,10 @@ export const produceHandler = handler({
           if (handle < 0) code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
           else {
             items.push({ handle, records: p.records });
-            where.push([ti, pi]);
+            where.push([ti, pi, p.index]);
           }
         }
+        if (firstError === ErrorCode.NONE) firstError = code;
         return partitionOut(p.index, code);
       });
       return { name: t.name, partitionResponses };
@@ -62,15 +64,13 @@ export const produceHandler = handler({
     if (acks === 0) {
       // No response exists to carry the error, so Kafka closes the connection; the client then
       // refreshes metadata and learns what went wrong.
-      let code: number = outcomes.find((o) => o.errorCode !== 0)?.errorCode ?? ErrorCode.NONE;
-      for (const t of responses) for (const p of t.partitionResponses) if (code === ErrorCode.NONE) code = p.errorCode;
+      const code = firstError !== ErrorCode.NONE ? firstError : (outcomes.find((o) => o.errorCode !== 0)?.errorCode ?? ErrorCode.NONE);
       return code === ErrorCode.NONE ? NO_RESPONSE : new CloseConnection('acks0-error', `acks=0 produce failed with ${errorName(code)}`);
     }
     outcomes.forEach((o, i) => {
-      const [ti, pi] = where[i]!;
-      const slot = responses[ti]!.partitionResponses;
-      slot[pi] = partitionOut(slot[pi]!.index, o.errorCode, o.baseOffset, o.logAppendTime, o.logStartOffset);
+      const [ti, pi, partition] = where[i]!;
+      responses[ti]!.partitionResponses[pi] = partitionOut(partition, o.errorCode, o.baseOffset, o.logAppendTime, o.logStartOffset);
     });
-    return { responses, throttleTimeMs: 0 } as ProduceResponse;
+    return { responses, throttleTimeMs: 0 };
   },
 });

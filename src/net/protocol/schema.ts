@@ -35,6 +35,20 @@ export interface ApiDefinition {
   readonly response: readonly Field[];
 }
 
+/**
+ * A message as callers build it for encoding: any field may be left out and encodes as its
+ * schema default, while a misspelled or mistyped field is still a compile error.
+ */
+export type Wire<T> = T extends Buffer
+  ? T
+  : T extends (infer E)[]
+    ? Wire<E>[]
+    : T extends readonly (infer E)[]
+      ? readonly Wire<E>[]
+      : T extends object
+      ? { [K in keyof T]?: Wire<T[K]> }
+      : T;
+
 export interface Api<Req, Res> {
   readonly key: number;
   readonly name: string;
@@ -44,9 +58,9 @@ export interface Api<Req, Res> {
   readonly definition: ApiDefinition;
   isFlexible(version: number): boolean;
   decodeRequest(version: number, r: Reader): Req;
-  encodeRequest(version: number, req: Req, w: Writer): void;
+  encodeRequest(version: number, req: Req | Wire<Req>, w: Writer): void;
   decodeResponse(version: number, r: Reader): Res;
-  encodeResponse(version: number, res: Res, w: Writer): void;
+  encodeResponse(version: number, res: Res | Wire<Res>, w: Writer): void;
 }
 
 export type AnyApi = Api<unknown, unknown>;
@@ -457,7 +471,7 @@ class CompiledApi<Req, Res> implements Api<Req, Res> {
     return this.reqCodec[this.index(version)]!.decode(r) as Req;
   }
 
-  encodeRequest(version: number, req: Req, w: Writer): void {
+  encodeRequest(version: number, req: Req | Wire<Req>, w: Writer): void {
     this.reqCodec[this.index(version)]!.encode(w, req);
   }
 
@@ -465,7 +479,7 @@ class CompiledApi<Req, Res> implements Api<Req, Res> {
     return this.resCodec[this.index(version)]!.decode(r) as Res;
   }
 
-  encodeResponse(version: number, res: Res, w: Writer): void {
+  encodeResponse(version: number, res: Res | Wire<Res>, w: Writer): void {
     this.resCodec[this.index(version)]!.encode(w, res);
   }
 }
