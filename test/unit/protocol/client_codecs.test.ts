@@ -6,7 +6,7 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
+import { bytesOf, decodeRequest, kjsRequest, kjsResponse, TOPIC_ID, TOPIC_ID_DASHED } from './kafkajs_codecs.js';
 import {
   apiVersionsV3, fetchV12, fetchV13, fetchV17, metadataV12, produceV11, produceV9, Reader as PlatReader,
 } from '@platformatic/kafka';
@@ -17,35 +17,7 @@ import { MetadataApi } from '../../../src/net/protocol/apis/metadata.js';
 import type { MetadataResponse } from '../../../src/net/protocol/apis/metadata.js';
 import { ProduceApi } from '../../../src/net/protocol/apis/produce.js';
 import type { ProduceResponse } from '../../../src/net/protocol/apis/produce.js';
-import { Reader } from '../../../src/net/protocol/reader.js';
 import { ZERO_UUID } from '../../../src/net/protocol/schema.js';
-import type { Api } from '../../../src/net/protocol/schema.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
-
-// kafkajs ships CommonJS without types for its protocol modules: describe what we use.
-interface KjsRequest { encode(): Promise<{ buffer: Buffer }> }
-type KjsRequestFactory = (args: Record<string, unknown>) => KjsRequest;
-interface KjsResponse { decode(raw: Buffer): Promise<Record<string, unknown>> }
-
-const load = createRequire(import.meta.url);
-const kjsRequest = (path: string): KjsRequestFactory => load(`kafkajs/src/protocol/requests/${path}/request.js`) as KjsRequestFactory;
-const kjsResponse = (path: string): KjsResponse => load(`kafkajs/src/protocol/requests/${path}/response.js`) as KjsResponse;
-
-const TOPIC_ID = '6c1a2b3c4d5e4f60a1b2c3d4e5f60718';
-const TOPIC_ID_DASHED = '6c1a2b3c-4d5e-4f60-a1b2-c3d4e5f60718';
-
-function bytesOf<Res>(api: Api<unknown, Res>, version: number, res: Res): Buffer {
-  const w = new Writer();
-  api.encodeResponse(version, res, w);
-  return Buffer.concat(w.finish());
-}
-
-function decodeRequest<Req>(api: Api<Req, unknown>, version: number, bytes: Buffer): Req {
-  const r = new Reader(bytes);
-  const out = api.decodeRequest(version, r);
-  assert.equal(r.remaining(), 0, `${api.name} v${version} request fully consumed`);
-  return out;
-}
 
 const metadataRes: MetadataResponse = {
   throttleTimeMs: 0, brokers: [{ nodeId: 1, host: '127.0.0.1', port: 9092, rack: null }], clusterId: 'sluice',
