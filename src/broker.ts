@@ -10,8 +10,9 @@ import { PartitionRouter } from './actors/partition_router.js';
 import { ShardHost } from './actors/shard_host.js';
 import { ShardTable } from './actors/shard_table.js';
 import type { BrokerConfig } from './config.js';
+import { GroupDirectory, groupConfigOf } from './coordinator/group_directory.js';
 import { ProducerIdAllocator } from './coordinator/producer_ids.js';
-import { TopicManager } from './coordinator/topic_manager.js';
+import { OFFSETS_TOPIC, TopicManager } from './coordinator/topic_manager.js';
 import { TopicTable } from './coordinator/topic_table.js';
 import { BrokerMetrics } from './metrics.js';
 import { startAdminServer } from './net/admin_http.js';
@@ -61,9 +62,12 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       flush: config.flush,
       logLevel: config.logLevel,
       retentionCheckMs: RETENTION_CHECK_MS,
+      offsetsTopic: OFFSETS_TOPIC,
+      groupConfig: groupConfigOf(config),
       sink: router,
       onExit: (i, code) => {
         logger.fatal({ shard: i, code }, 'shard worker exited unexpectedly');
+        router.failShard(i);
         process.exitCode = 1;
         void stop();
       },
@@ -72,6 +76,12 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   router.attach(hosts);
   const segments = new SegmentReader();
   const topics = new TopicManager(config, TopicTable.load(config.dataDir), shardTable, router, (dir) => segments.dropDir(dir));
+  const groups = new GroupDirectory(config, topics, router);
+  const pushTopics = (): Promise<void[]> => {
+    const infos = groups.topicInfos();
+    return Promise.all(hosts.map((h) => h.control.setTopics(infos)));
+  };
+  topics.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
   const ctx: BrokerContext = {
     config,
     nodeId: config.nodeId,
@@ -82,6 +92,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     router,
     segments,
     producerIds: new ProducerIdAllocator(metaDir),
+    groups,
     metrics,
   };
   const kafka = new KafkaServer(ctx, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger);
@@ -98,7 +109,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
   });
   const started = performance.now();
+  // Coordinators load with the topic list already in place.
+  await pushTopics();
   await topics.openAll();
+  await groups.start();
   logger.info({ topics: topics.table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
   const kafkaPort = await kafka.listen();
   ctx.advertisedPort = kafkaPort;

@@ -48,6 +48,13 @@ export interface BrokerConfig {
   readonly producerIdExpirationMs: number;
   readonly ringBytes: number;
   readonly logLevel: LogLevel;
+  /** Partitions of `__consumer_offsets`; fixed once the topic exists. */
+  readonly offsetsTopicPartitions: number;
+  readonly groupInitialRebalanceDelayMs: number;
+  readonly groupMinSessionTimeoutMs: number;
+  readonly groupMaxSessionTimeoutMs: number;
+  readonly groupMaxSize: number;
+  readonly offsetsRetentionMs: number;
 }
 
 export type ConfigSource = 'flag' | 'env' | 'file' | 'default';
@@ -220,6 +227,12 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   producerIdExpirationMs: int('forget idle producer ids after (ms)', 86400000, 1, TIMER_MAX),
   ringBytes: int('capacity of each shard ring, per direction (bytes)', 33554432, 65536, 2 ** 30),
   logLevel,
+  offsetsTopicPartitions: int('partitions of the internal __consumer_offsets topic (fixed once created)', 16, 1, 1000),
+  groupInitialRebalanceDelayMs: int('wait this long for more members before an empty group\'s first rebalance (ms)', 3000, 0, 300000),
+  groupMinSessionTimeoutMs: int('smallest session timeout a group member may ask for (ms)', 6000, 1, TIMER_MAX),
+  groupMaxSessionTimeoutMs: int('largest session timeout a group member may ask for (ms)', 1800000, 1, TIMER_MAX),
+  groupMaxSize: int('members per consumer group', 1000, 1, 100000),
+  offsetsRetentionMs: int('keep committed offsets of an empty group this long after the last commit (ms)', 604800000, 1, Number.MAX_SAFE_INTEGER),
 };
 
 const OPTION_KEYS = Object.keys(OPTIONS) as OptionKey[];
@@ -407,6 +420,12 @@ const RELATIONS: readonly Relation[] = [
     message: (c) =>
       `message-max-bytes (${c.messageMaxBytes}) must be less than max-request-bytes ` +
       `(${c.maxRequestBytes}), or no batch of that size could arrive`,
+  },
+  {
+    keys: ['groupMinSessionTimeoutMs', 'groupMaxSessionTimeoutMs'],
+    holds: (c) => c.groupMinSessionTimeoutMs <= c.groupMaxSessionTimeoutMs,
+    message: (c) =>
+      `group-min-session-timeout-ms (${c.groupMinSessionTimeoutMs}) must not exceed group-max-session-timeout-ms (${c.groupMaxSessionTimeoutMs})`,
   },
   {
     keys: ['kafkaAddr', 'adminAddr'],

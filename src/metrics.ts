@@ -11,6 +11,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RingStats } from './actors/ring_buffer.js';
+import { CumulativeCounter } from './cumulative_counter.js';
+import { GroupMetrics, type GroupShardSnapshot } from './group_metrics.js';
 
 export type RingStatsSnapshot = RingStats;
 
@@ -32,6 +34,7 @@ export interface ShardSnapshot {
   handled: number;
   busyMs: number;
   lastError: string | null;
+  groups: GroupShardSnapshot;
 }
 
 const MAX_LABEL_VALUES = 64;
@@ -51,25 +54,6 @@ class BoundedChildren<C> {
     child = this.children.get(label) ?? this.make(label);
     this.children.set(label, child);
     return child;
-  }
-}
-
-/**
- * A Prometheus counter fed from cumulative totals kept elsewhere (a shard). A total lower than
- * the last one seen means its source restarted, and counts from zero again.
- */
-class CumulativeCounter<L extends string> {
-  private readonly last = new Map<string, number>();
-  constructor(private readonly counter: Counter<L>) {}
-  feed(labels: Record<L, string>, key: string, total: number): void {
-    const prev = this.last.get(key) ?? 0;
-    const delta = total >= prev ? total - prev : total;
-    this.last.set(key, total);
-    if (delta > 0) this.counter.inc(labels, delta);
-  }
-  remove(labels: Record<L, string>, key: string): void {
-    this.last.delete(key);
-    this.counter.remove(labels);
   }
 }
 
@@ -138,6 +122,7 @@ export class BrokerMetrics {
   private readonly rejectedChildren = new BoundedChildren((r) => this.rejected.labels(r));
   private readonly protocolErrorChildren = new BoundedChildren((r) => this.protocolErrors.labels(r));
   private readonly mainLag: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly groupMetrics = new GroupMetrics(this.registry);
   private partitionKeys = new Map<string, PartitionSnapshot>();
   private shardIds = new Set<number>();
 
@@ -176,6 +161,7 @@ export class BrokerMetrics {
     for (const id of this.shardIds) if (!shards.has(id)) this.removeShard(id);
     this.partitionKeys = partitions;
     this.shardIds = shards;
+    this.groupMetrics.apply(snapshots, (topic, partition) => partitions.get(`${topic}\u0000${partition}`)?.logEndOffset);
   }
 
   /** Prometheus text exposition of everything recorded and applied so far. */

@@ -2,7 +2,9 @@
 // messages for the owning shards and gathers the answers back into one result array.
 // Owns the in-flight request maps (bounded by connections x in-flight requests per
 // connection, enforced by the network layer) and their timers.
-import { ErrorCode } from '../net/protocol/errors.js';
+import { deserialize, serialize } from 'node:v8';
+import type { GroupCall, GroupReply } from '../coordinator/groups/group_api.js';
+import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
 import {
   FETCH_FLAG_MULTI_SHARD,
   type FetchPartitionAsk,
@@ -45,6 +47,12 @@ interface PendingFetch {
   resolve: (r: FetchPartitionResult[]) => void;
 }
 
+interface PendingGroupCall {
+  shard: number;
+  resolve: (r: GroupReply) => void;
+  reject: (e: Error) => void;
+}
+
 // A shard answers a parked fetch at its deadline; this only guards against a dead shard.
 const FETCH_SAFETY_MARGIN_MS = 30_000;
 const REQ_ID_MAX = 0xffffffff;
@@ -58,6 +66,9 @@ export class PartitionRouter implements ShardResultSink {
   private nextReqId = 1;
   private readonly produces = new Map<number, PendingProduce>();
   private readonly fetches = new Map<number, PendingFetch>();
+  // No timer: a JoinGroup legitimately waits for a whole rebalance. The coordinator answers
+  // every call exactly once; a dead shard fails its calls through failShard().
+  private readonly groupCalls = new Map<number, PendingGroupCall>();
 
   constructor(readonly table: ShardTable) {}
 
@@ -122,6 +133,33 @@ export class PartitionRouter implements ShardResultSink {
       const timer = setTimeout(() => this.expireFetch(reqId), maxWaitMs + FETCH_SAFETY_MARGIN_MS);
       this.fetches.set(reqId, { results, shardsLeft, released: false, timer, resolve });
     });
+  }
+
+  /** Runs `call` on the group coordinator of offsets partition `handle`. Rejects with KafkaError when it cannot be delivered. */
+  groupCall(handle: number, call: GroupCall): Promise<GroupReply> {
+    const shard = this.table.shardOf(handle);
+    if (shard < 0) return Promise.reject(new KafkaError(ErrorCode.NOT_COORDINATOR, 'offsets partition is not open'));
+    const reqId = this.allocReqId();
+    if (!this.hosts[shard]!.groupCall(reqId, handle, serialize(call))) {
+      return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'coordinator shard is overloaded'));
+    }
+    return new Promise((resolve, reject) => this.groupCalls.set(reqId, { shard, resolve, reject }));
+  }
+
+  onGroupResult(_shard: number, reqId: number, payload: Buffer): void {
+    const call = this.groupCalls.get(reqId);
+    if (!call) return;
+    this.groupCalls.delete(reqId);
+    call.resolve(deserialize(payload) as GroupReply);
+  }
+
+  /** A shard died: its coordinators will never answer. */
+  failShard(shard: number): void {
+    for (const [reqId, call] of this.groupCalls) {
+      if (call.shard !== shard) continue;
+      this.groupCalls.delete(reqId);
+      call.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `shard ${shard} stopped`));
+    }
   }
 
   onProduceResult(_shard: number, r: ProduceResult): void {

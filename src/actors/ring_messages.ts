@@ -2,8 +2,8 @@
 // thread and a shard. Both sides encode/decode in place in the ring's data region, so no
 // structured clone or JSON touches produce payloads or fetch results. Little-endian throughout.
 //
-// main -> shard: PRODUCE, FETCH, FETCH_RELEASE
-// shard -> main: PRODUCE_RESULT, FETCH_RESULT
+// main -> shard: PRODUCE, FETCH, FETCH_RELEASE, GROUP_CALL
+// shard -> main: PRODUCE_RESULT, FETCH_RESULT, GROUP_RESULT
 // Every request carries the main thread's request id (reqId) and, per partition, the slot the
 // answer fills in that request's response, so results can arrive in any order.
 import type { FileRange } from '../log/partition_log.js';
@@ -12,8 +12,10 @@ export const MsgType = {
   PRODUCE: 1,
   FETCH: 2,
   FETCH_RELEASE: 3,
+  GROUP_CALL: 4,
   PRODUCE_RESULT: 101,
   FETCH_RESULT: 102,
+  GROUP_RESULT: 103,
 } as const;
 
 // ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32] records... ----
@@ -210,4 +212,25 @@ export function readFetchResult(b: Buffer, at: number): { reqId: number; parts: 
     parts[i] = part;
   }
   return { reqId, parts };
+}
+
+// ---- GROUP_CALL: [type][pad x3][reqId u32][handle u32][pad u32] then a V8-serialized GroupCall;
+// GROUP_RESULT: [type][pad x3][reqId u32] then a V8-serialized GroupReply. Group coordination
+// is small and infrequent next to produce/fetch bytes, so its structured payloads are
+// serialized rather than laid out by hand; they still ride the rings to keep one ordered,
+// bounded path per shard. ----
+export const GROUP_CALL_HEADER_BYTES = 16;
+export const GROUP_RESULT_HEADER_BYTES = 8;
+
+export function writeGroupCall(b: Buffer, at: number, reqId: number, handle: number, payload: Buffer): void {
+  b[at] = MsgType.GROUP_CALL;
+  b.writeUInt32LE(reqId, at + 4);
+  b.writeUInt32LE(handle, at + 8);
+  payload.copy(b, at + GROUP_CALL_HEADER_BYTES);
+}
+
+export function writeGroupResult(b: Buffer, at: number, reqId: number, payload: Buffer): void {
+  b[at] = MsgType.GROUP_RESULT;
+  b.writeUInt32LE(reqId, at + 4);
+  payload.copy(b, at + GROUP_RESULT_HEADER_BYTES);
 }

@@ -8,17 +8,25 @@ import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
 import { StorageError, type IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
+import { deserialize, serialize } from 'node:v8';
+import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
+import type { GroupCall, GroupEffect, GroupReply, TopicIndex, TopicInfo } from '../coordinator/groups/group_api.js';
+import { errorReply } from '../coordinator/groups/error_reply.js';
 import { ErrorCode } from '../net/protocol/errors.js';
+import { GroupCoordinatorActor } from './group_coordinator_actor.js';
 import { PartitionActor, type ActorStats } from './partition_actor.js';
 import type { SpscRing } from './ring_buffer.js';
 import {
   FETCH_FLAG_MULTI_SHARD,
+  GROUP_CALL_HEADER_BYTES,
+  GROUP_RESULT_HEADER_BYTES,
   MsgType,
   PRODUCE_HEADER_BYTES,
   PRODUCE_RESULT_BYTES,
   fetchResultBytes,
   readFetch,
   writeFetchResult,
+  writeGroupResult,
   writeProduceResult,
   type FetchAsk,
   type FetchPartitionResult,
@@ -30,7 +38,18 @@ interface ParkedFetch {
   timer: NodeJS.Timeout;
 }
 
-type Outgoing = { kind: 'produce'; result: ProduceResult } | { kind: 'fetch'; reqId: number; parts: FetchPartitionResult[] };
+type Outgoing =
+  | { kind: 'produce'; result: ProduceResult }
+  | { kind: 'fetch'; reqId: number; parts: FetchPartitionResult[] }
+  | { kind: 'group'; reqId: number; payload: Buffer };
+
+/** How a shard hosts group coordinators: which topic is the offsets topic, and what a coordinator is built with. */
+export interface ShardGroupHosting {
+  readonly offsetsTopic: string;
+  deps(): CoordinatorDeps;
+  rebalanced(e: Extract<GroupEffect, { kind: 'rebalanced' }>): void;
+  badRecord(partition: number, offset: number, err: unknown): void;
+}
 
 export interface ShardIntrospection {
   shard: number;
@@ -41,10 +60,13 @@ export interface ShardIntrospection {
   outboxDepth: number;
   lastError: string | null;
   commits: ReturnType<GroupCommitter['stats']>;
+  coordinators: { partition: number; stats: ReturnType<GroupCoordinatorActor['stats']> }[];
 }
 
 export class Shard {
   private readonly actors = new Map<number, PartitionActor>();
+  private readonly coordinators = new Map<number, GroupCoordinatorActor>();
+  private topicIndex: TopicIndex = { byName: new Map(), byId: new Map() };
   private readonly parked = new Map<number, ParkedFetch>();
   private readonly outbox: Outgoing[] = [];
   private readonly committer: GroupCommitter;
@@ -61,6 +83,7 @@ export class Shard {
     private readonly io: IoBackend,
     flush: FlushPolicy,
     private readonly onError: (msg: string, err: unknown) => void,
+    private readonly groups: ShardGroupHosting,
   ) {
     this.committer = new GroupCommitter(io, flush, (err) => {
       this.lastError = `storage: ${err.message}`;
@@ -72,13 +95,37 @@ export class Shard {
 
   openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void {
     const log = PartitionLog.open(dir, config, this.io, Date.now);
-    this.actors.set(handle, new PartitionActor(handle, topic, partition, log, config));
+    const actor = new PartitionActor(handle, topic, partition, log, config);
+    this.actors.set(handle, actor);
+    if (topic !== this.groups.offsetsTopic) return;
+    const coordinator = new GroupCoordinatorActor(actor, this.committer, this.groups.deps(), {
+      reply: (ref, reply) => this.replyGroup(ref, reply),
+      rebalanced: (e) => this.groups.rebalanced(e),
+      badRecord: (offset, err) => this.groups.badRecord(partition, offset, err),
+    }, Date.now);
+    coordinator.setTopics(this.topicIndex);
+    this.coordinators.set(handle, coordinator);
+  }
+
+  /** The broker's topics changed: KIP-848 groups reassign against the new metadata. */
+  setTopics(topics: readonly TopicInfo[]): void {
+    this.topicIndex = { byName: new Map(topics.map((t) => [t.name, t])), byId: new Map(topics.map((t) => [t.id, t])) };
+    for (const c of this.coordinators.values()) c.setTopics(this.topicIndex);
+  }
+
+  /** Committed offsets of every group this shard coordinates, for lag metrics and the CLI. */
+  committedOffsets(): Map<string, { topic: string; partition: number; offset: number }[]> {
+    const all = new Map<string, { topic: string; partition: number; offset: number }[]>();
+    for (const c of this.coordinators.values()) for (const [g, offsets] of c.committedOffsets()) all.set(g, offsets);
+    return all;
   }
 
   closePartition(handle: number, deleteData: boolean): void {
     const actor = this.actors.get(handle);
     if (!actor) return;
     this.actors.delete(handle);
+    this.coordinators.get(handle)?.close();
+    this.coordinators.delete(handle);
     for (const reqId of actor.waiters) this.completeFetch(reqId);
     if (deleteData) actor.log.deleteAll();
     else actor.log.close();
@@ -118,6 +165,7 @@ export class Shard {
       outboxDepth: this.outbox.length,
       lastError: this.lastError,
       commits: this.committer.stats(),
+      coordinators: [...this.coordinators.values()].map((c) => ({ partition: c.partition.partition, stats: c.stats() })),
     };
   }
 
@@ -125,6 +173,7 @@ export class Shard {
   async shutdown(): Promise<void> {
     this.running = false;
     for (const reqId of [...this.parked.keys()]) this.completeFetch(reqId);
+    for (const c of this.coordinators.values()) c.close();
     await this.committer.close();
     for (const a of this.actors.values()) a.log.close();
     this.actors.clear();
@@ -163,6 +212,9 @@ export class Shard {
         return;
       case MsgType.FETCH_RELEASE:
         this.completeFetch(b.readUInt32LE(off + 4));
+        return;
+      case MsgType.GROUP_CALL:
+        this.groupCall(b.readUInt32LE(off + 4), b.readUInt32LE(off + 8), b.subarray(off + GROUP_CALL_HEADER_BYTES, off + len));
         return;
       default:
         throw new Error(`unknown ring message type ${b[off]}`);
@@ -204,6 +256,17 @@ export class Shard {
         this.send({ kind: 'produce', result });
       },
     );
+  }
+
+  private groupCall(reqId: number, handle: number, payload: Buffer): void {
+    const call = deserialize(payload) as GroupCall;
+    const coordinator = this.coordinators.get(handle);
+    if (!coordinator) this.replyGroup(reqId, errorReply(call, ErrorCode.NOT_COORDINATOR));
+    else coordinator.call(reqId, call);
+  }
+
+  private replyGroup(reqId: number, reply: GroupReply): void {
+    this.send({ kind: 'group', reqId, payload: serialize(reply) });
   }
 
   private fetch(ask: FetchAsk): void {
@@ -280,6 +343,10 @@ export class Shard {
       const at = ring.reserve(PRODUCE_RESULT_BYTES);
       if (at < 0) return false;
       writeProduceResult(ring.bytes, at, msg.result);
+    } else if (msg.kind === 'group') {
+      const at = ring.reserve(GROUP_RESULT_HEADER_BYTES + msg.payload.length);
+      if (at < 0) return false;
+      writeGroupResult(ring.bytes, at, msg.reqId, msg.payload);
     } else {
       const at = ring.reserve(fetchResultBytes(msg.parts));
       if (at < 0) return false;

@@ -4,11 +4,14 @@
 // order) and `blocked` is true; the network layer stops reading the sockets that feed a
 // blocked shard until `whenUnblocked()` resolves.
 import { Worker } from 'node:worker_threads';
+import type { GroupConfig } from '../coordinator/groups/group_api.js';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import {
   FETCH_RELEASE_BYTES,
+  GROUP_CALL_HEADER_BYTES,
+  GROUP_RESULT_HEADER_BYTES,
   MsgType,
   PRODUCE_HEADER_BYTES,
   fetchBytes,
@@ -16,6 +19,7 @@ import {
   readProduceResult,
   writeFetch,
   writeFetchRelease,
+  writeGroupCall,
   writeProduce,
   type FetchAsk,
   type FetchPartitionResult,
@@ -26,7 +30,8 @@ import type { ShardControl, ShardWorkerData } from './shard_worker.js';
 type Pending =
   | { kind: 'produce'; reqId: number; slot: number; handle: number; records: Buffer }
   | { kind: 'fetch'; ask: FetchAsk }
-  | { kind: 'release'; reqId: number };
+  | { kind: 'release'; reqId: number }
+  | { kind: 'group'; reqId: number; handle: number; payload: Buffer };
 
 function messageBytes(msg: Pending): number {
   switch (msg.kind) {
@@ -36,12 +41,16 @@ function messageBytes(msg: Pending): number {
       return fetchBytes(msg.ask.partitions.length);
     case 'release':
       return FETCH_RELEASE_BYTES;
+    case 'group':
+      return GROUP_CALL_HEADER_BYTES + msg.payload.length;
   }
 }
 
 export interface ShardResultSink {
   onProduceResult(shard: number, r: ProduceResult): void;
   onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[]): void;
+  /** `payload` is a view into the ring, valid only during the call. */
+  onGroupResult(shard: number, reqId: number, payload: Buffer): void;
 }
 
 export interface ShardHostOptions {
@@ -51,6 +60,8 @@ export interface ShardHostOptions {
   flush: FlushPolicy;
   logLevel: string;
   retentionCheckMs: number;
+  offsetsTopic: string;
+  groupConfig: GroupConfig;
   sink: ShardResultSink;
   onExit: (index: number, code: number) => void;
 }
@@ -87,6 +98,8 @@ export class ShardHost {
       flush: opts.flush,
       logLevel: opts.logLevel,
       retentionCheckMs: opts.retentionCheckMs,
+      offsetsTopic: opts.offsetsTopic,
+      groupConfig: opts.groupConfig,
     };
     const worker = new Worker(new URL('./shard_worker.js', import.meta.url), { workerData, name: `shard-${opts.index}` });
     return new ShardHost(opts.index, worker, new SpscRing(toShardSab), new SpscRing(toMainSab), opts);
@@ -109,6 +122,11 @@ export class ShardHost {
 
   fetch(ask: FetchAsk): boolean {
     return this.send({ kind: 'fetch', ask });
+  }
+
+  /** A serialized GroupCall for the coordinator of offsets partition `handle`; false when the overflow bound is hit. */
+  groupCall(reqId: number, handle: number, payload: Buffer): boolean {
+    return this.send({ kind: 'group', reqId, handle, payload });
   }
 
   release(reqId: number): void {
@@ -148,6 +166,9 @@ export class ShardHost {
       case 'release':
         writeFetchRelease(ring.bytes, at, msg.reqId);
         break;
+      case 'group':
+        writeGroupCall(ring.bytes, at, msg.reqId, msg.handle, msg.payload);
+        break;
     }
     ring.publish();
     return true;
@@ -185,6 +206,8 @@ export class ShardHost {
         else if (b[off] === MsgType.FETCH_RESULT) {
           const r = readFetchResult(b, off);
           sink.onFetchResult(this.index, r.reqId, r.parts);
+        } else if (b[off] === MsgType.GROUP_RESULT) {
+          sink.onGroupResult(this.index, b.readUInt32LE(off + 4), b.subarray(off + GROUP_RESULT_HEADER_BYTES, off + ring.lastLength));
         }
         ring.release();
       }

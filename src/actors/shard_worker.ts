@@ -3,10 +3,13 @@
 // the shard owns is created here, on the worker's own thread.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
+import { coordinatorDeps } from '../coordinator/groups/coordinator_deps.js';
+import type { GroupConfig, TopicInfo } from '../coordinator/groups/group_api.js';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { NodeIoBackend } from '../log/io_backend.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../logger.js';
+import type { GroupShardSnapshot } from '../group_metrics.js';
 import type { ShardSnapshot } from '../metrics.js';
 import { exposeControl } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
@@ -19,6 +22,8 @@ export interface ShardWorkerData {
   flush: FlushPolicy;
   logLevel: string;
   retentionCheckMs: number;
+  offsetsTopic: string;
+  groupConfig: GroupConfig;
 }
 
 /** What main may ask a shard over the control channel. */
@@ -26,6 +31,8 @@ export interface ShardControl {
   openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void;
   closePartition(handle: number, deleteData: boolean): void;
   updateConfig(handle: number, config: LogConfig): void;
+  setTopics(topics: TopicInfo[]): void;
+  committedOffsets(): Map<string, { topic: string; partition: number; offset: number }[]>;
   listOffset(handle: number, timestamp: number): { errorCode: number; offset: number; timestamp: number };
   introspect(): ShardIntrospection;
   snapshot(): ShardSnapshot;
@@ -36,18 +43,44 @@ const data = workerData as ShardWorkerData;
 const log = createLogger(data.logLevel, `shard-${data.index}`);
 const inbound = new SpscRing(data.toShard);
 const outbound = new SpscRing(data.toMain);
-const shard = new Shard(data.index, inbound, outbound, new NodeIoBackend(), data.flush, (msg, err) =>
-  log.error({ err }, msg),
-);
+// Rebalance reasons are the coordinator's own fixed strings, so this map stays small; durations
+// wait here for the next metrics scrape, bounded in case nobody scrapes.
+const REBALANCE_DURATIONS_MAX = 1000;
+const rebalances: Record<string, number> = {};
+let rebalanceMs: number[] = [];
+const shard = new Shard(data.index, inbound, outbound, new NodeIoBackend(), data.flush, (msg, err) => log.error({ err }, msg), {
+  offsetsTopic: data.offsetsTopic,
+  deps: () => coordinatorDeps(data.groupConfig),
+  rebalanced: (e) => {
+    rebalances[e.reason] = (rebalances[e.reason] ?? 0) + 1;
+    if (rebalanceMs.length < REBALANCE_DURATIONS_MAX) rebalanceMs.push(e.durationMs);
+    log.info({ group: e.groupId, reason: e.reason, generation: e.generationId, members: e.members, ms: e.durationMs }, 'group rebalanced');
+  },
+  badRecord: (partition, offset, err) => log.error({ err, partition, offset }, 'unreadable group record skipped'),
+});
 const lag = monitorEventLoopDelay({ resolution: 10 });
 lag.enable();
 const retention = setInterval(() => shard.enforceRetention(), data.retentionCheckMs);
 retention.unref();
 
+function groupSnapshot(view: ShardIntrospection): GroupShardSnapshot {
+  const byState: Record<string, number> = {};
+  let members = 0;
+  for (const c of view.coordinators) {
+    members += c.stats.members;
+    for (const [state, n] of Object.entries(c.stats.byState)) byState[state] = (byState[state] ?? 0) + n;
+  }
+  const committed: GroupShardSnapshot['committed'] = [];
+  for (const [group, offsets] of shard.committedOffsets()) for (const o of offsets) committed.push({ group, ...o });
+  return { byState, members, rebalances: { ...rebalances }, rebalanceMs, committed };
+}
+
 const control: ShardControl = {
   openPartition: (handle, topic, partition, dir, config) => shard.openPartition(handle, topic, partition, dir, config),
   closePartition: (handle, deleteData) => shard.closePartition(handle, deleteData),
   updateConfig: (handle, config) => shard.updateConfig(handle, config),
+  setTopics: (topics) => shard.setTopics(topics),
+  committedOffsets: () => shard.committedOffsets(),
   listOffset: (handle, timestamp) => shard.listOffset(handle, timestamp),
   introspect: () => shard.introspect(),
   snapshot: () => {
@@ -68,7 +101,9 @@ const control: ShardControl = {
       handled: view.handled,
       busyMs: view.busyMs,
       lastError: view.lastError,
+      groups: groupSnapshot(view),
     };
+    rebalanceMs = [];
     lag.reset();
     return snap;
   },

@@ -10,12 +10,21 @@ import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
 import { toLogConfig, validateTopicConfigs } from './topic_configs.js';
 import { validateTopicName, type TopicRecord, type TopicTable } from './topic_table.js';
 
+/** Topics the broker writes itself: clients may read them but never produce to or delete them. */
+export const OFFSETS_TOPIC = '__consumer_offsets';
+
+export function isInternalTopic(name: string): boolean {
+  return name === OFFSETS_TOPIC;
+}
+
 /** Bound on partitions one broker hosts: every partition costs an actor, files and index memory. */
 export const PARTITIONS_PER_BROKER_MAX = 100_000;
 
 export class TopicManager {
   private readonly creating = new Map<string, Promise<TopicRecord>>();
   private partitionCount = 0;
+  /** Called after every change of names, ids or partition counts (group coordinators follow topics). */
+  onChange: () => void = () => {};
 
   constructor(
     private readonly config: BrokerConfig,
@@ -45,6 +54,11 @@ export class TopicManager {
   /** True once every partition of the topic is routable. */
   ready(t: TopicRecord): boolean {
     return this.shards.openCount(t.name) === t.partitions;
+  }
+
+  /** Creates an internal topic with configs the broker chose (not subject to client-facing validation). */
+  async createInternal(name: string, partitions: number, configs: Record<string, string>): Promise<TopicRecord> {
+    return this.table.get(name) ?? this.doCreate(name, partitions, configs);
   }
 
   async create(name: string, partitions: number, replicationFactor: number, configs: Record<string, string>, validateOnly = false): Promise<TopicRecord> {
@@ -80,6 +94,7 @@ export class TopicManager {
   async addPartitions(name: string, total: number, validateOnly = false): Promise<void> {
     const t = this.table.get(name);
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
+    if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `the partition count of internal topic '${name}' is fixed: groups are placed by it`);
     if (!Number.isInteger(total) || total <= t.partitions) {
       throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `topic '${name}' has ${t.partitions} partitions; new count ${total} must be larger`);
     }
@@ -90,16 +105,19 @@ export class TopicManager {
     const opens: Promise<void>[] = [];
     for (let p = from; p < total; p++) opens.push(this.openPartition(t, p));
     await Promise.all(opens);
+    this.onChange();
   }
 
   async delete(name: string): Promise<TopicRecord> {
     const t = this.table.get(name);
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
+    if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `internal topic '${name}' cannot be deleted`);
     this.table.delete(name);
     const removed = this.shards.removeTopic(name);
     this.partitionCount -= removed.length;
     await Promise.all(removed.map((r) => this.router.host(r.shard).control.closePartition(r.handle, true)));
     for (const r of removed) this.onDirRemoved(this.partitionDir(name, r.partition));
+    this.onChange();
     return t;
   }
 
@@ -116,6 +134,7 @@ export class TopicManager {
   private async doCreate(name: string, partitions: number, configs: Record<string, string>): Promise<TopicRecord> {
     const t = this.table.create(name, partitions, configs);
     await Promise.all(Array.from({ length: partitions }, (_, p) => this.openPartition(t, p)));
+    this.onChange();
     return t;
   }
 

@@ -2,6 +2,7 @@
 // partition state only through the router (rings to the owning shard), never directly.
 import type { PartitionRouter } from '../actors/partition_router.js';
 import type { BrokerConfig } from '../config.js';
+import type { GroupDirectory } from '../coordinator/group_directory.js';
 import type { ProducerIdAllocator } from '../coordinator/producer_ids.js';
 import type { TopicManager } from '../coordinator/topic_manager.js';
 import type { BrokerMetrics } from '../metrics.js';
@@ -18,5 +19,6 @@ export interface BrokerContext {
   readonly router: PartitionRouter;
   readonly segments: SegmentReader;
   readonly producerIds: ProducerIdAllocator;
+  readonly groups: GroupDirectory;
   readonly metrics: BrokerMetrics;
 }

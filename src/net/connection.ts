@@ -85,6 +85,11 @@ export class Connection {
     socket.on('close', () => this.close());
   }
 
+  /** Kafka's spelling of the peer's address in group descriptions ("/127.0.0.1"). */
+  private get clientHost(): string {
+    return `/${this.socket.remoteAddress ?? ''}`;
+  }
+
   get remote(): string {
     return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
   }
@@ -231,7 +236,7 @@ export class Connection {
     const slot: Slot = { done: false, chunks: null };
     this.inflight.push(slot);
     const started = performance.now();
-    const ctx = { broker: this.broker, header, version };
+    const ctx = { broker: this.broker, header, version, clientHost: this.clientHost };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {
       result = h.handle(ctx, req);

@@ -25,6 +25,8 @@ export interface HandlerContext {
   readonly broker: BrokerContext;
   readonly header: RequestHeader;
   readonly version: number;
+  /** The client's address as group descriptions show it. */
+  readonly clientHost: string;
 }
 
 export interface Handler<Req, Res> {

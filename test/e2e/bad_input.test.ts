@@ -254,8 +254,9 @@ describe('metadata after abuse', () => {
     const conn = await connectTo(broker.kafkaPort);
     try {
       const res = await conn.request(MetadataApi, { topics: null, allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false }, 12);
-      const names = res.topics.map((t) => t.name).sort();
+      const names = res.topics.filter((t) => !t.isInternal).map((t) => t.name).sort();
       assert.deepEqual(names, ['crc', 'pipeline', 'probe']);
+      assert.deepEqual(res.topics.filter((t) => t.isInternal).map((t) => t.name), ['__consumer_offsets']);
       for (const t of res.topics) assert.notEqual(t.topicId, ZERO_UUID);
     } finally {
       await conn.close();

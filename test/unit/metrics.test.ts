@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BrokerMetrics } from '../../src/metrics.js';
+import type { GroupShardSnapshot } from '../../src/group_metrics.js';
 import type { PartitionSnapshot, RingStatsSnapshot, ShardSnapshot } from '../../src/metrics.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
@@ -13,8 +14,10 @@ function part(topic: string, partition: number, end: number): PartitionSnapshot 
   return { topic, partition, sizeBytes: end * 100, logStartOffset: 0, logEndOffset: end, highWatermark: end };
 }
 
-function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0): ShardSnapshot {
-  return { shard: id, eventLoopLagMs: 3, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null };
+const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] };
+
+function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS): ShardSnapshot {
+  return { shard: id, eventLoopLagMs: 3, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, groups };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
@@ -94,4 +97,22 @@ test('two instances do not share a registry', async (t) => {
   a.addMessagesIn(5);
   assert.match(await a.metricsText(), /^sluice_messages_in_total 5$/m);
   assert.match(await b.metricsText(), /^sluice_messages_in_total 0$/m);
+});
+
+test('group figures: states, members, rebalances by reason, committed offsets and lag', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  const groups = (rebalances: number, committed: GroupShardSnapshot['committed']): GroupShardSnapshot => ({
+    byState: { Stable: 2, Empty: 1 }, members: 5, rebalances: { join: rebalances }, rebalanceMs: [1500], committed,
+  });
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 10)], 0, 0, groups(3, [{ group: 'g', topic: 'orders', partition: 0, offset: 4 }]))]);
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 12)], 0, 0, groups(4, [{ group: 'h', topic: 'orders', partition: 0, offset: 12 }]))]);
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_groups', 'state="Stable"'), 2);
+  assert.equal(sample(text, 'sluice_groups', 'state="PreparingRebalance"'), 0);
+  assert.equal(sample(text, 'sluice_group_rebalances_total', 'reason="join"'), 4);
+  assert.equal(sample(text, 'sluice_group_rebalance_duration_seconds_count', ''), undefined);
+  assert.match(text, /sluice_group_rebalance_duration_seconds_count 2/);
+  assert.equal(sample(text, 'sluice_group_lag_messages', 'group="h",topic="orders",partition="0"'), 0);
+  assert.equal(sample(text, 'sluice_group_committed_offset', 'group="g",topic="orders",partition="0"'), undefined, 'vanished group series are removed');
 });

@@ -1,7 +1,6 @@
 // FindCoordinator: on a single node this broker coordinates every group and transactional id,
-// so each key (v0-3 one, v4+ batched) is answered with this node's address. Empty keys are
-// refused as Kafka does. Group membership itself arrives with the group coordinator; until
-// then the JoinGroup family is not advertised, so clients fail cleanly at that step.
+// so each key (v0-3 one, v4+ batched) is answered with this node's address; the group's
+// coordinator actor is then reached by the group directory. Empty keys are refused as Kafka does.
 import { handler, type Wire } from '../handler.js';
 import { FindCoordinatorApi, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../protocol/apis/find_coordinator.js';
 import { ErrorCode } from '../protocol/errors.js';

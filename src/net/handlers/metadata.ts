@@ -1,6 +1,7 @@
 // Metadata: this node as the only broker, leader and controller; topics by name or id, with
 // auto-creation when the request and the broker allow it. Topics are created before answering,
 // so a client's first Metadata for a new topic already sees its partitions.
+import { isInternalTopic } from '../../coordinator/topic_manager.js';
 import type { TopicRecord } from '../../coordinator/topic_table.js';
 import type { BrokerContext } from '../broker_context.js';
 import { handler, type HandlerContext, type Wire } from '../handler.js';
@@ -27,7 +28,7 @@ export function partitionsOf(b: BrokerContext, t: TopicRecord): TopicOut['partit
 }
 
 function topicOut(b: BrokerContext, t: TopicRecord): TopicOut {
-  return { errorCode: 0, name: t.name, topicId: t.id, isInternal: false, partitions: partitionsOf(b, t) };
+  return { errorCode: 0, name: t.name, topicId: t.id, isInternal: isInternalTopic(t.name), partitions: partitionsOf(b, t) };
 }
 
 function topicError(name: string | null, topicId: string, code: number): TopicOut {

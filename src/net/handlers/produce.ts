@@ -2,6 +2,7 @@
 // answers once every partition's acks condition holds. Batch validation, idempotence checks
 // and offset assignment happen on the shard; here only what needs no record bytes is checked.
 import type { ProduceItem } from '../../actors/partition_router.js';
+import { isInternalTopic } from '../../coordinator/topic_manager.js';
 import { PRODUCE_HEADER_BYTES } from '../../actors/ring_messages.js';
 import { CloseConnection, handler, NO_RESPONSE, type HandlerResult, type Wire } from '../handler.js';
 import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../protocol/apis/produce.js';
@@ -35,6 +36,7 @@ export const produceHandler = handler({
         if (acks !== 0 && acks !== 1 && acks !== -1) code = ErrorCode.INVALID_REQUIRED_ACKS;
         else if (req.transactionalId !== null) code = ErrorCode.INVALID_REQUEST;
         else if (!topic || p.index < 0 || p.index >= topic.partitions) code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        else if (isInternalTopic(t.name)) code = ErrorCode.INVALID_TOPIC_EXCEPTION; // only the coordinator writes it
         else if (p.records === null || p.records.length === 0) code = ErrorCode.INVALID_RECORD;
         else if (p.records.length > ringLimit) code = ErrorCode.MESSAGE_TOO_LARGE;
         else if (ctx.version < 7 && p.records.length > ATTRIBUTES_LOW_BYTE && (p.records[ATTRIBUTES_LOW_BYTE]! & 7) === ZSTD) {

@@ -17,6 +17,7 @@ const snapshot: ShardSnapshot = {
   handled: 0,
   busyMs: 0,
   lastError: null,
+  groups: { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] },
 };
 
 async function withServer(

@@ -3,6 +3,18 @@
 
 import type { AnyApi } from '../schema.js';
 import { ApiVersionsApi } from './api_versions.js';
+import { ConsumerGroupDescribeApi } from './consumer_group_describe.js';
+import { ConsumerGroupHeartbeatApi } from './consumer_group_heartbeat.js';
+import { DeleteGroupsApi } from './delete_groups.js';
+import { DescribeGroupsApi } from './describe_groups.js';
+import { HeartbeatApi } from './heartbeat.js';
+import { JoinGroupApi } from './join_group.js';
+import { LeaveGroupApi } from './leave_group.js';
+import { ListGroupsApi } from './list_groups.js';
+import { OffsetCommitApi } from './offset_commit.js';
+import { OffsetDeleteApi } from './offset_delete.js';
+import { OffsetFetchApi } from './offset_fetch.js';
+import { SyncGroupApi } from './sync_group.js';
 import { CreatePartitionsApi } from './create_partitions.js';
 import { CreateTopicsApi } from './create_topics.js';
 import { DeleteTopicsApi } from './delete_topics.js';
@@ -18,7 +30,8 @@ import { ProduceApi } from './produce.js';
 const all: readonly AnyApi[] = [
   ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, ApiVersionsApi, CreateTopicsApi,
   DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, CreatePartitionsApi, DescribeClusterApi,
-  FindCoordinatorApi,
+  FindCoordinatorApi, JoinGroupApi, SyncGroupApi, HeartbeatApi, LeaveGroupApi, OffsetCommitApi, OffsetFetchApi,
+  ListGroupsApi, DescribeGroupsApi, DeleteGroupsApi, OffsetDeleteApi, ConsumerGroupHeartbeatApi, ConsumerGroupDescribeApi,
 ] as readonly AnyApi[];
 
 export const apiByKey: ReadonlyMap<number, AnyApi> = new Map(all.map((api) => [api.key, api]));

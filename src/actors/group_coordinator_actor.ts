@@ -1,0 +1,156 @@
+// The driver of one group coordinator: the I/O half around the pure GroupCoordinator of one
+// `__consumer_offsets` partition, living on the shard that owns that partition. It replays the
+// partition's log into the coordinator when the partition opens, feeds it calls from the ring,
+// turns its append effects into record batches on the partition's log (acknowledged through the
+// shard's group commit, so nothing is answered before it is durable under the flush policy),
+// and runs its one timer at the coordinator's next deadline.
+import { closeSync, openSync, readSync } from 'node:fs';
+import { decodeRecordBatches, encodeRecordBatch } from '../client/record_batch.js';
+import type { GroupCommitter } from '../log/group_commit.js';
+import { GroupCoordinator, type CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
+import type { GroupCall, GroupEffect, GroupRecord, GroupReply, TopicIndex } from '../coordinator/groups/group_api.js';
+import { decodeGroupRecord, encodeGroupRecord } from '../coordinator/groups/group_records.js';
+import type { PartitionActor } from './partition_actor.js';
+
+const LOAD_CHUNK_BYTES = 4 << 20;
+
+export interface GroupActorHooks {
+  reply(ref: number, reply: GroupReply): void;
+  rebalanced(e: Extract<GroupEffect, { kind: 'rebalanced' }>): void;
+  /** A record the coordinator wrote earlier cannot be read back: logged, then skipped. */
+  badRecord(offset: number, err: unknown): void;
+}
+
+export class GroupCoordinatorActor {
+  private readonly coordinator: GroupCoordinator;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
+  private closed = false;
+
+  constructor(
+    readonly partition: PartitionActor,
+    private readonly committer: GroupCommitter,
+    deps: CoordinatorDeps,
+    private readonly hooks: GroupActorHooks,
+    private readonly now: () => number,
+  ) {
+    this.coordinator = new GroupCoordinator(deps);
+    this.coordinator.load(this.readAll(), now());
+    this.schedule();
+  }
+
+  call(ref: number, call: GroupCall): void {
+    this.apply(this.coordinator.handle(ref, call, this.now()));
+  }
+
+  setTopics(topics: TopicIndex): void {
+    this.apply(this.coordinator.setTopics(topics, this.now()));
+  }
+
+  stats(): ReturnType<GroupCoordinator['stats']> {
+    return this.coordinator.stats();
+  }
+
+  committedOffsets(): ReturnType<GroupCoordinator['committedOffsets']> {
+    return this.coordinator.committedOffsets();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private apply(effects: GroupEffect[]): void {
+    for (const e of effects) {
+      if (e.kind === 'reply') this.hooks.reply(e.ref, e.reply);
+      else if (e.kind === 'append') this.append(e.token, e.records);
+      else this.hooks.rebalanced(e);
+    }
+    this.schedule();
+  }
+
+  private append(token: number, records: GroupRecord[]): void {
+    const now = this.now();
+    const batch = encodeRecordBatch(records.map((r) => ({ ...encodeGroupRecord(r), timestamp: now })));
+    const appended = this.partition.produce(batch);
+    if (appended.kind === 'error') {
+      // Defer so effects of one call are applied in order before the failure feeds back.
+      queueMicrotask(() => this.settle(token, false));
+      return;
+    }
+    this.committer.commit(this.partition.log).then(
+      () => this.settle(token, true),
+      () => this.settle(token, false),
+    );
+  }
+
+  private settle(token: number, ok: boolean): void {
+    if (this.closed) return;
+    this.apply(this.coordinator.appended(token, ok, this.now()));
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    const at = this.coordinator.nextDeadline() ?? Infinity;
+    if (at === this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = at;
+    if (at === Infinity) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Infinity;
+      this.apply(this.coordinator.tick(this.now()));
+    }, Math.max(0, at - this.now()));
+  }
+
+  /** Every committed record of the partition, in log order. */
+  private *readAll(): Generator<GroupRecord> {
+    const log = this.partition.log;
+    let offset = log.logStartOffset;
+    while (offset < log.highWatermark) {
+      const read = log.read(offset, LOAD_CHUNK_BYTES, true);
+      if (read.error !== 0 || read.bytes === 0) return;
+      let batches: ReturnType<typeof decodeRecordBatches>;
+      try {
+        batches = decodeRecordBatches(readRanges(read.ranges));
+      } catch (err) {
+        this.hooks.badRecord(offset, err);
+        return;
+      }
+      if (batches.length === 0) return;
+      for (const batch of batches) {
+        for (const r of batch.records) {
+          if (r.offset < offset || r.key === null) continue;
+          try {
+            yield decodeGroupRecord(r.key, r.value);
+          } catch (err) {
+            this.hooks.badRecord(r.offset, err);
+          }
+        }
+        offset = batch.lastOffset + 1;
+      }
+    }
+  }
+}
+
+function readRanges(ranges: readonly { path: string; position: number; length: number }[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const r of ranges) {
+    const fd = openSync(r.path, 'r');
+    try {
+      const b = Buffer.allocUnsafe(r.length);
+      let done = 0;
+      while (done < r.length) {
+        const n = readSync(fd, b, done, r.length - done, r.position + done);
+        if (n === 0) break;
+        done += n;
+      }
+      parts.push(b.subarray(0, done));
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return Buffer.concat(parts);
+}

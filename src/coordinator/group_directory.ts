@@ -1,0 +1,116 @@
+// Main-thread entry to the group coordinators. Every group lives on one partition of
+// `__consumer_offsets` (by Kafka's hash of its id), and that partition's coordinator runs on
+// the shard owning the partition; this directory creates the topic at startup, sends each call
+// to the right coordinator through the router, splits multi-group calls by partition and
+// merges their replies, and keeps the shards' view of the topic list current.
+// Owns nothing but the partition count of the offsets topic, fixed once created.
+import type { PartitionRouter } from '../actors/partition_router.js';
+import type { BrokerConfig } from '../config.js';
+import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
+import { errorReply } from './groups/error_reply.js';
+import {
+  offsetsPartitionFor,
+  type ConsumerDescribeCall,
+  type DeleteGroupsCall,
+  type DescribeCall,
+  type GroupCall,
+  type ListCall,
+  type GroupConfig,
+  type GroupReply,
+  type TopicInfo,
+} from './groups/group_api.js';
+import { OFFSETS_TOPIC, type TopicManager } from './topic_manager.js';
+
+/** Offsets and group records must outlive any time or size retention: they go only when tombstoned. */
+function offsetsTopicConfigs(config: BrokerConfig): Record<string, string> {
+  return {
+    'retention.ms': '-1',
+    'retention.bytes': '-1',
+    'segment.bytes': String(100 << 20),
+    // A classic group's record carries every member's subscription and assignment.
+    'max.message.bytes': String(Math.min(16 << 20, config.ringBytes / 2 - 1)),
+  };
+}
+
+export function groupConfigOf(c: BrokerConfig): GroupConfig {
+  return {
+    minSessionTimeoutMs: c.groupMinSessionTimeoutMs,
+    maxSessionTimeoutMs: c.groupMaxSessionTimeoutMs,
+    initialRebalanceDelayMs: c.groupInitialRebalanceDelayMs,
+    maxGroupSize: c.groupMaxSize,
+    maxGroups: 100_000,
+    offsetMetadataMaxBytes: 4096,
+    offsetsRetentionMs: c.offsetsRetentionMs,
+    consumerHeartbeatIntervalMs: 5000,
+    consumerSessionTimeoutMs: 45_000,
+    consumerAssignors: ['uniform', 'range'],
+  };
+}
+
+type ReplyOf<K extends GroupReply['kind']> = Extract<GroupReply, { kind: K }>;
+
+export class GroupDirectory {
+  private partitions = 0;
+
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly topics: TopicManager,
+    private readonly router: PartitionRouter,
+  ) {}
+
+  /** Creates `__consumer_offsets` on first start; its existing partition count wins afterwards. */
+  async start(): Promise<void> {
+    const t = await this.topics.createInternal(OFFSETS_TOPIC, this.config.offsetsTopicPartitions, offsetsTopicConfigs(this.config));
+    this.partitions = t.partitions;
+  }
+
+  /** The shards' topic view, for KIP-848 assignment. */
+  topicInfos(): TopicInfo[] {
+    return [...this.topics.table.all()].map((t) => ({ name: t.name, id: t.id, partitions: t.partitions }));
+  }
+
+  partitionOf(groupId: string): number {
+    return offsetsPartitionFor(groupId, this.partitions);
+  }
+
+  /** A call about one group, answered by that group's coordinator. */
+  async call<C extends GroupCall>(groupId: string, call: C): Promise<ReplyOf<C['kind']>> {
+    return (await this.send(this.partitionOf(groupId), call)) as ReplyOf<C['kind']>;
+  }
+
+  /** Describe-like calls over many groups: one call per partition, replies in request order. */
+  async callByGroup<T extends { groupId: string }>(
+    call: DescribeCall | DeleteGroupsCall | ConsumerDescribeCall,
+    pick: (reply: GroupReply) => T[],
+  ): Promise<T[]> {
+    const byPartition = new Map<number, string[]>();
+    for (const id of call.groupIds) {
+      const p = this.partitionOf(id);
+      let ids = byPartition.get(p);
+      if (!ids) byPartition.set(p, (ids = []));
+      ids.push(id);
+    }
+    const found = new Map<string, T>();
+    await Promise.all([...byPartition].map(async ([p, groupIds]) => {
+      for (const g of pick(await this.send(p, { ...call, groupIds }))) found.set(g.groupId, g);
+    }));
+    return call.groupIds.map((id) => found.get(id)!);
+  }
+
+  /** ListGroups: every coordinator's groups. */
+  async list(call: ListCall): Promise<ReplyOf<'list'>['groups']> {
+    const replies = await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.send(p, call)));
+    return replies.flatMap((r) => (r as ReplyOf<'list'>).groups);
+  }
+
+  private async send(partition: number, call: GroupCall): Promise<GroupReply> {
+    const handle = this.topics.handle(OFFSETS_TOPIC, partition);
+    if (handle < 0) return errorReply(call, ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    try {
+      return await this.router.groupCall(handle, call);
+    } catch (err) {
+      if (err instanceof KafkaError) return errorReply(call, err.code, err.message);
+      throw err;
+    }
+  }
+}

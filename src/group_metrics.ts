@@ -1,0 +1,77 @@
+// Consumer-group figures in Prometheus form, fed from the shards' snapshots at scrape time:
+// groups by state, members, rebalances by reason and their durations, and each group's
+// committed offset and lag per partition. Main thread; registered on the broker's registry.
+// Invariant: the per-(group, topic, partition) series mirror the latest snapshots and are capped
+// at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { CumulativeCounter } from './cumulative_counter.js';
+
+export interface GroupShardSnapshot {
+  /** Groups by state name, summed over the shard's coordinators. */
+  byState: Record<string, number>;
+  members: number;
+  /** Cumulative per reason since the shard started. */
+  rebalances: Record<string, number>;
+  /** Durations (ms) of rebalances finished since the previous snapshot. */
+  rebalanceMs: number[];
+  committed: { group: string; topic: string; partition: number; offset: number }[];
+}
+
+const MAX_OFFSET_SERIES = 10_000;
+const STATES = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Assigning', 'Reconciling'] as const;
+const OFFSET_LABELS = ['group', 'topic', 'partition'] as const;
+type OffsetLabels = Record<(typeof OFFSET_LABELS)[number], string>;
+
+export class GroupMetrics {
+  private readonly groups: Gauge<'state'>;
+  private readonly members: Gauge;
+  private readonly rebalances: CumulativeCounter<'reason'>;
+  private readonly duration: Histogram;
+  private readonly committed: Gauge<(typeof OFFSET_LABELS)[number]>;
+  private readonly lag: Gauge<(typeof OFFSET_LABELS)[number]>;
+  private series = new Map<string, OffsetLabels>();
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.groups = new Gauge({ name: 'sluice_groups', help: 'Consumer groups by state', labelNames: ['state'], registers });
+    this.members = new Gauge({ name: 'sluice_group_members', help: 'Members across all consumer groups', registers });
+    this.rebalances = new CumulativeCounter(
+      new Counter({ name: 'sluice_group_rebalances_total', help: 'Completed group rebalances, by reason', labelNames: ['reason'], registers }),
+    );
+    this.duration = new Histogram({
+      name: 'sluice_group_rebalance_duration_seconds', help: 'Time from a rebalance starting to its new generation being in force',
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers,
+    });
+    this.committed = new Gauge({ name: 'sluice_group_committed_offset', help: 'Committed offset of a group on a partition', labelNames: OFFSET_LABELS, registers });
+    this.lag = new Gauge({ name: 'sluice_group_lag_messages', help: 'Log end offset minus the committed offset', labelNames: OFFSET_LABELS, registers });
+  }
+
+  /** `logEnd` gives a partition's log end offset, or undefined if it is not hosted. */
+  apply(shards: readonly { shard: number; groups: GroupShardSnapshot }[], logEnd: (topic: string, partition: number) => number | undefined): void {
+    const byState = new Map<string, number>(STATES.map((s) => [s, 0]));
+    let members = 0;
+    const series = new Map<string, OffsetLabels>();
+    for (const { shard, groups } of shards) {
+      for (const [state, n] of Object.entries(groups.byState)) if (byState.has(state)) byState.set(state, byState.get(state)! + n);
+      members += groups.members;
+      for (const [reason, total] of Object.entries(groups.rebalances)) this.rebalances.feed({ reason }, `${shard}\u0000${reason}`, total);
+      for (const ms of groups.rebalanceMs) this.duration.observe(ms / 1000);
+      for (const c of groups.committed) {
+        if (series.size >= MAX_OFFSET_SERIES) break;
+        const labels = { group: c.group, topic: c.topic, partition: String(c.partition) };
+        series.set(`${c.group}\u0000${c.topic}\u0000${c.partition}`, labels);
+        this.committed.set(labels, c.offset);
+        const end = logEnd(c.topic, c.partition);
+        if (end !== undefined) this.lag.set(labels, Math.max(0, end - c.offset));
+      }
+    }
+    for (const [state, n] of byState) this.groups.set({ state }, n);
+    this.members.set(members);
+    for (const [key, labels] of this.series) {
+      if (series.has(key)) continue;
+      this.committed.remove(labels);
+      this.lag.remove(labels);
+    }
+    this.series = series;
+  }
+}

@@ -1,0 +1,43 @@
+// ConsumerGroupHeartbeat (KIP-848): one call carries join, heartbeat, subscription changes,
+// owned partitions and leave; the coordinator answers with the member's epoch and, when it
+// changed, its new assignment.
+import { handler, type Wire } from '../handler.js';
+import {
+  ConsumerGroupHeartbeatApi,
+  type ConsumerGroupHeartbeatRequest,
+  type ConsumerGroupHeartbeatResponse,
+} from '../protocol/apis/consumer_group_heartbeat.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+export const consumerGroupHeartbeatHandler = handler({
+  api: ConsumerGroupHeartbeatApi,
+  async handle(ctx, req: ConsumerGroupHeartbeatRequest): Promise<Wire<ConsumerGroupHeartbeatResponse>> {
+    if (req.groupId === '') {
+      return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'GroupId can\'t be empty.', memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
+    }
+    const r = await ctx.broker.groups.call(req.groupId, {
+      kind: 'consumerHeartbeat',
+      groupId: req.groupId,
+      memberId: req.memberId,
+      memberEpoch: req.memberEpoch,
+      instanceId: req.instanceId,
+      rackId: req.rackId,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+      subscribedTopicNames: req.subscribedTopicNames,
+      subscribedTopicRegex: ctx.version >= 1 ? req.subscribedTopicRegex : null,
+      serverAssignor: req.serverAssignor,
+      ownedPartitions: req.topicPartitions,
+      clientId: ctx.header.clientId ?? '',
+      clientHost: ctx.clientHost,
+    });
+    return {
+      throttleTimeMs: 0,
+      errorCode: r.errorCode,
+      errorMessage: r.errorMessage,
+      memberId: r.memberId,
+      memberEpoch: r.memberEpoch,
+      heartbeatIntervalMs: r.heartbeatIntervalMs,
+      assignment: r.assignment === null ? null : { topicPartitions: r.assignment },
+    };
+  },
+});

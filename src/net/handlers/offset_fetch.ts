@@ -1,0 +1,59 @@
+// OffsetFetch: v1-7 ask about one group, v8+ about several at once (each its own coordinator
+// call). v1 has no group-level error field, so a group error is reported on every partition.
+// v9 (KIP-848) names the member and its epoch, which the coordinator checks.
+import type { OffsetFetchReply } from '../../coordinator/groups/group_api.js';
+import type { BrokerContext } from '../broker_context.js';
+import { handler, type Wire } from '../handler.js';
+import {
+  OffsetFetchApi,
+  type OffsetFetchRequest,
+  type OffsetFetchRequestGroup,
+  type OffsetFetchResponse,
+} from '../protocol/apis/offset_fetch.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+type TopicOut = Wire<OffsetFetchResponse['topics'][number]>;
+
+async function fetchGroup(b: BrokerContext, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchReply> {
+  if (g.groupId === '') return { kind: 'offsetFetch', errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
+  return b.groups.call(g.groupId, {
+    kind: 'offsetFetch',
+    groupId: g.groupId,
+    topics: g.topics?.map((t) => ({ name: t.name, partitions: t.partitionIndexes })) ?? null,
+    requireStable,
+    memberId: g.memberId,
+    memberEpoch: g.memberEpoch,
+  });
+}
+
+function topicsOut(r: OffsetFetchReply, asked: OffsetFetchRequestGroup['topics'], errorOnPartitions: boolean): TopicOut[] {
+  if (r.errorCode !== ErrorCode.NONE && errorOnPartitions) {
+    return (asked ?? []).map((t) => ({
+      name: t.name,
+      partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: r.errorCode })),
+    }));
+  }
+  return r.topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => ({
+      partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: p.leaderEpoch, metadata: p.metadata ?? '', errorCode: p.errorCode,
+    })),
+  }));
+}
+
+export const offsetFetchHandler = handler({
+  api: OffsetFetchApi,
+  async handle(ctx, req: OffsetFetchRequest): Promise<Wire<OffsetFetchResponse>> {
+    const b = ctx.broker;
+    if (ctx.version >= 8) {
+      const groups = await Promise.all(req.groups.map(async (g) => {
+        const r = await fetchGroup(b, g, req.requireStable);
+        return { groupId: g.groupId, errorCode: r.errorCode, topics: topicsOut(r, g.topics, false) };
+      }));
+      return { throttleTimeMs: 0, groups };
+    }
+    const single: OffsetFetchRequestGroup = { groupId: req.groupId, memberId: null, memberEpoch: -1, topics: req.topics };
+    const r = await fetchGroup(b, single, req.requireStable);
+    return { throttleTimeMs: 0, errorCode: r.errorCode, topics: topicsOut(r, req.topics, ctx.version < 2) };
+  },
+});
