@@ -1,5 +1,5 @@
-// The `sluice` command line (main thread of the CLI process): dispatches to start, config print
-// and topic verbs, prints help, and maps failures to exit codes — 1 for operational failures
+// The `sluice` command line (main thread of the CLI process): dispatches to start, config print,
+// topic and group verbs, prints help, and maps failures to exit codes — 1 for operational failures
 // (Kafka errors print their error name), 2 for bad usage or configuration.
 // Runs itself when it is the process entry point; bin/sluice calls runCli.
 
@@ -11,6 +11,7 @@ import { KafkaError, errorName } from '../net/protocol/errors.js';
 import { UsageError, formatOption, parseArgs } from './args.js';
 import { processIo, table } from './io.js';
 import type { CliIo } from './io.js';
+import { runGroup } from './group.js';
 import { runStart } from './start.js';
 import { runTopic } from './topic.js';
 
@@ -23,6 +24,10 @@ Commands:
   topic list             list topics
   topic describe NAME    show a topic's partitions and configuration
   topic delete NAME      delete a topic
+  group list             list consumer groups
+  group describe GROUP   show a group's members, committed offsets and lag
+  group seek GROUP       set an inactive group's committed offsets
+  group delete GROUP...  delete inactive groups and their offsets
 
 Run 'sluice <command> --help' for a command's options.`;
 
@@ -87,6 +92,84 @@ ${TOPIC_COMMON_HELP}`,
   delete: `Usage: sluice topic delete NAME [options]\n\nOptions:\n${TOPIC_COMMON_HELP}`,
 };
 
+const GROUP_JSON_HELP = `JSON output (--format json):
+  list      [{"groupId", "state", "protocolType", "groupType": "classic"|"consumer",
+              "members": N|null}]
+  describe  {"groupId", "state", "protocolType", "protocol", "groupType",
+             "members": [{"memberId", "groupInstanceId", "clientId", "clientHost",
+                          "assignment": [{"topic", "partitions": [N...]}] | null}],
+             "partitions": [{"topic", "partition", "committedOffset", "logEndOffset", "lag",
+                             "lagSeconds", "memberId"}]}
+  seek      {"groupId", "topic", "partitions": [{"partition", "oldOffset", "newOffset"}]}
+  delete    {"deleted": [GROUP...]}
+null means unknown or none: no committed offset, no owning member, an assignment that is not
+the "consumer" protocol's. lag = logEndOffset - committedOffset; lagSeconds = time between the
+record at the committed offset and the last record (0 when caught up).`;
+
+const GROUP_JSON_SEE = "The JSON output (--format json) is described in 'sluice group --help'.";
+
+const GROUP_HELP: Readonly<Record<string, string>> = {
+  '': `Usage: sluice group <list|describe|seek|delete> ...
+
+  group list
+  group describe GROUP
+  group seek GROUP --topic T (--to-earliest | --to-latest | --to-offset N | --to-timestamp MS)
+             [--partition P]
+  group delete GROUP...
+
+Options for all of them:
+${TOPIC_COMMON_HELP}
+
+${GROUP_JSON_HELP}
+
+On failure the Kafka error name is printed and the exit code is 1 (e.g. NON_EMPTY_GROUP when
+deleting a group that has members, UNKNOWN_MEMBER_ID when seeking one).`,
+  list: `Usage: sluice group list [options]
+
+Lists groups with their state, type, protocol type and member count.
+
+Options:
+${TOPIC_COMMON_HELP}
+
+${GROUP_JSON_SEE}`,
+  describe: `Usage: sluice group describe GROUP [options]
+
+Shows the group's state, protocol and members (with their assigned partitions), and per
+partition the committed offset, log end offset, lag in records, lag in seconds (between the
+record at the committed offset and the last record) and the owning member.
+
+Options:
+${TOPIC_COMMON_HELP}
+
+${GROUP_JSON_SEE}`,
+  seek: `Usage: sluice group seek GROUP --topic T TARGET [options]
+
+Sets the group's committed offsets on a topic and prints old and new offset per partition.
+Only while the group has no members (stop its consumers first): otherwise UNKNOWN_MEMBER_ID.
+
+Targets (exactly one):
+  --to-earliest                       the log start offset
+  --to-latest                         the log end offset
+  --to-offset N                       offset N, clamped to [log start, log end]
+  --to-timestamp MS                   the first record at or after MS (ms since the epoch);
+                                      the log end if none is that recent
+
+Options:
+  --topic T                           topic to seek (required)
+  --partition P                       only this partition [all of the topic's]
+${TOPIC_COMMON_HELP}
+
+${GROUP_JSON_SEE}`,
+  delete: `Usage: sluice group delete GROUP... [options]
+
+Deletes groups that have no members, with their committed offsets.
+
+Options:
+${TOPIC_COMMON_HELP}
+
+${GROUP_JSON_SEE}`,
+};
+
 function wantsHelp(argv: readonly string[]): boolean {
   const end = argv.indexOf('--');
   return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h');
@@ -124,6 +207,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return help(io, TOPIC_HELP[''] ?? '');
     if (wantsHelp(rest)) return help(io, TOPIC_HELP[sub] ?? TOPIC_HELP[''] ?? '');
     await runTopic(sub, rest, io);
+    return 0;
+  }
+  if (command === 'group') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return help(io, GROUP_HELP[''] ?? '');
+    if (wantsHelp(rest)) return help(io, GROUP_HELP[sub] ?? GROUP_HELP[''] ?? '');
+    await runGroup(sub, rest, io);
     return 0;
   }
   throw new UsageError(`unknown command "${command}"`);

@@ -3,12 +3,10 @@
 // kafka-addr) and prints text tables or JSON. Failures propagate to main, which maps them to
 // exit codes.
 
-import { resolveConfig, splitHostPort } from '../config.js';
-import { KafkaAdmin } from '../client/admin.js';
 import type { TopicDescription, TopicSummary } from '../client/admin.js';
-import { ConnectionError } from '../client/connection.js';
-import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
+import { UsageError, intOption } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
+import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
@@ -21,34 +19,8 @@ export const TOPIC_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   delete: COMMON,
 };
 
-const MAX_INT32 = 2 ** 31 - 1;
 
 /** Bootstrap addresses: --brokers a:1,b:2, else the kafka-addr that `sluice start` would use. */
-function brokerList(parsed: ParsedArgs, env: NodeJS.ProcessEnv): { host: string; port: number }[] {
-  const raw = optionValue(parsed, 'brokers') ?? resolveConfig([], env).config.kafkaAddr;
-  return raw.split(',').map((addr) => {
-    try {
-      return splitHostPort(addr.trim());
-    } catch (err) {
-      throw new UsageError(`--brokers: ${(err as Error).message}`);
-    }
-  });
-}
-
-async function connectAdmin(parsed: ParsedArgs, env: NodeJS.ProcessEnv): Promise<KafkaAdmin> {
-  const timeoutMs = intOption(parsed, 'timeout-ms', 1, MAX_INT32) ?? 30_000;
-  let last: unknown = new ConnectionError('no brokers given');
-  for (const { host, port } of brokerList(parsed, env)) {
-    try {
-      return await KafkaAdmin.connect({
-        host, port, clientId: 'sluice-cli', requestTimeoutMs: timeoutMs, operationTimeoutMs: timeoutMs,
-      });
-    } catch (err) {
-      last = err;
-    }
-  }
-  throw last;
-}
 
 function topicConfigs(parsed: ParsedArgs): Record<string, string> {
   const configs: Record<string, string> = {};
@@ -95,10 +67,8 @@ function describeText(t: TopicDescription): string {
   return `${summary}\n\n${partitions}\n\n${configs}`;
 }
 
-type Action = (admin: KafkaAdmin) => Promise<string>;
-
 /** Checks the verb's arguments and returns what to do once connected. */
-function plan(verb: string, parsed: ParsedArgs, json: boolean): Action {
+function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
   const out = (value: unknown, text: string): string => (json ? JSON.stringify(value, null, 2) : text);
   switch (verb) {
     case 'create': {
@@ -139,16 +109,7 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): Action {
   }
 }
 
-/** Runs `topic <verb> ...`; `argv` starts after the verb. Usage errors come before any I/O. */
-export async function runTopic(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
-  const spec = TOPIC_VERBS[verb];
-  if (spec === undefined) throw new UsageError(`unknown topic command "${verb}"`);
-  const parsed = parseArgs(argv, spec, false);
-  const action = plan(verb, parsed, formatOption(parsed) === 'json');
-  const admin = await connectAdmin(parsed, io.env);
-  try {
-    io.out(await action(admin));
-  } finally {
-    await admin.close();
-  }
+/** Runs `topic <verb> ...`; `argv` starts after the verb. */
+export function runTopic(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
+  return runAdminVerb('topic', TOPIC_VERBS, plan, verb, argv, io);
 }

@@ -1,10 +1,12 @@
 // Admin client: topic create/delete/list/describe over one KafkaConnection, returning plain
-// objects. Runs wherever its connection lives (the CLI, tests). Broker-side failures surface as
-// KafkaError carrying the broker's error code; nothing here retries.
+// objects; the consumer-group operations live in group_admin.ts and are reached through the
+// same object. Runs wherever its connection lives (the CLI, tests). Broker-side failures surface
+// as KafkaError carrying the broker's error code; nothing here retries.
 // Limitation: requests go to the connected broker; redirecting CreateTopics/DeleteTopics to the
 // controller (NOT_CONTROLLER) is for when there is more than one broker.
 
-import { ErrorCode, KafkaError, errorName } from '../net/protocol/errors.js';
+import { brokerError, missingFrom } from './broker_errors.js';
+import { errorName } from '../net/protocol/errors.js';
 import { CreateTopicsApi } from '../net/protocol/apis/create_topics.js';
 import { DeleteTopicsApi } from '../net/protocol/apis/delete_topics.js';
 import { DescribeConfigsApi } from '../net/protocol/apis/describe_configs.js';
@@ -14,6 +16,12 @@ import type { MetadataResponseTopic } from '../net/protocol/apis/metadata.js';
 import { ZERO_UUID } from '../net/protocol/schema.js';
 import { KafkaConnection } from './connection.js';
 import type { ConnectionOptions } from './connection.js';
+import {
+  commitGroupOffsets, deleteGroups, describeGroups, fetchGroupOffsets, groupLag, listGroups, listOffsets, recordTimestamps,
+} from './group_admin.js';
+import type {
+  CommittedOffset, GroupDescription, GroupSummary, ListedOffset, OffsetSpec, PartitionLag, PartitionOffset, TopicPartition,
+} from './group_admin.js';
 
 export interface CreatedTopic {
   name: string;
@@ -69,16 +77,6 @@ const CONFIG_SOURCES: ReadonlyMap<number, string> = new Map([
   [7, 'CLIENT_METRICS_CONFIG'], [8, 'GROUP_CONFIG'],
 ]);
 
-/** A KafkaError for a code read off the wire (possibly one we have no name for). */
-function brokerError(code: number, context: string, detail: string | null): KafkaError {
-  const suffix = detail === null || detail === '' ? '' : `: ${detail}`;
-  return new KafkaError(code as ErrorCode, `${errorName(code)} (${context})${suffix}`);
-}
-
-/** The broker answered without the entry asked for: a broker bug, reported as such. */
-function missingFrom(response: string, context: string): KafkaError {
-  return brokerError(ErrorCode.UNKNOWN_SERVER_ERROR, context, `missing from the ${response} response`);
-}
 
 function summarize(t: MetadataResponseTopic): TopicSummary {
   return {
@@ -171,6 +169,43 @@ export class KafkaAdmin {
         .sort((a, b) => a.partition - b.partition),
       configs: this.conn.brokerVersions.has(DescribeConfigsApi.key) ? await this.topicConfigs(name) : null,
     };
+  }
+
+  listGroups(): Promise<GroupSummary[]> {
+    return listGroups(this.conn);
+  }
+
+  /** In the order asked; unknown groups come back as state 'Dead' with no members. */
+  describeGroups(ids: readonly string[]): Promise<GroupDescription[]> {
+    return describeGroups(this.conn, ids);
+  }
+
+  fetchGroupOffsets(groupId: string): Promise<CommittedOffset[]> {
+    return fetchGroupOffsets(this.conn, groupId);
+  }
+
+  /** Admin commit outside any generation: UNKNOWN_MEMBER_ID while the group has members. */
+  commitGroupOffsets(groupId: string, offsets: readonly PartitionOffset[]): Promise<void> {
+    return commitGroupOffsets(this.conn, groupId, offsets);
+  }
+
+  /** NON_EMPTY_GROUP for groups with members, GROUP_ID_NOT_FOUND for unknown ones. */
+  deleteGroups(ids: readonly string[]): Promise<void> {
+    return deleteGroups(this.conn, ids);
+  }
+
+  listOffsets(partitions: readonly TopicPartition[], spec: OffsetSpec): Promise<ListedOffset[]> {
+    return listOffsets(this.conn, partitions, spec);
+  }
+
+  /** Timestamp of the first record at or after each position; null where there is none. */
+  recordTimestamps(positions: readonly PartitionOffset[]): Promise<(number | null)[]> {
+    return recordTimestamps(this.conn, positions);
+  }
+
+  /** Committed offset, log end, lag in records and seconds, and owner per partition of `group`. */
+  groupLag(group: GroupDescription): Promise<PartitionLag[]> {
+    return groupLag(this.conn, group);
   }
 
   close(): Promise<void> {

@@ -4,23 +4,8 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { BROKER_MAIN, BrokerProcess } from '../helpers/broker_process.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function sluice(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BROKER_MAIN, ...args], { timeout: 30_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { BrokerProcess } from '../helpers/broker_process.js';
+import { sluice } from '../helpers/cli_run.js';
 
 let broker: BrokerProcess;
 let brokers: string[];

@@ -1,0 +1,61 @@
+// How a CLI command reaches the broker: the --brokers list (or the configured Kafka address)
+// tried in order until one admin connection opens, and the shape every admin verb shares.
+// Main thread of the CLI process.
+import { KafkaAdmin } from '../client/admin.js';
+import { ConnectionError } from '../client/connection.js';
+import { resolveConfig, splitHostPort } from '../config.js';
+import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
+import type { OptionSpec, ParsedArgs } from './args.js';
+import type { CliIo } from './io.js';
+
+export const MAX_INT32 = 2 ** 31 - 1;
+
+export function brokerList(parsed: ParsedArgs, env: NodeJS.ProcessEnv): { host: string; port: number }[] {
+  const raw = optionValue(parsed, 'brokers') ?? resolveConfig([], env).config.kafkaAddr;
+  return raw.split(',').map((addr) => {
+    try {
+      return splitHostPort(addr.trim());
+    } catch (err) {
+      throw new UsageError(`--brokers: ${(err as Error).message}`);
+    }
+  });
+}
+
+export async function connectAdmin(parsed: ParsedArgs, env: NodeJS.ProcessEnv): Promise<KafkaAdmin> {
+  const timeoutMs = intOption(parsed, 'timeout-ms', 1, MAX_INT32) ?? 30_000;
+  let last: unknown = new ConnectionError('no brokers given');
+  for (const { host, port } of brokerList(parsed, env)) {
+    try {
+      return await KafkaAdmin.connect({
+        host, port, clientId: 'sluice-cli', requestTimeoutMs: timeoutMs, operationTimeoutMs: timeoutMs,
+      });
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last;
+}
+
+/** What a verb does once connected; returns the text to print. */
+export type AdminAction = (admin: KafkaAdmin) => Promise<string>;
+
+/** Runs `<noun> <verb> ...`; `argv` starts after the verb. Usage errors come before any I/O. */
+export async function runAdminVerb(
+  noun: string,
+  verbs: Readonly<Record<string, readonly OptionSpec[]>>,
+  plan: (verb: string, parsed: ParsedArgs, json: boolean) => AdminAction,
+  verb: string,
+  argv: readonly string[],
+  io: CliIo,
+): Promise<void> {
+  const spec = verbs[verb];
+  if (spec === undefined) throw new UsageError(`unknown ${noun} command "${verb}"`);
+  const parsed = parseArgs(argv, spec, false);
+  const action = plan(verb, parsed, formatOption(parsed) === 'json');
+  const admin = await connectAdmin(parsed, io.env);
+  try {
+    io.out(await action(admin));
+  } finally {
+    await admin.close();
+  }
+}
