@@ -50,6 +50,8 @@ export interface BrokerConfig {
   readonly logLevel: LogLevel;
   /** Partitions of `__consumer_offsets`; fixed once the topic exists. */
   readonly offsetsTopicPartitions: number;
+  /** Segment size of `__consumer_offsets` partitions, fixed once created; bounds its log to about two segments plus the live state. */
+  readonly offsetsTopicSegmentBytes: number;
   readonly groupInitialRebalanceDelayMs: number;
   readonly groupMinSessionTimeoutMs: number;
   readonly groupMaxSessionTimeoutMs: number;
@@ -228,6 +230,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   ringBytes: int('capacity of each shard ring, per direction (bytes)', 33554432, 65536, 2 ** 30),
   logLevel,
   offsetsTopicPartitions: int('partitions of the internal __consumer_offsets topic (fixed once created)', 16, 1, 1000),
+  offsetsTopicSegmentBytes: int('segment size of __consumer_offsets partitions (bytes, fixed once created)', 104857600, 4096, INT32_MAX),
   groupInitialRebalanceDelayMs: int('wait this long for more members before an empty group\'s first rebalance (ms)', 3000, 0, 300000),
   groupMinSessionTimeoutMs: int('smallest session timeout a group member may ask for (ms)', 6000, 1, TIMER_MAX),
   groupMaxSessionTimeoutMs: int('largest session timeout a group member may ask for (ms)', 1800000, 1, TIMER_MAX),

@@ -3,16 +3,23 @@
 // partition's log into the coordinator when the partition opens, feeds it calls from the ring,
 // turns its append effects into record batches on the partition's log (acknowledged through the
 // shard's group commit, so nothing is answered before it is durable under the flush policy),
-// and runs its one timer at the coordinator's next deadline.
+// and runs its one timer at the coordinator's next deadline. It also keeps the partition compact:
+// a KeyImage of the latest record per key is rewritten to the log once as many bytes have been
+// appended since the last rewrite as the image holds, and the segments before the rewrite are
+// then deleted, so the log stays within about two segments plus the live state.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { decodeRecordBatches, encodeRecordBatch } from '../client/record_batch.js';
 import type { GroupCommitter } from '../log/group_commit.js';
+import { KeyImage, type KeyedRecord } from '../log/key_image.js';
 import { GroupCoordinator, type CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupRecord, GroupReply, TopicIndex } from '../coordinator/groups/group_api.js';
 import { decodeGroupRecord, encodeGroupRecord } from '../coordinator/groups/group_records.js';
 import type { PartitionActor } from './partition_actor.js';
 
 const LOAD_CHUNK_BYTES = 4 << 20;
+const REWRITE_BATCH_BYTES = 1 << 20;
+/** Below this much new data a rewrite is not worth its I/O, however small the image. */
+const REWRITE_MIN_BYTES = 1 << 20;
 
 export interface GroupActorHooks {
   reply(ref: number, reply: GroupReply): void;
@@ -26,6 +33,10 @@ export class GroupCoordinatorActor {
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
   private closed = false;
+  private readonly image = new KeyImage();
+  private appendsInFlight = 0;
+  private bytesSinceRewrite = 0;
+  private rewriting = false;
 
   constructor(
     readonly partition: PartitionActor,
@@ -36,6 +47,8 @@ export class GroupCoordinatorActor {
   ) {
     this.coordinator = new GroupCoordinator(deps);
     this.coordinator.load(this.readAll(), now());
+    // History written before this start counts towards the next rewrite.
+    this.bytesSinceRewrite = partition.log.sizeBytes;
     this.schedule();
   }
 
@@ -71,23 +84,59 @@ export class GroupCoordinatorActor {
   }
 
   private append(token: number, records: GroupRecord[]): void {
-    const now = this.now();
-    const batch = encodeRecordBatch(records.map((r) => ({ ...encodeGroupRecord(r), timestamp: now })));
-    const appended = this.partition.produce(batch);
-    if (appended.kind === 'error') {
+    const encoded = records.map(encodeGroupRecord);
+    const batch = this.stage(encoded);
+    if (batch < 0) {
       // Defer so effects of one call are applied in order before the failure feeds back.
-      queueMicrotask(() => this.settle(token, false));
+      queueMicrotask(() => this.settle(token, false, encoded, 0));
       return;
     }
+    this.appendsInFlight++;
     this.committer.commit(this.partition.log).then(
-      () => this.settle(token, true),
-      () => this.settle(token, false),
+      () => this.settle(token, true, encoded, batch),
+      () => this.settle(token, false, encoded, batch),
     );
   }
 
-  private settle(token: number, ok: boolean): void {
+  /** Appends one batch of records; its size, or -1 if the log refused it. */
+  private stage(records: readonly KeyedRecord[]): number {
+    const now = this.now();
+    const batch = encodeRecordBatch(records.map((r) => ({ key: r.key, value: r.value, timestamp: now })));
+    return this.partition.produce(batch).kind === 'error' ? -1 : batch.length;
+  }
+
+  private settle(token: number, ok: boolean, records: readonly KeyedRecord[], bytes: number): void {
+    if (bytes > 0) this.appendsInFlight--;
     if (this.closed) return;
+    if (ok) {
+      for (const r of records) this.image.apply(r);
+      this.bytesSinceRewrite += bytes;
+    }
     this.apply(this.coordinator.appended(token, ok, this.now()));
+    this.maybeRewrite();
+  }
+
+  /**
+   * Rewrites the live records once enough history piled up, then drops the segments before the
+   * rewrite. Only with no append in flight: the image must be exactly the log's durable state.
+   */
+  private maybeRewrite(): void {
+    const log = this.partition.log;
+    if (this.rewriting || this.appendsInFlight > 0 || log.segmentCount < 2) return;
+    if (this.bytesSinceRewrite < Math.max(REWRITE_MIN_BYTES, this.image.bytes)) return;
+    const from = log.logEndOffset;
+    for (const records of this.image.batches(REWRITE_BATCH_BYTES)) if (this.stage(records) < 0) return;
+    this.rewriting = true;
+    this.committer.commit(log).then(
+      () => {
+        this.rewriting = false;
+        this.bytesSinceRewrite = 0;
+        if (!this.closed) log.deleteSegmentsBefore(from);
+      },
+      () => {
+        this.rewriting = false;
+      },
+    );
   }
 
   private schedule(): void {
@@ -123,6 +172,7 @@ export class GroupCoordinatorActor {
       for (const batch of batches) {
         for (const r of batch.records) {
           if (r.offset < offset || r.key === null) continue;
+          this.image.apply({ key: r.key, value: r.value });
           try {
             yield decodeGroupRecord(r.key, r.value);
           } catch (err) {

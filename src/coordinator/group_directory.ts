@@ -21,12 +21,15 @@ import {
 } from './groups/group_api.js';
 import { OFFSETS_TOPIC, type TopicManager } from './topic_manager.js';
 
-/** Offsets and group records must outlive any time or size retention: they go only when tombstoned. */
+/**
+ * Offsets and group records must outlive any time or size retention: they go only when
+ * tombstoned, and the coordinator's rewrites of its live state keep the log compact.
+ */
 function offsetsTopicConfigs(config: BrokerConfig): Record<string, string> {
   return {
     'retention.ms': '-1',
     'retention.bytes': '-1',
-    'segment.bytes': String(100 << 20),
+    'segment.bytes': String(config.offsetsTopicSegmentBytes),
     // A classic group's record carries every member's subscription and assignment.
     'max.message.bytes': String(Math.min(16 << 20, config.ringBytes / 2 - 1)),
   };

@@ -316,6 +316,28 @@ export class PartitionLog {
     this.updateRecoveryPoint(true);
   }
 
+  /**
+   * Deletes whole segments holding only offsets below `offset` (never the active one): how an
+   * owner that rewrote its keyed state past them drops the history. Returns how many went.
+   */
+  deleteSegmentsBefore(offset: number): number {
+    if (this.state !== 'open' || this.offline) return 0;
+    let deleted = 0;
+    try {
+      while (this.segments.length > 1 && !this.segments[0]!.busy && this.segments[1]!.baseOffset <= offset) {
+        this.deleteOldest();
+        deleted++;
+      }
+    } catch {
+      // As for retention: what could not be unlinked is retried next time or removed at open.
+    }
+    if (deleted > 0) {
+      this.producers.removeBefore(this.logStartOffset);
+      this.updateRecoveryPoint(true);
+    }
+    return deleted;
+  }
+
   private retainByTime(now: number): void {
     for (;;) {
       const seg = this.segments[0]!;

@@ -183,6 +183,27 @@ describe('PartitionLog segments and retention', () => {
     }
   });
 
+  it('deletes whole segments below an offset for a rewritten log, keeping the one that straddles it', async () => {
+    const h = openHarness(logConfig({ segmentBytes: 1000 }));
+    try {
+      for (let i = 0; i < 30; i++) append(h.log, batchOf(1, 200));
+      await h.committer.commit(h.log);
+      const bases = readAll(h.log).map((b) => b.baseOffset);
+      const cut = 17;
+      const removed = h.log.deleteSegmentsBefore(cut);
+      assert.ok(removed > 0);
+      assert.ok(h.log.logStartOffset <= cut, `start ${h.log.logStartOffset} keeps offset ${cut}`);
+      assert.deepEqual(readAll(h.log).map((b) => b.baseOffset), bases.filter((o) => o >= h.log.logStartOffset));
+      assert.equal(h.log.deleteSegmentsBefore(cut), 0, 'idempotent');
+      assert.equal(h.log.deleteSegmentsBefore(1e9) >= 0 && h.log.segmentCount >= 1, true, 'never the active segment');
+      assert.equal(readdirSync(h.dir).filter((n) => n.endsWith('.log')).length, h.log.segmentCount);
+      h.log.close();
+      assert.equal(h.reopen().logStartOffset, readAll(h.log)[0]!.baseOffset, 'the new start survives a reopen');
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('deletes old segments by size, never the active one, and advances the log start', async () => {
     const h = openHarness(logConfig({ segmentBytes: 1000, retentionBytes: 2500 }));
     try {
