@@ -150,7 +150,9 @@ export class PartitionRouter implements ShardResultSink {
     const call = this.groupCalls.get(reqId);
     if (!call) return;
     this.groupCalls.delete(reqId);
-    call.resolve(deserialize(payload) as GroupReply);
+    // V8 deserializes byte arrays as views of its input: copy out of the ring first, or the
+    // reply's Buffers would alias ring memory that is reused once released.
+    call.resolve(deserialize(Buffer.from(payload)) as GroupReply);
   }
 
   /** A shard died: its coordinators will never answer. */

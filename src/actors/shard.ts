@@ -259,7 +259,9 @@ export class Shard {
   }
 
   private groupCall(reqId: number, handle: number, payload: Buffer): void {
-    const call = deserialize(payload) as GroupCall;
+    // A copy: deserialized byte arrays are views of the input, and the coordinator keeps member
+    // metadata long after this ring message is released.
+    const call = deserialize(Buffer.from(payload)) as GroupCall;
     const coordinator = this.coordinators.get(handle);
     if (!coordinator) this.replyGroup(reqId, errorReply(call, ErrorCode.NOT_COORDINATOR));
     else coordinator.call(reqId, call);
