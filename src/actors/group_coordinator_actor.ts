@@ -172,7 +172,8 @@ export class GroupCoordinatorActor {
       for (const batch of batches) {
         for (const r of batch.records) {
           if (r.offset < offset || r.key === null) continue;
-          this.image.apply({ key: r.key, value: r.value });
+          // Copies: views would pin the whole read chunk for as long as the key lives.
+          this.image.apply({ key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) });
           try {
             yield decodeGroupRecord(r.key, r.value);
           } catch (err) {

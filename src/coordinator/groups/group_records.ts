@@ -68,7 +68,9 @@ export function decodeGroupRecord(key: Buffer, value: Buffer | null): GroupRecor
   let decoded: unknown = null;
   if (value !== null) {
     if (value[0] !== GROUP_VALUE_VERSION) throw new Error(`unknown group value version ${value[0]}`);
-    decoded = deserialize(value.subarray(1));
+    // Byte arrays come back as views of the input: a private copy keeps them from pinning (or
+    // aliasing) the caller's larger buffer.
+    decoded = deserialize(Buffer.from(value.subarray(1)));
   }
   if (kind === KeyKind.consumerGroup) return { kind: 'consumerGroup', groupId, value: decoded };
   return { kind: 'classicGroup', groupId, value: decoded as Extract<GroupRecord, { kind: 'classicGroup' }>['value'] };
