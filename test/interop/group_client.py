@@ -10,7 +10,9 @@
 #   stopping / closed  SIGTERM seen / consumer closed
 # Offsets are committed only by the member, synchronously: never auto-committed.
 #
-#   confluent BOOTSTRAP GROUP TOPIC STRATEGY   confluent-kafka (librdkafka), commit on revoke
+#   confluent BOOTSTRAP GROUP TOPIC STRATEGY [INSTANCE_ID]
+#                                              confluent-kafka (librdkafka), commit on revoke;
+#                                              with INSTANCE_ID a static member (KIP-345)
 #   kafka-python BOOTSTRAP GROUP TOPIC         kafka-python, range assignor, commit after each poll
 import signal
 import sys
@@ -33,15 +35,18 @@ def report(records):
     sys.stdout.flush()
 
 
-def confluent(bootstrap, group, topic, strategy):
+def confluent(bootstrap, group, topic, strategy, instance_id=None):
     from confluent_kafka import Consumer, KafkaException
 
-    consumer = Consumer({
+    config = {
         'bootstrap.servers': bootstrap, 'group.id': group, 'client.id': 'group-client',
         'partition.assignment.strategy': strategy, 'enable.auto.commit': False,
         'auto.offset.reset': 'earliest', 'session.timeout.ms': 6000, 'heartbeat.interval.ms': 500,
         'topic.metadata.refresh.interval.ms': 2000,
-    })
+    }
+    if instance_id is not None:
+        config['group.instance.id'] = instance_id
+    consumer = Consumer(config)
 
     def commit(c):
         try:
@@ -112,7 +117,7 @@ def kafka_python(bootstrap, group, topic):
 if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'confluent':
-        confluent(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+        confluent(*sys.argv[2:7])
     elif cmd == 'kafka-python':
         kafka_python(sys.argv[2], sys.argv[3], sys.argv[4])
     else:

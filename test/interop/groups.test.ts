@@ -264,6 +264,35 @@ describe('consumer groups with the Debian clients', () => {
   });
 });
 
+describe('static membership (KIP-345) with librdkafka', () => {
+  it('a SIGKILLed static member restarted within its session gets its partitions back with no rebalance', { timeout: 60_000 }, async () => {
+    const topic = 'static-members';
+    const group = 'g-static';
+    const partitions = 4;
+    await createTopic(topic, partitions);
+    const member = (name: string, instance: string) => pythonMember(name, ['confluent', broker.bootstrap, group, topic, 'range', instance]);
+    const a = member('static-a', 'instance-a');
+    const b1 = member('static-b', 'instance-b');
+    await waitAll('both static members to be assigned', [a, b1], () => a.held.size > 0 && b1.held.size > 0 && a.held.size + b1.held.size === partitions, 30_000);
+    const heldByB = [...b1.held].sort();
+    const eventsOfA = a.events.length;
+    const memberCount = async (): Promise<number> => (await admin.describeGroups([group])).groups[0]!.members.length;
+    assert.equal(await memberCount(), 2);
+
+    await b1.child.stop(STOP_MS, 'SIGKILL');
+    const b2 = member('static-b-again', 'instance-b');
+    await waitAll('the restarted member to get its partitions', [a, b2], () => b2.held.size > 0, 30_000);
+    assert.deepEqual([...b2.held].sort(), heldByB, 'the same partitions come back to the same instance');
+    // Past the restart and a few heartbeats, the other member saw no revoke or new assignment.
+    await sleep(2000);
+    a.update();
+    assert.equal(a.events.length, eventsOfA, `static-a saw a rebalance: ${a.events.map((e) => e.kind).join(',')}`);
+    assert.equal(await memberCount(), 2, 'still two members: the restarted one replaced itself');
+    await stopCleanly(b2);
+    await stopCleanly(a);
+  });
+});
+
 /**
  * The cooperative protocol's promise to a member, from its own event history: an assignment
  * only adds partitions it does not hold (eager re-hands the kept ones after revoking all), a
