@@ -1,0 +1,13 @@
+// Public surface of the parallel consumer's pure parts (no I/O): watermark tracking, commit
+// metadata codec, in-flight window rule, key-ordered routing, backpressure and fetch sizing.
+// Runs on whichever thread imports it; it only re-exports.
+
+export { WatermarkTracker } from './watermark.js';
+export { CompletedOffsets, bitmapEncodedLength, decodeOffsetMetadata, encodeOffsetMetadata } from './offset_codec.js';
+export { maxWindowSpan, mayStart } from './window.js';
+export { KeyRouter, Ordering } from './key_router.js';
+export type { HotKey, KeyRouterOptions, RoutedMessage } from './key_router.js';
+export { BackpressureController } from './backpressure.js';
+export type { BackpressureLimits } from './backpressure.js';
+export { AdaptiveFetchSizer } from './adaptive_batch.js';
+export type { AdaptiveFetchOptions, FetchSize } from './adaptive_batch.js';
