@@ -17,6 +17,8 @@ export interface BrokerOptions {
   readonly shards: number;
   /** Extra node flags for the broker process (e.g. --cpu-prof). */
   readonly nodeArgs?: readonly string[];
+  /** Extra broker flags (e.g. group settings). */
+  readonly args?: readonly string[];
   readonly startTimeoutMs?: number;
 }
 
@@ -78,7 +80,7 @@ export class BrokerProcess {
   static async start(o: BrokerOptions): Promise<BrokerProcess> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
     const args = [...(o.nodeArgs ?? []), MAIN_JS, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:0`,
-      '--admin-addr', `${HOST}:0`, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn'];
+      '--admin-addr', `${HOST}:0`, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn', ...(o.args ?? [])];
     // As the launchers (bin/sluice, npm start) do: the pool must be sized before the process starts.
     const env = { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' };
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });

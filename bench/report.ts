@@ -67,7 +67,30 @@ const COLUMNS: Readonly<Record<string, readonly (readonly [string, string])[]>> 
     ['fill msgs/s', 'fill_msgs_s']],
   e2e: [['max msgs/s', 'max_msgs_s'], ['rate msgs/s', 'rate_msgs_s'], ['e2e p50 ms', 'e2e_p50_ms'],
     ['e2e p99 ms', 'e2e_p99_ms'], ['e2e p99.9 ms', 'e2e_p999_ms'], ['e2e max ms', 'e2e_max_ms'], ['produce p99 ms', 'produce_p99_ms']],
+  commit: [['commits/s', 'commits_s'], ['req/s', 'req_s'], ['req p50 ms', 'req_p50_ms'], ['req p99 ms', 'req_p99_ms'],
+    ['req p99.9 ms', 'req_p999_ms'], ['broker CPU %', 'broker_cpu_pct'], ['client CPU %', 'client_cpu_pct']],
+  rebalance: [['kept', 'kept'], ['moved', 'moved'], ['base gap ms', 'base_gap_ms'], ['kept gap ms', 'kept_gap_ms'], ['kept pause ms', 'kept_pause_ms'],
+    ['base lat ms', 'base_lat_ms'], ['kept lat ms', 'kept_lat_ms'], ['claimed ms', 'claimed_ms'],
+    ['moved first ms', 'moved_first_ms'], ['moved gap ms', 'moved_gap_ms'], ['settled ms', 'settled_ms']],
 };
+
+/**
+ * Kinds whose runs measure several variants side by side: one row per (label, metric-key prefix),
+ * the columns' keys taken with that prefix; a column a variant lacks shows '-'.
+ */
+const ROW_VARIANTS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
+  rebalance: [['KIP-848 (platformatic)', 'coop_'], ['eager (kafkajs)', 'eager_'], ['eager / KIP-848', 'ratio_']],
+};
+
+function scenarioRows(r: ScenarioReport, cols: readonly (readonly [string, string])[]): string[][] {
+  if (r.runs.length === 0) return [[r.name, `FAILED: ${r.errors[0] ?? 'no runs'}`]];
+  const variants = ROW_VARIANTS[r.kind];
+  if (variants === undefined) return [[r.name, ...cols.map(([, key]) => fmtSpread(r.summary[key]))]];
+  return variants.map(([label, prefix]) => [`${r.name} ${label}`, ...cols.map(([, key]) => {
+    const s = r.summary[prefix + key];
+    return s === undefined ? '-' : fmtSpread(s);
+  })]);
+}
 
 /** One table per scenario kind: median (min–max) of each column over the runs. */
 export function scenarioTables(reports: readonly ScenarioReport[]): string {
@@ -75,9 +98,7 @@ export function scenarioTables(reports: readonly ScenarioReport[]): string {
   for (const [kind, cols] of Object.entries(COLUMNS)) {
     const mine = reports.filter((r) => r.kind === kind);
     if (mine.length === 0) continue;
-    const rows = mine.map((r) => (r.runs.length === 0
-      ? [r.name, `FAILED: ${r.errors[0] ?? 'no runs'}`]
-      : [r.name, ...cols.map(([, key]) => fmtSpread(r.summary[key]))]));
+    const rows = mine.flatMap((r) => scenarioRows(r, cols));
     out.push(table(['scenario', ...cols.map(([label]) => label)], rows));
   }
   return out.join('\n\n');

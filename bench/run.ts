@@ -6,6 +6,7 @@
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { GROUP_SCENARIOS } from './group_scenarios.js';
 import { PEER_NAMES, runPeers } from './peers.js';
 import type { PeerResults } from './peers.js';
 import { profileText } from './profile.js';
@@ -15,18 +16,20 @@ import { ratioRows, ratioTable, peerTable } from './ratios.js';
 import type { RatioRow } from './ratios.js';
 import { newResultsPath, scenarioTables, summarize, writeResults } from './report.js';
 import type { ScenarioReport, Spread } from './report.js';
-import { SCENARIOS, runScenarioOnce } from './scenarios.js';
+import { ALL_SCENARIOS, SCENARIOS, runScenarioOnce } from './scenarios.js';
 import type { RunSettings, Scenario, ScenarioParams } from './scenarios.js';
 
 const USAGE = `usage: node dist/bench/run.js [SCENARIO|GROUP ...] [options]
-groups:  main (default: every scenario), produce (every produce-*), peers (Sluice figures the
+groups:  main (default: every data-path scenario), produce (every produce-*), groups (offset
+         commits/s, rebalance pause KIP-848 vs eager), peers (Sluice figures the
          peers are compared with + librdkafka/kcat against Sluice + Redis/NATS/Node peer
-         scripts + ratios), peers-only (the peers without Sluice scenarios), all (main + peers),
-         profile (broker --cpu-prof under one scenario), list (print the scenarios)
+         scripts + ratios), peers-only (the peers without Sluice scenarios), all (main + groups
+         + peers), profile (broker --cpu-prof under one scenario), list (print the scenarios)
 options: --repeat N (3)  --shards N (2)  --quiet-wait S (60; 0 = no quiet gate)
          --messages N  --duration-s S  --warmup-s S  --size BYTES  --batch RECORDS
          --connections N  --inflight N  --partitions N  --acks 1|all  --flush always|never|MS
-         --rate MSGS_S (e2e; default half the measured max)  --rate-fraction F
+         --rate MSGS_S (e2e: default half the measured max; rebalance: 2000)  --rate-fraction F
+         --group-count N (commit groups, 100)  --commits N (partition-offsets, 50000000)
          --rdkafka-messages N (1000000)  --peers-dir DIR (/work/shared/peers)
          --peer rdkafka,kcat,redis,nats,node-net (default: all)
          --profile-scenario NAME|rdkafka-1k (produce-1k-acks1)  --profile-top N (15)
@@ -40,7 +43,7 @@ const OPTIONS = {
   partitions: { type: 'string' }, acks: { type: 'string' }, flush: { type: 'string' }, rate: { type: 'string' },
   'rate-fraction': { type: 'string' }, 'rdkafka-messages': { type: 'string' }, 'peers-dir': { type: 'string' }, peer: { type: 'string' },
   'profile-scenario': { type: 'string' }, 'profile-top': { type: 'string' }, 'request-timeout-ms': { type: 'string' },
-  'produce-version': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  'produce-version': { type: 'string' }, 'group-count': { type: 'string' }, commits: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -71,6 +74,8 @@ function override(sc: Scenario, v: Values): Scenario {
   set('flush', v.flush, (s) => s);
   set('rate', v.rate, int('rate'));
   set('rateFraction', v['rate-fraction'], int('rate-fraction'));
+  set('groupCount', v['group-count'], int('group-count'));
+  set('commits', v.commits, int('commits'));
   if (Number.isNaN(o['acks'])) throw new Error('--acks must be 1 or all');
   return { ...sc, params: { ...sc.params, ...o } as ScenarioParams };
 }
@@ -89,14 +94,15 @@ function select(names: readonly string[]): Selection {
   for (const name of names.length === 0 ? ['main'] : names) {
     if (name === 'main' || name === 'all') SCENARIOS.forEach((s) => picked.add(s.name));
     if (name === 'produce') SCENARIOS.filter((s) => s.params.kind === 'produce').forEach((s) => picked.add(s.name));
+    if (name === 'groups' || name === 'all') GROUP_SCENARIOS.forEach((s) => picked.add(s.name));
     if (name === 'peers' || name === 'all') PEER_SCENARIOS.forEach((n) => picked.add(n));
     if (name === 'peers' || name === 'all' || name === 'peers-only') sel.peers = true;
     if (name === 'profile') sel.profile = true;
-    if (['main', 'all', 'produce', 'peers', 'peers-only', 'profile'].includes(name)) continue;
-    if (!SCENARIOS.some((s) => s.name === name)) throw new Error(`unknown scenario or group "${name}" (try: list)`);
+    if (['main', 'all', 'produce', 'groups', 'peers', 'peers-only', 'profile'].includes(name)) continue;
+    if (!ALL_SCENARIOS.some((s) => s.name === name)) throw new Error(`unknown scenario or group "${name}" (try: list)`);
     picked.add(name);
   }
-  sel.scenarios = SCENARIOS.filter((s) => picked.has(s.name));
+  sel.scenarios = ALL_SCENARIOS.filter((s) => picked.has(s.name));
   return sel;
 }
 
@@ -159,7 +165,7 @@ async function profilePhase(v: Values, settings: RunSettings, resultsPath: strin
     profile = await profileUnderRdkafka(settings, dir, topN, v['peers-dir'] ?? PEERS_DIR,
       Math.floor(num(v['rdkafka-messages'], 'rdkafka-messages', 1_000_000)));
   } else {
-    const base = SCENARIOS.find((s) => s.name === name);
+    const base = ALL_SCENARIOS.find((s) => s.name === name);
     if (base === undefined) throw new Error(`unknown --profile-scenario ${name}`);
     profile = await profileScenario(override(base, v), settings, dir, topN);
   }
@@ -175,7 +181,7 @@ async function main(): Promise<number> {
     return 0;
   }
   if (positionals.includes('list')) {
-    for (const s of SCENARIOS) console.log(`${s.name.padEnd(30)} ${s.description}`);
+    for (const s of ALL_SCENARIOS) console.log(`${s.name.padEnd(30)} ${s.description}`);
     return 0;
   }
   const sel = select(positionals);

@@ -2,9 +2,14 @@
 // against a freshly started broker child process (quiet gate, topic creation, load, broker CPU
 // over the measured load, stop). A run returns flat numeric metrics; run.ts repeats and
 // aggregates them. Every load is bounded by a message count and a duration (see bench/load).
+// The group-coordination scenarios live in group_scenarios.ts (run.ts's `groups`, not `main`);
+// runScenarioOnce runs either kind.
 import { performance } from 'node:perf_hooks';
-import { BrokerProcess } from './broker_process.js';
-import type { BrokerOptions } from './broker_process.js';
+import type { BrokerProcess } from './broker_process.js';
+import { withBroker } from './broker_run.js';
+import type { RunCtx } from './broker_run.js';
+import { GROUP_SCENARIOS, runCommit, runRebalanceScenario } from './group_scenarios.js';
+import type { CommitParams, RebalanceParams } from './group_scenarios.js';
 import { runCatchUp } from './load/catch_up.js';
 import { runE2eLatency } from './load/e2e_latency.js';
 import { connectClient, createTopic, produceVersion } from './load/kafka_setup.js';
@@ -13,7 +18,6 @@ import { runProduceLoad } from './load/produce_load.js';
 import type { ProduceLoadOptions, ProduceLoadResult } from './load/produce_load.js';
 import { monotonicUs } from './profile.js';
 import type { Window } from './profile.js';
-import { waitQuiet } from './quiet.js';
 
 export interface ProduceParams {
   readonly kind: 'produce';
@@ -60,7 +64,7 @@ export interface E2eParams {
   readonly fetch: FetchShape;
 }
 
-export type ScenarioParams = ProduceParams | CatchUpParams | E2eParams;
+export type ScenarioParams = ProduceParams | CatchUpParams | E2eParams | CommitParams | RebalanceParams;
 
 export interface Scenario {
   readonly name: string;
@@ -140,28 +144,6 @@ export const SCENARIOS: readonly Scenario[] = [
   e2e('e2e-1k', 0.5),
   e2e('e2e-1k-light', 0.1),
 ];
-
-/** What a run collects besides its metrics. */
-interface RunCtx {
-  readonly notes: string[];
-  loadWindow?: Window;
-}
-
-async function withBroker<T>(flush: string, s: RunSettings, ctx: RunCtx, body: (b: BrokerProcess) => Promise<T>): Promise<T> {
-  const opts: BrokerOptions = { flush, shards: s.shards, ...(s.brokerNodeArgs ? { nodeArgs: s.brokerNodeArgs } : {}) };
-  const broker = await BrokerProcess.start(opts);
-  try {
-    const q = await waitQuiet(s.quietWaitS);
-    if (!q.quiet) ctx.notes.push(`not quiet: ${q.busyPct}% busy after ${q.waitedS}s`);
-    return await body(broker);
-  } catch (err) {
-    const tail = broker.stderr.trim().split('\n').slice(-5).join(' | ');
-    throw new Error(`${(err as Error).message}${tail === '' ? '' : ` [broker stderr: ${tail}]`}`);
-  } finally {
-    const code = await broker.stop();
-    if (code !== 0) ctx.notes.push(`broker exit code ${code}`);
-  }
-}
 
 async function produceOn(b: BrokerProcess, s: RunSettings, topic: string, p: Omit<ProduceParams, 'kind' | 'flush'>): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; clientCpuPct: number }> {
   const conn = await connectClient(b.host, b.kafkaPort, 'sluice-bench-setup');
@@ -269,12 +251,17 @@ async function runE2e(p: E2eParams, s: RunSettings, ctx: RunCtx): Promise<Metric
   });
 }
 
+/** The `main` scenarios and the group-coordination ones (`groups`): every name a run may select. */
+export const ALL_SCENARIOS: readonly Scenario[] = [...SCENARIOS, ...GROUP_SCENARIOS];
+
 /** One run of `sc` against its own fresh broker. */
 export async function runScenarioOnce(sc: Scenario, s: RunSettings): Promise<RunOutcome> {
   const ctx: RunCtx = { notes: [] };
   const p = sc.params;
   const metrics = p.kind === 'produce' ? await runProduce(p, s, ctx)
     : p.kind === 'catchup' ? await runCatchUpScenario(p, s, ctx)
-      : await runE2e(p, s, ctx);
+      : p.kind === 'e2e' ? await runE2e(p, s, ctx)
+        : p.kind === 'commit' ? await runCommit(p, s, ctx)
+          : await runRebalanceScenario(p, s, ctx);
   return { metrics, notes: ctx.notes, ...(ctx.loadWindow ? { loadWindow: ctx.loadWindow } : {}) };
 }
