@@ -56,6 +56,8 @@ export interface BrokerConfig {
   readonly groupMinSessionTimeoutMs: number;
   readonly groupMaxSessionTimeoutMs: number;
   readonly groupMaxSize: number;
+  /** KIP-848 members heartbeat this often; it bounds how soon a moved partition reaches its new owner. */
+  readonly groupConsumerHeartbeatIntervalMs: number;
   readonly offsetsRetentionMs: number;
 }
 
@@ -235,6 +237,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   groupMinSessionTimeoutMs: int('smallest session timeout a group member may ask for (ms)', 6000, 1, TIMER_MAX),
   groupMaxSessionTimeoutMs: int('largest session timeout a group member may ask for (ms)', 1800000, 1, TIMER_MAX),
   groupMaxSize: int('members per consumer group', 1000, 1, 100000),
+  groupConsumerHeartbeatIntervalMs: int('heartbeat interval of KIP-848 group members (ms); a moved partition waits up to this for its new owner', 1500, 100, 60000),
   offsetsRetentionMs: int('keep committed offsets of an empty group this long after the last commit (ms)', 604800000, 1, Number.MAX_SAFE_INTEGER),
 };
 

@@ -44,7 +44,7 @@ export function groupConfigOf(c: BrokerConfig): GroupConfig {
     maxGroups: 100_000,
     offsetMetadataMaxBytes: 4096,
     offsetsRetentionMs: c.offsetsRetentionMs,
-    consumerHeartbeatIntervalMs: 5000,
+    consumerHeartbeatIntervalMs: c.groupConsumerHeartbeatIntervalMs,
     consumerSessionTimeoutMs: 45_000,
     consumerAssignors: ['uniform', 'range'],
   };
