@@ -5,19 +5,11 @@
 // at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { CumulativeCounter } from './cumulative_counter.js';
+import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from './group_snapshot.js';
 
-export interface GroupShardSnapshot {
-  /** Groups by state name, summed over the shard's coordinators. */
-  byState: Record<string, number>;
-  members: number;
-  /** Cumulative per reason since the shard started. */
-  rebalances: Record<string, number>;
-  /** Durations (ms) of rebalances finished since the previous snapshot. */
-  rebalanceMs: number[];
-  committed: { group: string; topic: string; partition: number; offset: number }[];
-}
+export type { GroupShardSnapshot } from './group_snapshot.js';
 
-const MAX_OFFSET_SERIES = 10_000;
+
 const STATES = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Assigning', 'Reconciling'] as const;
 const OFFSET_LABELS = ['group', 'topic', 'partition'] as const;
 type OffsetLabels = Record<(typeof OFFSET_LABELS)[number], string>;

@@ -4,11 +4,11 @@
 // Parked fetches live here (keyed by the main thread's request id) and are released by the
 // commits that make data readable, by their deadline, or by a FETCH_RELEASE from main.
 // Owns: actors by handle, the committer, parked fetches, the outbox for a full outbound ring.
+import { deserialize, serialize } from 'node:v8';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
 import { StorageError, type IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
-import { deserialize, serialize } from 'node:v8';
 import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupReply, TopicIndex, TopicInfo } from '../coordinator/groups/group_api.js';
 import { errorReply } from '../coordinator/groups/error_reply.js';

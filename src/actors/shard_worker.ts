@@ -9,7 +9,7 @@ import type { FlushPolicy } from '../log/group_commit.js';
 import { NodeIoBackend } from '../log/io_backend.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../logger.js';
-import type { GroupShardSnapshot } from '../group_metrics.js';
+import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from '../group_snapshot.js';
 import type { ShardSnapshot } from '../metrics.js';
 import { exposeControl } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
@@ -32,7 +32,6 @@ export interface ShardControl {
   closePartition(handle: number, deleteData: boolean): void;
   updateConfig(handle: number, config: LogConfig): void;
   setTopics(topics: TopicInfo[]): void;
-  committedOffsets(): Map<string, { topic: string; partition: number; offset: number }[]>;
   listOffset(handle: number, timestamp: number): { errorCode: number; offset: number; timestamp: number };
   introspect(): ShardIntrospection;
   snapshot(): ShardSnapshot;
@@ -70,8 +69,11 @@ function groupSnapshot(view: ShardIntrospection): GroupShardSnapshot {
     members += c.stats.members;
     for (const [state, n] of Object.entries(c.stats.byState)) byState[state] = (byState[state] ?? 0) + n;
   }
+  // Main keeps at most MAX_OFFSET_SERIES of these; sending more would only cost the copy.
   const committed: GroupShardSnapshot['committed'] = [];
-  for (const [group, offsets] of shard.committedOffsets()) for (const o of offsets) committed.push({ group, ...o });
+  for (const [group, offsets] of shard.committedOffsets()) {
+    for (const o of offsets) if (committed.length < MAX_OFFSET_SERIES) committed.push({ group, ...o });
+  }
   return { byState, members, rebalances: { ...rebalances }, rebalanceMs, committed };
 }
 
@@ -80,7 +82,6 @@ const control: ShardControl = {
   closePartition: (handle, deleteData) => shard.closePartition(handle, deleteData),
   updateConfig: (handle, config) => shard.updateConfig(handle, config),
   setTopics: (topics) => shard.setTopics(topics),
-  committedOffsets: () => shard.committedOffsets(),
   listOffset: (handle, timestamp) => shard.listOffset(handle, timestamp),
   introspect: () => shard.introspect(),
   snapshot: () => {
