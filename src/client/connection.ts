@@ -161,6 +161,11 @@ export class KafkaConnection {
     return conn;
   }
 
+  /** False once the connection failed or was closed (every later request would fail). */
+  get isOpen(): boolean {
+    return this.failure === null;
+  }
+
   /** The broker's advertised version range per API key. */
   get brokerVersions(): ReadonlyMap<number, VersionRange> {
     return this.versions;
