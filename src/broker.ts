@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { PartitionRouter } from './actors/partition_router.js';
 import { ShardHost } from './actors/shard_host.js';
+import type { IoChoice } from './actors/shard_worker.js';
 import { ShardTable } from './actors/shard_table.js';
 import type { BrokerConfig } from './config.js';
 import { GroupDirectory, groupConfigOf } from './coordinator/group_directory.js';
@@ -44,6 +45,24 @@ function loadClusterId(metaDir: string): string {
 const ioThreads = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
 const IO_THREADS_ADVISED_MIN = 8;
 
+/** Every shard's backend as one figure for the log and /v1/health (shards normally agree). */
+function summarizeIo(choices: readonly IoChoice[]): IoChoice {
+  const backends = new Set(choices.map((c) => c.backend));
+  const reason = choices.find((c) => c.reason !== null)?.reason ?? null;
+  return { backend: backends.size === 1 ? [...backends][0]! : [...backends].join('+'), reason };
+}
+
+/** Waits until every shard is up; if one fails (e.g. io=native unavailable) all are stopped and its error thrown. */
+async function awaitShards(hosts: readonly ShardHost[]): Promise<IoChoice> {
+  const settled = await Promise.allSettled(hosts.map((h) => h.started()));
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.all(hosts.map((h) => h.abort()));
+    throw failed.reason;
+  }
+  return summarizeIo(settled.map((s) => (s as PromiseFulfilledResult<IoChoice>).value));
+}
+
 export async function startBroker(config: BrokerConfig, logger: Logger): Promise<Broker> {
   let status: 'starting' | 'ready' | 'draining' = 'starting';
   if (ioThreads < IO_THREADS_ADVISED_MIN) {
@@ -60,6 +79,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       ringBytes: config.ringBytes,
       overflowBytesMax: config.ringBytes,
       flush: config.flush,
+      io: config.io,
       logLevel: config.logLevel,
       retentionCheckMs: RETENTION_CHECK_MS,
       offsetsTopic: OFFSETS_TOPIC,
@@ -74,6 +94,8 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     }),
   );
   router.attach(hosts);
+  const io = await awaitShards(hosts);
+  logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
   const segments = new SegmentReader();
   const topics = new TopicManager(config, TopicTable.load(config.dataDir), shardTable, router, (dir) => segments.dropDir(dir));
   const groups = new GroupDirectory(config, topics, router);
@@ -103,7 +125,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     metrics,
     health: () => ({
       status,
-      details: { shards: config.shards, topics: topics.table.size, connections: kafka.connectionCount, io: 'node', ioThreads },
+      details: { shards: config.shards, topics: topics.table.size, connections: kafka.connectionCount, io, ioThreads },
     }),
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),

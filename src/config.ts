@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { IO_MODES, type IoMode } from './log/native_io.js';
 
 export type FlushPolicy =
   | { readonly kind: 'always' }
@@ -28,6 +29,8 @@ export interface BrokerConfig {
   readonly nodeId: number;
   readonly shards: number;
   readonly flush: FlushPolicy;
+  /** Storage I/O backend of the shards; 'native' fails startup when the io_uring addon is unavailable. */
+  readonly io: IoMode;
   readonly maxRequestBytes: number;
   /** Global bound on bytes held for requests whose frame has not fully arrived yet. */
   readonly partialRequestBytesMax: number;
@@ -191,6 +194,17 @@ const flush: Option<FlushPolicy> = {
   format: (f) => (f.kind === 'interval' ? String(f.ms) : f.kind),
 };
 
+const io: Option<IoMode> = {
+  help: 'storage I/O backend: native (io_uring addon; startup fails without it), node (libuv thread pool), auto (native when available)',
+  hint: 'native|node|auto',
+  default: () => 'auto',
+  parse(raw) {
+    const mode = IO_MODES.find((m) => m === raw);
+    if (mode === undefined) throw new InvalidValue(`"${raw}" must be one of ${IO_MODES.join(', ')}`);
+    return mode;
+  },
+};
+
 const logLevel: Option<LogLevel> = {
   help: `log level: ${LOG_LEVELS.join(', ')}`,
   hint: 'LEVEL',
@@ -209,6 +223,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   nodeId: int('this broker\'s node id', 0, 0, INT32_MAX),
   shards: int('number of shard worker threads', () => availableParallelism(), 1, 256),
   flush,
+  io,
   maxRequestBytes: int('largest accepted request frame in bytes', 104857600, 1, INT32_MAX),
   partialRequestBytesMax: int(
     'bound on bytes held, across all connections, for partially received requests',

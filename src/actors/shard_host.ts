@@ -3,9 +3,12 @@
 // Backpressure: when the inbound ring is full, messages wait in a bounded overflow queue (in
 // order) and `blocked` is true; the network layer stops reading the sockets that feed a
 // blocked shard until `whenUnblocked()` resolves.
+// Startup: `started()` settles once the worker answered its first control call (with the storage
+// backend it chose) or died trying; until then an exit is reported there, not to `onExit`.
 import { Worker } from 'node:worker_threads';
 import type { GroupConfig } from '../coordinator/groups/group_api.js';
 import type { FlushPolicy } from '../log/group_commit.js';
+import type { IoMode } from '../log/native_io.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import {
@@ -25,7 +28,7 @@ import {
   type FetchPartitionResult,
   type ProduceResult,
 } from './ring_messages.js';
-import type { ShardControl, ShardWorkerData } from './shard_worker.js';
+import type { IoChoice, ShardControl, ShardWorkerData } from './shard_worker.js';
 
 type Pending =
   | { kind: 'produce'; reqId: number; slot: number; handle: number; records: Buffer }
@@ -58,6 +61,7 @@ export interface ShardHostOptions {
   ringBytes: number;
   overflowBytesMax: number;
   flush: FlushPolicy;
+  io: IoMode;
   logLevel: string;
   retentionCheckMs: number;
   offsetsTopic: string;
@@ -73,6 +77,8 @@ export class ShardHost {
   private draining = false;
   private unblockWaiters: Array<() => void> = [];
   private stopped = false;
+  private up = false;
+  private readonly startup: Promise<IoChoice>;
 
   private constructor(
     readonly index: number,
@@ -82,10 +88,33 @@ export class ShardHost {
     private readonly opts: ShardHostOptions,
   ) {
     this.control = connectControl<ShardControl>(worker);
+    let startFailed: (err: Error) => void = () => undefined;
+    this.startup = new Promise<IoChoice>((resolve, reject) => {
+      startFailed = reject;
+      worker.once('error', reject);
+      this.control.ioChoice().then((choice) => {
+        this.up = true;
+        worker.off('error', reject);
+        resolve(choice);
+      }, reject);
+    });
+    this.startup.catch(() => undefined); // observed through started()
     worker.on('exit', (code) => {
-      if (!this.stopped) opts.onExit(index, code);
+      if (!this.up) startFailed(new Error(`shard ${index} exited with code ${code} during startup`));
+      else if (!this.stopped) opts.onExit(index, code);
     });
     void this.receiveLoop();
+  }
+
+  /** The worker's storage backend once it is up; rejects with its startup error (e.g. io=native unavailable). */
+  started(): Promise<IoChoice> {
+    return this.startup;
+  }
+
+  /** Stops a worker that failed (or whose siblings failed) to start, without the control channel. */
+  async abort(): Promise<void> {
+    this.stopped = true;
+    await this.worker.terminate();
   }
 
   static spawn(opts: ShardHostOptions): ShardHost {
@@ -96,6 +125,7 @@ export class ShardHost {
       toShard: toShardSab,
       toMain: toMainSab,
       flush: opts.flush,
+      io: opts.io,
       logLevel: opts.logLevel,
       retentionCheckMs: opts.retentionCheckMs,
       offsetsTopic: opts.offsetsTopic,

@@ -1,12 +1,14 @@
 // Worker-thread entry of one shard. Builds the shard over the rings handed in workerData,
 // exposes its control API over comlink and runs its drain loop until shutdown. Everything
-// the shard owns is created here, on the worker's own thread.
+// the shard owns is created here, on the worker's own thread, including its storage backend
+// (an io_uring ring of its own under io=native/auto); an unusable 'native' choice throws here,
+// so the worker fails before exposing its control API.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { coordinatorDeps } from '../coordinator/groups/coordinator_deps.js';
 import type { GroupConfig, TopicInfo } from '../coordinator/groups/group_api.js';
 import type { FlushPolicy } from '../log/group_commit.js';
-import { NodeIoBackend } from '../log/io_backend.js';
+import { selectIoBackend, type IoMode } from '../log/native_io.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../logger.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from '../group_snapshot.js';
@@ -20,10 +22,17 @@ export interface ShardWorkerData {
   toShard: SharedArrayBuffer;
   toMain: SharedArrayBuffer;
   flush: FlushPolicy;
+  io: IoMode;
   logLevel: string;
   retentionCheckMs: number;
   offsetsTopic: string;
   groupConfig: GroupConfig;
+}
+
+/** The storage backend a shard runs on; `reason` says why it is not native (null when native). */
+export interface IoChoice {
+  backend: string;
+  reason: string | null;
 }
 
 /** What main may ask a shard over the control channel. */
@@ -34,6 +43,7 @@ export interface ShardControl {
   setTopics(topics: TopicInfo[]): void;
   listOffset(handle: number, timestamp: number): { errorCode: number; offset: number; timestamp: number };
   introspect(): ShardIntrospection;
+  ioChoice(): IoChoice;
   snapshot(): ShardSnapshot;
   shutdown(): Promise<void>;
 }
@@ -47,7 +57,9 @@ const outbound = new SpscRing(data.toMain);
 const REBALANCE_DURATIONS_MAX = 1000;
 const rebalances: Record<string, number> = {};
 let rebalanceMs: number[] = [];
-const shard = new Shard(data.index, inbound, outbound, new NodeIoBackend(), data.flush, (msg, err) => log.error({ err }, msg), {
+const io = selectIoBackend(data.io);
+const ioChoice: IoChoice = { backend: io.backend.name, reason: io.note === '' ? null : io.note };
+const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, (msg, err) => log.error({ err }, msg), {
   offsetsTopic: data.offsetsTopic,
   deps: () => coordinatorDeps(data.groupConfig),
   rebalanced: (e) => {
@@ -84,6 +96,7 @@ const control: ShardControl = {
   setTopics: (topics) => shard.setTopics(topics),
   listOffset: (handle, timestamp) => shard.listOffset(handle, timestamp),
   introspect: () => shard.introspect(),
+  ioChoice: () => ioChoice,
   snapshot: () => {
     const view = shard.introspect();
     const snap: ShardSnapshot = {

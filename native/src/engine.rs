@@ -1,0 +1,321 @@
+//! The commit engine behind one ring: turns a commit (positioned writev ops + fds to fdatasync)
+//! into io_uring submissions, follows their completions on a dedicated completion thread
+//! (short writes resubmitted, errors recorded) and hands each finished commit to a sink.
+//!
+//! Ordering choice: each fd's ops form one IO_LINK chain (its writes in commit order, then its
+//! fdatasync). A link makes the sync start only after that fd's writes succeeded, and a failed
+//! or short write cancels the rest of the chain, so a sync is never counted for an fd whose data
+//! did not land. IO_DRAIN was rejected: it orders against *every* earlier SQE of the ring, which
+//! would serialize independent fds and pipelined commits; chains of different fds run in parallel.
+//!
+//! Invariants: a commit reaches the sink only after every SQE it submitted has completed (so the
+//! buffers its iovecs point at may be released then); in-flight ops never exceed the SQ size, so
+//! push() cannot fail and the CQ (twice the SQ) cannot overflow; the state mutex is never held
+//! while waiting on the ring.
+
+use crate::sys::{self, IoVec};
+use crate::uring::{self, Cqe, Sqe, Uring};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+const EXIT_TAG: u64 = u64::MAX;
+/// user_data packs (commit id, chain index, op index); indexes are < 2^16 because ops per
+/// commit are bounded by the SQ size (at most 32768 entries).
+const MAX_ENTRIES: u32 = 32768;
+
+pub struct WriteSpec {
+    pub fd: i32,
+    pub position: u64,
+    pub iov: Vec<IoVec>,
+}
+
+pub struct Done {
+    pub token: usize,
+    /// (errno, what failed) of the first failure, None on success.
+    pub error: Option<(i32, String)>,
+}
+
+/// Why a commit was refused before anything was submitted.
+pub struct Refused {
+    pub code: &'static str,
+    pub message: String,
+}
+
+enum OpKind {
+    Write { iov: Vec<IoVec>, position: u64, remaining: u64 },
+    Sync,
+}
+
+struct Op {
+    kind: OpKind,
+    done: bool,
+}
+
+struct Chain {
+    fd: i32,
+    ops: Vec<Op>,
+    inflight: u32,
+    /// A short write is waiting for the rest of the chain's (cancelled) completions before the
+    /// remainder is resubmitted.
+    retry: bool,
+    failed: bool,
+}
+
+struct Commit {
+    token: usize,
+    chains: Vec<Chain>,
+    open_chains: usize,
+    ops: u32,
+    bytes: u64,
+    error: Option<(i32, String)>,
+}
+
+struct State {
+    ring: Uring,
+    commits: HashMap<u32, Commit>,
+    next_id: u32,
+    inflight_ops: u32,
+    inflight_bytes: u64,
+    closing: bool,
+}
+
+pub type Sink = Box<dyn Fn(Done) + Send + Sync>;
+
+pub struct Engine {
+    state: Mutex<State>,
+    ring_fd: i32,
+    max_bytes: u64,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    // panic=abort: a poisoned mutex cannot be observed, but stay total anyway.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn iov_bytes(iov: &[IoVec]) -> u64 {
+    iov.iter().map(|v| v.len as u64).sum()
+}
+
+/// Drops the first `n` bytes of an iovec list (resuming a short write).
+fn advance(iov: &mut Vec<IoVec>, mut n: u64) {
+    let mut skip = 0;
+    for v in iov.iter_mut() {
+        if n < v.len as u64 {
+            // SAFETY: n < v.len, so the new base stays inside the same JS buffer.
+            v.base = unsafe { v.base.add(n as usize) };
+            v.len -= n as usize;
+            break;
+        }
+        n -= v.len as u64;
+        skip += 1;
+    }
+    iov.drain(..skip);
+}
+
+fn build_chains(writes: Vec<WriteSpec>, sync_fds: &[i32]) -> Vec<Chain> {
+    let mut chains: Vec<Chain> = Vec::new();
+    let mut by_fd: HashMap<i32, usize> = HashMap::new();
+    let mut chain_of = |fd: i32, chains: &mut Vec<Chain>| -> usize {
+        *by_fd.entry(fd).or_insert_with(|| {
+            chains.push(Chain { fd, ops: Vec::new(), inflight: 0, retry: false, failed: false });
+            chains.len() - 1
+        })
+    };
+    for w in writes {
+        let mut position = w.position;
+        let iov: Vec<IoVec> = w.iov.into_iter().filter(|v| v.len > 0).collect();
+        for part in iov.chunks(sys::IOV_MAX) {
+            let remaining = iov_bytes(part);
+            let ci = chain_of(w.fd, &mut chains);
+            chains[ci].ops.push(Op { kind: OpKind::Write { iov: part.to_vec(), position, remaining }, done: false });
+            position += remaining;
+        }
+    }
+    for &fd in sync_fds {
+        let ci = chain_of(fd, &mut chains);
+        let chain = &mut chains[ci];
+        if !matches!(chain.ops.last(), Some(Op { kind: OpKind::Sync, .. })) {
+            chain.ops.push(Op { kind: OpKind::Sync, done: false });
+        }
+    }
+    chains
+}
+
+/// Pushes the chain's unfinished ops as one linked sequence; returns how many were pushed.
+fn push_chain(ring: &mut Uring, id: u32, ci: usize, chain: &mut Chain) -> u32 {
+    let pending: Vec<usize> = (0..chain.ops.len()).filter(|&i| !chain.ops[i].done).collect();
+    for (k, &oi) in pending.iter().enumerate() {
+        let user_data = ((id as u64) << 32) | ((ci as u64) << 16) | oi as u64;
+        let link = if k + 1 < pending.len() { uring::SQE_IO_LINK } else { 0 };
+        let sqe = match &chain.ops[oi].kind {
+            OpKind::Write { iov, position, .. } => Sqe { opcode: uring::OP_WRITEV, flags: link, fd: chain.fd, off: *position, addr: iov.as_ptr() as u64, len: iov.len() as u32, user_data, ..Default::default() },
+            OpKind::Sync => Sqe { opcode: uring::OP_FSYNC, flags: link, fd: chain.fd, op_flags: uring::FSYNC_DATASYNC, user_data, ..Default::default() },
+        };
+        let pushed = ring.push(sqe);
+        debug_assert!(pushed, "in-flight ops are bounded by the SQ size");
+    }
+    chain.inflight += pending.len() as u32;
+    pending.len() as u32
+}
+
+impl Engine {
+    /// Sets up the ring and starts its completion thread, which hands finished commits to `sink`.
+    pub fn start(entries: u32, max_bytes: u64, sink: Sink) -> Result<Arc<Engine>, i32> {
+        let ring = Uring::new(entries.clamp(1, MAX_ENTRIES))?;
+        let ring_fd = ring.fd();
+        let state = State { ring, commits: HashMap::new(), next_id: 0, inflight_ops: 0, inflight_bytes: 0, closing: false };
+        let engine = Arc::new(Engine { state: Mutex::new(state), ring_fd, max_bytes, thread: Mutex::new(None) });
+        let worker = Arc::clone(&engine);
+        let handle = std::thread::Builder::new()
+            .name("sluice-uring".into())
+            .stack_size(256 * 1024)
+            .spawn(move || worker.complete_loop(sink))
+            .map_err(|_| sys::EAGAIN)?;
+        *engine.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+        Ok(engine)
+    }
+
+    /// Submits one commit. Ok(false): nothing to do (no bytes, no syncs), the sink is not called.
+    pub fn commit(&self, writes: Vec<WriteSpec>, sync_fds: &[i32], token: usize) -> Result<bool, Refused> {
+        let mut chains = build_chains(writes, sync_fds);
+        if chains.iter().all(|c| c.ops.is_empty()) {
+            return Ok(false);
+        }
+        chains.retain(|c| !c.ops.is_empty());
+        let ops: u32 = chains.iter().map(|c| c.ops.len() as u32).sum();
+        let bytes: u64 = chains.iter().flat_map(|c| &c.ops).map(|o| match &o.kind { OpKind::Write { remaining, .. } => *remaining, OpKind::Sync => 0 }).sum();
+        let mut st = lock(&self.state);
+        self.admit(&st, ops, bytes)?;
+        let id = loop {
+            let id = st.next_id;
+            st.next_id = st.next_id.wrapping_add(1) & 0x7FFF_FFFF;
+            if !st.commits.contains_key(&id) { break id; }
+        };
+        let mut pushed = 0;
+        let st = &mut *st;
+        for (ci, chain) in chains.iter_mut().enumerate() {
+            pushed += push_chain(&mut st.ring, id, ci, chain);
+        }
+        if let Err(e) = st.ring.submit() {
+            if st.ring.rewind(pushed) {
+                return Err(Refused { code: "ERR_SLUICE_URING_SUBMIT", message: format!("io_uring submit failed: {}", sys::errno_name(e)) });
+            }
+            // Some SQEs reached the kernel: the commit must be followed to its end; the completion
+            // thread resubmits what is left in the SQ.
+        }
+        let open_chains = chains.len();
+        st.commits.insert(id, Commit { token, chains, open_chains, ops, bytes, error: None });
+        st.inflight_ops += ops;
+        st.inflight_bytes += bytes;
+        Ok(true)
+    }
+
+    fn admit(&self, st: &State, ops: u32, bytes: u64) -> Result<(), Refused> {
+        if st.closing {
+            return Err(Refused { code: "ERR_SLUICE_RING_CLOSED", message: "io_uring ring is closed".into() });
+        }
+        let max_ops = st.ring.sq_entries;
+        if ops > max_ops || bytes > self.max_bytes {
+            return Err(Refused { code: "ERR_SLUICE_COMMIT_TOO_LARGE", message: format!("commit of {ops} ring operations / {bytes} bytes exceeds the ring's limits ({max_ops} operations, {} bytes)", self.max_bytes) });
+        }
+        if st.inflight_ops + ops > max_ops || st.inflight_bytes + bytes > self.max_bytes {
+            return Err(Refused { code: "ERR_SLUICE_RING_FULL", message: format!("io_uring ring full: {} operations / {} bytes in flight, commit needs {ops} / {bytes} (limits {max_ops} / {})", st.inflight_ops, st.inflight_bytes, self.max_bytes) });
+        }
+        Ok(())
+    }
+
+    /// Refuses new commits, lets in-flight ones finish (their completions still reach the sink),
+    /// then stops the completion thread. Idempotent; blocks the caller until the thread exited.
+    pub fn shutdown(&self) {
+        {
+            let mut st = lock(&self.state);
+            if !st.closing {
+                st.closing = true;
+                // The NOP wakes the completion thread even when it is idle.
+                st.ring.push(Sqe { opcode: uring::OP_NOP, user_data: EXIT_TAG, ..Default::default() });
+                let _ = st.ring.submit();
+            }
+        }
+        let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+
+    fn complete_loop(&self, sink: Sink) {
+        let mut cqes: Vec<Cqe> = Vec::with_capacity(256);
+        let mut done: Vec<Done> = Vec::new();
+        let mut exit_seen = false;
+        loop {
+            if let Err(e) = Uring::wait_fd(self.ring_fd) {
+                // Not expected on a live ring; avoid spinning while it persists.
+                if e != sys::EAGAIN && e != sys::EBUSY { std::thread::sleep(std::time::Duration::from_millis(1)); }
+            }
+            let finished = {
+                let mut st = lock(&self.state);
+                st.ring.reap(&mut cqes);
+                for cqe in cqes.drain(..) {
+                    if cqe.user_data == EXIT_TAG { exit_seen = true; } else { Self::on_cqe(&mut st, cqe, &mut done); }
+                }
+                if st.ring.pending() > 0 { let _ = st.ring.submit(); }
+                exit_seen && st.commits.is_empty()
+            };
+            for d in done.drain(..) { sink(d); }
+            if finished { return; }
+        }
+    }
+
+    fn on_cqe(st: &mut State, cqe: Cqe, done: &mut Vec<Done>) {
+        let id = (cqe.user_data >> 32) as u32;
+        let (ci, oi) = (((cqe.user_data >> 16) & 0xFFFF) as usize, (cqe.user_data & 0xFFFF) as usize);
+        let Some(commit) = st.commits.get_mut(&id) else { return };
+        let chain = &mut commit.chains[ci];
+        chain.inflight -= 1;
+        let fd = chain.fd;
+        let op = &mut chain.ops[oi];
+        let failure = match (&mut op.kind, cqe.res) {
+            (_, r) if r == -sys::ECANCELED && (chain.retry || chain.failed) => None,
+            (OpKind::Write { .. }, r) if r < 0 => Some((-r, format!("write fd {fd}"))),
+            (OpKind::Sync, r) if r < 0 => Some((-r, format!("fdatasync fd {fd}"))),
+            (OpKind::Sync, _) => { op.done = true; None }
+            (OpKind::Write { remaining, .. }, r) if r as u64 >= *remaining => { op.done = true; None }
+            (OpKind::Write { .. }, 0) => Some((sys::EIO, format!("write fd {fd}: no progress"))),
+            (OpKind::Write { iov, position, remaining }, r) => {
+                advance(iov, r as u64);
+                *position += r as u64;
+                *remaining -= r as u64;
+                chain.retry = true;
+                None
+            }
+        };
+        if let Some(f) = failure {
+            chain.failed = true;
+            commit.error.get_or_insert(f);
+        }
+        if chain.inflight > 0 { return; }
+        if chain.retry && !chain.failed {
+            chain.retry = false;
+            push_chain(&mut st.ring, id, ci, chain);
+            if let Err(e) = st.ring.submit() {
+                if st.ring.rewind(chain.inflight) {
+                    chain.inflight = 0;
+                    chain.failed = true;
+                    commit.error.get_or_insert((e, format!("resubmit write fd {fd}")));
+                } else {
+                    return;
+                }
+            } else {
+                return;
+            }
+        }
+        commit.open_chains -= 1;
+        if commit.open_chains > 0 { return; }
+        if let Some(c) = st.commits.remove(&id) {
+            st.inflight_ops -= c.ops;
+            st.inflight_bytes -= c.bytes;
+            done.push(Done { token: c.token, error: c.error });
+        }
+    }
+}

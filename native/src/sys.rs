@@ -1,0 +1,80 @@
+//! The few libc functions and Linux constants the addon needs, declared by hand (no libc crate
+//! is reachable offline). Only Linux is supported; io_uring's syscall numbers are the same on
+//! every architecture since they were added (5.1), so no per-arch table is needed.
+
+use core::ffi::{c_int, c_long, c_void};
+
+extern "C" {
+    pub fn syscall(num: c_long, ...) -> c_long;
+    pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, off: i64) -> *mut c_void;
+    pub fn munmap(addr: *mut c_void, len: usize) -> c_int;
+    pub fn close(fd: c_int) -> c_int;
+    fn __errno_location() -> *mut c_int;
+}
+
+pub const SYS_IO_URING_SETUP: c_long = 425;
+pub const SYS_IO_URING_ENTER: c_long = 426;
+
+pub const PROT_READ: c_int = 1;
+pub const PROT_WRITE: c_int = 2;
+pub const MAP_SHARED: c_int = 1;
+pub const MAP_POPULATE: c_int = 0x8000;
+pub const MAP_FAILED: *mut c_void = !0usize as *mut c_void;
+
+pub const EINTR: i32 = 4;
+pub const EIO: i32 = 5;
+pub const EAGAIN: i32 = 11;
+pub const EBUSY: i32 = 16;
+pub const ECANCELED: i32 = 125;
+
+/// IOV_MAX on Linux: a WRITEV longer than this fails with EINVAL.
+pub const IOV_MAX: usize = 1024;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct IoVec {
+    pub base: *const u8,
+    pub len: usize,
+}
+
+// SAFETY: an IoVec only names JS-owned bytes that the JS side keeps referenced (and does not
+// modify) until the commit's callback; the completion thread reads the pointer, never the bytes.
+unsafe impl Send for IoVec {}
+
+/// errno of the last failed libc call on this thread.
+pub fn errno() -> i32 {
+    // SAFETY: __errno_location always returns a valid pointer to this thread's errno.
+    unsafe { *__errno_location() }
+}
+
+/// The symbolic name Node would give an errno, so JS sees the same `code` from both backends.
+pub fn errno_name(e: i32) -> String {
+    let name = match e {
+        1 => "EPERM",
+        2 => "ENOENT",
+        4 => "EINTR",
+        5 => "EIO",
+        6 => "ENXIO",
+        9 => "EBADF",
+        11 => "EAGAIN",
+        12 => "ENOMEM",
+        13 => "EACCES",
+        14 => "EFAULT",
+        16 => "EBUSY",
+        21 => "EISDIR",
+        22 => "EINVAL",
+        24 => "EMFILE",
+        27 => "EFBIG",
+        28 => "ENOSPC",
+        29 => "ESPIPE",
+        30 => "EROFS",
+        32 => "EPIPE",
+        38 => "ENOSYS",
+        75 => "EOVERFLOW",
+        95 => "EOPNOTSUPP",
+        122 => "EDQUOT",
+        125 => "ECANCELED",
+        _ => return format!("E{e}"),
+    };
+    name.to_string()
+}

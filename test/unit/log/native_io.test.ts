@@ -1,0 +1,142 @@
+// The native I/O addon beyond the shared IoBackend suite (io_backend.test.ts): backend selection,
+// CRC-32C against @node-rs/crc32, ring limits, close, and per-thread instances that do not keep
+// an idle thread alive. Skipped when the addon is not built, unless SLUICE_REQUIRE_NATIVE=1.
+import assert from 'node:assert/strict';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { crc32c } from '@node-rs/crc32';
+import fc from 'fast-check';
+import { StorageError } from '../../../src/log/io_backend.js';
+import { loadNativeIo, nativeCrc32c, selectIoBackend, type NativeIoBackend } from '../../../src/log/native_io.js';
+import { removeDir, tempDir } from './log_fixture.js';
+
+const probe = loadNativeIo();
+if ('backend' in probe) await probe.backend.close();
+const required = process.env['SLUICE_REQUIRE_NATIVE'] === '1';
+const skip = 'unavailable' in probe && !required ? `native addon unavailable: ${probe.unavailable}` : false;
+
+function nativeBackend(): NativeIoBackend {
+  const loaded = loadNativeIo();
+  if ('unavailable' in loaded) throw new Error(loaded.unavailable);
+  return loaded.backend;
+}
+
+describe('selectIoBackend', () => {
+  it('node mode always gives the node backend', () => {
+    const { backend, note } = selectIoBackend('node');
+    assert.equal(backend.name, 'node');
+    assert.equal(note, 'io=node');
+  });
+
+  it('auto mode gives native when available, else node with the reason', async () => {
+    const { backend, note } = selectIoBackend('auto');
+    if ('backend' in probe) {
+      assert.equal(backend.name, 'native');
+      assert.equal(note, '');
+      await (backend as NativeIoBackend).close();
+    } else {
+      assert.equal(backend.name, 'node');
+      assert.equal(note, probe.unavailable);
+    }
+  });
+
+  it('native mode never falls back', async () => {
+    if ('unavailable' in probe) {
+      assert.throws(() => selectIoBackend('native'), /native I\/O backend is unavailable/);
+      return;
+    }
+    const { backend } = selectIoBackend('native');
+    assert.equal(backend.name, 'native');
+    await (backend as NativeIoBackend).close();
+  });
+
+  it('is active when SLUICE_REQUIRE_NATIVE=1', { skip: required ? false : 'SLUICE_REQUIRE_NATIVE is not 1' }, () => {
+    assert.ok('backend' in probe, `native backend required but unavailable: ${'unavailable' in probe ? probe.unavailable : ''}`);
+  });
+});
+
+describe('native addon', { skip }, () => {
+  it('computes CRC-32C exactly like @node-rs/crc32 (property)', () => {
+    assert.equal(nativeCrc32c(Buffer.from('123456789')), 0xe3069283);
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 5000 }), fc.nat({ max: 7 }), (bytes, skipBytes) => {
+        const view = Buffer.from(bytes).subarray(Math.min(skipBytes, bytes.length)); // unaligned starts too
+        assert.equal(nativeCrc32c(view), crc32c(view));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('rejects a commit larger than the ring with a clear error, and stays usable', async () => {
+    const dir = tempDir();
+    const io = nativeBackend();
+    const fd = openSync(join(dir, 'f'), 'w+');
+    try {
+      const writes = Array.from({ length: 5000 }, (_, i) => ({ fd, chunks: [Buffer.from('x')], position: i }));
+      const err = await io.commit(writes, [fd]).then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof StorageError);
+      assert.equal(err.errno, 'ERR_SLUICE_COMMIT_TOO_LARGE');
+      assert.match(err.message, /exceeds the ring's limits/);
+      await io.commit([{ fd, chunks: [Buffer.from('ok')], position: 0 }], [fd]);
+      assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 'ok');
+    } finally {
+      closeSync(fd);
+      await io.close();
+      removeDir(dir);
+    }
+  });
+
+  it('close waits for in-flight commits, then refuses new ones', async () => {
+    const dir = tempDir();
+    const io = nativeBackend();
+    const fd = openSync(join(dir, 'f'), 'w+');
+    try {
+      let committed = false;
+      const pending = io.commit([{ fd, chunks: [Buffer.alloc(1 << 20, 1)], position: 0 }], [fd]).then(() => {
+        committed = true;
+      });
+      await io.close();
+      assert.equal(committed, true);
+      await pending;
+      await assert.rejects(io.commit([], [fd]), StorageError);
+    } finally {
+      closeSync(fd);
+      removeDir(dir);
+    }
+  });
+
+  it('works in a worker thread with its own ring and lets the idle worker exit', async () => {
+    const dir = tempDir();
+    const moduleUrl = new URL('../../../src/log/native_io.js', import.meta.url).href;
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      const fs = require('node:fs');
+      import(workerData.moduleUrl).then(async ({ loadNativeIo }) => {
+        const loaded = loadNativeIo();
+        if (!loaded.backend) throw new Error(loaded.unavailable);
+        const fd = fs.openSync(workerData.file, 'w+');
+        await loaded.backend.commit([{ fd, chunks: [Buffer.from('from worker')], position: 0 }], [fd]);
+        parentPort.postMessage('committed'); // the ring is left open: it must not keep the worker alive
+      });`;
+    try {
+      const worker = new Worker(code, { eval: true, workerData: { moduleUrl, file: join(dir, 'w') } });
+      const messages: unknown[] = [];
+      worker.on('message', (m) => messages.push(m));
+      const exitCode = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('worker with an idle ring did not exit')), 10_000);
+        worker.once('error', reject);
+        worker.once('exit', (c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
+      });
+      assert.equal(exitCode, 0);
+      assert.deepEqual(messages, ['committed']);
+      assert.equal(readFileSync(join(dir, 'w'), 'utf8'), 'from worker');
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
