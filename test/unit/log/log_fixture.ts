@@ -1,13 +1,26 @@
 // Shared helpers for the log tests: temporary directories, a settable clock, an IoBackend that
 // records (and can hold or fail) submissions, and readers that decode what a fetch returned.
+// The real backend under it follows SLUICE_IO as the broker does (auto: native when the addon is
+// built), so CI runs these suites on both backends by running them twice.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GroupCommitter, type FlushPolicy } from '../../../src/log/group_commit.js';
-import { NodeIoBackend, StorageError, type IoBackend, type WriteOp } from '../../../src/log/io_backend.js';
+import { StorageError, type IoBackend, type WriteOp } from '../../../src/log/io_backend.js';
+import { IO_MODES, selectIoBackend } from '../../../src/log/native_io.js';
 import { PartitionLog, type FileRange, type LogConfig } from '../../../src/log/partition_log.js';
 import { validateProducedBatch } from '../../../src/log/record_batch.js';
 import { buildBatch, makeRecords, type BatchOptions } from './batch_builder.js';
+
+let shared: IoBackend | undefined;
+
+/** The storage backend the log suites run on: SLUICE_IO (native|node|auto, default auto), one per test process. */
+export function testIoBackend(): IoBackend {
+  const mode = IO_MODES.find((m) => m === (process.env['SLUICE_IO'] ?? 'auto'));
+  if (mode === undefined) throw new Error(`SLUICE_IO=${process.env['SLUICE_IO']} is not one of ${IO_MODES.join(', ')}`);
+  shared ??= selectIoBackend(mode).backend;
+  return shared;
+}
 
 /** Polls `cond` every few ms; fails after `ms` (timer-driven behaviour, robust to a loaded machine). */
 export async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {
@@ -58,7 +71,7 @@ export interface IoCall {
 export class RecordingIo implements IoBackend {
   readonly name = 'recording';
   readonly calls: IoCall[] = [];
-  private readonly real = new NodeIoBackend();
+  private readonly real = testIoBackend();
   private held: Array<() => void> | null = null;
   private failure: { afterWrite: boolean } | null = null;
 

@@ -4,13 +4,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { NodeIoBackend } from '../../../src/log/io_backend.js';
 import { PartitionLog } from '../../../src/log/partition_log.js';
 import { readBatchHeader } from '../../../src/log/record_batch.js';
 import { DEFAULT_TIMESTAMP } from './batch_builder.js';
-import { append, batchOf, Clock, logConfig, openHarness, readAll, restoreDir, snapshotDir, waitFor, type LogHarness } from './log_fixture.js';
+import { append, batchOf, Clock, logConfig, openHarness, readAll, restoreDir, snapshotDir, testIoBackend, waitFor, type LogHarness } from './log_fixture.js';
 
-const io = new NodeIoBackend();
+const io = testIoBackend();
 const clock = new Clock();
 
 /** Waits until background seals of rolled segments have landed (recovery point = active segment). */
