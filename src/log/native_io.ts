@@ -131,10 +131,10 @@ export function loadNativeIo(): { backend: NativeIoBackend } | { unavailable: st
   }
 }
 
-/** Hardware CRC-32C from the addon, or null when the addon is unavailable. */
-export function nativeCrc32c(buf: Uint8Array): number | null {
+/** The addon's hardware CRC-32C (SSE4.2, table fallback inside), or null when the addon is unavailable. */
+export function nativeCrc32cFunction(): ((buf: Uint8Array) => number) | null {
   const native = loadAddon();
-  return typeof native === 'string' ? null : native.crc32c(buf);
+  return typeof native === 'string' ? null : native.crc32c;
 }
 
 /** The backend for `mode`; 'native' throws when it is unavailable, 'auto' falls back to node and says why in `note`. */
