@@ -10,6 +10,7 @@ import { FindCoordinatorApi } from '../net/protocol/apis/find_coordinator.js';
 import { MetadataApi } from '../net/protocol/apis/metadata.js';
 import type { MetadataResponse } from '../net/protocol/apis/metadata.js';
 import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
+import { ZERO_UUID } from '../net/protocol/schema.js';
 import { fullJitterDelay } from './backoff.js';
 import type { BackoffOptions } from './backoff.js';
 import { brokerError } from './broker_errors.js';
@@ -230,7 +231,7 @@ export class Cluster {
     const names = [...this.wanted, ...this.topics.keys()];
     const unique = [...new Set(names)].slice(0, this.options.maxTopics ?? 10_000);
     const res = await conn.request(MetadataApi, {
-      topics: unique.map((name) => ({ name, topicId: '00000000-0000-0000-0000-000000000000' })),
+      topics: unique.map((name) => ({ name, topicId: ZERO_UUID })),
       allowAutoTopicCreation: false,
       includeClusterAuthorizedOperations: false,
       includeTopicAuthorizedOperations: false,

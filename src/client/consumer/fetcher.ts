@@ -1,0 +1,255 @@
+// The consumer's fetch side: the position of every assigned partition, and one long-poll round of
+// Fetch requests (grouped per leader, sent to different leaders in parallel) turned into batches
+// of messages. Runs on the consumer's thread.
+// Invariants: a response is applied only if, when it is applied, its partition is still assigned
+// (the same assignment, not a later re-add), unpaused and still at the offset that was fetched —
+// so a revoke, pause or seek made while a fetch is in flight discards its records; records below
+// the position (a batch may start before it) and control batches are never returned; positions
+// only move forward except by seek or reset. State is bounded by the assignment (cluster-given).
+import { FetchApi } from '../../net/protocol/apis/fetch.js';
+import type { FetchRequestTopic, FetchResponse, FetchResponsePartition } from '../../net/protocol/apis/fetch.js';
+import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ZERO_UUID } from '../../net/protocol/schema.js';
+import { brokerError } from '../broker_errors.js';
+import { isStaleMetadataError } from '../cluster.js';
+import type { Cluster } from '../cluster.js';
+import { decodeRecordBatches } from '../record_batch.js';
+import { isTransient } from './membership.js';
+import { listOffsets } from './offsets.js';
+import { keyOf, tpKey } from './topic_partitions.js';
+import type { ConsumerMessage, FetchSizeOptions, FetchedBatch, OffsetReset, TopicPartition } from './types.js';
+import { Waker } from './waker.js';
+
+/** v13+ identifies topics by id only; v12 still names them, which is all we need. */
+const FETCH_MAX_VERSION = 12;
+const NEEDS_RESET = -1;
+
+export interface FetcherOptions {
+  readonly maxWaitMs: number;
+  readonly minBytes: number;
+  readonly requestTimeoutMs: number;
+  readonly autoOffsetReset: OffsetReset;
+}
+
+interface PartitionState extends TopicPartition {
+  /** Next offset to return; NEEDS_RESET until autoOffsetReset has placed it. */
+  position: number;
+  paused: boolean;
+}
+
+interface Sent {
+  readonly state: PartitionState;
+  readonly offset: number;
+}
+
+interface LeaderResult {
+  readonly sent: readonly Sent[];
+  readonly res: FetchResponse | null;
+}
+
+export class Fetcher {
+  private readonly parts = new Map<string, PartitionState>();
+  private maxBytes: number;
+  private partitionMaxBytes: number;
+  /** Woken when there may be something new to fetch (assignment, resume, seek, close). */
+  readonly changed = new Waker();
+
+  constructor(private readonly cluster: Cluster, private readonly opts: FetcherOptions, sizes: FetchSizeOptions) {
+    this.maxBytes = sizes.maxBytes ?? 50 * 1024 * 1024;
+    this.partitionMaxBytes = sizes.partitionMaxBytes ?? 1024 * 1024;
+  }
+
+  /** Starts fetching `tp` at `position` (null: per autoOffsetReset). Re-adding replaces the old state. */
+  add(tp: TopicPartition, position: number | null): void {
+    this.parts.set(keyOf(tp), { topic: tp.topic, partition: tp.partition, position: position ?? NEEDS_RESET, paused: false });
+    this.changed.notify();
+  }
+
+  remove(tps: readonly TopicPartition[]): void {
+    for (const tp of tps) this.parts.delete(keyOf(tp));
+  }
+
+  assigned(): TopicPartition[] {
+    return [...this.parts.values()].map(({ topic, partition }) => ({ topic, partition }));
+  }
+
+  has(tp: TopicPartition): boolean {
+    return this.parts.has(keyOf(tp));
+  }
+
+  /** Next offset to consume per partition whose position is known. */
+  positions(): { topic: string; partition: number; offset: number }[] {
+    const out: { topic: string; partition: number; offset: number }[] = [];
+    for (const s of this.parts.values()) if (s.position >= 0) out.push({ topic: s.topic, partition: s.partition, offset: s.position });
+    return out;
+  }
+
+  setPaused(tps: readonly TopicPartition[], paused: boolean): void {
+    for (const tp of tps) {
+      const s = this.parts.get(keyOf(tp));
+      if (s !== undefined) s.paused = paused;
+    }
+    if (!paused) this.changed.notify();
+  }
+
+  seek(tp: TopicPartition, offset: number): void {
+    const s = this.parts.get(keyOf(tp));
+    if (s === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not assigned`);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`cannot seek to offset ${offset}`);
+    s.position = offset;
+    this.changed.notify();
+  }
+
+  setFetchSize(size: FetchSizeOptions): void {
+    if (size.maxBytes !== undefined) this.maxBytes = size.maxBytes;
+    if (size.partitionMaxBytes !== undefined) this.partitionMaxBytes = size.partitionMaxBytes;
+  }
+
+  /** One round: reset positions that need it, then fetch from every leader; [] when nothing came. */
+  async fetch(signal?: AbortSignal): Promise<FetchedBatch[]> {
+    await this.resetPositions();
+    const byLeader = await this.plan();
+    if (byLeader.size === 0) {
+      await this.changed.wait(this.opts.maxWaitMs, signal);
+      return [];
+    }
+    const results = Promise.all([...byLeader].map(([leader, sent]) => this.fetchFrom(leader, sent)));
+    if (signal === undefined) return this.apply(await results);
+    // An abandoned round's answers are dropped unapplied: the positions stay where they were.
+    results.catch(() => undefined);
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<null>((resolve) => {
+      onAbort = () => resolve(null);
+      if (signal.aborted) resolve(null);
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const done = await Promise.race([results, aborted]);
+      return done === null || signal.aborted ? [] : this.apply(done);
+    } finally {
+      signal.removeEventListener('abort', onAbort as () => void);
+    }
+  }
+
+  private async resetPositions(): Promise<void> {
+    const pending = [...this.parts.values()].filter((s) => s.position === NEEDS_RESET && !s.paused);
+    if (pending.length === 0) return;
+    const spec = this.opts.autoOffsetReset;
+    if (spec === 'none') {
+      const first = pending[0] as PartitionState;
+      throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `no offset for ${first.topic}-${first.partition} and autoOffsetReset is 'none'`);
+    }
+    let found: Map<string, number>;
+    try {
+      found = await listOffsets(this.cluster, pending, spec);
+    } catch (err) {
+      // A moved leader or a dropped connection: the positions stay unplaced until a later poll.
+      if (isTransient(err) || (err instanceof KafkaError && isStaleMetadataError(err.code))) return;
+      throw err;
+    }
+    for (const s of pending) {
+      const offset = found.get(keyOf(s));
+      if (offset !== undefined && this.parts.get(keyOf(s)) === s && s.position === NEEDS_RESET) s.position = offset;
+    }
+  }
+
+  /** Fetchable partitions per leader; partitions without a known leader ask for fresh metadata. */
+  private async plan(): Promise<Map<number, Sent[]>> {
+    const byLeader = new Map<number, Sent[]>();
+    let stale = false;
+    for (const state of this.parts.values()) {
+      if (state.paused || state.position < 0) continue;
+      if (this.cluster.cachedTopic(state.topic) === undefined) await this.cluster.topic(state.topic).catch(() => undefined);
+      const leader = this.cluster.leaderOf(state.topic, state.partition);
+      if (leader < 0) {
+        this.cluster.markStale(state.topic);
+        stale = true;
+        continue;
+      }
+      const list = byLeader.get(leader);
+      const sent = { state, offset: state.position };
+      if (list === undefined) byLeader.set(leader, [sent]);
+      else list.push(sent);
+    }
+    if (stale) await this.cluster.refresh().catch(() => undefined);
+    return byLeader;
+  }
+
+  private async fetchFrom(leader: number, sent: readonly Sent[]): Promise<LeaderResult> {
+    const topics = new Map<string, FetchRequestTopic>();
+    for (const { state, offset } of sent) {
+      let t = topics.get(state.topic);
+      if (t === undefined) {
+        t = { topic: state.topic, topicId: ZERO_UUID, partitions: [] };
+        topics.set(state.topic, t);
+      }
+      t.partitions.push({
+        partition: state.partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1,
+        logStartOffset: -1, partitionMaxBytes: this.partitionMaxBytes, replicaDirectoryId: ZERO_UUID,
+      });
+    }
+    try {
+      const conn = await this.cluster.connection(leader);
+      const version = Math.min(FETCH_MAX_VERSION, conn.versionFor(FetchApi));
+      const res = await conn.request(FetchApi, {
+        clusterId: null, replicaId: -1, replicaState: { replicaId: -1, replicaEpoch: -1 },
+        maxWaitMs: this.opts.maxWaitMs, minBytes: this.opts.minBytes, maxBytes: this.maxBytes, isolationLevel: 0,
+        sessionId: 0, sessionEpoch: -1, topics: [...topics.values()], forgottenTopicsData: [], rackId: '',
+      }, version, { timeoutMs: this.opts.maxWaitMs + this.opts.requestTimeoutMs });
+      return { sent, res };
+    } catch {
+      // A lost leader connection: its partitions' leaders may have moved; the next round retries.
+      for (const t of topics.keys()) this.cluster.markStale(t);
+      return { sent, res: null };
+    }
+  }
+
+  private apply(results: readonly LeaderResult[]): FetchedBatch[] {
+    const out: FetchedBatch[] = [];
+    for (const { sent, res } of results) {
+      if (res === null) continue;
+      if (res.errorCode !== ErrorCode.NONE) throw brokerError(res.errorCode, 'fetch', null);
+      const bySlot = new Map<string, Sent>();
+      for (const s of sent) bySlot.set(keyOf(s.state), s);
+      for (const t of res.responses) {
+        for (const p of t.partitions) {
+          const s = bySlot.get(tpKey(t.topic, p.partitionIndex));
+          if (s === undefined || this.parts.get(keyOf(s.state)) !== s.state || s.state.paused || s.state.position !== s.offset) continue;
+          const batch = this.applyPartition(s.state, p);
+          if (batch !== null) out.push(batch);
+        }
+      }
+    }
+    return out;
+  }
+
+  private applyPartition(state: PartitionState, p: FetchResponsePartition): FetchedBatch | null {
+    if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
+      state.position = NEEDS_RESET;
+      return null;
+    }
+    if (isStaleMetadataError(p.errorCode)) {
+      this.cluster.markStale(state.topic);
+      return null;
+    }
+    if (p.errorCode !== ErrorCode.NONE) throw brokerError(p.errorCode, `fetch ${state.topic}-${state.partition}`, null);
+    if (p.records === null) return null;
+    const data = Buffer.isBuffer(p.records) ? p.records : Buffer.concat(p.records as readonly Buffer[]);
+    const messages: ConsumerMessage[] = [];
+    let next = state.position;
+    for (const batch of decodeRecordBatches(data)) {
+      if (batch.lastOffset + 1 > next && batch.control) next = batch.lastOffset + 1;
+      if (batch.control) continue;
+      for (const r of batch.records) {
+        if (r.offset < next) continue;
+        messages.push({ topic: state.topic, partition: state.partition, offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value, headers: r.headers });
+        next = r.offset + 1;
+      }
+      // Compaction may leave a batch's tail empty: step past it all the same.
+      if (batch.lastOffset + 1 > next) next = batch.lastOffset + 1;
+    }
+    state.position = next;
+    if (messages.length === 0) return null;
+    return { topic: state.topic, partition: state.partition, messages, bytes: data.length, highWatermark: p.highWatermark };
+  }
+}

@@ -1,0 +1,59 @@
+// What a group membership (KIP-848 or classic) needs from the consumer that hosts it, and what it
+// offers back. The membership decides which partitions the member owns; the host turns that into
+// fetching and listener calls. Runs on the consumer's thread.
+import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { fullJitterDelay } from '../backoff.js';
+import { isStaleCoordinatorError } from '../cluster.js';
+import { ConnectionError } from '../connection.js';
+import type { CommitIdentity } from './offsets.js';
+import type { TopicPartition } from './types.js';
+
+export interface AssignmentHost {
+  /** Committed offsets → listener.onAssigned → fetching starts. */
+  assign(partitions: readonly TopicPartition[]): Promise<void>;
+  /** Fetching stops → listener.onRevoked (awaited). */
+  revoke(partitions: readonly TopicPartition[]): Promise<void>;
+  /** Fetching stops → listener.onLost (awaited). */
+  lose(partitions: readonly TopicPartition[]): Promise<void>;
+  /** A failure the application must hear of (the next poll rejects with it). */
+  fail(err: Error): void;
+}
+
+export interface MembershipConfig {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  readonly instanceId: string | null;
+  readonly sessionTimeoutMs: number;
+  readonly rebalanceTimeoutMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly serverAssignor: string | null;
+}
+
+export interface Membership {
+  readonly protocol: 'consumer' | 'classic';
+  /** Starts the membership's loop (it never rejects; failures go to host.fail). */
+  start(): void;
+  /** Member id and generation / member epoch to commit with. */
+  identity(): CommitIdentity;
+  /** Partitions the member owns right now. */
+  owned(): TopicPartition[];
+  /** Stops the loop, revokes everything owned (onRevoked awaited), leaves the group. */
+  close(): Promise<void>;
+}
+
+/** Failures after which the same call is worth repeating after a pause (with the coordinator looked up again). */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof ConnectionError) return true;
+  if (!(err instanceof KafkaError)) return false;
+  return isStaleCoordinatorError(err.code) || err.code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    || err.code === ErrorCode.REQUEST_TIMED_OUT;
+}
+
+/** Pause before retry number `failures` of a membership call. */
+export function retryDelay(failures: number): number {
+  return 50 + fullJitterDelay(failures, { baseMs: 200, maxMs: 5000 });
+}
+
+export function errorCodeOf(err: unknown): number | null {
+  return err instanceof KafkaError ? err.code : null;
+}
