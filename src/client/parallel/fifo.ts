@@ -24,6 +24,11 @@ export class Fifo<T> {
     this.count++;
   }
 
+  /** The item `shift` would return, left in place. */
+  peek(): T | undefined {
+    return this.count === 0 ? undefined : this.items[this.head];
+  }
+
   shift(): T | undefined {
     if (this.count === 0) return undefined;
     const item = this.items[this.head];
