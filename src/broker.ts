@@ -19,6 +19,7 @@ import { BrokerMetrics } from './metrics.js';
 import { startAdminServer } from './net/admin_http.js';
 import type { BrokerContext } from './net/broker_context.js';
 import { KafkaServer } from './net/kafka_server.js';
+import { selectSender } from './net/native_sender.js';
 import { SegmentReader } from './net/segment_reader.js';
 
 export interface Broker {
@@ -70,6 +71,8 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   }
   const metaDir = join(config.dataDir, 'meta');
   mkdirSync(metaDir, { recursive: true });
+  const send = selectSender(config.io);
+  logger.info(send.sender !== null ? 'response sends: native' : `response sends: node (${send.note})`);
   const metrics = new BrokerMetrics();
   const shardTable = new ShardTable(config.shards);
   const router = new PartitionRouter(shardTable);
@@ -117,7 +120,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     groups,
     metrics,
   };
-  const kafka = new KafkaServer(ctx, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger);
+  const kafka = new KafkaServer(ctx, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger, send.sender);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,

@@ -88,6 +88,13 @@ pub fn uint32(env: napi_env, n: u32) -> napi_value {
     out
 }
 
+pub fn double(env: napi_env, n: f64) -> napi_value {
+    let mut out = ptr::null_mut();
+    // SAFETY: valid out-param.
+    unsafe { napi_create_double(env, n, &mut out) };
+    out
+}
+
 pub fn set(env: napi_env, obj: napi_value, name: &str, value: napi_value) {
     let name = CString::new(name).unwrap_or_default();
     // SAFETY: name is NUL-terminated; obj and value are live handles of this call.

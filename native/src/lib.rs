@@ -2,7 +2,8 @@
 //!   openRing(entries, maxInflightBytes) -> handle (an External owning one ring + its thread)
 //!   commit(handle, meta: Float64Array [fd, position, chunkCount]*, chunks: Buffer[],
 //!          syncFds: Int32Array, callback(errno: string|null, message: string|null)) -> boolean
-//!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean.
+//!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean,
+//!   senderOpen / senderAttach / senderEnqueue / senderDetach: the socket sender (sender_napi.rs).
 //! Every call runs on the JS thread that loaded the module; completions come back to that thread
 //! through a threadsafe function. Each load (main thread or worker) gets its own rings: nothing
 //! here lives in a Rust static except the CRC tables, which are immutable.
@@ -11,6 +12,8 @@ mod crc32c;
 mod engine;
 mod js;
 mod napi;
+mod sender;
+mod sender_napi;
 mod sys;
 mod uring;
 
@@ -264,6 +267,10 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     js::export(env, exports, "commit", commit);
     js::export(env, exports, "close", close);
     js::export(env, exports, "crc32c", crc32c);
+    js::export(env, exports, "senderOpen", sender_napi::sender_open);
+    js::export(env, exports, "senderAttach", sender_napi::sender_attach);
+    js::export(env, exports, "senderEnqueue", sender_napi::sender_enqueue);
+    js::export(env, exports, "senderDetach", sender_napi::sender_detach);
     let mut hw = ptr::null_mut();
     napi_get_boolean(env, crc32c::has_hardware(), &mut hw);
     js::set(env, exports, "crc32cHardware", hw);

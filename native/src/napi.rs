@@ -32,6 +32,9 @@ extern "C" {
     pub fn napi_get_array_length(env: napi_env, value: napi_value, result: *mut u32) -> napi_status;
     pub fn napi_get_element(env: napi_env, obj: napi_value, index: u32, result: *mut napi_value) -> napi_status;
     pub fn napi_get_value_double(env: napi_env, value: napi_value, result: *mut f64) -> napi_status;
+    pub fn napi_create_double(env: napi_env, value: f64, result: *mut napi_value) -> napi_status;
+    pub fn napi_set_instance_data(env: napi_env, data: *mut c_void, finalize: napi_finalize, hint: *mut c_void) -> napi_status;
+    pub fn napi_get_instance_data(env: napi_env, data: *mut *mut c_void) -> napi_status;
     pub fn napi_create_uint32(env: napi_env, value: u32, result: *mut napi_value) -> napi_status;
     pub fn napi_get_boolean(env: napi_env, value: bool, result: *mut napi_value) -> napi_status;
     pub fn napi_create_string_utf8(env: napi_env, s: *const c_char, len: usize, result: *mut napi_value) -> napi_status;

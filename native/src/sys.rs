@@ -10,7 +10,20 @@ extern "C" {
     pub fn munmap(addr: *mut c_void, len: usize) -> c_int;
     pub fn close(fd: c_int) -> c_int;
     fn __errno_location() -> *mut c_int;
+    // Used by the socket sender (sender.rs).
+    pub fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
+    pub fn read(fd: c_int, buf: *mut c_void, len: usize) -> isize;
+    pub fn write(fd: c_int, buf: *const c_void, len: usize) -> isize;
+    pub fn eventfd(initval: u32, flags: c_int) -> c_int;
+    pub fn epoll_create1(flags: c_int) -> c_int;
+    pub fn epoll_ctl(epfd: c_int, op: c_int, fd: c_int, event: *mut EpollEvent) -> c_int;
+    pub fn epoll_wait(epfd: c_int, events: *mut EpollEvent, max: c_int, timeout_ms: c_int) -> c_int;
+    pub fn sendmsg(fd: c_int, msg: *const MsgHdr, flags: c_int) -> isize;
+    /// off_t is 64-bit on every 64-bit Linux target (the only ones built for).
+    pub fn sendfile(out_fd: c_int, in_fd: c_int, offset: *mut i64, count: usize) -> isize;
 }
+
+const _: () = assert!(core::mem::size_of::<usize>() == 8, "sendfile's off_t is declared as i64: 64-bit targets only");
 
 pub const SYS_IO_URING_SETUP: c_long = 425;
 pub const SYS_IO_URING_ENTER: c_long = 426;
@@ -25,7 +38,42 @@ pub const EINTR: i32 = 4;
 pub const EIO: i32 = 5;
 pub const EAGAIN: i32 = 11;
 pub const EBUSY: i32 = 16;
+pub const ENODATA: i32 = 61;
 pub const ECANCELED: i32 = 125;
+
+pub const F_DUPFD_CLOEXEC: c_int = 1030;
+pub const O_CLOEXEC: c_int = 0o2000000;
+pub const EFD_NONBLOCK: c_int = 0o4000;
+pub const EPOLL_CTL_ADD: c_int = 1;
+pub const EPOLL_CTL_DEL: c_int = 2;
+pub const EPOLL_CTL_MOD: c_int = 3;
+pub const EPOLLIN: u32 = 0x1;
+pub const EPOLLOUT: u32 = 0x4;
+pub const EPOLLONESHOT: u32 = 1 << 30;
+pub const MSG_DONTWAIT: c_int = 0x40;
+pub const MSG_NOSIGNAL: c_int = 0x4000;
+pub const MSG_MORE: c_int = 0x8000;
+
+/// struct epoll_event: the kernel packs it on x86-64 only (12 bytes there, 16 elsewhere).
+#[cfg_attr(target_arch = "x86_64", repr(C, packed))]
+#[cfg_attr(not(target_arch = "x86_64"), repr(C))]
+#[derive(Clone, Copy, Default)]
+pub struct EpollEvent {
+    pub events: u32,
+    pub data: u64,
+}
+
+/// struct msghdr (glibc layout; repr(C) inserts the padding after msg_namelen).
+#[repr(C)]
+pub struct MsgHdr {
+    pub name: *mut c_void,
+    pub namelen: u32,
+    pub iov: *const IoVec,
+    pub iovlen: usize,
+    pub control: *mut c_void,
+    pub controllen: usize,
+    pub flags: c_int,
+}
 
 /// IOV_MAX on Linux: a WRITEV longer than this fails with EINVAL.
 pub const IOV_MAX: usize = 1024;
@@ -69,6 +117,11 @@ pub fn errno_name(e: i32) -> String {
         29 => "ESPIPE",
         30 => "EROFS",
         32 => "EPIPE",
+        61 => "ENODATA",
+        104 => "ECONNRESET",
+        110 => "ETIMEDOUT",
+        111 => "ECONNREFUSED",
+        88 => "ENOTSOCK",
         38 => "ENOSYS",
         75 => "EOVERFLOW",
         95 => "EOPNOTSUPP",

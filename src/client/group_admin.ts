@@ -22,7 +22,7 @@ import { OffsetCommitApi } from '../net/protocol/apis/offset_commit.js';
 import { OffsetFetchApi } from '../net/protocol/apis/offset_fetch.js';
 import { decodeAssignment } from '../net/protocol/consumer_protocol.js';
 import { ProtocolError } from '../net/protocol/reader.js';
-import { ZERO_UUID } from '../net/protocol/schema.js';
+import { ZERO_UUID, decodedRecords } from '../net/protocol/schema.js';
 import { brokerError, missingFrom } from './broker_errors.js';
 import type { KafkaConnection } from './connection.js';
 import { RecordBatchError, decodeRecords } from './record_batch.js';
@@ -369,9 +369,8 @@ async function timestampAt(conn: KafkaConnection, version: number, at: Partition
   }, version);
   const p = res.responses.find((t) => t.topic === at.topic)?.partitions.find((x) => x.partitionIndex === at.partition);
   if (p === undefined || p.errorCode !== 0 || p.records === null) return null;
-  const records = Buffer.isBuffer(p.records) ? p.records : Buffer.concat(p.records);
   try {
-    return decodeRecords(records, at.offset)[0]?.timestamp ?? null;
+    return decodeRecords(decodedRecords(p.records), at.offset)[0]?.timestamp ?? null;
   } catch (err) {
     // Codecs this client cannot read (snappy, lz4, zstd) leave the time unknown.
     if (err instanceof RecordBatchError) return null;

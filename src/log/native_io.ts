@@ -17,13 +17,19 @@ type NativeRing = { readonly [ringBrand]: true };
 
 type Completion = (errno: string | null, message: string | null) => void;
 
-interface NativeAddon {
+/** The addon's exports; the sender* functions are the socket sender (src/net/native_sender.ts). */
+export interface NativeAddon {
   openRing(entries: number, maxInflightBytes: number): NativeRing;
   /** meta holds [fd, position, chunkCount] per op; false = nothing to do, the callback will not run. */
   commit(ring: NativeRing, meta: Float64Array, chunks: Buffer[], syncFds: Int32Array, done: Completion): boolean;
   close(ring: NativeRing): void;
   crc32c(buf: Uint8Array): number;
   readonly crc32cHardware: boolean;
+  senderOpen(onReport: (id: number, bytes: number, items: number, status: string | null) => void, maxConns: number, maxConnBytes: number, maxConnItems: number, maxItems: number): null;
+  senderAttach(fd: number): number;
+  /** meta holds [fd, position, length]* with fd -1 naming the next Buffer of bufs. */
+  senderEnqueue(id: number, meta: Float64Array, bufs: Buffer[]): void;
+  senderDetach(id: number): void;
 }
 
 export type IoMode = 'native' | 'node' | 'auto';
@@ -44,7 +50,8 @@ function repoRoot(): string | null {
 /** The addon or why it cannot be used; cached per thread (module instances are per thread). */
 let addon: NativeAddon | string | undefined;
 
-function loadAddon(): NativeAddon | string {
+/** The addon, loaded once per thread, or why it cannot be loaded. */
+export function loadAddon(): NativeAddon | string {
   if (addon !== undefined) return addon;
   const root = repoRoot();
   const path = root === null ? null : join(root, 'native', 'sluice_native.node');

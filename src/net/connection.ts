@@ -8,16 +8,21 @@
 // A frame length outside [REQUEST_FRAME_MIN, maxRequestBytes], a malformed request, an unknown
 // API key, or an unsupported version of an API other than ApiVersions closes this connection
 // only (Kafka does the same, and clients such as kafka-python's version probe rely on it).
+// Responses leave through a ResponseSink: the socket, or the addon's sender when `native` is
+// given (the connection then never writes to the socket itself, and responses may keep their
+// records as leased segment-file ranges until they are handed to the sink).
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { BrokerContext } from './broker_context.js';
-import { CloseConnection, NO_RESPONSE, type Handler, type HandlerResult } from './handler.js';
+import { CloseConnection, NO_RESPONSE, type Handler, type HandlerContext, type HandlerResult } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { handlersByKey } from './handlers/index.js';
 import { ApiVersionsApi } from './protocol/apis/api_versions.js';
 import { readRequestHeader, writeResponseHeader } from './protocol/header.js';
 import { Reader } from './protocol/reader.js';
-import { Writer } from './protocol/writer.js';
+import { Writer, type MessageChunk } from './protocol/writer.js';
+import type { NativeSender } from './native_sender.js';
+import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 
 /** api key + version + correlation id + client id length: the smallest valid request. */
 export const REQUEST_FRAME_MIN = 10;
@@ -44,7 +49,9 @@ export class HeldBytes {
 
 interface Slot {
   done: boolean;
-  chunks: Buffer[] | null;
+  chunks: MessageChunk[] | null;
+  /** Segment fds the response's file chunks lease; given back once written or dropped. */
+  leases: number[] | null;
 }
 
 function isFlexible(apiKey: number, apiVersion: number): boolean {
@@ -65,6 +72,7 @@ export class Connection {
   private ending = false;
   private closed = false;
   private onIdle: (() => void) | null = null;
+  private readonly sink: ResponseSink;
 
   constructor(
     private readonly socket: Socket,
@@ -73,14 +81,24 @@ export class Connection {
     private readonly held: HeldBytes,
     private readonly log: Logger,
     private readonly onClose: (c: Connection) => void,
+    native: NativeSender | null = null,
   ) {
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleTimeoutMs, () => this.close());
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('drain', () => {
-      this.writeBlocked = false;
-      this.pump();
-    });
+    const events = {
+      onDrain: () => {
+        this.writeBlocked = false;
+        this.pump();
+      },
+      onError: () => this.close(),
+    };
+    const nativeSink = native === null ? null : NativeSink.open(socket, native, events, limits.idleTimeoutMs);
+    this.sink = nativeSink ?? new SocketSink(socket, events);
+    // A native sink keeps the socket half-open on the peer's FIN (Node would shut our write side
+    // down under queued responses); as Node does, the connection then ends once what was already
+    // handed to the sink is sent.
+    if (nativeSink !== null) socket.on('end', () => this.close(true));
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
   }
@@ -104,24 +122,33 @@ export class Connection {
     this.socket.pause();
     this.dropUnread();
     if (this.inflight.length === 0 || this.closed) {
-      this.close();
+      this.close(true);
       return Promise.resolve();
     }
     return new Promise((resolve) => {
       this.onIdle = () => {
-        this.close();
+        this.close(true);
         resolve();
       };
     });
   }
 
-  close(): void {
-    if (this.closed) return;
+  /** `graceful`: responses already handed to the sink are still sent before the socket closes. */
+  close(graceful = false): void {
+    if (this.closed) {
+      if (!graceful) this.sink.close(false);
+      return;
+    }
     this.closed = true;
     this.dropUnread();
-    this.socket.destroy();
+    for (const slot of this.inflight) this.releaseLeases(slot);
+    this.sink.close(graceful);
     this.onClose(this);
     this.onIdle?.();
+  }
+
+  private releaseLeases(slot: Slot): void {
+    if (slot.leases !== null && slot.leases.length > 0) this.broker.segments.release(slot.leases);
   }
 
   /** Bad input: one log line and one metric per connection, then drain and close. */
@@ -233,10 +260,10 @@ export class Connection {
     } catch (err) {
       return this.reject('malformed', `malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
     }
-    const slot: Slot = { done: false, chunks: null };
+    const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null };
     this.inflight.push(slot);
     const started = performance.now();
-    const ctx = { broker: this.broker, header, version, clientHost: this.clientHost };
+    const ctx: HandlerContext = { broker: this.broker, header, version, clientHost: this.clientHost, fileLeases: slot.leases };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {
       result = h.handle(ctx, req);
@@ -270,7 +297,7 @@ export class Connection {
   private complete(slot: Slot, h: Handler<unknown, unknown>, version: number, correlationId: number, res: HandlerResult<unknown>, started: number): void {
     if (h.barrier) this.barrier = false;
     this.broker.metrics.recordRequest(h.api.name, (performance.now() - started) / 1000);
-    if (this.closed) return;
+    if (this.closed) return this.releaseLeases(slot);
     if (res instanceof CloseConnection) {
       slot.done = true;
       this.flush();
@@ -283,7 +310,7 @@ export class Connection {
       writeResponseHeader(w, correlationId, h.api.key, h.api.isFlexible(version));
       h.api.encodeResponse(version, res, w);
       w.setInt32(at, w.length - 4);
-      slot.chunks = w.finish();
+      slot.chunks = w.finishChunks();
     }
     slot.done = true;
     this.flush();
@@ -296,7 +323,7 @@ export class Connection {
     writeResponseHeader(w, correlationId, ApiVersionsApi.key, false);
     ApiVersionsApi.encodeResponse(0, unsupportedApiVersionsResponse(), w);
     w.setInt32(at, w.length - 4);
-    this.inflight.push({ done: true, chunks: w.finish() });
+    this.inflight.push({ done: true, chunks: w.finish(), leases: null });
     this.flush();
   }
 
@@ -309,12 +336,18 @@ export class Connection {
 
   private flush(): void {
     if (this.inflight.length === 0 || !this.inflight[0]!.done) return;
-    this.socket.cork();
+    let out: MessageChunk[] | null = null;
+    const written: Slot[] = [];
     while (this.inflight.length > 0 && this.inflight[0]!.done) {
       const slot = this.inflight.shift()!;
-      if (slot.chunks) for (const c of slot.chunks) if (!this.socket.write(c)) this.writeBlocked = true;
+      written.push(slot);
+      if (slot.chunks === null) continue;
+      if (out === null) out = slot.chunks;
+      else for (const c of slot.chunks) out.push(c);
     }
-    this.socket.uncork();
+    if (out !== null && !this.sink.write(out)) this.writeBlocked = true;
+    // The sink has read or dup'd every file chunk: the segment fds may be retired now.
+    for (const slot of written) this.releaseLeases(slot);
     if (this.inflight.length === 0) this.onIdle?.();
   }
 }

@@ -27,6 +27,12 @@ export interface HandlerContext {
   readonly version: number;
   /** The client's address as group descriptions show it. */
   readonly clientHost: string;
+  /**
+   * Set when the connection sends file ranges natively: a handler may then answer records as
+   * FileChunks over leased segment fds, pushing each lease here (the connection gives them back).
+   * Absent or null: records must be Buffers.
+   */
+  readonly fileLeases?: number[] | null;
 }
 
 export interface Handler<Req, Res> {

@@ -1,9 +1,12 @@
 // The Kafka protocol listener: accepts sockets up to maxConnections, owns the set of live
 // connections and the global budget of buffered request bytes, and drains them on shutdown.
+// With a native sender every connection's responses go through the addon (falling back to the
+// socket per connection when its fd is unusable).
 import { createServer, type Server } from 'node:net';
 import type { Logger } from 'pino';
 import type { BrokerContext } from './broker_context.js';
 import { Connection, HeldBytes, type ConnectionLimits } from './connection.js';
+import type { NativeSender } from './native_sender.js';
 
 export interface KafkaServerOptions extends ConnectionLimits {
   host: string;
@@ -21,6 +24,7 @@ export class KafkaServer {
     private readonly broker: BrokerContext,
     private readonly opts: KafkaServerOptions,
     private readonly log: Logger,
+    private readonly native: NativeSender | null = null,
   ) {
     this.held = new HeldBytes(opts.partialRequestBytesMax);
   }
@@ -34,7 +38,7 @@ export class KafkaServer {
       const conn = new Connection(socket, this.broker, this.opts, this.held, this.log, (c) => {
         this.connections.delete(c);
         this.broker.metrics.connectionClosed();
-      });
+      }, this.native);
       this.connections.add(conn);
       this.broker.metrics.connectionOpened();
     });

@@ -2,10 +2,14 @@
 // go to the socket by reference. Segment files are append-only and removed only by unlink,
 // so an open descriptor stays valid; descriptors are cached (bounded LRU) per path and
 // dropped when their partition directory is deleted, so a re-created topic with the same
-// name never reads the old files. The native addon's zero-copy send replaces this path.
+// name never reads the old files. For natively served connections fileRanges() hands out the
+// cached descriptors themselves (no read): each use is a lease, pushed to the caller's list and
+// given back with release() once the sender dup()ed the fd, and a leased descriptor is never
+// closed, so its number cannot name another file while a response still refers to it.
 import { close, open, read } from 'node:fs';
 import { sep } from 'node:path';
 import type { FileRange } from '../log/partition_log.js';
+import type { FileChunk } from './protocol/writer.js';
 
 export const SEGMENT_FDS_MAX = 512;
 
@@ -32,13 +36,46 @@ function readFully(fd: number, buf: Buffer, position: number): Promise<number> {
 // so its number cannot be reused under them.
 const RETIRE_DELAY_MS = 5_000;
 
-function retire(fd: Promise<number>): void {
-  setTimeout(() => void fd.then((n) => close(n, () => undefined), () => undefined), RETIRE_DELAY_MS).unref();
-}
-
 export class SegmentReader {
   // Map iteration order is insertion order: re-inserting on use makes the first key the LRU.
   private readonly fds = new Map<string, Promise<number>>();
+  /** Leases per descriptor (cached or retired); retired ones close when theirs reach zero. */
+  private readonly leases = new Map<number, number>();
+  private readonly retiredLeased = new Set<number>();
+
+  /**
+   * The ranges as file chunks over cached descriptors, each fd pushed to `leases` (give them
+   * back with release()). A range whose file vanished ends the answer there, as in readRanges.
+   */
+  async fileRanges(ranges: readonly FileRange[], leases: number[]): Promise<FileChunk[]> {
+    const out: FileChunk[] = [];
+    for (const r of ranges) {
+      let fd: number;
+      try {
+        fd = await this.fd(r.path);
+      } catch {
+        break;
+      }
+      this.leases.set(fd, (this.leases.get(fd) ?? 0) + 1);
+      leases.push(fd);
+      out.push({ fd, position: r.position, length: r.length });
+    }
+    return out;
+  }
+
+  /** Gives back every lease in `leases` and empties it. */
+  release(leases: number[]): void {
+    for (const fd of leases) {
+      const n = (this.leases.get(fd) ?? 1) - 1;
+      if (n > 0) {
+        this.leases.set(fd, n);
+        continue;
+      }
+      this.leases.delete(fd);
+      if (this.retiredLeased.delete(fd)) close(fd, () => undefined);
+    }
+    leases.length = 0;
+  }
 
   /** Reads each range; a range whose file vanished (retention) is dropped, ending the answer there. */
   async readRanges(ranges: readonly FileRange[]): Promise<Buffer[]> {
@@ -64,14 +101,25 @@ export class SegmentReader {
     for (const [path, fd] of this.fds) {
       if (path.startsWith(prefix)) {
         this.fds.delete(path);
-        retire(fd);
+        this.retire(fd);
       }
     }
   }
 
   closeAll(): void {
     for (const fd of this.fds.values()) void fd.then((n) => close(n, () => undefined), () => undefined);
+    for (const n of this.retiredLeased) close(n, () => undefined);
     this.fds.clear();
+    this.retiredLeased.clear();
+    this.leases.clear();
+  }
+
+  private retire(fd: Promise<number>): void {
+    const closeUnleased = (n: number): void => {
+      if (this.leases.has(n)) this.retiredLeased.add(n);
+      else close(n, () => undefined);
+    };
+    setTimeout(() => void fd.then(closeUnleased, () => undefined), RETIRE_DELAY_MS).unref();
   }
 
   private fd(path: string): Promise<number> {
@@ -87,7 +135,7 @@ export class SegmentReader {
     if (this.fds.size > SEGMENT_FDS_MAX) {
       const [oldest, fd] = this.fds.entries().next().value as [string, Promise<number>];
       this.fds.delete(oldest);
-      retire(fd);
+      this.retire(fd);
     }
     return opening;
   }

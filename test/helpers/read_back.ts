@@ -8,6 +8,7 @@ import { KafkaConnection } from '../../src/client/connection.js';
 import { decodeRecordBatches } from '../../src/client/record_batch.js';
 import type { ConsumedRecord, DecodedBatch } from '../../src/client/record_batch.js';
 import { errorName } from '../../src/net/protocol/errors.js';
+import { decodedRecords } from '../../src/net/protocol/schema.js';
 import { FetchApi } from '../../src/net/protocol/apis/fetch.js';
 import type { FetchRequest, FetchResponsePartition } from '../../src/net/protocol/apis/fetch.js';
 import { ListOffsetsApi } from '../../src/net/protocol/apis/list_offsets.js';
@@ -86,8 +87,7 @@ export async function fetchOnce(conn: KafkaConnection, topic: string, info: Topi
 
 /** Decoded responses hold one view (encoded ones may hold chunks). */
 export function recordsBytes(records: FetchResponsePartition['records']): Buffer {
-  if (records === null) return Buffer.alloc(0);
-  return Buffer.isBuffer(records) ? records : Buffer.concat(records);
+  return decodedRecords(records);
 }
 
 export interface ScanOptions {

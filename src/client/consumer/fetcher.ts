@@ -9,7 +9,7 @@
 import { FetchApi } from '../../net/protocol/apis/fetch.js';
 import type { FetchRequestTopic, FetchResponse, FetchResponsePartition } from '../../net/protocol/apis/fetch.js';
 import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
-import { ZERO_UUID } from '../../net/protocol/schema.js';
+import { ZERO_UUID, decodedRecords } from '../../net/protocol/schema.js';
 import { brokerError } from '../broker_errors.js';
 import { isStaleMetadataError } from '../cluster.js';
 import type { Cluster } from '../cluster.js';
@@ -234,7 +234,7 @@ export class Fetcher {
     }
     if (p.errorCode !== ErrorCode.NONE) throw brokerError(p.errorCode, `fetch ${state.topic}-${state.partition}`, null);
     if (p.records === null) return null;
-    const data = Buffer.isBuffer(p.records) ? p.records : Buffer.concat(p.records as readonly Buffer[]);
+    const data = decodedRecords(p.records);
     const messages: ConsumerMessage[] = [];
     let next = state.position;
     for (const batch of decodeRecordBatches(data)) {

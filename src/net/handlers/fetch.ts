@@ -1,10 +1,13 @@
 // Fetch: asks the owning shards for file ranges (they park the request until min_bytes or
-// max_wait), reads those ranges and hands the buffers to the response by reference.
+// max_wait), then either reads those ranges and hands the buffers to the response by reference,
+// or, on a natively served connection, answers with the ranges themselves (leased segment fds)
+// for the addon's sender to sendfile().
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
 import type { FetchItem } from '../../actors/partition_router.js';
 import { handler, type Wire } from '../handler.js';
 import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/apis/fetch.js';
 import { ErrorCode } from '../protocol/errors.js';
+import type { RecordsValue } from '../protocol/schema.js';
 
 type TopicOut = Wire<FetchResponse['responses'][number]>;
 type PartitionOut = Wire<FetchResponse['responses'][number]['partitions'][number]>;
@@ -14,7 +17,7 @@ const MAX_WAIT_MS_MAX = 60_000;
 const BYTES_MAX = 0x7fffffff;
 const EMPTY = Buffer.alloc(0);
 
-function partitionOut(partitionIndex: number, errorCode: number, hw = -1, logStart = -1, records: Buffer | Buffer[] = EMPTY, committed = false): PartitionOut {
+function partitionOut(partitionIndex: number, errorCode: number, hw = -1, logStart = -1, records: RecordsValue = EMPTY, committed = false): PartitionOut {
   return {
     partitionIndex,
     errorCode,
@@ -55,7 +58,13 @@ export const fetchHandler = handler({
     const maxWait = Math.min(Math.max(0, req.maxWaitMs), MAX_WAIT_MS_MAX);
     const maxBytes = ctx.version >= 3 ? Math.min(Math.max(0, req.maxBytes), BYTES_MAX) : BYTES_MAX;
     const results = await b.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes);
-    const reads = await Promise.all(results.map((r) => (r.errorCode === 0 && r.ranges.length > 0 ? b.segments.readRanges(r.ranges) : null)));
+    const leases = ctx.fileLeases ?? null;
+    const reads = await Promise.all(
+      results.map((r) => {
+        if (r.errorCode !== 0 || r.ranges.length === 0) return null;
+        return leases === null ? b.segments.readRanges(r.ranges) : b.segments.fileRanges(r.ranges, leases);
+      }),
+    );
     let bytesOut = 0;
     results.forEach((r, i) => {
       const [ti, pi, partition] = where[i]!;

@@ -9,7 +9,7 @@
 
 import { ProtocolError } from './reader.js';
 import type { Reader } from './reader.js';
-import { Writer } from './writer.js';
+import { Writer, type MessageChunk } from './writer.js';
 
 export type Primitive = 'int8' | 'int16' | 'int32' | 'int64' | 'uint16' | 'uint32' | 'float64'
   | 'bool' | 'uuid' | 'string' | 'bytes' | 'records';
@@ -65,8 +65,20 @@ export interface Api<Req, Res> {
 
 export type AnyApi = Api<unknown, unknown>;
 
-/** What a `records` field encodes from: one buffer or chunks (by reference), or null. */
-export type RecordsValue = Buffer | readonly Buffer[] | null;
+/**
+ * What a `records` field encodes from: one buffer, or chunks by reference (buffers, or segment-file
+ * ranges that only a sink that sends files may receive), or null. Decoders always give a Buffer.
+ */
+export type RecordsValue = Buffer | readonly MessageChunk[] | null;
+
+const NO_RECORDS = Buffer.alloc(0);
+
+/** The bytes of a decoded records field (a decoder always gives one Buffer; null reads as none). */
+export function decodedRecords(v: RecordsValue): Buffer {
+  if (v === null) return NO_RECORDS;
+  if (Buffer.isBuffer(v)) return v;
+  throw new TypeError('records value holds chunks: only decoded records can be read');
+}
 
 export const ZERO_UUID = '00000000000000000000000000000000';
 

@@ -6,6 +6,8 @@
 // Owned buffers are carved from a per-thread slab (one ArrayBuffer allocation per SLAB_BYTES of
 // small writers instead of one per writer); finish() hands the unused tail of the last carve
 // back. A finished chunk therefore keeps its slab alive: hold chunks only until they are sent.
+// A records payload may also name FileChunks (bytes still in a segment file, sent natively);
+// a message holding any is finished with finishChunks(), never finish().
 
 const TWO_32 = 4294967296;
 const INT64_MAX = 2n ** 63n - 1n;
@@ -35,6 +37,15 @@ function giveBack(b: Buffer, used: number): void {
   if (b.buffer === slab.buffer && b.byteOffset + b.length === slabUsed) slabUsed = b.byteOffset + used;
 }
 
+/** Message bytes that stay in a file until sent: `length` bytes of `fd` from `position`. */
+export interface FileChunk {
+  readonly fd: number;
+  readonly position: number;
+  readonly length: number;
+}
+
+export type MessageChunk = Buffer | FileChunk;
+
 function checkInt(v: number, min: number, max: number): void {
   if (!(v >= min && v <= max) || Math.floor(v) !== v) throw new RangeError(`value ${v} outside ${min}..${max}`);
 }
@@ -43,8 +54,9 @@ export class Writer {
   private cur: Buffer;
   private pos = 0;
   private segStart = 0;
-  private readonly chunks: Buffer[] = [];
+  private readonly chunks: MessageChunk[] = [];
   private sealedBytes = 0;
+  private hasFiles = false;
 
   constructor(initialBytes = 256) {
     this.cur = carve(initialBytes > 16 ? initialBytes : 16);
@@ -255,7 +267,7 @@ export class Writer {
   }
 
   /** Records payload (one buffer or chunks), length-prefixed, appended by reference. */
-  records(v: Buffer | readonly Buffer[] | null, compact: boolean): void {
+  records(v: Buffer | readonly MessageChunk[] | null, compact: boolean): void {
     if (v === null) {
       if (compact) this.uvarint(0);
       else this.int32(-1);
@@ -267,12 +279,25 @@ export class Writer {
       this.appendRef(v);
       return;
     }
-    const chunks = v as readonly Buffer[];
+    const chunks = v as readonly MessageChunk[];
     let total = 0;
     for (let i = 0; i < chunks.length; i++) total += chunks[i]!.length;
     if (compact) this.uvarint(total + 1);
     else this.int32(total);
-    for (let i = 0; i < chunks.length; i++) this.appendRef(chunks[i]!);
+    for (let i = 0; i < chunks.length; i++) {
+      const c = chunks[i]!;
+      if (Buffer.isBuffer(c)) this.appendRef(c);
+      else this.appendFile(c);
+    }
+  }
+
+  /** Appends a file range as its own chunk (it is never read here). */
+  appendFile(c: FileChunk): void {
+    if (c.length === 0) return;
+    this.seal();
+    this.chunks.push(c);
+    this.sealedBytes += c.length;
+    this.hasFiles = true;
   }
 
   /** Appends `buf` as its own chunk, by reference, no copy. */
@@ -300,7 +325,7 @@ export class Writer {
     let start = 0;
     for (const chunk of this.chunks) {
       if (at < start + chunk.length) {
-        chunk.writeInt32BE(v, at - start);
+        if (Buffer.isBuffer(chunk)) chunk.writeInt32BE(v, at - start);
         return;
       }
       start += chunk.length;
@@ -312,6 +337,12 @@ export class Writer {
    * writer gives its spare owned bytes back and must not be written to afterwards.
    */
   finish(): Buffer[] {
+    if (this.hasFiles) throw new Error('message holds file chunks: use finishChunks()');
+    return this.finishChunks() as Buffer[];
+  }
+
+  /** finish() for a message that may hold FileChunks. */
+  finishChunks(): MessageChunk[] {
     this.seal();
     giveBack(this.cur, this.pos);
     this.cur = EMPTY;
