@@ -146,6 +146,8 @@ export class Cluster {
     if (cached !== undefined) return cached;
     this.wanted.add(name);
     await this.refresh();
+    // A refresh already under way when we asked did not include `name`: ask again.
+    if (this.wanted.has(name)) await this.refresh();
     const t = this.topics.get(name);
     if (t === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`);
     return t;

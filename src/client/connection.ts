@@ -6,7 +6,9 @@
 // protocol violation and closes the connection). At most `maxInflight` requests are on the wire
 // and at most `maxQueued` wait behind them; responses above `maxResponseBytes` close the
 // connection. A request timeout closes the connection too (as Java's client does): after a
-// lost answer, every later answer would be attributed to the wrong request.
+// lost answer, every later answer would be attributed to the wrong request. A `noResponse`
+// request (Produce with acks=0, which Kafka never answers) takes no in-flight slot and resolves
+// once the socket has taken its bytes, so it cannot be mistaken for the owner of a response.
 
 import { connect as netConnect } from 'node:net';
 import type { Socket } from 'node:net';
@@ -39,6 +41,11 @@ export interface ConnectionOptions {
 export interface RequestOptions {
   /** Overrides the connection's request timeout (e.g. for long-polling fetches). */
   timeoutMs?: number;
+  /**
+   * The broker sends no answer (Produce with acks=0): resolve with undefined once the request is
+   * written, without taking an in-flight slot.
+   */
+  noResponse?: boolean;
 }
 
 export interface VersionRange {
@@ -61,6 +68,7 @@ interface Pending {
   readonly frame: Buffer[];
   /** Replaces api.decodeResponse (only the ApiVersions probe needs this). */
   readonly decode: ((r: Reader) => unknown) | null;
+  readonly noResponse: boolean;
   readonly resolve: (res: unknown) => void;
   readonly reject: (err: Error) => void;
   timer: NodeJS.Timeout | undefined;
@@ -189,14 +197,17 @@ export class KafkaConnection {
   }
 
   /** Sends one request and resolves with its decoded response (in request order). */
-  request<Req, Res>(api: Api<Req, Res>, req: Req, version?: number, options?: RequestOptions): Promise<Res> {
+  request<Req, Res>(api: Api<Req, Res>, req: Req, version: number | undefined, options: RequestOptions & { noResponse: true }): Promise<undefined>;
+  request<Req, Res>(api: Api<Req, Res>, req: Req, version?: number, options?: RequestOptions & { noResponse?: false }): Promise<Res>;
+  request<Req, Res>(api: Api<Req, Res>, req: Req, version?: number, options?: RequestOptions): Promise<Res | undefined> {
     try {
       const v = version ?? this.versionFor(api);
       if (v < api.minVersion || v > api.maxVersion) {
         const range = `${api.minVersion}-${api.maxVersion}`;
         throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `${api.name} v${v} is outside ${range}`);
       }
-      return this.send(api, v, req, options?.timeoutMs ?? this.timeoutMs, null) as Promise<Res>;
+      const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
+      return this.send(api, v, req, timeoutMs, null, options?.noResponse === true) as Promise<Res | undefined>;
     } catch (err) {
       return Promise.reject(err);
     }
@@ -210,9 +221,9 @@ export class KafkaConnection {
 
   private async negotiateVersions(): Promise<Map<number, VersionRange>> {
     const request = { clientSoftwareName: CLIENT_SOFTWARE_NAME, clientSoftwareVersion: CLIENT_SOFTWARE_VERSION };
-    let res = await this.send(ApiVersionsApi, 3, request, this.timeoutMs, decodeApiVersionsProbe) as ApiVersionsResponse;
+    let res = await this.send(ApiVersionsApi, 3, request, this.timeoutMs, decodeApiVersionsProbe, false) as ApiVersionsResponse;
     if (res.errorCode === ErrorCode.UNSUPPORTED_VERSION) {
-      res = await this.send(ApiVersionsApi, 0, request, this.timeoutMs, null) as ApiVersionsResponse;
+      res = await this.send(ApiVersionsApi, 0, request, this.timeoutMs, null, false) as ApiVersionsResponse;
     }
     if (res.errorCode !== ErrorCode.NONE) {
       throw new KafkaError(res.errorCode as ErrorCode, `ApiVersions failed: ${errorName(res.errorCode)}`);
@@ -221,7 +232,7 @@ export class KafkaConnection {
   }
 
   private send(
-    api: AnyApi, version: number, req: unknown, timeoutMs: number, decode: Pending['decode'],
+    api: AnyApi, version: number, req: unknown, timeoutMs: number, decode: Pending['decode'], noResponse: boolean,
   ): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.queued.length >= this.maxQueued) {
@@ -231,7 +242,7 @@ export class KafkaConnection {
     this.nextCorrelationId = correlationId === INT32_MAX ? 0 : correlationId + 1;
     const frame = encodeFrame(api, version, correlationId, this.clientId, req);
     return new Promise((resolve, reject) => {
-      const pending: Pending = { api, version, correlationId, frame, decode, resolve, reject, timer: undefined };
+      const pending: Pending = { api, version, correlationId, frame, decode, noResponse, resolve, reject, timer: undefined };
       pending.timer = setTimeout(() => this.onTimeout(pending, timeoutMs), timeoutMs);
       this.queued.push(pending);
       this.pump();
@@ -243,10 +254,24 @@ export class KafkaConnection {
     this.socket.cork();
     while (this.queued.length > 0 && this.inflight.length < this.maxInflight) {
       const next = this.queued.shift() as Pending;
+      if (next.noResponse) {
+        this.writeUnanswered(next);
+        continue;
+      }
       this.inflight.push(next);
       for (const chunk of next.frame) this.socket.write(chunk);
     }
     this.socket.uncork();
+  }
+
+  /** Written and done: the timeout no longer applies and no response will be matched to it. */
+  private writeUnanswered(p: Pending): void {
+    clearTimeout(p.timer);
+    const last = p.frame.length - 1;
+    p.frame.forEach((chunk, i) => {
+      if (i < last) this.socket.write(chunk);
+      else this.socket.write(chunk, (err) => (err ? p.reject(this.failure ?? new ConnectionError(`write failed: ${err.message}`)) : p.resolve(undefined)));
+    });
   }
 
   private onData(data: Buffer): void {

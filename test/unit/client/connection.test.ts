@@ -1,13 +1,14 @@
 // KafkaConnection against a tiny fake broker on 127.0.0.1 (fake_broker.ts) answering ApiVersions
 // and Metadata with our codec: version negotiation (and the v0 fallback), pipelining with
 // in-order answers and a bounded in-flight count, timeouts, and the protocol violations that
-// must close the connection.
+// must close the connection; requests sent with noResponse (acks=0 Produce) take no answer slot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionError, KafkaConnection } from '../../../src/client/connection.js';
 import { ErrorCode, KafkaError } from '../../../src/net/protocol/errors.js';
 import { CreateTopicsApi } from '../../../src/net/protocol/apis/create_topics.js';
 import { MetadataApi } from '../../../src/net/protocol/apis/metadata.js';
+import { ProduceApi } from '../../../src/net/protocol/apis/produce.js';
 import type { MetadataRequest, MetadataResponse } from '../../../src/net/protocol/apis/metadata.js';
 import { FakeBroker, respond } from './fake_broker.js';
 import type { FakeHandler, FakeOptions } from './fake_broker.js';
@@ -165,4 +166,29 @@ test('connecting to a closed port fails with ConnectionError', async () => {
   const port = fake.port;
   await fake.stop();
   await assert.rejects(KafkaConnection.connect({ host: '127.0.0.1', port, requestTimeoutMs: 1000 }), ConnectionError);
+});
+
+test('noResponse requests resolve once written and take no response slot', async () => {
+  const opts = fakeOptions({});
+  const fake = await FakeBroker.start({
+    ...opts,
+    advertise: new Map([[MetadataApi.key, [0, 12]], [ProduceApi.key, [3, 11]]]),
+    handlers: new Map([...(opts.handlers ?? []), [ProduceApi.key, () => null]]),
+  });
+  const conn = await KafkaConnection.connect({ host: '127.0.0.1', port: fake.port, maxInflight: 1, requestTimeoutMs: 2000 });
+  try {
+    const produce = { transactionalId: null, acks: 0, timeoutMs: 1000, topicData: [{ name: 't', partitionData: [{ index: 0, records: null }] }] };
+    const unanswered = [1, 2, 3].map(() => conn.request(ProduceApi, produce, undefined, { noResponse: true }));
+    const answered = conn.request(MetadataApi, metadataRequest('after'));
+    assert.deepEqual(await Promise.all(unanswered), [undefined, undefined, undefined]);
+    // With one in-flight slot, the Metadata answer could only be matched if no Produce held it.
+    assert.deepEqual((await answered).topics.map((t) => t.name), ['after']);
+    assert.deepEqual(fake.seen.slice(1).map((h) => h.apiKey), [ProduceApi.key, ProduceApi.key, ProduceApi.key, MetadataApi.key]);
+    assert.ok(conn.isOpen);
+    await conn.close();
+    await assert.rejects(conn.request(ProduceApi, produce, undefined, { noResponse: true }), ConnectionError);
+  } finally {
+    await conn.close();
+    await fake.stop();
+  }
 });
