@@ -20,7 +20,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fullJitterDelay } from '../backoff.js';
-import type { AssignedPartition, CommittedPosition, FetchedBatch, OffsetToCommit, RebalanceListener, TopicPartition } from '../consumer/types.js';
+import { Consumer } from '../consumer/consumer.js';
+import type { AssignedPartition, CommittedPosition, ConsumerOptions, FetchedBatch, OffsetToCommit, RebalanceListener, TopicPartition } from '../consumer/types.js';
 import { AdaptiveFetchSizer } from './adaptive_batch.js';
 import { BackpressureController } from './backpressure.js';
 import { KeyRouter, Ordering } from './key_router.js';
@@ -33,8 +34,8 @@ import type { DeadLetterOptions, RetryCounters, RetryPolicy } from './retry.js';
 import { mayStart } from './window.js';
 
 export interface ParallelConsumerOptions {
-  /** Builds the consumer underneath with our rebalance listener. */
-  readonly consumer: ConsumerFactory;
+  /** The consumer underneath: its options (we add our rebalance listener), or a factory given that listener. */
+  readonly consumer: ConsumerOptions | ConsumerFactory;
   /** I/O-bound work: runs on this thread, `concurrency` at a time. Exactly one of handler/piscina. */
   readonly handler?: MessageHandler;
   /** CPU-bound work: a piscina worker module (see piscina_pool.ts). */
@@ -201,7 +202,8 @@ export class ParallelConsumer {
       onRevoked: (partitions) => this.revoked(partitions),
       onLost: (partitions) => this.lost(partitions),
     };
-    const consumer = this.options.consumer(listener);
+    const make = this.options.consumer;
+    const consumer = typeof make === 'function' ? make(listener) : new Consumer({ ...make, listener });
     this.consumer = consumer;
     await consumer.subscribe(topics);
     this.commitTimer = setInterval(() => this.commitTick(), this.options.commitIntervalMs ?? 1000);

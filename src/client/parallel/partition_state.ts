@@ -6,6 +6,7 @@
 // after a revoke, can never touch the new one: it finds its own state no longer `live`.
 // Invariants: offsets enter `pending` strictly ascending (re-fetched duplicates are dropped);
 // the tracker exists once a committed position or the first fetched offset is known.
+import { setMaxListeners } from 'node:events';
 import type { AssignedPartition, CommittedPosition, ConsumerMessage, TopicPartition } from '../consumer/types.js';
 import { Fifo } from './fifo.js';
 import type { Ordering, RoutedMessage } from './key_router.js';
@@ -13,6 +14,13 @@ import { decodeOffsetMetadata, encodeOffsetMetadata } from './offset_codec.js';
 import { WatermarkTracker } from './watermark.js';
 
 /** A fetched message on its way through the router and the worker pool. */
+/** Every handler of the partition may listen on this one signal: the default cap of 10 would warn. */
+function abortWithoutListenerCap(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
+}
+
 export class Work implements RoutedMessage {
   readonly partition: number;
   readonly offset: number;
@@ -37,7 +45,7 @@ export class PartitionState {
   /** Fetched, not yet admitted into the window. */
   readonly pending = new Fifo<Work>();
   /** Aborts the handlers of this partition's messages (abandon at a deadline, or lost). */
-  readonly abort = new AbortController();
+  readonly abort = abortWithoutListenerCap();
   tracker: WatermarkTracker | null = null;
   /** Handlers running for this partition. */
   running = 0;
