@@ -104,6 +104,20 @@ export class BrokerProcess {
     return processCpuSeconds(this.pid);
   }
 
+  /**
+   * The largest shard event-loop delay p99 and max (ms) since the previous call: each scrape of
+   * /metrics makes the shards report and reset their delay histograms.
+   */
+  async shardLag(): Promise<{ p99Ms: number; maxMs: number }> {
+    const text = await (await fetch(`http://127.0.0.1:${this.adminPort}/metrics`)).text();
+    const worst = (name: string): number => {
+      let ms = 0;
+      for (const m of text.matchAll(new RegExp(`^${name}\\{thread="shard-\\d+"\\} (\\S+)$`, 'gm'))) ms = Math.max(ms, Number(m[1]) * 1000);
+      return ms;
+    };
+    return { p99Ms: worst('sluice_event_loop_lag_p99_seconds'), maxMs: worst('sluice_event_loop_lag_max_seconds') };
+  }
+
   /** SIGTERM, wait for exit (SIGKILL after timeoutMs), remove the data dir; the exit code. */
   async stop(timeoutMs = 15_000): Promise<number | null> {
     let timer: NodeJS.Timeout | undefined;

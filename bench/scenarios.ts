@@ -145,7 +145,9 @@ export const SCENARIOS: readonly Scenario[] = [
   e2e('e2e-1k-light', 0.1),
 ];
 
-async function produceOn(b: BrokerProcess, s: RunSettings, topic: string, p: Omit<ProduceParams, 'kind' | 'flush'>): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; clientCpuPct: number }> {
+async function produceOn(
+  b: BrokerProcess, s: RunSettings, topic: string, p: Omit<ProduceParams, 'kind' | 'flush'>,
+): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; clientCpuPct: number; shardLag: { p99Ms: number; maxMs: number } }> {
   const conn = await connectClient(b.host, b.kafkaPort, 'sluice-bench-setup');
   let version: number;
   try {
@@ -159,6 +161,7 @@ async function produceOn(b: BrokerProcess, s: RunSettings, topic: string, p: Omi
     batchRecords: batchRecordsFor(p.recordBytes, p.batchRecords), recordBytes: p.recordBytes, acks: p.acks,
     messages: p.messages, durationMs: p.durationMs, warmupMs: p.warmupMs, version, requestTimeoutMs: s.requestTimeoutMs,
   };
+  await b.shardLag(); // resets the shards' delay histograms: the next reading covers the load only
   const cpu0 = b.cpuSeconds();
   const client0 = process.cpuUsage();
   const t0 = performance.now();
@@ -167,6 +170,7 @@ async function produceOn(b: BrokerProcess, s: RunSettings, topic: string, p: Omi
   const client = process.cpuUsage(client0);
   return {
     r,
+    shardLag: await b.shardLag(),
     brokerCpuPct: Math.round((100 * (b.cpuSeconds() - cpu0)) / wall),
     clientCpuPct: Math.round((client.user + client.system) / 1e4 / wall),
   };
@@ -175,12 +179,13 @@ async function produceOn(b: BrokerProcess, s: RunSettings, topic: string, p: Omi
 async function runProduce(p: ProduceParams, s: RunSettings, ctx: RunCtx): Promise<Metrics> {
   return withBroker(p.flush, s, ctx, async (b) => {
     const fromUs = monotonicUs() + p.warmupMs * 1000;
-    const { r, brokerCpuPct, clientCpuPct } = await produceOn(b, s, 'bench-produce', p);
+    const { r, brokerCpuPct, clientCpuPct, shardLag } = await produceOn(b, s, 'bench-produce', p);
     ctx.loadWindow = { fromUs, toUs: monotonicUs() };
     if (r.errors > 0) ctx.notes.push(`${r.errors} produce errors, first: ${r.firstError}`);
     return {
       msgs_s: r.msgsPerSec, MB_s: r.mbPerSec, req_p50_ms: r.latency.p50Ms, req_p99_ms: r.latency.p99Ms,
       req_p999_ms: r.latency.p999Ms, broker_cpu_pct: brokerCpuPct, client_cpu_pct: clientCpuPct,
+      shard_lag_p99_ms: shardLag.p99Ms, shard_lag_max_ms: shardLag.maxMs,
       measured_s: r.seconds, measured_msgs: r.messages, errors: r.errors,
     };
   });

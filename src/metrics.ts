@@ -27,7 +27,10 @@ export interface PartitionSnapshot {
 
 export interface ShardSnapshot {
   shard: number;
+  /** Event-loop delay since the previous snapshot: mean, 99th percentile and max. */
   eventLoopLagMs: number;
+  eventLoopLagP99Ms: number;
+  eventLoopLagMaxMs: number;
   toShard: RingStatsSnapshot;
   toMain: RingStatsSnapshot;
   partitions: PartitionSnapshot[];
@@ -108,6 +111,12 @@ export class BrokerMetrics {
   private readonly lag = gauge(
     this.registry, 'sluice_event_loop_lag_seconds', 'Mean event-loop delay since the previous scrape', ['thread'],
   );
+  private readonly lagP99 = gauge(
+    this.registry, 'sluice_event_loop_lag_p99_seconds', '99th percentile event-loop delay since the previous scrape', ['thread'],
+  );
+  private readonly lagMax = gauge(
+    this.registry, 'sluice_event_loop_lag_max_seconds', 'Largest event-loop delay since the previous scrape', ['thread'],
+  );
   private readonly handled = new CumulativeCounter(
     counter(this.registry, 'sluice_shard_messages_handled_total', 'Ring messages handled by a shard', ['shard']),
   );
@@ -181,13 +190,19 @@ export class BrokerMetrics {
   private sampleMainLag(): void {
     // mean is NaN before the first sample; keep the previous value then.
     const mean = this.mainLag.mean;
-    if (Number.isFinite(mean)) this.lag.set({ thread: 'main' }, mean / 1e9);
+    if (Number.isFinite(mean)) {
+      this.lag.set({ thread: 'main' }, mean / 1e9);
+      this.lagP99.set({ thread: 'main' }, this.mainLag.percentile(99) / 1e9);
+      this.lagMax.set({ thread: 'main' }, this.mainLag.max / 1e9);
+    }
     this.mainLag.reset();
   }
 
   private applyShard(s: ShardSnapshot): void {
     const shard = String(s.shard);
     this.lag.set({ thread: `shard-${shard}` }, s.eventLoopLagMs / 1000);
+    this.lagP99.set({ thread: `shard-${shard}` }, s.eventLoopLagP99Ms / 1000);
+    this.lagMax.set({ thread: `shard-${shard}` }, s.eventLoopLagMaxMs / 1000);
     this.handled.feed({ shard }, shard, s.handled);
     this.busy.feed({ shard }, shard, s.busyMs / 1000);
     for (const direction of DIRECTIONS) {
@@ -203,7 +218,7 @@ export class BrokerMetrics {
 
   private removeShard(id: number): void {
     const shard = String(id);
-    this.lag.remove({ thread: `shard-${shard}` });
+    for (const g of [this.lag, this.lagP99, this.lagMax]) g.remove({ thread: `shard-${shard}` });
     this.handled.remove({ shard }, shard);
     this.busy.remove({ shard }, shard);
     for (const direction of DIRECTIONS) {

@@ -102,6 +102,8 @@ const control: ShardControl = {
     const snap: ShardSnapshot = {
       shard: data.index,
       eventLoopLagMs: lag.mean / 1e6,
+      eventLoopLagP99Ms: lag.percentile(99) / 1e6,
+      eventLoopLagMaxMs: lag.max / 1e6,
       toShard: inbound.stats(),
       toMain: outbound.stats(),
       partitions: view.actors.map((a) => ({
