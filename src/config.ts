@@ -61,6 +61,7 @@ export interface BrokerConfig {
   readonly groupMaxSize: number;
   /** KIP-848 members heartbeat this often; it bounds how soon a moved partition reaches its new owner. */
   readonly groupConsumerHeartbeatIntervalMs: number;
+  readonly groupConsumerSessionTimeoutMs: number;
   readonly offsetsRetentionMs: number;
 }
 
@@ -253,6 +254,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   groupMaxSessionTimeoutMs: int('largest session timeout a group member may ask for (ms)', 1800000, 1, TIMER_MAX),
   groupMaxSize: int('members per consumer group', 1000, 1, 100000),
   groupConsumerHeartbeatIntervalMs: int('heartbeat interval of KIP-848 group members (ms); a moved partition waits up to this for its new owner', 1500, 100, 60000),
+  groupConsumerSessionTimeoutMs: int('session timeout of KIP-848 group members (ms): a member silent this long is removed', 45000, 1000, 3600000),
   offsetsRetentionMs: int('keep committed offsets of an empty group this long after the last commit (ms)', 604800000, 1, Number.MAX_SAFE_INTEGER),
 };
 

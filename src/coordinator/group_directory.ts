@@ -45,7 +45,7 @@ export function groupConfigOf(c: BrokerConfig): GroupConfig {
     offsetMetadataMaxBytes: 4096,
     offsetsRetentionMs: c.offsetsRetentionMs,
     consumerHeartbeatIntervalMs: c.groupConsumerHeartbeatIntervalMs,
-    consumerSessionTimeoutMs: 45_000,
+    consumerSessionTimeoutMs: c.groupConsumerSessionTimeoutMs,
     consumerAssignors: ['uniform', 'range'],
   };
 }
