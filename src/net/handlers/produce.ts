@@ -14,10 +14,21 @@ const NO_LEADER_HINT = { leaderId: -1, leaderEpoch: -1 };
 const ZSTD = 4;
 // Byte 22 holds the low byte of the big-endian attributes field (codec in bits 0-2).
 const ATTRIBUTES_LOW_BYTE = 22;
+const MAGIC_AT = 16;
 const RECORDS_COUNT_AT = 57;
 
 function partitionOut(index: number, errorCode: number, baseOffset = -1, logAppendTimeMs = -1, logStartOffset = -1): PartitionOut {
   return { index, errorCode, baseOffset, logAppendTimeMs, logStartOffset, recordErrors: [], errorMessage: null, currentLeader: NO_LEADER_HINT };
+}
+
+/**
+ * The record count a batch header claims, for the messages-in metric. The bytes are the client's
+ * and unvalidated here (the shard checks the batch): anything that is not a magic-2 header with a
+ * non-negative count counts 0, since prom-client throws on a negative increment.
+ */
+export function claimedRecordCount(records: Buffer): number {
+  if (records.length < RECORDS_COUNT_AT + 4 || records[MAGIC_AT] !== 2) return 0;
+  return Math.max(0, records.readInt32BE(RECORDS_COUNT_AT));
 }
 
 export const produceHandler = handler({
@@ -58,7 +69,7 @@ export const produceHandler = handler({
     let bytes = 0;
     for (const it of items) {
       bytes += it.records.length;
-      if (it.records.length >= RECORDS_COUNT_AT + 4) records += it.records.readInt32BE(RECORDS_COUNT_AT);
+      records += claimedRecordCount(it.records);
     }
     b.metrics.addMessagesIn(records);
     b.metrics.addBytesIn(bytes);
