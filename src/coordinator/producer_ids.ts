@@ -1,7 +1,12 @@
 // Hands out idempotent producer ids that stay unique across restarts. Like Kafka's id blocks:
 // the next block's start is persisted before any id from the block is handed out, so a crash
 // can skip ids but never repeat one. Main thread only.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// The block is persisted asynchronously (libuv's pool): an fsync on the main thread would stop
+// every connection for as long as the disk takes, which under `--flush never` with a lot of
+// dirty page cache (an ext4 journal commit writes it out) can be many seconds. Callers that
+// arrive while a block is being persisted wait for that same write.
+import { readFileSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const BLOCK = 1000;
@@ -9,6 +14,7 @@ const BLOCK = 1000;
 export class ProducerIdAllocator {
   private next = 0;
   private blockEnd = 0;
+  private persisting: Promise<void> | null = null;
   private readonly file: string;
 
   constructor(metaDir: string) {
@@ -20,19 +26,27 @@ export class ProducerIdAllocator {
     }
   }
 
-  allocate(): number {
-    if (this.next >= this.blockEnd) {
-      this.blockEnd = this.next + BLOCK;
-      const tmp = `${this.file}.tmp`;
-      const fd = openSync(tmp, 'w');
-      try {
-        writeFileSync(fd, String(this.blockEnd));
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, this.file);
+  async allocate(): Promise<number> {
+    while (this.next >= this.blockEnd) {
+      this.persisting ??= this.persistBlock(this.blockEnd + BLOCK).finally(() => {
+        this.persisting = null;
+      });
+      await this.persisting;
     }
     return this.next++;
+  }
+
+  private async persistBlock(end: number): Promise<void> {
+    const tmp = `${this.file}.tmp`;
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writeFile(String(end));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, this.file);
+    this.next = Math.max(this.next, this.blockEnd);
+    this.blockEnd = end;
   }
 }

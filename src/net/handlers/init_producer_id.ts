@@ -7,10 +7,10 @@ import { ErrorCode } from '../protocol/errors.js';
 
 export const initProducerIdHandler = handler({
   api: InitProducerIdApi,
-  handle(ctx, req: InitProducerIdRequest): Wire<InitProducerIdResponse> {
+  async handle(ctx, req: InitProducerIdRequest): Promise<Wire<InitProducerIdResponse>> {
     if (req.transactionalId !== null) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1, producerEpoch: -1 };
     }
-    return { throttleTimeMs: 0, errorCode: 0, producerId: ctx.broker.producerIds.allocate(), producerEpoch: 0 };
+    return { throttleTimeMs: 0, errorCode: 0, producerId: await ctx.broker.producerIds.allocate(), producerEpoch: 0 };
   },
 });
