@@ -63,6 +63,9 @@ export interface ShardIntrospection {
   coordinators: { partition: number; stats: ReturnType<GroupCoordinatorActor['stats']> }[];
 }
 
+/** Longest the drain loop runs before yielding the thread (bounds the shard's event-loop delay). */
+const DRAIN_SLICE_MS = 1;
+
 export class Shard {
   private readonly actors = new Map<number, PartitionActor>();
   private readonly coordinators = new Map<number, GroupCoordinatorActor>();
@@ -186,7 +189,13 @@ export class Shard {
     while (this.running) {
       await ring.waitForData();
       const started = performance.now();
+      const sliceEnd = started + DRAIN_SLICE_MS;
+      let sliceUsed = false;
       for (let off = ring.peek(); off >= 0 && this.running; off = ring.peek()) {
+        if (performance.now() > sliceEnd) {
+          sliceUsed = true;
+          break;
+        }
         try {
           this.dispatch(ring.bytes, off, ring.lastLength);
         } catch (err) {
@@ -199,6 +208,10 @@ export class Shard {
         this.handled++;
       }
       this.busyMs += performance.now() - started;
+      // The ring refills as fast as this loop empties it under load: without a yield one pass
+      // would hold the thread (commit completions, timers, parked-fetch deadlines) for as long as
+      // the load lasts. setImmediate lets every pending macrotask run first.
+      if (sliceUsed) await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 

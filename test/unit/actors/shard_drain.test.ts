@@ -1,0 +1,57 @@
+// The shard's drain loop yields its thread while its inbound ring stays full: other macrotasks
+// (commit completions, timers, fetch deadlines) must not wait for the whole backlog.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Shard } from '../../../src/actors/shard.js';
+import { SpscRing } from '../../../src/actors/ring_buffer.js';
+import { PRODUCE_HEADER_BYTES, writeProduce } from '../../../src/actors/ring_messages.js';
+import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
+import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
+import { batchOf, logConfig, removeDir, tempDir, testIoBackend } from '../log/log_fixture.js';
+
+const MESSAGES = 20_000;
+const dirs: string[] = [];
+after(() => dirs.forEach(removeDir));
+
+describe('Shard drain loop', () => {
+  it('lets a timer run before a backlog of produce messages is drained', async () => {
+    const inbound = new SpscRing(SpscRing.allocate(16 << 20));
+    const outbound = new SpscRing(SpscRing.allocate(16 << 20));
+    const errors: unknown[] = [];
+    const shard = new Shard(0, inbound, outbound, testIoBackend(), { kind: 'never' }, (_msg, err) => errors.push(err), {
+      offsetsTopic: '__consumer_offsets',
+      deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
+      rebalanced: () => undefined,
+      badRecord: () => undefined,
+    });
+    const dir = tempDir();
+    dirs.push(dir);
+    shard.openPartition(1, 't', 0, dir, logConfig());
+    const batch = batchOf(1, 20);
+    for (let i = 0; i < MESSAGES; i++) {
+      const at = inbound.reserve(PRODUCE_HEADER_BYTES + batch.length);
+      assert.ok(at >= 0, 'inbound ring too small for the backlog');
+      writeProduce(inbound.bytes, at, i, 0, 1, batch);
+      inbound.publish();
+    }
+    let handledAtTimer = -1;
+    const timer = new Promise<void>((resolve) => setTimeout(() => {
+      handledAtTimer = shard.introspect().handled;
+      resolve();
+    }, 0));
+    const running = shard.run();
+    await timer;
+    // Drain the results so the outbound ring never fills, then stop once everything was handled.
+    while (shard.introspect().handled < MESSAGES) {
+      for (let off = outbound.peek(); off >= 0; off = outbound.peek()) outbound.release();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await shard.shutdown();
+    // An empty message wakes run() so it sees it was stopped (it is not dispatched).
+    assert.ok(inbound.reserve(0) >= 0);
+    inbound.publish();
+    await running;
+    assert.deepEqual(errors, []);
+    assert.ok(handledAtTimer > 0 && handledAtTimer < MESSAGES, `timer ran after ${handledAtTimer} of ${MESSAGES} messages`);
+  });
+});
