@@ -15,65 +15,41 @@ import type { SyncGroupRequestAssignment } from '../../net/protocol/apis/sync_gr
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from '../../net/protocol/consumer_protocol.js';
 import { ErrorCode } from '../../net/protocol/errors.js';
 import { brokerError } from '../broker_errors.js';
-import type { Cluster } from '../cluster.js';
 import { COOPERATIVE_STICKY, assignCooperative } from './cooperative_assignor.js';
 import type { CooperativeMember } from './cooperative_assignor.js';
-import { errorCodeOf, isTransient, retryDelay } from './membership.js';
-import type { AssignmentHost, Membership, MembershipConfig } from './membership.js';
+import { MembershipLoop, errorCodeOf, isTransient, retryDelay } from './membership.js';
+import type { Membership } from './membership.js';
 import type { CommitIdentity } from './offsets.js';
-import { byTopic, keyOf, minus, normalized } from './topic_partitions.js';
+import { byTopic, keyOf, minus } from './topic_partitions.js';
 import type { TopicPartition } from './types.js';
-import { Waker } from './waker.js';
 
 const PROTOCOL_TYPE = 'consumer';
 /** Beyond the rebalance timeout, for the answer to travel. */
 const REBALANCE_MARGIN_MS = 5000;
 const LEAVE_TIMEOUT_MS = 5000;
-/** How long close() waits for a join or sync in flight before leaving regardless. */
-const CLOSE_WAIT_MS = 5000;
 
 function grouped(tps: readonly TopicPartition[]): { topic: string; partitions: number[] }[] {
   return [...byTopic(tps)].map(([topic, ps]) => ({ topic, partitions: ps.map((p) => p.partition) }));
 }
 
-export class ClassicMembership implements Membership {
+export class ClassicMembership extends MembershipLoop implements Membership {
   readonly protocol = 'classic';
   private memberId = '';
   private generation = -1;
-  private readonly held = new Map<string, TopicPartition>();
   private needsRejoin = true;
-  private closing = false;
-  private loop: Promise<void> | null = null;
-  private readonly waker = new Waker();
-
-  constructor(private readonly cluster: Cluster, private readonly config: MembershipConfig, private readonly host: AssignmentHost) {}
-
-  start(): void {
-    this.loop ??= this.run();
-  }
 
   identity(): CommitIdentity {
     return { memberId: this.memberId, generationIdOrMemberEpoch: this.generation, groupInstanceId: this.config.instanceId };
   }
 
-  owned(): TopicPartition[] {
-    return normalized([...this.held.values()]);
-  }
-
   async close(): Promise<void> {
-    this.closing = true;
-    this.waker.notify();
-    if (this.loop !== null) await Promise.race([this.loop, this.waker.wait(CLOSE_WAIT_MS)]);
-    const owned = this.owned();
-    if (owned.length > 0) {
-      await this.host.revoke(owned).catch((err: unknown) => this.host.fail(err as Error));
-      this.held.clear();
-    }
+    await this.stopLoop();
+    await this.revokeAll();
     // Static members keep their place across restarts: they do not leave (as Kafka's clients).
     if (this.memberId !== '' && this.config.instanceId === null) await this.leave().catch(() => undefined);
   }
 
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     let failures = 0;
     while (!this.closing) {
       try {

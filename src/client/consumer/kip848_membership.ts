@@ -12,27 +12,23 @@ import { ConsumerGroupHeartbeatApi } from '../../net/protocol/apis/consumer_grou
 import type { ConsumerGroupHeartbeatTopicPartitions } from '../../net/protocol/apis/consumer_group_heartbeat.js';
 import { ErrorCode } from '../../net/protocol/errors.js';
 import { brokerError } from '../broker_errors.js';
-import type { Cluster } from '../cluster.js';
-import { errorCodeOf, isTransient, retryDelay } from './membership.js';
-import type { AssignmentHost, Membership, MembershipConfig } from './membership.js';
+import { MembershipLoop, errorCodeOf, isTransient, retryDelay } from './membership.js';
+import type { Membership } from './membership.js';
 import type { CommitIdentity } from './offsets.js';
-import { keyOf, minus, normalized } from './topic_partitions.js';
+import { keyOf, minus } from './topic_partitions.js';
 import type { TopicPartition } from './types.js';
-import { Waker } from './waker.js';
 
 const LEAVE_EPOCH = -1;
 const STATIC_LEAVE_EPOCH = -2;
 /** Until the coordinator says otherwise. */
 const DEFAULT_INTERVAL_MS = 1000;
 const LEAVE_TIMEOUT_MS = 5000;
-const CLOSE_WAIT_MS = 5000;
 
-export class Kip848Membership implements Membership {
+export class Kip848Membership extends MembershipLoop implements Membership {
   readonly protocol = 'consumer';
   private memberId = '';
   private epoch = 0;
   private intervalMs = DEFAULT_INTERVAL_MS;
-  private readonly held = new Map<string, TopicPartition>();
   /** The coordinator's latest target, by topic id; null until one arrives. */
   private target: ConsumerGroupHeartbeatTopicPartitions[] | null = null;
   /** Send every field: on join and after a heartbeat whose answer may have been lost. */
@@ -40,39 +36,19 @@ export class Kip848Membership implements Membership {
   private ownedSent: string | null = null;
   private chain: Promise<void> = Promise.resolve();
   private reconciling = false;
-  private closing = false;
-  private loop: Promise<void> | null = null;
-  private readonly waker = new Waker();
-
-  constructor(private readonly cluster: Cluster, private readonly config: MembershipConfig, private readonly host: AssignmentHost) {}
-
-  start(): void {
-    this.loop ??= this.run();
-  }
 
   identity(): CommitIdentity {
     return { memberId: this.memberId, generationIdOrMemberEpoch: this.epoch, groupInstanceId: this.config.instanceId };
   }
 
-  owned(): TopicPartition[] {
-    return normalized([...this.held.values()]);
-  }
-
   async close(): Promise<void> {
-    this.closing = true;
-    this.waker.notify();
-    // A heartbeat stuck on a silent coordinator must not hold close() for a whole request timeout.
-    if (this.loop !== null) await Promise.race([this.loop, this.waker.wait(CLOSE_WAIT_MS)]);
+    await this.stopLoop();
     await this.chain;
-    const owned = this.owned();
-    if (owned.length > 0) {
-      await this.host.revoke(owned).catch((err: unknown) => this.host.fail(err as Error));
-      this.held.clear();
-    }
+    await this.revokeAll();
     if (this.epoch > 0) await this.leave().catch(() => undefined);
   }
 
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     let failures = 0;
     while (!this.closing) {
       let delay: number;

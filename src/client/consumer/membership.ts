@@ -1,12 +1,16 @@
 // What a group membership (KIP-848 or classic) needs from the consumer that hosts it, and what it
 // offers back. The membership decides which partitions the member owns; the host turns that into
-// fetching and listener calls. Runs on the consumer's thread.
+// fetching and listener calls. Also the loop lifetime, owned set and close() start both share
+// (MembershipLoop). Runs on the consumer's thread.
 import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
 import { fullJitterDelay } from '../backoff.js';
 import { isStaleCoordinatorError } from '../cluster.js';
 import { ConnectionError } from '../connection.js';
+import type { Cluster } from '../cluster.js';
 import type { CommitIdentity } from './offsets.js';
+import { normalized } from './topic_partitions.js';
 import type { TopicPartition } from './types.js';
+import { Waker } from './waker.js';
 
 export interface AssignmentHost {
   /** Committed offsets → listener.onAssigned → fetching starts. */
@@ -56,4 +60,43 @@ export function retryDelay(failures: number): number {
 
 export function errorCodeOf(err: unknown): number | null {
   return err instanceof KafkaError ? err.code : null;
+}
+
+/** How long close() waits for a join, sync or heartbeat in flight before going on regardless. */
+const CLOSE_WAIT_MS = 5000;
+
+/** What both memberships share: the loop's lifetime, the owned set and the start of close(). */
+export abstract class MembershipLoop {
+  protected readonly held = new Map<string, TopicPartition>();
+  protected closing = false;
+  protected readonly waker = new Waker();
+  private loop: Promise<void> | null = null;
+
+  constructor(protected readonly cluster: Cluster, protected readonly config: MembershipConfig, protected readonly host: AssignmentHost) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  owned(): TopicPartition[] {
+    return normalized([...this.held.values()]);
+  }
+
+  /** The membership's loop until `closing`; never rejects. */
+  protected abstract run(): Promise<void>;
+
+  /** Ends the loop; a call stuck on a silent coordinator must not hold close() for a whole request timeout. */
+  protected async stopLoop(): Promise<void> {
+    this.closing = true;
+    this.waker.notify();
+    if (this.loop !== null) await Promise.race([this.loop, this.waker.wait(CLOSE_WAIT_MS)]);
+  }
+
+  /** Revokes everything still owned (onRevoked awaited; its failure goes to the host). */
+  protected async revokeAll(): Promise<void> {
+    const owned = this.owned();
+    if (owned.length === 0) return;
+    await this.host.revoke(owned).catch((err: unknown) => this.host.fail(err as Error));
+    this.held.clear();
+  }
 }
