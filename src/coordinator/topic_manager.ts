@@ -101,7 +101,7 @@ export class TopicManager {
     this.checkCapacity(total - t.partitions);
     if (validateOnly) return;
     const from = t.partitions;
-    this.table.setPartitionCount(name, total);
+    await this.table.setPartitionCount(name, total);
     const opens: Promise<void>[] = [];
     for (let p = from; p < total; p++) opens.push(this.openPartition(t, p));
     await Promise.all(opens);
@@ -112,7 +112,7 @@ export class TopicManager {
     const t = this.table.get(name);
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
     if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `internal topic '${name}' cannot be deleted`);
-    this.table.delete(name);
+    await this.table.delete(name);
     const removed = this.shards.removeTopic(name);
     this.partitionCount -= removed.length;
     await Promise.all(removed.map((r) => this.router.host(r.shard).control.closePartition(r.handle, true)));
@@ -132,7 +132,7 @@ export class TopicManager {
   }
 
   private async doCreate(name: string, partitions: number, configs: Record<string, string>): Promise<TopicRecord> {
-    const t = this.table.create(name, partitions, configs);
+    const t = await this.table.create(name, partitions, configs);
     await Promise.all(Array.from({ length: partitions }, (_, p) => this.openPartition(t, p)));
     this.onChange();
     return t;

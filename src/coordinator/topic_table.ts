@@ -4,7 +4,8 @@
 // The Raft metadata log replaces this file when clustering arrives; the shape (an image of
 // topics keyed by id) is chosen so that it becomes that log's snapshot.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
 
@@ -43,6 +44,8 @@ export class TopicTable {
   private readonly byId = new Map<string, TopicRecord>();
   private readonly file: string;
   private revisionValue = 0;
+  /** The latest table write; each write waits for the one before. */
+  private writing: Promise<void> = Promise.resolve();
 
   private constructor(private readonly metaDir: string) {
     this.file = join(metaDir, 'topics.json');
@@ -86,28 +89,29 @@ export class TopicTable {
     return this.byName.values();
   }
 
-  create(name: string, partitions: number, configs: Record<string, string>): TopicRecord {
+  /** Applies at once (later calls see the topic); resolves once the table is durable. */
+  async create(name: string, partitions: number, configs: Record<string, string>): Promise<TopicRecord> {
     validateTopicName(name);
     if (this.byName.has(name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic '${name}' already exists`);
     const record: TopicRecord = { name, id: newTopicId(), partitions, configs: { ...configs } };
     this.index(record);
-    this.persist();
+    await this.persist();
     return record;
   }
 
-  setPartitionCount(name: string, partitions: number): void {
+  async setPartitionCount(name: string, partitions: number): Promise<void> {
     const t = this.byName.get(name);
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     t.partitions = partitions;
-    this.persist();
+    await this.persist();
   }
 
-  delete(name: string): TopicRecord {
+  async delete(name: string): Promise<TopicRecord> {
     const t = this.byName.get(name);
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     this.byName.delete(name);
     this.byId.delete(t.id);
-    this.persist();
+    await this.persist();
     return t;
   }
 
@@ -117,23 +121,35 @@ export class TopicTable {
     this.revisionValue++;
   }
 
-  private persist(): void {
+  /**
+   * Writes the table as it is now, after any earlier write (so the file ends with the latest).
+   * Off the main thread: an fsync there stops every connection for as long as the disk takes,
+   * seconds when much page cache is dirty under `--flush never`.
+   */
+  private persist(): Promise<void> {
     this.revisionValue++;
     const body: TableFile = { version: 1, topics: [...this.byName.values()] };
+    const text = JSON.stringify(body);
+    const write = this.writing.then(() => this.writeFile(text));
+    this.writing = write.catch(() => undefined);
+    return write;
+  }
+
+  private async writeFile(text: string): Promise<void> {
     const tmp = `${this.file}.tmp`;
-    const fd = openSync(tmp, 'w');
+    const fh = await open(tmp, 'w');
     try {
-      writeFileSync(fd, JSON.stringify(body));
-      fsyncSync(fd);
+      await fh.writeFile(text);
+      await fh.sync();
     } finally {
-      closeSync(fd);
+      await fh.close();
     }
-    renameSync(tmp, this.file);
-    const dirFd = openSync(this.metaDir, 'r');
+    await rename(tmp, this.file);
+    const dir = await open(this.metaDir, 'r');
     try {
-      fsyncSync(dirFd);
+      await dir.sync();
     } finally {
-      closeSync(dirFd);
+      await dir.close();
     }
   }
 }
