@@ -7,8 +7,7 @@
 // and shard label sets mirror the latest snapshots (stale ones are removed), and free-form labels
 // (API names, reasons) are capped at MAX_LABEL_VALUES distinct values.
 
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { IntervalHistogram } from 'node:perf_hooks';
+import { LoopDelayMonitor } from './loop_delay.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RingStats } from './actors/ring_buffer.js';
 import { CumulativeCounter } from './cumulative_counter.js';
@@ -130,14 +129,11 @@ export class BrokerMetrics {
   }));
   private readonly rejectedChildren = new BoundedChildren((r) => this.rejected.labels(r));
   private readonly protocolErrorChildren = new BoundedChildren((r) => this.protocolErrors.labels(r));
-  private readonly mainLag: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly mainLag = new LoopDelayMonitor();
   private readonly groupMetrics = new GroupMetrics(this.registry);
   private partitionKeys = new Map<string, PartitionSnapshot>();
   private shardIds = new Set<number>();
 
-  constructor() {
-    this.mainLag.enable();
-  }
 
   /** `api` must come from the broker's API table (bounded anyway). */
   recordRequest(api: string, seconds: number): void {
@@ -184,18 +180,17 @@ export class BrokerMetrics {
   }
 
   close(): void {
-    this.mainLag.disable();
+    this.mainLag.close();
   }
 
   private sampleMainLag(): void {
-    // mean is NaN before the first sample; keep the previous value then.
-    const mean = this.mainLag.mean;
-    if (Number.isFinite(mean)) {
-      this.lag.set({ thread: 'main' }, mean / 1e9);
-      this.lagP99.set({ thread: 'main' }, this.mainLag.percentile(99) / 1e9);
-      this.lagMax.set({ thread: 'main' }, this.mainLag.max / 1e9);
+    // No sample yet (scraped twice within one timer period): keep the previous values.
+    const d = this.mainLag.take();
+    if (d !== null) {
+      this.lag.set({ thread: 'main' }, d.meanMs / 1000);
+      this.lagP99.set({ thread: 'main' }, d.p99Ms / 1000);
+      this.lagMax.set({ thread: 'main' }, d.maxMs / 1000);
     }
-    this.mainLag.reset();
   }
 
   private applyShard(s: ShardSnapshot): void {

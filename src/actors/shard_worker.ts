@@ -3,7 +3,6 @@
 // the shard owns is created here, on the worker's own thread, including its storage backend
 // (an io_uring ring of its own under io=native/auto); an unusable 'native' choice throws here,
 // so the worker fails before exposing its control API.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { coordinatorDeps } from '../coordinator/groups/coordinator_deps.js';
 import type { GroupConfig, TopicInfo } from '../coordinator/groups/group_api.js';
@@ -11,6 +10,7 @@ import type { FlushPolicy } from '../log/group_commit.js';
 import { selectIoBackend, type IoMode } from '../log/native_io.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../logger.js';
+import { LoopDelayMonitor, NO_LOOP_DELAY } from '../loop_delay.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from '../group_snapshot.js';
 import type { ShardSnapshot } from '../metrics.js';
 import { exposeControl } from './control_channel.js';
@@ -69,8 +69,7 @@ const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, (
   },
   badRecord: (partition, offset, err) => log.error({ err, partition, offset }, 'unreadable group record skipped'),
 });
-const lag = monitorEventLoopDelay({ resolution: 10 });
-lag.enable();
+const lag = new LoopDelayMonitor();
 const retention = setInterval(() => shard.enforceRetention(), data.retentionCheckMs);
 retention.unref();
 
@@ -99,11 +98,12 @@ const control: ShardControl = {
   ioChoice: () => ioChoice,
   snapshot: () => {
     const view = shard.introspect();
+    const delay = lag.take() ?? NO_LOOP_DELAY;
     const snap: ShardSnapshot = {
       shard: data.index,
-      eventLoopLagMs: lag.mean / 1e6,
-      eventLoopLagP99Ms: lag.percentile(99) / 1e6,
-      eventLoopLagMaxMs: lag.max / 1e6,
+      eventLoopLagMs: delay.meanMs,
+      eventLoopLagP99Ms: delay.p99Ms,
+      eventLoopLagMaxMs: delay.maxMs,
       toShard: inbound.stats(),
       toMain: outbound.stats(),
       partitions: view.actors.map((a) => ({
@@ -120,13 +120,12 @@ const control: ShardControl = {
       groups: groupSnapshot(view),
     };
     rebalanceMs = [];
-    lag.reset();
     return snap;
   },
   shutdown: async () => {
     clearInterval(retention);
     await shard.shutdown();
-    lag.disable();
+    lag.close();
   },
 };
 
