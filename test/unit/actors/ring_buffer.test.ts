@@ -258,7 +258,7 @@ describe('SpscRing single-thread model', () => {
     );
     const startMessages = fc.oneof(fc.constant(0), fc.integer({ min: TWO_POW_32 - 40, max: TWO_POW_32 - 1 }));
     fc.assert(
-      fc.property(fc.array(commandArb(maxMessageBytes), { maxLength: 300 }), startCounter, startMessages, (commands, counter, messages) =>
+      fc.property(fc.array(commandArb(maxMessageBytes), { maxLength: 300, size: 'max' }), startCounter, startMessages, (commands, counter, messages) =>
         runModel(commands, counter % TWO_POW_32, messages),
       ),
       { numRuns: 300 },

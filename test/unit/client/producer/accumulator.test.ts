@@ -362,7 +362,7 @@ class SequencedBroker {
 
 describe('RecordAccumulator: random schedules (property)', () => {
   it('bounded memory, per-partition append order, contiguous sequences, correct offsets', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(opArb, { maxLength: 150 }), async (ops) => {
+    await fc.assert(fc.asyncProperty(fc.array(opArb, { maxLength: 150, size: 'max' }), async (ops) => {
       const bufferBytes = 3000;
       const acc = ready({ bufferBytes, batchBytes: 500, lingerMs: 5, retryBackoffMs: 3, maxRequestBytes: 1500, deliveryTimeoutMs: 1e12 });
       const broker = new SequencedBroker();
