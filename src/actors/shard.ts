@@ -3,7 +3,8 @@
 // all appends of a drain pass into one write + fsync, and answers on the outbound ring.
 // Parked fetches live here (keyed by the main thread's request id) and are released by the
 // commits that make data readable, by their deadline, or by a FETCH_RELEASE from main.
-// Owns: actors by handle, the committer, parked fetches, the outbox for a full outbound ring.
+// Owns: actors by handle, the committer, parked fetches, the outbox for a full outbound ring, and
+// the recycled slabs its produce batches are copied into.
 import { deserialize, serialize } from 'node:v8';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
@@ -13,6 +14,7 @@ import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js
 import type { GroupCall, GroupEffect, GroupReply, TopicIndex, TopicInfo } from '../coordinator/groups/group_api.js';
 import { errorReply } from '../coordinator/groups/error_reply.js';
 import { ErrorCode } from '../net/protocol/errors.js';
+import { BatchSlabs } from './batch_slabs.js';
 import { GroupCoordinatorActor } from './group_coordinator_actor.js';
 import { PartitionActor, type ActorStats } from './partition_actor.js';
 import type { SpscRing } from './ring_buffer.js';
@@ -73,6 +75,7 @@ export class Shard {
   private readonly parked = new Map<number, ParkedFetch>();
   private readonly outbox: Outgoing[] = [];
   private readonly committer: GroupCommitter;
+  private readonly slabs = new BatchSlabs();
   private flushingOutbox = false;
   private running = true;
   handled = 0;
@@ -245,12 +248,15 @@ export class Shard {
       this.send({ kind: 'produce', result });
       return;
     }
-    // The log keeps the batch, so it must leave the ring's memory before release().
-    const records = Buffer.allocUnsafe(len - PRODUCE_HEADER_BYTES);
+    // The log keeps the batch until its commit settles, so it must leave the ring's memory before
+    // release(); its slab space is reused once that commit settled.
+    const lease = this.slabs.take(len - PRODUCE_HEADER_BYTES);
+    const records = lease.buf;
     b.copy(records, 0, off + PRODUCE_HEADER_BYTES, off + len);
     const appended = actor.produce(records);
     result.logStartOffset = actor.log.logStartOffset;
     if (appended.kind === 'error') {
+      this.slabs.release(lease.slab);
       result.errorCode = appended.code;
       this.send({ kind: 'produce', result });
       return;
@@ -259,10 +265,12 @@ export class Shard {
     if (appended.kind === 'appended') result.logAppendTime = appended.logAppendTime;
     this.committer.commit(actor.log).then(
       () => {
+        this.slabs.release(lease.slab);
         this.wakeWaiters(actor);
         this.send({ kind: 'produce', result });
       },
       (err: unknown) => {
+        this.slabs.release(lease.slab);
         actor.lastError = String(err);
         result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
         result.baseOffset = -1;
