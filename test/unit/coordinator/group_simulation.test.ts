@@ -10,6 +10,7 @@ import { GroupCoordinator, type CoordinatorDeps } from '../../../src/coordinator
 import type { GroupCall, GroupEffect, GroupRecord, GroupReply, JoinReply } from '../../../src/coordinator/groups/group_api.js';
 import { ErrorCode } from '../../../src/net/protocol/errors.js';
 import { commitCall, heartbeatCall, joinCall, leaveCall, meta, syncCall, testDeps, text } from './group_fixture.js';
+import { mulberry32 } from '../../helpers/seeded_random.js';
 
 const STEP_MS = 100;
 const SESSION_MS = 10_000;
@@ -18,17 +19,6 @@ const HEARTBEAT_MS = 3_000;
 const PARTITIONS = 8;
 const GROUPS = ['g0', 'g1'];
 const CLIENTS_PER_GROUP = 5;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class SimClient {
   alive = true;

@@ -13,18 +13,7 @@ import type { ParallelConsumerOptions } from '../../../../src/client/parallel/pa
 import type { ConsumerPort, MessageHandler } from '../../../../src/client/parallel/ports.js';
 import { DeadLetterHeaders } from '../../../../src/client/parallel/retry.js';
 import { FakeConsumer, FakeGroup, MESSAGE_BYTES } from './fake_consumer.js';
-
-/** mulberry32: a seeded source for handler delays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../../helpers/seeded_random.js';
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -73,7 +62,7 @@ describe('ParallelConsumer', () => {
         fc.integer({ min: 1, max: 16 }),
         fc.constantFrom('key' as const, 'partition' as const),
         async (seed, partitions, perPartition, keys, concurrency, ordering) => {
-          const random = prng(seed);
+          const random = mulberry32(seed);
           const group = FakeGroup.withKeys(partitions, perPartition, keys);
           const lanes = new Map<string, { running: boolean; last: number }>();
           const violations: string[] = [];
@@ -115,7 +104,7 @@ describe('ParallelConsumer', () => {
         fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 3 }),
         fc.integer({ min: 2, max: 12 }),
         async (seed, crashPoints, concurrency) => {
-          const random = prng(seed);
+          const random = mulberry32(seed);
           const group = FakeGroup.withKeys(3, 80, 6);
           const processed = new Set<string>();
           const violations: string[] = [];
