@@ -7,7 +7,7 @@
 // and shard label sets mirror the latest snapshots (stale ones are removed), and free-form labels
 // (API names, reasons) are capped at MAX_LABEL_VALUES distinct values.
 
-import { LoopDelayMonitor } from './loop_delay.js';
+import { LoopDelayMonitor, type LoopDelay } from './loop_delay.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RingStats } from './actors/ring_buffer.js';
 import { CumulativeCounter } from './cumulative_counter.js';
@@ -26,10 +26,8 @@ export interface PartitionSnapshot {
 
 export interface ShardSnapshot {
   shard: number;
-  /** Event-loop delay since the previous snapshot: mean, 99th percentile and max. */
-  eventLoopLagMs: number;
-  eventLoopLagP99Ms: number;
-  eventLoopLagMaxMs: number;
+  /** Event-loop delay since the previous snapshot. */
+  loopDelay: LoopDelay;
   toShard: RingStatsSnapshot;
   toMain: RingStatsSnapshot;
   partitions: PartitionSnapshot[];
@@ -116,6 +114,14 @@ export class BrokerMetrics {
   private readonly lagMax = gauge(
     this.registry, 'sluice_event_loop_lag_max_seconds', 'Largest event-loop delay since the previous scrape', ['thread'],
   );
+  private readonly ownLagP99 = gauge(
+    this.registry, 'sluice_event_loop_own_lag_p99_seconds',
+    '99th percentile event-loop delay since the previous scrape, less the time the thread waited for a CPU', ['thread'],
+  );
+  private readonly cpuWait = gauge(
+    this.registry, 'sluice_thread_cpu_wait_ratio',
+    'Share of the time since the previous scrape the thread was ready to run but waited for a CPU', ['thread'],
+  );
   private readonly handled = new CumulativeCounter(
     counter(this.registry, 'sluice_shard_messages_handled_total', 'Ring messages handled by a shard', ['shard']),
   );
@@ -186,18 +192,20 @@ export class BrokerMetrics {
   private sampleMainLag(): void {
     // No sample yet (scraped twice within one timer period): keep the previous values.
     const d = this.mainLag.take();
-    if (d !== null) {
-      this.lag.set({ thread: 'main' }, d.meanMs / 1000);
-      this.lagP99.set({ thread: 'main' }, d.p99Ms / 1000);
-      this.lagMax.set({ thread: 'main' }, d.maxMs / 1000);
-    }
+    if (d !== null) this.setLoopDelay('main', d);
+  }
+
+  private setLoopDelay(thread: string, d: LoopDelay): void {
+    this.lag.set({ thread }, d.meanMs / 1000);
+    this.lagP99.set({ thread }, d.p99Ms / 1000);
+    this.lagMax.set({ thread }, d.maxMs / 1000);
+    this.ownLagP99.set({ thread }, d.ownP99Ms / 1000);
+    this.cpuWait.set({ thread }, d.cpuWaitRatio);
   }
 
   private applyShard(s: ShardSnapshot): void {
     const shard = String(s.shard);
-    this.lag.set({ thread: `shard-${shard}` }, s.eventLoopLagMs / 1000);
-    this.lagP99.set({ thread: `shard-${shard}` }, s.eventLoopLagP99Ms / 1000);
-    this.lagMax.set({ thread: `shard-${shard}` }, s.eventLoopLagMaxMs / 1000);
+    this.setLoopDelay(`shard-${shard}`, s.loopDelay);
     this.handled.feed({ shard }, shard, s.handled);
     this.busy.feed({ shard }, shard, s.busyMs / 1000);
     for (const direction of DIRECTIONS) {
@@ -213,7 +221,7 @@ export class BrokerMetrics {
 
   private removeShard(id: number): void {
     const shard = String(id);
-    for (const g of [this.lag, this.lagP99, this.lagMax]) g.remove({ thread: `shard-${shard}` });
+    for (const g of [this.lag, this.lagP99, this.lagMax, this.ownLagP99, this.cpuWait]) g.remove({ thread: `shard-${shard}` });
     this.handled.remove({ shard }, shard);
     this.busy.remove({ shard }, shard);
     for (const direction of DIRECTIONS) {

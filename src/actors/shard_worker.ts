@@ -98,12 +98,9 @@ const control: ShardControl = {
   ioChoice: () => ioChoice,
   snapshot: () => {
     const view = shard.introspect();
-    const delay = lag.take() ?? NO_LOOP_DELAY;
     const snap: ShardSnapshot = {
       shard: data.index,
-      eventLoopLagMs: delay.meanMs,
-      eventLoopLagP99Ms: delay.p99Ms,
-      eventLoopLagMaxMs: delay.maxMs,
+      loopDelay: lag.take() ?? NO_LOOP_DELAY,
       toShard: inbound.stats(),
       toMain: outbound.stats(),
       partitions: view.actors.map((a) => ({

@@ -17,7 +17,7 @@ function part(topic: string, partition: number, end: number): PartitionSnapshot 
 const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] };
 
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS): ShardSnapshot {
-  return { shard: id, eventLoopLagMs: 3, eventLoopLagP99Ms: 4, eventLoopLagMaxMs: 5, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, groups };
+  return { shard: id, loopDelay: { meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, groups };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
@@ -38,6 +38,8 @@ test('snapshots feed partition, ring and shard metrics', async (t) => {
   assert.equal(sample(text, 'sluice_event_loop_lag_seconds', 'thread="shard-1"'), 0.003);
   assert.equal(sample(text, 'sluice_event_loop_lag_p99_seconds', 'thread="shard-1"'), 0.004);
   assert.equal(sample(text, 'sluice_event_loop_lag_max_seconds', 'thread="shard-1"'), 0.005);
+  assert.equal(sample(text, 'sluice_event_loop_own_lag_p99_seconds', 'thread="shard-1"'), 0.002);
+  assert.equal(sample(text, 'sluice_thread_cpu_wait_ratio', 'thread="shard-1"'), 0.25);
   assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="0"'), 42);
   assert.equal(sample(text, 'sluice_shard_busy_seconds_total', 'shard="1"'), 1.5);
 });
@@ -56,6 +58,7 @@ test('partitions and shards that disappear lose their series', async (t) => {
   assert.equal(sample(text, 'sluice_ring_used_bytes', 'shard="1",direction="to_shard"'), undefined);
   assert.equal(sample(text, 'sluice_event_loop_lag_seconds', 'thread="shard-1"'), undefined);
   assert.equal(sample(text, 'sluice_event_loop_lag_max_seconds', 'thread="shard-1"'), undefined);
+  assert.equal(sample(text, 'sluice_thread_cpu_wait_ratio', 'thread="shard-1"'), undefined);
   assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="1"'), undefined);
 });
 

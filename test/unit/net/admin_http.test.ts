@@ -10,9 +10,7 @@ import type { HealthStatus } from '../../../src/net/admin_http.js';
 
 const snapshot: ShardSnapshot = {
   shard: 0,
-  eventLoopLagMs: 1,
-  eventLoopLagP99Ms: 2,
-  eventLoopLagMaxMs: 3,
+  loopDelay: { meanMs: 1, p99Ms: 2, maxMs: 3, ownP99Ms: 1, ownMaxMs: 2, cpuWaitRatio: 0.1 },
   toShard: { capacity: 64, usedBytes: 0, messagesWritten: 0, messagesRead: 0, consumerWakeups: 0, producerWakeups: 0, consumerWaits: 0, producerWaits: 0 },
   toMain: { capacity: 64, usedBytes: 0, messagesWritten: 0, messagesRead: 0, consumerWakeups: 0, producerWakeups: 0, consumerWaits: 0, producerWaits: 0 },
   partitions: [{ topic: 't', partition: 0, sizeBytes: 1, logStartOffset: 0, logEndOffset: 12, highWatermark: 12 }],
