@@ -54,6 +54,13 @@ function healthOk(port: number): Promise<boolean> {
   });
 }
 
+export interface ShardLag {
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly ownP99Ms: number;
+  readonly cpuWaitPct: number;
+}
+
 export class BrokerProcess {
   readonly host = HOST;
   private stderrTail = '';
@@ -105,17 +112,23 @@ export class BrokerProcess {
   }
 
   /**
-   * The largest shard event-loop delay p99 and max (ms) since the previous call: each scrape of
-   * /metrics makes the shards report and reset their delay histograms.
+   * The largest shard event-loop delay figures since the previous call (each scrape of /metrics
+   * makes the shards report and reset them): p99 and max, p99 less the time the shard waited for
+   * a CPU, and the largest share of time a shard waited for a CPU (%).
    */
-  async shardLag(): Promise<{ p99Ms: number; maxMs: number }> {
+  async shardLag(): Promise<ShardLag> {
     const text = await (await fetch(`http://127.0.0.1:${this.adminPort}/metrics`)).text();
-    const worst = (name: string): number => {
-      let ms = 0;
-      for (const m of text.matchAll(new RegExp(`^${name}\\{thread="shard-\\d+"\\} (\\S+)$`, 'gm'))) ms = Math.max(ms, Number(m[1]) * 1000);
-      return ms;
+    const worst = (name: string, scale: number): number => {
+      let v = 0;
+      for (const m of text.matchAll(new RegExp(`^${name}\\{thread="shard-\\d+"\\} (\\S+)$`, 'gm'))) v = Math.max(v, Number(m[1]) * scale);
+      return v;
     };
-    return { p99Ms: worst('sluice_event_loop_lag_p99_seconds'), maxMs: worst('sluice_event_loop_lag_max_seconds') };
+    return {
+      p99Ms: worst('sluice_event_loop_lag_p99_seconds', 1000),
+      maxMs: worst('sluice_event_loop_lag_max_seconds', 1000),
+      ownP99Ms: worst('sluice_event_loop_own_lag_p99_seconds', 1000),
+      cpuWaitPct: worst('sluice_thread_cpu_wait_ratio', 100),
+    };
   }
 
   /** SIGTERM, wait for exit (SIGKILL after timeoutMs), remove the data dir; the exit code. */

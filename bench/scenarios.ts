@@ -5,7 +5,7 @@
 // The group-coordination scenarios live in group_scenarios.ts (run.ts's `groups`, not `main`);
 // runScenarioOnce runs either kind.
 import { performance } from 'node:perf_hooks';
-import type { BrokerProcess } from './broker_process.js';
+import type { BrokerProcess, ShardLag } from './broker_process.js';
 import { withBroker } from './broker_run.js';
 import type { RunCtx } from './broker_run.js';
 import { GROUP_SCENARIOS, runCommit, runRebalanceScenario } from './group_scenarios.js';
@@ -147,7 +147,7 @@ export const SCENARIOS: readonly Scenario[] = [
 
 async function produceOn(
   b: BrokerProcess, s: RunSettings, topic: string, p: Omit<ProduceParams, 'kind' | 'flush'>,
-): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; clientCpuPct: number; shardLag: { p99Ms: number; maxMs: number } }> {
+): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; clientCpuPct: number; shardLag: ShardLag }> {
   const conn = await connectClient(b.host, b.kafkaPort, 'sluice-bench-setup');
   let version: number;
   try {
@@ -186,6 +186,7 @@ async function runProduce(p: ProduceParams, s: RunSettings, ctx: RunCtx): Promis
       msgs_s: r.msgsPerSec, MB_s: r.mbPerSec, req_p50_ms: r.latency.p50Ms, req_p99_ms: r.latency.p99Ms,
       req_p999_ms: r.latency.p999Ms, broker_cpu_pct: brokerCpuPct, client_cpu_pct: clientCpuPct,
       shard_lag_p99_ms: shardLag.p99Ms, shard_lag_max_ms: shardLag.maxMs,
+      shard_own_lag_p99_ms: shardLag.ownP99Ms, shard_cpu_wait_pct: shardLag.cpuWaitPct,
       measured_s: r.seconds, measured_msgs: r.messages, errors: r.errors,
     };
   });

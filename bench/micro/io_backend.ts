@@ -1,22 +1,35 @@
 // Micro-benchmark of the storage seam: N partition files (1, 16, 256) each appending one batch
 // of 1-64 KiB per commit, every commit fdatasync'ing all of them (the group commit under
-// flush=always), one commit in flight, on the node and native backends. Reports commits/s, MB/s,
-// p50/p99 commit latency and the calling thread's event-loop delay during the run.
+// flush=always), one commit in flight, on the node and native backends and on a blocking
+// reference ('sync': writevSync + fdatasyncSync on the calling thread, what a shard would do
+// without an asynchronous backend). Reports commits/s, MB/s, p50/p99 commit latency and the
+// calling thread's event-loop delay during the run (total and less its run-queue wait).
 // Usage: node <outDir>/bench/micro/io_backend.js [dataDir]   (default: a fresh dir under /tmp)
 // Each case is bounded by a time budget and a byte budget; its files are removed after it.
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writevSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { build } from 'hdr-histogram-js';
 import { NodeIoBackend, type IoBackend, type WriteOp } from '../../src/log/io_backend.js';
 import { loadNativeIo } from '../../src/log/native_io.js';
+import { LoopDelayMonitor } from '../../src/loop_delay.js';
 
 const PARTITIONS = [1, 16, 256];
 const TIME_BUDGET_MS = 4_000;
 const BYTE_BUDGET = 1 << 30;
 const MIN_BATCH = 1024;
 const MAX_BATCH = 64 * 1024;
+
+/** The blocking reference: every write and fdatasync on the calling thread (no short writes on a regular file here). */
+const syncIo: IoBackend = {
+  name: 'sync',
+  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
+    for (const w of writes) writevSync(w.fd, w.chunks, w.position);
+    for (const fd of syncFds) fdatasyncSync(fd);
+    return Promise.resolve();
+  },
+};
 
 /** A pool of batch buffers reused across commits (the bench measures I/O, not allocation). */
 const pool = Array.from({ length: 64 }, (_, i) => Buffer.alloc(MIN_BATCH + Math.floor(((MAX_BATCH - MIN_BATCH) * i) / 63), i));
@@ -31,6 +44,7 @@ interface Result {
   p99Ms: number;
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
+  ownDelayP99Ms: number;
 }
 
 async function run(io: IoBackend, partitions: number, root: string): Promise<Result> {
@@ -38,11 +52,10 @@ async function run(io: IoBackend, partitions: number, root: string): Promise<Res
   const fds = Array.from({ length: partitions }, (_, i) => openSync(join(dir, `p${i}.log`), 'w+'));
   const positions = new Array<number>(partitions).fill(0);
   const latency = build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
-  const loop = monitorEventLoopDelay({ resolution: 1 });
+  const loop = new LoopDelayMonitor(1);
   let bytes = 0;
   let commits = 0;
   let pick = 0;
-  loop.enable();
   const start = performance.now();
   try {
     while (performance.now() - start < TIME_BUDGET_MS && bytes < BYTE_BUDGET) {
@@ -55,15 +68,18 @@ async function run(io: IoBackend, partitions: number, root: string): Promise<Res
       }
       const t0 = performance.now();
       await io.commit(writes, fds);
+      // The blocking reference resolves at once: let the delay sampler's timer run between commits.
+      if (io === syncIo) await new Promise<void>((resolve) => setImmediate(resolve));
       latency.recordValue(Math.max(1, Math.round((performance.now() - t0) * 1000)));
       commits++;
     }
   } finally {
-    loop.disable();
     for (const fd of fds) closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
   }
   const seconds = (performance.now() - start) / 1000;
+  const delay = loop.take();
+  loop.close();
   return {
     backend: io.name,
     partitions,
@@ -72,15 +88,16 @@ async function run(io: IoBackend, partitions: number, root: string): Promise<Res
     mbPerSec: bytes / seconds / 1e6,
     p50Ms: latency.getValueAtPercentile(50) / 1000,
     p99Ms: latency.getValueAtPercentile(99) / 1000,
-    loopDelayP99Ms: loop.percentile(99) / 1e6,
-    loopDelayMaxMs: loop.max / 1e6,
+    loopDelayP99Ms: delay?.p99Ms ?? NaN,
+    loopDelayMaxMs: delay?.maxMs ?? NaN,
+    ownDelayP99Ms: delay?.ownP99Ms ?? NaN,
   };
 }
 
 const root = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'sluice-io-bench-'));
 const native = loadNativeIo();
 if ('unavailable' in native) console.log(`native backend unavailable (${native.unavailable}); node only`);
-const backends: IoBackend[] = [new NodeIoBackend(), ...('backend' in native ? [native.backend] : [])];
+const backends: IoBackend[] = [syncIo, new NodeIoBackend(), ...('backend' in native ? [native.backend] : [])];
 const results: Result[] = [];
 try {
   for (const partitions of PARTITIONS) for (const io of backends) results.push(await run(io, partitions, root));
@@ -100,5 +117,10 @@ console.table(
     'p99 ms': r.p99Ms.toFixed(2),
     'loop p99 ms': r.loopDelayP99Ms.toFixed(2),
     'loop max ms': r.loopDelayMaxMs.toFixed(2),
+    'loop own p99 ms': r.ownDelayP99Ms.toFixed(2),
   })),
 );
+for (const partitions of PARTITIONS) {
+  const rate = (name: string): number => results.find((r) => r.backend === name && r.partitions === partitions)?.commitsPerSec ?? NaN;
+  console.log(`${partitions} partition(s): native/node ${(rate('native') / rate('node')).toFixed(2)}x, native/sync ${(rate('native') / rate('sync')).toFixed(2)}x, node/sync ${(rate('node') / rate('sync')).toFixed(2)}x commits/s`);
+}
