@@ -4,11 +4,13 @@
 // the same loop with both roles on the main thread, as the ring's CPU cost per message.
 // Run: node dist/bench/micro/ring.js   (this file is also the worker; workerData tells it apart)
 // Bounded: fixed message counts per case, RUNS runs each, and a per-run deadline.
-import { Worker, isMainThread, workerData } from 'node:worker_threads';
+import { MessageChannel, Worker, isMainThread, workerData, type MessagePort } from 'node:worker_threads';
 import { SpscRing } from '../../src/actors/ring_buffer.js';
+import { RingDoorbell } from '../../src/actors/ring_doorbell.js';
 
 interface ProducerData {
   readonly sab: SharedArrayBuffer;
+  readonly doorbell: MessagePort;
   readonly messageBytes: number;
   readonly messages: number;
 }
@@ -29,10 +31,10 @@ const RUNS = 3;
 const RUN_DEADLINE_MS = 60_000;
 
 async function produce(data: ProducerData): Promise<void> {
-  const ring = new SpscRing(data.sab);
+  const ring = new SpscRing(data.sab, new RingDoorbell(data.doorbell));
   const payload = Buffer.alloc(data.messageBytes, 0xab);
   const bytes = ring.bytes;
-  const keepAlive = setInterval(() => undefined, 60_000); // a pending waitAsync does not hold the worker
+  const keepAlive = setInterval(() => undefined, 60_000); // a pending doorbell wait does not hold the worker
   for (let sequence = 0; sequence < data.messages; ) {
     const offset = ring.reserve(data.messageBytes);
     if (offset < 0) {
@@ -49,10 +51,11 @@ async function produce(data: ProducerData): Promise<void> {
 
 async function runOnce(benchCase: Case): Promise<{ seconds: number; wakeups: number; waits: number }> {
   const sab = SpscRing.allocate(benchCase.capacityBytes);
-  const ring = new SpscRing(sab);
+  const { port1, port2 } = new MessageChannel();
+  const ring = new SpscRing(sab, new RingDoorbell(port1));
   const bytes = ring.bytes;
-  const producerData: ProducerData = { sab, messageBytes: benchCase.messageBytes, messages: benchCase.messages };
-  const worker = new Worker(new URL(import.meta.url), { workerData: producerData });
+  const producerData: ProducerData = { sab, doorbell: port2, messageBytes: benchCase.messageBytes, messages: benchCase.messages };
+  const worker = new Worker(new URL(import.meta.url), { workerData: producerData, transferList: [port2] });
   const failed = new Promise<never>((_, reject) => worker.once('error', reject));
   void failed.catch(() => undefined);
   // Timing starts at the first message so worker start-up is not counted.
@@ -80,8 +83,9 @@ async function runOnce(benchCase: Case): Promise<{ seconds: number; wakeups: num
 /** Both roles on one thread: the ring's own CPU cost per message, without cross-core traffic. */
 function sameThreadNanosPerMessage(messageBytes: number, messages: number): number {
   const sab = SpscRing.allocate(1 << 20);
-  const producer = new SpscRing(sab);
-  const consumer = new SpscRing(sab);
+  const [producerBell, consumerBell] = RingDoorbell.pair();
+  const producer = new SpscRing(sab, producerBell);
+  const consumer = new SpscRing(sab, consumerBell);
   const payload = Buffer.alloc(messageBytes, 0xab);
   const started = process.hrtime.bigint();
   for (let sequence = 0; sequence < messages; sequence++) {

@@ -2,7 +2,8 @@
 // path between the network thread and each shard worker (one ring per direction). Layout, frame
 // format and counter arithmetic are defined in ring_layout.ts.
 // Threads: exactly one thread calls the producer methods and exactly one (another) the consumer
-// methods; each constructs its own SpscRing over the same SharedArrayBuffer. stats() from either.
+// methods; each constructs its own SpscRing over the same SharedArrayBuffer, with its end of the
+// ring's doorbell (ring_doorbell.ts). stats() from either.
 // Invariants: 0 <= tail - head <= capacity; frames never wrap; bytes in [head, tail) are only
 // written by the producer before the tail store that publishes them, and only read by the
 // consumer before the head store that frees them. Reserve/publish/peek/release allocate nothing.
@@ -16,18 +17,17 @@
 //   consumer (waitForData)                 producer (publish)
 //   1. store consumerWaiting = 1           a. store tail = t'
 //   2. t = load tail; if t != head: done   b. if load consumerWaiting == 1 and
-//   3. waitAsync(tail slot, expected t)       compareExchange(consumerWaiting, 1 -> 0) == 1:
-//   4. on wake: store consumerWaiting = 0        notify(tail slot, 1)
+//   3. wait for the doorbell's data ring      compareExchange(consumerWaiting, 1 -> 0) == 1:
+//   4. on wake: store consumerWaiting = 0        ring the doorbell (data)
 // In the single total order of these atomics, either (b) precedes (1), so (a) precedes (2) and
 // the consumer sees the data and does not sleep, or (1) precedes (b), so the producer sees the
-// flag (or an earlier publish already claimed it and notifies). A notify landing between (2) and
-// (3) is harmless: waitAsync compares the tail slot with t atomically with enqueueing the waiter,
-// finds it changed and returns "not-equal" (that compare alone would suffice; (2) only saves the
-// call). The compareExchange lets exactly one publish per arming pay for a notify; a busy
-// consumer (flag 0) costs the producer one load per publish and no notify. A late notify can end
-// a later sleep early, so callers always re-check with peek() / reserve().
-// Only Atomics.waitAsync is used, never Atomics.wait, so both sides may be the main thread. A
-// pending waitAsync does not keep Node's event loop alive; the thread needs another handle.
+// flag (or an earlier publish already claimed it and rings). A ring cannot slip in between (2) and
+// (3): both run in one task, and a port message is delivered in a later one, to the waiter (3)
+// registered. The compareExchange lets exactly one publish per arming pay for a ring; a busy
+// consumer (flag 0) costs the producer one load per publish and no ring. A late ring can end a
+// later sleep early, so callers always re-check with peek() / reserve().
+// Nothing blocks (no Atomics.wait), so both sides may be the main thread. A pending wait does not
+// keep Node's event loop alive (the ports are unref'd); the thread needs another handle.
 import {
   FRAME_HEADER_BYTES,
   FRAME_PAD_MARKER,
@@ -44,6 +44,7 @@ import {
   frameBytes,
   maxMessageBytesFor,
 } from './ring_layout.js';
+import { RingSignal, type RingDoorbell } from './ring_doorbell.js';
 
 const MAGIC = RingHeaderSlot.magic;
 const LAYOUT_VERSION = RingHeaderSlot.layoutVersion;
@@ -73,23 +74,15 @@ const PAD_MARKER_INT32 = FRAME_PAD_MARKER | 0;
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
-// Atomics.waitAsync is ES2024; the project's lib setting is ES2023, Node 20 has it at runtime.
-type WaitAsyncResult =
-  | { async: false; value: 'not-equal' | 'timed-out' }
-  | { async: true; value: Promise<'ok' | 'timed-out'> };
-const atomicsAsync = Atomics as typeof Atomics & {
-  waitAsync(typedArray: Int32Array, index: number, value: number, timeoutMs?: number): WaitAsyncResult;
-};
-
 export interface RingStats {
   capacity: number;
   /** Bytes between head and tail, framing and padding included. */
   usedBytes: number;
   messagesWritten: number;
   messagesRead: number;
-  /** Notifies publish() sent to a sleeping consumer. */
+  /** Doorbell rings publish() sent to a sleeping consumer. */
   consumerWakeups: number;
-  /** Notifies release() sent to a sleeping producer. */
+  /** Doorbell rings release() sent to a sleeping producer. */
   producerWakeups: number;
   /** Times the consumer armed its waiting flag in waitForData(); consumerWakeups <= this. */
   consumerWaits: number;
@@ -141,7 +134,7 @@ export class SpscRing {
   private peekedAdvance = 0;
   private peekedLength = 0;
 
-  constructor(sab: SharedArrayBuffer) {
+  constructor(sab: SharedArrayBuffer, private readonly doorbell: RingDoorbell) {
     const header = new Int32Array(sab, 0, RING_HEADER_BYTES >> 2);
     const capacity = header[CAPACITY]!;
     if (header[MAGIC] !== RING_MAGIC || header[LAYOUT_VERSION] !== RING_LAYOUT_VERSION) {
@@ -165,8 +158,8 @@ export class SpscRing {
     this.messagesRead = loadWideCounter(header, MESSAGES_READ);
     this.consumerWakeups = loadWideCounter(header, CONSUMER_WAKEUPS);
     this.producerWakeups = loadWideCounter(header, PRODUCER_WAKEUPS);
-    this.dataSleeper = new Sleeper(header, CONSUMER_WAITING, TAIL, CONSUMER_WAITS);
-    this.spaceSleeper = new Sleeper(header, PRODUCER_WAITING, HEAD, PRODUCER_WAITS);
+    this.dataSleeper = new Sleeper(header, doorbell, RingSignal.data, CONSUMER_WAITING, TAIL, CONSUMER_WAITS);
+    this.spaceSleeper = new Sleeper(header, doorbell, RingSignal.space, PRODUCER_WAITING, HEAD, PRODUCER_WAITS);
   }
 
   // ---- producer side ----
@@ -202,7 +195,7 @@ export class SpscRing {
 
   /**
    * Makes the reserved message visible, optionally shortened to `length` <= the reserved length
-   * (for writers that reserve an upper bound). Notifies the consumer only if it armed its flag.
+   * (for writers that reserve an upper bound). Rings the consumer's doorbell only if it armed its flag.
    */
   publish(length: number = this.reservedLength): void {
     const reserved = this.reservedLength;
@@ -220,10 +213,10 @@ export class SpscRing {
     storeWideCounter(this.header, MESSAGES_WRITTEN, this.messagesWritten);
     Atomics.store(this.header, TAIL, this.tail);
     if (claimSleeper(this.header, CONSUMER_WAITING)) {
-      // Counted before the notify so the woken consumer's stats() already include it.
+      // Counted before the ring so the woken consumer's stats() already include it.
       this.consumerWakeups += 1;
       storeWideCounter(this.header, CONSUMER_WAKEUPS, this.consumerWakeups);
-      Atomics.notify(this.header, TAIL, 1);
+      this.doorbell.ring(RingSignal.data);
     }
   }
 
@@ -295,7 +288,7 @@ export class SpscRing {
     if (claimSleeper(this.header, PRODUCER_WAITING)) {
       this.producerWakeups += 1;
       storeWideCounter(this.header, PRODUCER_WAKEUPS, this.producerWakeups);
-      Atomics.notify(this.header, HEAD, 1);
+      this.doorbell.ring(RingSignal.space);
     }
   }
 
@@ -314,6 +307,11 @@ export class SpscRing {
   }
 
   // ---- either side ----
+
+  /** Closes this end's doorbell; a wait pending on it never resolves. The shared memory is untouched. */
+  close(): void {
+    this.doorbell.close();
+  }
 
   stats(): RingStats {
     const header = this.header;
@@ -339,7 +337,7 @@ export class SpscRing {
 
 /**
  * One side's "announce, re-check, sleep" step (steps 1-4 in the file comment). Holds at most one
- * pending waitAsync: a second call while asleep returns the same promise, so one notify suffices.
+ * pending doorbell wait: a second call while asleep returns the same promise, so one ring suffices.
  */
 class Sleeper {
   private pending: Promise<void> | null = null;
@@ -347,6 +345,8 @@ class Sleeper {
 
   constructor(
     private readonly header: Int32Array,
+    private readonly doorbell: RingDoorbell,
+    private readonly signal: RingSignal,
     private readonly flagSlot: number,
     private readonly watchedSlot: number,
     private readonly waitsSlot: number,
@@ -365,16 +365,11 @@ class Sleeper {
       Atomics.store(header, this.flagSlot, RingWaitFlag.idle);
       return RESOLVED;
     }
-    const result = atomicsAsync.waitAsync(header, this.watchedSlot, expected, timeoutMs);
-    if (!result.async) {
-      Atomics.store(header, this.flagSlot, RingWaitFlag.idle);
-      return RESOLVED;
-    }
-    this.pending = result.value.then(this.onWake);
+    this.pending = this.doorbell.wait(this.signal, timeoutMs).then(this.onWake);
     return this.pending;
   }
 
-  // The notifier already cleared the flag on a notify; a timeout leaves it for us to clear.
+  // The ringer already cleared the flag; a timeout (or a late ring) leaves it for us to clear.
   private readonly onWake = (): void => {
     this.pending = null;
     Atomics.store(this.header, this.flagSlot, RingWaitFlag.idle);
@@ -383,7 +378,7 @@ class Sleeper {
 
 /**
  * Notifier side of the protocol (step b): true if the other side had armed its flag, which this
- * call disarms, so exactly one notifier per arming goes on to notify. The plain load first keeps
+ * call disarms, so exactly one notifier per arming goes on to ring. The plain load first keeps
  * the common case (nobody asleep) to one read of a line that is rarely written.
  */
 function claimSleeper(header: Int32Array, flagSlot: number): boolean {

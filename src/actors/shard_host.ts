@@ -5,12 +5,13 @@
 // blocked shard until `whenUnblocked()` resolves.
 // Startup: `started()` settles once the worker answered its first control call (with the storage
 // backend it chose) or died trying; until then an exit is reported there, not to `onExit`.
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import type { GroupConfig } from '../coordinator/groups/group_api.js';
 import type { FlushPolicy } from '../log/group_commit.js';
 import type { IoMode } from '../log/native_io.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
+import { RingDoorbell } from './ring_doorbell.js';
 import {
   FETCH_RELEASE_BYTES,
   GROUP_CALL_HEADER_BYTES,
@@ -115,15 +116,21 @@ export class ShardHost {
   async abort(): Promise<void> {
     this.stopped = true;
     await this.worker.terminate();
+    this.toShard.close();
+    this.toMain.close();
   }
 
   static spawn(opts: ShardHostOptions): ShardHost {
     const toShardSab = SpscRing.allocate(opts.ringBytes);
     const toMainSab = SpscRing.allocate(opts.ringBytes);
+    const toShardPorts = new MessageChannel();
+    const toMainPorts = new MessageChannel();
     const workerData: ShardWorkerData = {
       index: opts.index,
       toShard: toShardSab,
       toMain: toMainSab,
+      toShardDoorbell: toShardPorts.port2,
+      toMainDoorbell: toMainPorts.port2,
       flush: opts.flush,
       io: opts.io,
       logLevel: opts.logLevel,
@@ -131,8 +138,14 @@ export class ShardHost {
       offsetsTopic: opts.offsetsTopic,
       groupConfig: opts.groupConfig,
     };
-    const worker = new Worker(new URL('./shard_worker.js', import.meta.url), { workerData, name: `shard-${opts.index}` });
-    return new ShardHost(opts.index, worker, new SpscRing(toShardSab), new SpscRing(toMainSab), opts);
+    const worker = new Worker(new URL('./shard_worker.js', import.meta.url), {
+      workerData,
+      transferList: [toShardPorts.port2, toMainPorts.port2],
+      name: `shard-${opts.index}`,
+    });
+    const toShard = new SpscRing(toShardSab, new RingDoorbell(toShardPorts.port1));
+    const toMain = new SpscRing(toMainSab, new RingDoorbell(toMainPorts.port1));
+    return new ShardHost(opts.index, worker, toShard, toMain, opts);
   }
 
   get blocked(): boolean {
@@ -169,6 +182,8 @@ export class ShardHost {
     this.stopped = true;
     await this.control.shutdown();
     await this.worker.terminate();
+    this.toShard.close();
+    this.toMain.close();
   }
 
   private send(msg: Pending, force = false): boolean {

@@ -3,7 +3,7 @@
 // the shard owns is created here, on the worker's own thread, including its storage backend
 // (an io_uring ring of its own under io=native/auto); an unusable 'native' choice throws here,
 // so the worker fails before exposing its control API.
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { coordinatorDeps } from '../coordinator/groups/coordinator_deps.js';
 import type { GroupConfig, TopicInfo } from '../coordinator/groups/group_api.js';
 import type { FlushPolicy } from '../log/group_commit.js';
@@ -15,12 +15,16 @@ import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from '../group_snapshot.js
 import type { ShardSnapshot } from '../metrics.js';
 import { exposeControl } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
+import { RingDoorbell } from './ring_doorbell.js';
 import { Shard, type ShardIntrospection } from './shard.js';
 
 export interface ShardWorkerData {
   index: number;
   toShard: SharedArrayBuffer;
   toMain: SharedArrayBuffer;
+  /** This thread's ends of the two rings' doorbells (transferred). */
+  toShardDoorbell: MessagePort;
+  toMainDoorbell: MessagePort;
   flush: FlushPolicy;
   io: IoMode;
   logLevel: string;
@@ -50,8 +54,8 @@ export interface ShardControl {
 
 const data = workerData as ShardWorkerData;
 const log = createLogger(data.logLevel, `shard-${data.index}`);
-const inbound = new SpscRing(data.toShard);
-const outbound = new SpscRing(data.toMain);
+const inbound = new SpscRing(data.toShard, new RingDoorbell(data.toShardDoorbell));
+const outbound = new SpscRing(data.toMain, new RingDoorbell(data.toMainDoorbell));
 // Rebalance reasons are the coordinator's own fixed strings, so this map stays small; durations
 // wait here for the next metrics scrape, bounded in case nobody scrapes.
 const REBALANCE_DURATIONS_MAX = 1000;

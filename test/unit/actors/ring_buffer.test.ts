@@ -2,10 +2,11 @@
 // behaviour (FIFO, content, exact refusals, counters across 2^32), wake-up accounting, and
 // cross-thread runs in both directions through ring_worker_fixture.ts.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { Worker } from 'node:worker_threads';
+import { after, before, describe, it } from 'node:test';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { SpscRing } from '../../../src/actors/ring_buffer.js';
+import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
 import {
   FRAME_HEADER_BYTES,
   RING_CAPACITY_BYTES_MIN,
@@ -72,21 +73,21 @@ describe('SpscRing arguments', () => {
     for (const bad of [0, 1000, CAPACITY / 2, CAPACITY + 8, 3 * CAPACITY, 2 ** 31, 1.5, Number.NaN]) {
       assert.throws(() => SpscRing.allocate(bad), RangeError, String(bad));
     }
-    assert.equal(new SpscRing(SpscRing.allocate(CAPACITY * 4)).capacity, CAPACITY * 4);
+    assert.equal(new SpscRing(SpscRing.allocate(CAPACITY * 4), RingDoorbell.loopback()).capacity, CAPACITY * 4);
   });
 
   it('refuses buffers it did not allocate', () => {
-    assert.throws(() => new SpscRing(new SharedArrayBuffer(RING_HEADER_BYTES + CAPACITY)), TypeError);
+    assert.throws(() => new SpscRing(new SharedArrayBuffer(RING_HEADER_BYTES + CAPACITY), RingDoorbell.loopback()), TypeError);
   });
 
   it('exposes the data region and the message limit', () => {
-    const ring = new SpscRing(SpscRing.allocate(CAPACITY));
+    const ring = new SpscRing(SpscRing.allocate(CAPACITY), RingDoorbell.loopback());
     assert.equal(ring.bytes.length, CAPACITY);
     assert.equal(ring.maxMessageBytes, CAPACITY / 2 - FRAME_HEADER_BYTES);
   });
 
   it('throws RangeError for lengths outside [0, maxMessageBytes] and misuse as Error', () => {
-    const ring = new SpscRing(SpscRing.allocate(CAPACITY));
+    const ring = new SpscRing(SpscRing.allocate(CAPACITY), RingDoorbell.loopback());
     for (const bad of [-1, 1.5, Number.NaN, ring.maxMessageBytes + 1]) {
       assert.throws(() => ring.reserve(bad), RangeError, String(bad));
     }
@@ -185,11 +186,16 @@ function setCounterSlots(sab: SharedArrayBuffer, startCounter: number, startMess
   }
 }
 
+/** Producer and consumer ends of one ring, both in this thread. */
+function ringEnds(sab: SharedArrayBuffer): [SpscRing, SpscRing] {
+  const [producerBell, consumerBell] = RingDoorbell.pair();
+  return [new SpscRing(sab, producerBell), new SpscRing(sab, consumerBell)];
+}
+
 function runModel(commands: readonly Command[], startCounter: number, startMessages: number): void {
   const sab = SpscRing.allocate(CAPACITY);
   setCounterSlots(sab, startCounter, startMessages);
-  const producer = new SpscRing(sab);
-  const consumer = new SpscRing(sab);
+  const [producer, consumer] = ringEnds(sab);
   const model = new RingModel(CAPACITY, startCounter);
   let produced = 0;
   let consumed = 0;
@@ -266,7 +272,7 @@ describe('SpscRing single-thread model', () => {
   });
 
   it('refuses when full and accepts again after release', () => {
-    const ring = new SpscRing(SpscRing.allocate(CAPACITY));
+    const ring = new SpscRing(SpscRing.allocate(CAPACITY), RingDoorbell.loopback());
     const length = 1000;
     let count = 0;
     while (ring.reserve(length) >= 0) {
@@ -281,13 +287,19 @@ describe('SpscRing single-thread model', () => {
   });
 });
 
-// ---- wake-up accounting (same thread: the notify reaches this thread's own waitAsync) ----
+// ---- wake-up accounting (same thread: the ring reaches this thread's other doorbell end) ----
 
 describe('SpscRing wake-ups', () => {
+  // Doorbell ports are unref'd (a pending wait does not hold the loop); this timer does.
+  let keepAlive: NodeJS.Timeout;
+  before(() => {
+    keepAlive = setInterval(() => undefined, 1000);
+  });
+  after(() => clearInterval(keepAlive));
+
   it('wakes a waiting consumer with one publish and never notifies a busy one', async () => {
     const sab = SpscRing.allocate(CAPACITY);
-    const producer = new SpscRing(sab);
-    const consumer = new SpscRing(sab);
+    const [producer, consumer] = ringEnds(sab);
     const waiting = consumer.waitForData();
     const waiting2 = consumer.waitForData(); // the same sleep, not a second waiter
     assert.equal(waiting2, waiting);
@@ -316,8 +328,7 @@ describe('SpscRing wake-ups', () => {
 
   it('does not notify while the consumer keeps up without waiting', () => {
     const sab = SpscRing.allocate(CAPACITY);
-    const producer = new SpscRing(sab);
-    const consumer = new SpscRing(sab);
+    const [producer, consumer] = ringEnds(sab);
     for (let i = 0; i < 10_000; i++) {
       producer.reserve(i % 300);
       producer.publish();
@@ -329,8 +340,7 @@ describe('SpscRing wake-ups', () => {
 
   it('wakes a producer waiting for space with one release', async () => {
     const sab = SpscRing.allocate(CAPACITY);
-    const producer = new SpscRing(sab);
-    const consumer = new SpscRing(sab);
+    const [producer, consumer] = ringEnds(sab);
     while (producer.reserve(4000) >= 0) producer.publish();
     const waiting = producer.waitForSpace();
     assert.equal(consumer.peek(), FRAME_HEADER_BYTES);
@@ -344,12 +354,9 @@ describe('SpscRing wake-ups', () => {
 
   it('resolves waits after timeoutMs and leaves no flag armed', async () => {
     const sab = SpscRing.allocate(CAPACITY);
-    const producer = new SpscRing(sab);
-    const consumer = new SpscRing(sab);
+    const [producer, consumer] = ringEnds(sab);
     const started = Date.now();
-    const keepAlive = setTimeout(() => undefined, 1000); // a pending waitAsync does not hold the loop
     await consumer.waitForData(20);
-    clearTimeout(keepAlive);
     assert.ok(Date.now() - started >= 15);
     producer.reserve(1);
     producer.publish();
@@ -369,25 +376,38 @@ const FIXTURE = new URL('./ring_worker_fixture.js', import.meta.url);
 const CROSS_THREAD_MESSAGES = 200_000;
 const DEADLINE_MS = 50_000;
 
-function startWorker(data: Omit<RingFixtureData, 'fixture'>): { worker: Worker; result: Promise<RingFixtureResult> } {
-  const worker = new Worker(FIXTURE, { workerData: { fixture: 'ring', ...data } });
+interface StartedWorker {
+  readonly worker: Worker;
+  readonly result: Promise<RingFixtureResult>;
+  /** This thread's end of sab's doorbell, and of replySab's (echo only). */
+  readonly doorbell: RingDoorbell;
+  readonly replyDoorbell: RingDoorbell | null;
+}
+
+function startWorker(data: Omit<RingFixtureData, 'fixture' | 'doorbell' | 'replyDoorbell'>): StartedWorker {
+  const main = new MessageChannel();
+  const reply = data.replySab === null ? null : new MessageChannel();
+  const worker = new Worker(FIXTURE, {
+    workerData: { fixture: 'ring', ...data, doorbell: main.port2, replyDoorbell: reply?.port2 ?? null },
+    transferList: reply === null ? [main.port2] : [main.port2, reply.port2],
+  });
   const result = new Promise<RingFixtureResult>((resolve, reject) => {
     worker.once('message', (message: RingFixtureResult) => resolve(message));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`ring fixture exited with ${code} before reporting`)));
   });
   void result.catch(() => undefined); // the exit after terminate() in a finally is not a failure
-  return { worker, result };
+  return { worker, result, doorbell: new RingDoorbell(main.port1), replyDoorbell: reply === null ? null : new RingDoorbell(reply.port1) };
 }
 
 describe('SpscRing across threads', { timeout: 120_000 }, () => {
   it('worker produces 200k random messages, main consumes with waitForData', async () => {
     const sab = SpscRing.allocate(CAPACITY);
-    const ring = new SpscRing(sab);
     const seed = 0x5eed;
-    const { worker, result } = startWorker({
+    const { worker, result, doorbell } = startWorker({
       sab, role: 'produce', messages: CROSS_THREAD_MESSAGES, seed, replySab: null, startDelayMs: 0, stallEvery: 0, deadlineMs: DEADLINE_MS,
     });
+    const ring = new SpscRing(sab, doorbell);
     try {
       const deadline = Date.now() + DEADLINE_MS;
       const errors: string[] = [];
@@ -420,11 +440,11 @@ describe('SpscRing across threads', { timeout: 120_000 }, () => {
 
   it('main produces 200k messages with waitForSpace backpressure, a stalling worker consumes', async () => {
     const sab = SpscRing.allocate(CAPACITY);
-    const ring = new SpscRing(sab);
     const seed = 0xbacc;
-    const { worker, result } = startWorker({
+    const { worker, result, doorbell } = startWorker({
       sab, role: 'consume', messages: CROSS_THREAD_MESSAGES, seed, replySab: null, startDelayMs: 0, stallEvery: 5000, deadlineMs: DEADLINE_MS,
     });
+    const ring = new SpscRing(sab, doorbell);
     try {
       const deadline = Date.now() + DEADLINE_MS;
       const errors: string[] = [];
@@ -456,13 +476,14 @@ describe('SpscRing across threads', { timeout: 120_000 }, () => {
   it('ping-pong: both sides sleep on every message and no wake-up is lost', async () => {
     const toWorker = SpscRing.allocate(CAPACITY);
     const toMain = SpscRing.allocate(CAPACITY);
-    const out = new SpscRing(toWorker);
-    const back = new SpscRing(toMain);
     const seed = 0x9091;
     const roundTrips = 20_000;
-    const { worker, result } = startWorker({
+    const { worker, result, doorbell, replyDoorbell } = startWorker({
       sab: toWorker, replySab: toMain, role: 'echo', messages: roundTrips, seed, startDelayMs: 0, stallEvery: 0, deadlineMs: DEADLINE_MS,
     });
+    const out = new SpscRing(toWorker, doorbell);
+    assert.ok(replyDoorbell !== null);
+    const back = new SpscRing(toMain, replyDoorbell);
     try {
       const deadline = Date.now() + DEADLINE_MS;
       const errors: string[] = [];
@@ -501,15 +522,15 @@ describe('SpscRing across threads', { timeout: 120_000 }, () => {
 
   it('one publish from another thread wakes a sleeping main thread; a busy consumer gets no notify', async () => {
     const sab = SpscRing.allocate(CAPACITY);
-    const ring = new SpscRing(sab);
     const seed = 7;
     const messages = 20_000;
-    const { worker, result } = startWorker({
+    const { worker, result, doorbell } = startWorker({
       sab, role: 'produce', messages, seed, replySab: null, startDelayMs: 50, stallEvery: 0, deadlineMs: DEADLINE_MS,
     });
+    const ring = new SpscRing(sab, doorbell);
     try {
       // The worker publishes 50 ms after starting, long after this sleep began; only a publish
-      // landing in the nanoseconds between the flag's arming and waitAsync could skip the notify.
+      // landing between the flag's arming and the doorbell wait (one synchronous step) could skip the ring.
       await ring.waitForData(DEADLINE_MS);
       const woken = ring.stats(); // the producer may already have filled the ring and be waiting
       assert.deepEqual([woken.consumerWaits, woken.consumerWakeups], [1, 1]);

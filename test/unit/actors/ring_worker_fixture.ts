@@ -3,16 +3,20 @@
 // the consumer can check order, length and content without being told what was sent.
 // Thread: a worker when started with RingFixtureData; imported on the main thread for the format.
 // Loaded as a plain module (e.g. by a test runner) it does nothing.
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { RingStats } from '../../../src/actors/ring_buffer.js';
 import { SpscRing } from '../../../src/actors/ring_buffer.js';
+import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
 
 export interface RingFixtureData {
   readonly fixture: 'ring';
   readonly sab: SharedArrayBuffer;
+  /** The worker's end of sab's doorbell (transferred). */
+  readonly doorbell: MessagePort;
   /** echo: consume from sab and publish each message unchanged on replySab. */
   readonly role: 'produce' | 'consume' | 'echo';
   readonly replySab: SharedArrayBuffer | null;
+  readonly replyDoorbell: MessagePort | null;
   readonly messages: number;
   readonly seed: number;
   readonly startDelayMs: number;
@@ -164,8 +168,8 @@ async function echo(ring: SpscRing, reply: SpscRing, data: RingFixtureData): Pro
 function run(ring: SpscRing, data: RingFixtureData): Promise<RingFixtureResult> {
   if (data.role === 'produce') return produce(ring, data);
   if (data.role === 'consume') return consume(ring, data);
-  if (data.replySab === null) throw new TypeError('echo needs replySab');
-  return echo(ring, new SpscRing(data.replySab), data);
+  if (data.replySab === null || data.replyDoorbell === null) throw new TypeError('echo needs replySab and replyDoorbell');
+  return echo(ring, new SpscRing(data.replySab, new RingDoorbell(data.replyDoorbell)), data);
 }
 
 function isFixtureData(value: unknown): value is RingFixtureData {
@@ -175,10 +179,10 @@ function isFixtureData(value: unknown): value is RingFixtureData {
 if (!isMainThread && parentPort !== null && isFixtureData(workerData)) {
   const data = workerData;
   const port = parentPort;
-  // A pending Atomics.waitAsync does not keep a worker alive; this timer does.
+  // A pending doorbell wait does not keep a worker alive; this timer does.
   const keepAlive = setInterval(() => undefined, 60_000);
   await sleep(data.startDelayMs);
-  const ring = new SpscRing(data.sab);
+  const ring = new SpscRing(data.sab, new RingDoorbell(data.doorbell));
   const result = await run(ring, data);
   clearInterval(keepAlive);
   port.postMessage(result);
