@@ -29,6 +29,7 @@ const syncIo: IoBackend = {
     for (const fd of syncFds) fdatasyncSync(fd);
     return Promise.resolve();
   },
+  close: () => Promise.resolve(),
 };
 
 /** A pool of batch buffers reused across commits (the bench measures I/O, not allocation). */

@@ -126,6 +126,7 @@ const control: ShardControl = {
   shutdown: async () => {
     clearInterval(retention);
     await shard.shutdown();
+    await io.backend.close();
     lag.close();
   },
 };

@@ -17,6 +17,8 @@ export interface IoBackend {
   readonly name: string;
   /** Writes every op (short writes resumed), then fdatasyncs each fd in syncFds. Rejects with StorageError. */
   commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void>;
+  /** Releases what the backend holds (e.g. an io_uring ring and its thread) once in-flight commits settle. */
+  close(): Promise<void>;
 }
 
 /** A failed storage operation; maps to KAFKA_STORAGE_ERROR at the wire. */
@@ -123,5 +125,10 @@ export class NodeIoBackend implements IoBackend {
 
   commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
     return new Promise((resolve, reject) => new NodeCommit(syncFds, resolve, reject).start(writes));
+  }
+
+  /** Nothing to release: libuv's thread pool belongs to the process. */
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }

@@ -95,6 +95,11 @@ export class RecordingIo implements IoBackend {
     this.held ??= [];
   }
 
+  /** The real backend is the fixture's, shared by other tests: left open. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
   release(): void {
     const held = this.held ?? [];
     this.held = null;
