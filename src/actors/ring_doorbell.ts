@@ -1,4 +1,4 @@
-// Wake-ups between the two ends of one SpscRing, carried as one-byte MessagePort messages. The ring
+// Wake-ups between the two ends of one SpscRing, carried as one-number MessagePort messages. The ring
 // decides when a wake-up is owed (its waiting flags); this only delivers it. Atomics.waitAsync and
 // Atomics.notify did that job before, but V8 serialises every waitAsync, notify and waiter
 // resolution in the whole process on one global mutex: with the network thread and the shards
@@ -8,8 +8,9 @@
 // (node dist/bench/micro/wake.js).
 // Threads: each end is used by one thread. Ports are unref'd: like a pending waitAsync, a waiting
 // doorbell does not keep its thread's event loop alive.
-// Bounds: at most one pending wait per signal (a second is a caller bug and throws); a message arriving with nobody waiting is dropped
-// (the ring re-checks its indices after every wake, so a late or spare wake-up is harmless).
+// Bounds: at most one pending wait per signal (a second is a caller bug and throws); a message
+// arriving with nobody waiting is dropped (the ring re-checks its indices after every wake, so a
+// late or spare wake-up is harmless).
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 
 /** What the other end rang for: data published (wakes a consumer) or space released (wakes a producer). */
@@ -22,7 +23,7 @@ interface Waiter {
 }
 
 export class RingDoorbell {
-  /** Two ends for one ring whose producer and consumer live in this thread (or are handed to workers). */
+  /** Both ends of one ring in this thread: separate producer and consumer SpscRing objects (tests). */
   static pair(): [RingDoorbell, RingDoorbell] {
     const { port1, port2 } = new MessageChannel();
     return [new RingDoorbell(port1), new RingDoorbell(port2)];
