@@ -49,18 +49,25 @@ export class SegmentReader {
    */
   async fileRanges(ranges: readonly FileRange[], leases: number[]): Promise<FileChunk[]> {
     const out: FileChunk[] = [];
-    for (const r of ranges) {
-      let fd: number;
-      try {
-        fd = await this.fd(r.path);
-      } catch {
-        break;
-      }
+    for await (const { r, fd } of this.opened(ranges)) {
       this.leases.set(fd, (this.leases.get(fd) ?? 0) + 1);
       leases.push(fd);
       out.push({ fd, position: r.position, length: r.length });
     }
     return out;
+  }
+
+  /** Each range with its cached descriptor, in order, ending at the first whose file vanished (retention). */
+  private async *opened(ranges: readonly FileRange[]): AsyncGenerator<{ r: FileRange; fd: number }> {
+    for (const r of ranges) {
+      let fd: number;
+      try {
+        fd = await this.fd(r.path);
+      } catch {
+        return;
+      }
+      yield { r, fd };
+    }
   }
 
   /** Gives back every lease in `leases` and empties it. */
@@ -80,13 +87,7 @@ export class SegmentReader {
   /** Reads each range; a range whose file vanished (retention) is dropped, ending the answer there. */
   async readRanges(ranges: readonly FileRange[]): Promise<Buffer[]> {
     const out: Buffer[] = [];
-    for (const r of ranges) {
-      let fd: number;
-      try {
-        fd = await this.fd(r.path);
-      } catch {
-        break;
-      }
+    for await (const { r, fd } of this.opened(ranges)) {
       const buf = Buffer.allocUnsafe(r.length);
       const n = await readFully(fd, buf, r.position);
       out.push(n === r.length ? buf : buf.subarray(0, n));
