@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { KafkaConnection } from '../src/client/connection.js';
 import { fetchGroupOffsets } from '../src/client/group_admin.js';
-import { OffsetCommitApi } from '../src/net/protocol/apis/offset_commit.js';
+import { OffsetCommitApi } from '../src/protocol/apis/offset_commit.js';
 import { withBroker } from './broker_run.js';
 import type { RunCtx } from './broker_run.js';
 import type { BrokerProcess } from './broker_process.js';

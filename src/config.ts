@@ -7,12 +7,9 @@
 
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { IO_MODES, type IoMode } from './log/native_io.js';
+import type { FlushPolicy } from './log/group_commit.js';
+import { IO_MODES, type IoMode } from './native/addon.js';
 
-export type FlushPolicy =
-  | { readonly kind: 'always' }
-  | { readonly kind: 'interval'; readonly ms: number }
-  | { readonly kind: 'never' };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -14,4 +14,4 @@ export type {
   OffsetToCommit, RebalanceListener, TopicPartition,
 } from './client/consumer/types.js';
 export * from './client/parallel/index.js';
-export { ErrorCode, KafkaError, errorName } from './net/protocol/errors.js';
+export { ErrorCode, KafkaError, errorName } from './protocol/errors.js';

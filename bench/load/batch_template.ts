@@ -3,8 +3,8 @@
 // identical batches are valid). Keys are null and there are no headers; values are 'x' bytes.
 // Invariants: the CRC always covers bytes 21..end of the batch, also after `stampValues`, which
 // writes a float64 (little-endian) at the start of every value, so values must be >= 8 bytes then.
-import { varintSize, writeVarint } from '../../src/client/record_batch.js';
-import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, crc32c, writeInt64 } from '../../src/log/record_batch.js';
+import { varintSize, writeVarint } from '../../src/protocol/records.js';
+import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, crc32c, writeInt64 } from '../../src/protocol/record_batch.js';
 
 export interface BatchTemplate {
   readonly batch: Buffer;

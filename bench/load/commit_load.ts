@@ -11,9 +11,9 @@
 // The first `warmupMs` of answers are not counted. Memory: one request object per group.
 import { performance } from 'node:perf_hooks';
 import type { KafkaConnection } from '../../src/client/connection.js';
-import { OffsetCommitApi } from '../../src/net/protocol/apis/offset_commit.js';
-import type { OffsetCommitRequest, OffsetCommitResponse } from '../../src/net/protocol/apis/offset_commit.js';
-import { ErrorCode, errorName } from '../../src/net/protocol/errors.js';
+import { OffsetCommitApi } from '../../src/protocol/apis/offset_commit.js';
+import type { OffsetCommitRequest, OffsetCommitResponse } from '../../src/protocol/apis/offset_commit.js';
+import { ErrorCode, errorName } from '../../src/protocol/errors.js';
 import { newLatencyHistogram, summarizeLatency } from './latency.js';
 import type { Histogram, LatencySummary } from './latency.js';
 

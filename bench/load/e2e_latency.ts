@@ -9,7 +9,7 @@
 // every acknowledged record or `drainTimeoutMs` after the producer stopped.
 import { performance } from 'node:perf_hooks';
 import type { KafkaConnection } from '../../src/client/connection.js';
-import { errorName } from '../../src/net/protocol/errors.js';
+import { errorName } from '../../src/protocol/errors.js';
 import { buildBatchTemplate, stampValues } from './batch_template.js';
 import type { BatchTemplate } from './batch_template.js';
 import type { WalkTotals } from './fetch_walk.js';

@@ -3,7 +3,7 @@
 // offset, and optionally visits each record's value in place (the e2e bench reads the send time
 // stamped there). A trailing partial batch is skipped, as Kafka may cut the last one short.
 // Only uncompressed magic-2 batches are walked record by record; others are counted by header.
-import { BATCH_HEADER_BYTES, BatchAttr, BatchField, LOG_OVERHEAD, readInt64 } from '../../src/log/record_batch.js';
+import { BATCH_HEADER_BYTES, BatchAttr, BatchField, LOG_OVERHEAD, readInt64 } from '../../src/protocol/record_batch.js';
 
 export interface WalkTotals {
   batches: number;

@@ -4,11 +4,11 @@
 // topic, records walked in place). Every wait here is bounded by a deadline.
 import { KafkaAdmin } from '../../src/client/admin.js';
 import { KafkaConnection } from '../../src/client/connection.js';
-import { FetchApi } from '../../src/net/protocol/apis/fetch.js';
-import type { FetchRequest } from '../../src/net/protocol/apis/fetch.js';
-import { ProduceApi } from '../../src/net/protocol/apis/produce.js';
-import { errorName } from '../../src/net/protocol/errors.js';
-import { ZERO_UUID } from '../../src/net/protocol/schema.js';
+import { FetchApi } from '../../src/protocol/apis/fetch.js';
+import type { FetchRequest } from '../../src/protocol/apis/fetch.js';
+import { ProduceApi } from '../../src/protocol/apis/produce.js';
+import { errorName } from '../../src/protocol/errors.js';
+import { ZERO_UUID } from '../../src/protocol/schema.js';
 import { walkBatches } from './fetch_walk.js';
 import type { ValueVisitor, WalkTotals } from './fetch_walk.js';
 

@@ -6,7 +6,7 @@
 // waits at most `requestTimeoutMs` for the answers in flight. Memory: K frames per connection.
 // The first `warmupMs` of acknowledgements are not counted (JIT, TCP autotuning, page cache).
 import { performance } from 'node:perf_hooks';
-import { errorName } from '../../src/net/protocol/errors.js';
+import { errorName } from '../../src/protocol/errors.js';
 import { buildBatchTemplate } from './batch_template.js';
 import { newLatencyHistogram, summarizeLatency } from './latency.js';
 import type { Histogram, LatencySummary } from './latency.js';

@@ -5,10 +5,10 @@
 // one int32 write and one small decode, so on a 2-core machine the broker gets the CPU.
 // Invariants: a slot's frame is rewritten only after its previous response arrived (so the
 // kernel has long copied it); the splitter holds at most one partial frame of <= maxFrame bytes.
-import { ProduceApi } from '../../src/net/protocol/apis/produce.js';
-import { readResponseHeader, writeRequestHeader } from '../../src/net/protocol/header.js';
-import { Reader } from '../../src/net/protocol/reader.js';
-import { Writer } from '../../src/net/protocol/writer.js';
+import { ProduceApi } from '../../src/protocol/apis/produce.js';
+import { readResponseHeader, writeRequestHeader } from '../../src/protocol/header.js';
+import { Reader } from '../../src/protocol/reader.js';
+import { Writer } from '../../src/protocol/writer.js';
 
 /** Size prefix (4), apiKey (2), apiVersion (2): the correlation id follows. */
 export const CORRELATION_ID_AT = 8;

@@ -6,7 +6,7 @@
 // first that has waits for the next tick (the wait is part of its stamped latency).
 // Bounds: at most P requests in flight; stops at stop(), after `maxMessages` or `maxDurationMs`.
 import { performance } from 'node:perf_hooks';
-import { errorName } from '../../src/net/protocol/errors.js';
+import { errorName } from '../../src/protocol/errors.js';
 import { buildBatchTemplate, stampValues } from './batch_template.js';
 import type { BatchTemplate } from './batch_template.js';
 import { PipelinedProducer, openSocket, watchTimeouts } from './pipelined_producer.js';

@@ -6,10 +6,10 @@
 // entries). Prints the median and best of RUNS timed runs after one warm-up.
 // Run: node <outDir>/bench/micro/assignor.js   (bounded: ~15 s in all)
 import { performance } from 'node:perf_hooks';
-import type { Assignor, AssignorMember, GroupAssignment } from '../../src/coordinator/groups/assignors/assignor.js';
-import { RangeAssignor } from '../../src/coordinator/groups/assignors/range.js';
-import { UniformAssignor } from '../../src/coordinator/groups/assignors/uniform.js';
-import type { TopicIndex, TopicInfo } from '../../src/coordinator/groups/group_api.js';
+import type { Assignor, AssignorMember, GroupAssignment } from '../../src/assignors/assignor.js';
+import { RangeAssignor } from '../../src/assignors/range.js';
+import { UniformAssignor } from '../../src/assignors/uniform.js';
+import type { TopicIndex, TopicInfo } from '../../src/assignors/assignor.js';
 
 const RUNS = 9;
 const NO_OWNED: ReadonlyMap<string, readonly number[]> = new Map();

@@ -4,13 +4,13 @@
 // Run: node dist-codec/bench/micro/codec.js   (bounded: ~1 s per task)
 
 import { Bench } from 'tinybench';
-import { FetchApi } from '../../src/net/protocol/apis/fetch.js';
-import type { FetchResponse } from '../../src/net/protocol/apis/fetch.js';
-import { ProduceApi } from '../../src/net/protocol/apis/produce.js';
-import type { ProduceRequest } from '../../src/net/protocol/apis/produce.js';
-import { Reader } from '../../src/net/protocol/reader.js';
-import { ZERO_UUID } from '../../src/net/protocol/schema.js';
-import { Writer } from '../../src/net/protocol/writer.js';
+import { FetchApi } from '../../src/protocol/apis/fetch.js';
+import type { FetchResponse } from '../../src/protocol/apis/fetch.js';
+import { ProduceApi } from '../../src/protocol/apis/produce.js';
+import type { ProduceRequest } from '../../src/protocol/apis/produce.js';
+import { Reader } from '../../src/protocol/reader.js';
+import { ZERO_UUID } from '../../src/protocol/schema.js';
+import { Writer } from '../../src/protocol/writer.js';
 
 const PARTITIONS = 10;
 const BATCH_BYTES = 1024;

@@ -4,7 +4,7 @@
 // Usage: node <outDir>/bench/micro/crc32c.js
 import { randomBytes } from 'node:crypto';
 import { crc32c } from '@node-rs/crc32';
-import { nativeCrc32cFunction } from '../../src/log/native_io.js';
+import { nativeCrc32cFunction } from '../../src/native/addon.js';
 
 const SIZES = [1024, 16 * 1024, 1024 * 1024];
 const BUDGET_NS = 400_000_000n;

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { build } from 'hdr-histogram-js';
 import { NodeIoBackend, type IoBackend, type WriteOp } from '../../src/log/io_backend.js';
 import { loadNativeIo } from '../../src/log/native_io.js';
-import { LoopDelayMonitor } from '../../src/loop_delay.js';
+import { LoopDelayMonitor } from '../../src/common/loop_delay.js';
 
 const PARTITIONS = [1, 16, 256];
 const TIME_BUDGET_MS = 4_000;

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { GroupCommitter, type FlushPolicy } from '../../src/log/group_commit.js';
 import { NodeIoBackend } from '../../src/log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../../src/log/partition_log.js';
-import { validateProducedBatch } from '../../src/log/record_batch.js';
+import { validateProducedBatch } from '../../src/protocol/record_batch.js';
 import { buildBatch, makeRecords } from '../../test/unit/log/batch_builder.js';
 
 const RECORDS_PER_BATCH = 100;

@@ -8,7 +8,7 @@
 // appended since the last rewrite as the image holds, and the segments before the rewrite are
 // then deleted, so the log stays within about two segments plus the live state.
 import { closeSync, openSync, readSync } from 'node:fs';
-import { decodeRecordBatches, encodeRecordBatch } from '../client/record_batch.js';
+import { decodeRecordBatches, encodeRecordBatch } from '../protocol/records.js';
 import type { GroupCommitter } from '../log/group_commit.js';
 import { KeyImage, type KeyedRecord } from '../log/key_image.js';
 import { GroupCoordinator, type CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';

@@ -4,7 +4,7 @@
 // commit lands; fetches that find too little data park here and are woken by those commits.
 import type { LogConfig, PartitionLog } from '../log/partition_log.js';
 import type { AppendResult } from '../log/partition_log.js';
-import { validateProducedBatch } from '../log/record_batch.js';
+import { validateProducedBatch } from '../protocol/record_batch.js';
 
 export interface ActorStats {
   topic: string;

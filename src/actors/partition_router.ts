@@ -4,7 +4,7 @@
 // connection, enforced by the network layer) and their timers.
 import { deserialize, serialize } from 'node:v8';
 import type { GroupCall, GroupReply } from '../coordinator/groups/group_api.js';
-import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import {
   FETCH_FLAG_MULTI_SHARD,
   type FetchPartitionAsk,

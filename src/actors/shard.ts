@@ -13,7 +13,7 @@ import { PartitionLog, type LogConfig } from '../log/partition_log.js';
 import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupReply, TopicIndex, TopicInfo } from '../coordinator/groups/group_api.js';
 import { errorReply } from '../coordinator/groups/error_reply.js';
-import { ErrorCode } from '../net/protocol/errors.js';
+import { ErrorCode } from '../protocol/errors.js';
 import { BatchSlabs } from './batch_slabs.js';
 import { GroupCoordinatorActor } from './group_coordinator_actor.js';
 import { PartitionActor, type ActorStats } from './partition_actor.js';

@@ -8,7 +8,7 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { GroupConfig } from '../coordinator/groups/group_api.js';
 import type { FlushPolicy } from '../log/group_commit.js';
-import type { IoMode } from '../log/native_io.js';
+import type { IoMode } from '../native/addon.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';

@@ -8,7 +8,7 @@ import { KafkaAdmin } from '../client/admin.js';
 import type {
   GroupDescription, GroupMember, GroupSummary, ListedOffset, PartitionLag, TopicPartitions,
 } from '../client/group_admin.js';
-import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { UsageError, intOption, optionValue } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';

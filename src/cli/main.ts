@@ -7,7 +7,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { CONFIG_FLAGS, ConfigError, describeConfig, resolveConfig } from '../config.js';
 import { ConnectionError } from '../client/connection.js';
-import { KafkaError, errorName } from '../net/protocol/errors.js';
+import { KafkaError, errorName } from '../protocol/errors.js';
 import { UsageError, formatOption, parseArgs } from './args.js';
 import { processIo, table } from './io.js';
 import type { CliIo } from './io.js';

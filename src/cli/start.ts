@@ -6,8 +6,8 @@
 import { resolve } from 'node:path';
 import { configEntries, joinHostPort, resolveConfig } from '../config.js';
 import type { BrokerConfig } from '../config.js';
-import { createLogger } from '../logger.js';
-import type { Logger } from '../logger.js';
+import { createLogger } from '../common/logger.js';
+import type { Logger } from '../common/logger.js';
 import type { CliIo } from './io.js';
 
 const STOP_DEADLINE_MS = 10_000;
@@ -87,7 +87,7 @@ export async function runStart(configArgv: readonly string[], io: CliIo): Promis
   let broker: StoppableBroker;
   try {
     // Loaded here so that the other commands never load the broker and its workers.
-    const { startBroker } = await import('../broker.js');
+    const { startBroker } = await import('../server/broker.js');
     broker = await startBroker(config, logger);
   } catch (err) {
     logger.fatal({ err }, 'broker failed to start');

@@ -6,14 +6,14 @@
 // controller (NOT_CONTROLLER) is for when there is more than one broker.
 
 import { brokerError, missingFrom } from './broker_errors.js';
-import { errorName } from '../net/protocol/errors.js';
-import { CreateTopicsApi } from '../net/protocol/apis/create_topics.js';
-import { DeleteTopicsApi } from '../net/protocol/apis/delete_topics.js';
-import { DescribeConfigsApi } from '../net/protocol/apis/describe_configs.js';
-import type { DescribeConfigsResponseConfig } from '../net/protocol/apis/describe_configs.js';
-import { MetadataApi } from '../net/protocol/apis/metadata.js';
-import type { MetadataResponseTopic } from '../net/protocol/apis/metadata.js';
-import { ZERO_UUID } from '../net/protocol/schema.js';
+import { errorName } from '../protocol/errors.js';
+import { CreateTopicsApi } from '../protocol/apis/create_topics.js';
+import { DeleteTopicsApi } from '../protocol/apis/delete_topics.js';
+import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
+import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
+import { MetadataApi } from '../protocol/apis/metadata.js';
+import type { MetadataResponseTopic } from '../protocol/apis/metadata.js';
+import { ZERO_UUID } from '../protocol/schema.js';
 import { KafkaConnection } from './connection.js';
 import type { ConnectionOptions } from './connection.js';
 import {

@@ -1,6 +1,6 @@
 // Errors our client raises for broker answers: a Kafka error code with the operation it came
 // from, or a response missing what was asked for. Shared by the admin and group-admin calls.
-import { ErrorCode, errorName, KafkaError } from '../net/protocol/errors.js';
+import { ErrorCode, errorName, KafkaError } from '../protocol/errors.js';
 
 /** A KafkaError for a code read off the wire (possibly one we have no name for). */
 export function brokerError(code: number, context: string, detail: string | null): KafkaError {

@@ -6,11 +6,11 @@
 // concurrent metadata refreshes share one request; every map is bounded by the cluster's own
 // answers (brokers, topics asked for), never by record data.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FindCoordinatorApi } from '../net/protocol/apis/find_coordinator.js';
-import { MetadataApi } from '../net/protocol/apis/metadata.js';
-import type { MetadataResponse } from '../net/protocol/apis/metadata.js';
-import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
-import { ZERO_UUID } from '../net/protocol/schema.js';
+import { FindCoordinatorApi } from '../protocol/apis/find_coordinator.js';
+import { MetadataApi } from '../protocol/apis/metadata.js';
+import type { MetadataResponse } from '../protocol/apis/metadata.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { ZERO_UUID } from '../protocol/schema.js';
 import { fullJitterDelay } from './backoff.js';
 import type { BackoffOptions } from './backoff.js';
 import { brokerError } from './broker_errors.js';

@@ -12,13 +12,13 @@
 
 import { connect as netConnect } from 'node:net';
 import type { Socket } from 'node:net';
-import { ErrorCode, KafkaError, errorName } from '../net/protocol/errors.js';
-import { readResponseHeader, writeRequestHeader } from '../net/protocol/header.js';
-import { ApiVersionsApi } from '../net/protocol/apis/api_versions.js';
-import type { ApiVersionsResponse } from '../net/protocol/apis/api_versions.js';
-import { Reader } from '../net/protocol/reader.js';
-import type { AnyApi, Api } from '../net/protocol/schema.js';
-import { Writer } from '../net/protocol/writer.js';
+import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
+import { readResponseHeader, writeRequestHeader } from '../protocol/header.js';
+import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
+import type { ApiVersionsResponse } from '../protocol/apis/api_versions.js';
+import { Reader } from '../protocol/reader.js';
+import type { AnyApi, Api } from '../protocol/schema.js';
+import { Writer } from '../protocol/writer.js';
 
 export const CLIENT_SOFTWARE_NAME = 'sluice';
 export const CLIENT_SOFTWARE_VERSION = '0.1.0';

@@ -9,23 +9,23 @@
 // Limitation (as for topics): everything goes to the connected broker; routing to the group's
 // coordinator or a partition's leader is for when there is more than one broker.
 
-import { ErrorCode, KafkaError, errorName } from '../net/protocol/errors.js';
-import { ConsumerGroupDescribeApi } from '../net/protocol/apis/consumer_group_describe.js';
-import type { ConsumerGroupDescribeGroup } from '../net/protocol/apis/consumer_group_describe.js';
-import { DeleteGroupsApi } from '../net/protocol/apis/delete_groups.js';
-import { DescribeGroupsApi } from '../net/protocol/apis/describe_groups.js';
-import type { DescribeGroupsResponseGroup } from '../net/protocol/apis/describe_groups.js';
-import { FetchApi } from '../net/protocol/apis/fetch.js';
-import { ListGroupsApi } from '../net/protocol/apis/list_groups.js';
-import { ListOffsetsApi } from '../net/protocol/apis/list_offsets.js';
-import { OffsetCommitApi } from '../net/protocol/apis/offset_commit.js';
-import { OffsetFetchApi } from '../net/protocol/apis/offset_fetch.js';
-import { decodeAssignment } from '../net/protocol/consumer_protocol.js';
-import { ProtocolError } from '../net/protocol/reader.js';
-import { ZERO_UUID, decodedRecords } from '../net/protocol/schema.js';
+import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
+import { ConsumerGroupDescribeApi } from '../protocol/apis/consumer_group_describe.js';
+import type { ConsumerGroupDescribeGroup } from '../protocol/apis/consumer_group_describe.js';
+import { DeleteGroupsApi } from '../protocol/apis/delete_groups.js';
+import { DescribeGroupsApi } from '../protocol/apis/describe_groups.js';
+import type { DescribeGroupsResponseGroup } from '../protocol/apis/describe_groups.js';
+import { FetchApi } from '../protocol/apis/fetch.js';
+import { ListGroupsApi } from '../protocol/apis/list_groups.js';
+import { ListOffsetsApi } from '../protocol/apis/list_offsets.js';
+import { OffsetCommitApi } from '../protocol/apis/offset_commit.js';
+import { OffsetFetchApi } from '../protocol/apis/offset_fetch.js';
+import { decodeAssignment } from '../protocol/consumer_protocol.js';
+import { ProtocolError } from '../protocol/reader.js';
+import { ZERO_UUID, decodedRecords } from '../protocol/schema.js';
 import { brokerError, missingFrom } from './broker_errors.js';
 import type { KafkaConnection } from './connection.js';
-import { RecordBatchError, decodeRecords } from './record_batch.js';
+import { RecordBatchError, decodeRecords } from '../protocol/records.js';
 
 export interface GroupSummary {
   groupId: string;

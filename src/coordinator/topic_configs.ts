@@ -4,7 +4,7 @@
 // INVALID_CONFIG rather than stored and ignored.
 import type { BrokerConfig } from '../config.js';
 import type { LogConfig } from '../log/partition_log.js';
-import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
 type Kind = 'long' | 'int' | 'string' | 'boolean';
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
 export interface TopicRecord {
   readonly name: string;

@@ -4,7 +4,7 @@
 // stays bounded by the chunk size whatever length a damaged header claims.
 import { readSync } from 'node:fs';
 import { crc32c as nativeCrc32c } from '@node-rs/crc32';
-import { BATCH_HEADER_BYTES, BatchField, CRC_START, LOG_OVERHEAD } from './record_batch.js';
+import { BATCH_HEADER_BYTES, BatchField, CRC_START, LOG_OVERHEAD } from '../protocol/record_batch.js';
 
 const CHUNK_BYTES = 1 << 20;
 

@@ -5,7 +5,7 @@
 // damaged file (CRC mismatch) reads as absent, which costs a full rescan but never data.
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { crc32c, readInt64, writeInt64 } from './record_batch.js';
+import { crc32c, readInt64, writeInt64 } from '../protocol/record_batch.js';
 
 export const CHECKPOINT_FILE = 'log.checkpoint';
 export const TMP_SUFFIX = '.tmp';

@@ -11,7 +11,7 @@ import { BatchScanner } from './batch_scanner.js';
 import type { LogConfig } from './log_config.js';
 import { fsyncDirSync, readCheckpoint, TMP_SUFFIX, type LogCheckpoint } from './log_checkpoint.js';
 import { ProducerStateTable } from './producer_state.js';
-import { BATCH_HEADER_BYTES, BatchField, readBatchHeader, readInt64 } from './record_batch.js';
+import { BATCH_HEADER_BYTES, BatchField, readBatchHeader, readInt64 } from '../protocol/record_batch.js';
 import { lastHeader, LOG_SUFFIX, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
 import { OFFSET_INDEX, SparseIndex, TIME_INDEX, type IndexFormat } from './sparse_index.js';
 

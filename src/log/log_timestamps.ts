@@ -4,7 +4,7 @@
 // uncompressed CreateTime batches and the batch's base offset otherwise (compressed batches are
 // never inflated; under LogAppendTime every record carries the batch's maxTimestamp).
 import { readSync } from 'node:fs';
-import { BatchAttr } from './record_batch.js';
+import { BatchAttr } from '../protocol/record_batch.js';
 import { firstRecordAtOrAfter } from './record_scan.js';
 import { lastHeader, type Segment } from './segment.js';
 import { KEY, VALUE } from './sparse_index.js';

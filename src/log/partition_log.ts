@@ -9,7 +9,7 @@
 // watermark never change; at most one commit is in flight.
 import { closeSync, fsyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { ErrorCode } from '../net/protocol/errors.js';
+import { ErrorCode } from '../protocol/errors.js';
 import type { CommitPort } from './commit_port.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
 import { assertLogConfig, type LogConfig } from './log_config.js';
@@ -17,7 +17,7 @@ import { writeCheckpoint, writeFileAtomicSync } from './log_checkpoint.js';
 import { findMaxTimestamp, findOffsetForTimestamp, type OffsetAndTimestamp } from './log_timestamps.js';
 import { recoverLog, type RecoveryStats } from './log_recovery.js';
 import type { ProducerStateTable } from './producer_state.js';
-import { setLogAppendTime, stampBatch, type BatchHeader } from './record_batch.js';
+import { setLogAppendTime, stampBatch, type BatchHeader } from '../protocol/record_batch.js';
 import { lastHeader, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
 import { OFFSET_INDEX, TIME_INDEX } from './sparse_index.js';
 import { StagingArea } from './staging.js';

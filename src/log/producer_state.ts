@@ -4,8 +4,8 @@
 // its shard worker. Invariants: entries are kept in least-recently-written order (Map insertion
 // order), so expiry and the size bound both evict from the front; an entry always holds >= 1
 // batch; batches of one entry are in offset order.
-import { ErrorCode } from '../net/protocol/errors.js';
-import { crc32c, lastSequence, readInt64, writeInt64, type BatchHeader } from './record_batch.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { crc32c, lastSequence, readInt64, writeInt64, type BatchHeader } from '../protocol/record_batch.js';
 
 export const RETAINED_BATCHES = 5;
 export const DEFAULT_MAX_PRODUCERS = 10_000;

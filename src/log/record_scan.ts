@@ -2,7 +2,7 @@
 // ListOffsets answers that name the exact record (as Kafka does) instead of its batch.
 // Pure; runs on shard workers. Records come from clients and passed only the batch CRC, so every
 // read is bounds-checked and a malformed record ends the walk with "not found".
-import { BATCH_HEADER_BYTES, BatchAttr, BatchField, readInt64 } from './record_batch.js';
+import { BATCH_HEADER_BYTES, BatchAttr, BatchField, readInt64 } from '../protocol/record_batch.js';
 
 export interface RecordTimestamp {
   offsetDelta: number;

@@ -8,7 +8,7 @@
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from './log_checkpoint.js';
-import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, readInt64 } from './record_batch.js';
+import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, readInt64 } from '../protocol/record_batch.js';
 import { KEY, OFFSET_INDEX, SparseIndex, TIME_INDEX, VALUE, type IndexFormat } from './sparse_index.js';
 
 export const LOG_SUFFIX = '.log';

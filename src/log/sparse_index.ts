@@ -3,7 +3,7 @@
 // and the time index (max timestamp so far i64 -> relative offset u32). Owned by its segment on
 // the shard worker. Invariant: both columns are strictly increasing, so lookups by either column
 // are binary searches and truncation by either column cuts a suffix.
-import { readInt64, writeInt64 } from './record_batch.js';
+import { readInt64, writeInt64 } from '../protocol/record_batch.js';
 
 export interface IndexFormat {
   readonly entryBytes: number;

@@ -6,8 +6,9 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../logger.js';
-import type { BrokerMetrics, ShardSnapshot } from '../metrics.js';
+import type { Logger } from '../common/logger.js';
+import type { ShardSnapshot } from '../actors/shard_snapshot.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
 
 export type HealthStatus = 'starting' | 'ready' | 'draining';
 

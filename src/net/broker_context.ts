@@ -2,10 +2,10 @@
 // partition state only through the router (rings to the owning shard), never directly.
 import type { PartitionRouter } from '../actors/partition_router.js';
 import type { BrokerConfig } from '../config.js';
-import type { GroupDirectory } from '../coordinator/group_directory.js';
+import type { GroupDirectory } from '../actors/group_directory.js';
 import type { ProducerIdAllocator } from '../coordinator/producer_ids.js';
-import type { TopicManager } from '../coordinator/topic_manager.js';
-import type { BrokerMetrics } from '../metrics.js';
+import type { TopicManager } from '../actors/topic_manager.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
 import type { SegmentReader } from './segment_reader.js';
 
 export interface BrokerContext {

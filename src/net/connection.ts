@@ -17,10 +17,10 @@ import type { BrokerContext } from './broker_context.js';
 import { CloseConnection, NO_RESPONSE, type Handler, type HandlerContext, type HandlerResult } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { handlersByKey } from './handlers/index.js';
-import { ApiVersionsApi } from './protocol/apis/api_versions.js';
-import { readRequestHeader, writeResponseHeader } from './protocol/header.js';
-import { Reader } from './protocol/reader.js';
-import { Writer, type MessageChunk } from './protocol/writer.js';
+import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
+import { readRequestHeader, writeResponseHeader } from '../protocol/header.js';
+import { Reader } from '../protocol/reader.js';
+import { Writer, type MessageChunk } from '../protocol/writer.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 

@@ -3,8 +3,8 @@
 // object (or NO_RESPONSE for acks=0 produce). `barrier` handlers change metadata; the
 // connection dispatches nothing after them until they finish, so a client that pipelines
 // CreateTopics then Produce sees its topic.
-import type { RequestHeader } from './protocol/header.js';
-import type { Api, Wire } from './protocol/schema.js';
+import type { RequestHeader } from '../protocol/header.js';
+import type { Api, Wire } from '../protocol/schema.js';
 
 export type { Wire };
 import type { BrokerContext } from './broker_context.js';

@@ -6,8 +6,8 @@
 // Invariants: a listener stays registered until its 'detached' report, so late reports of a
 // detached connection are dropped here; ids are never reused. Limits bound connections, items
 // per connection and in total (each file range holds a dup'd fd), and bytes per connection.
-import { loadAddon, type IoMode, type NativeAddon } from '../log/native_io.js';
-import type { MessageChunk } from './protocol/writer.js';
+import { loadAddon, type IoMode, type NativeAddon } from '../native/addon.js';
+import type { MessageChunk } from '../protocol/writer.js';
 
 export interface SenderListener {
   /** `bytes` more left the queue (sent). */

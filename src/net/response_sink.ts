@@ -8,7 +8,7 @@
 import { readSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { NativeSender, SenderListener } from './native_sender.js';
-import type { MessageChunk } from './protocol/writer.js';
+import type { MessageChunk } from '../protocol/writer.js';
 
 export interface ResponseSink {
   /** True when the sink sends FileChunks itself (handlers may then answer with file ranges). */

@@ -9,7 +9,7 @@
 import { close, open, read } from 'node:fs';
 import { sep } from 'node:path';
 import type { FileRange } from '../log/partition_log.js';
-import type { FileChunk } from './protocol/writer.js';
+import type { FileChunk } from '../protocol/writer.js';
 
 export const SEGMENT_FDS_MAX = 512;
 

@@ -6,11 +6,11 @@
 
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeRecordBatch } from '../../src/client/record_batch.js';
-import { ApiVersionsApi } from '../../src/net/protocol/apis/api_versions.js';
-import { MetadataApi } from '../../src/net/protocol/apis/metadata.js';
-import { ProduceApi } from '../../src/net/protocol/apis/produce.js';
-import { Reader } from '../../src/net/protocol/reader.js';
+import { encodeRecordBatch } from '../../src/protocol/records.js';
+import { ApiVersionsApi } from '../../src/protocol/apis/api_versions.js';
+import { MetadataApi } from '../../src/protocol/apis/metadata.js';
+import { ProduceApi } from '../../src/protocol/apis/produce.js';
+import { Reader } from '../../src/protocol/reader.js';
 import { BrokerProcess, sleep } from '../helpers/broker_process.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
 import { LATEST, ZERO_UUID, connectTo, listOffset, readPartition } from '../helpers/read_back.js';

@@ -13,7 +13,7 @@ import type { Admin, Kafka as KafkaType } from 'kafkajs';
 import { BufferFullError, Producer } from '../../src/client/producer/index.js';
 import type { ProducerOptions, RecordMetadata } from '../../src/client/producer/index.js';
 import type { KafkaConnection } from '../../src/client/connection.js';
-import { ErrorCode, KafkaError } from '../../src/net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
 import { BrokerProcess, sleep, withTimeout } from '../helpers/broker_process.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
 import { messageIndex, testMessage } from '../helpers/messages.js';

@@ -8,9 +8,9 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { apiByKey, isFlexibleRequest } from '../../src/net/protocol/apis/index.js';
-import { readRequestHeader } from '../../src/net/protocol/header.js';
-import { ProtocolError, Reader } from '../../src/net/protocol/reader.js';
+import { apiByKey, isFlexibleRequest } from '../../src/protocol/apis/index.js';
+import { readRequestHeader } from '../../src/protocol/header.js';
+import { ProtocolError, Reader } from '../../src/protocol/reader.js';
 import { BrokerProcess, sleep } from '../helpers/broker_process.js';
 import { allApiVersions, hostileFrame, seedFrames } from '../helpers/fuzz_frames.js';
 import { kafkajsClient, sendRange } from '../helpers/kafkajs_client.js';

@@ -6,7 +6,7 @@ import { after, afterEach, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Admin } from 'kafkajs';
 import type { KafkaConnection } from '../../src/client/connection.js';
-import { OffsetCommitApi } from '../../src/net/protocol/apis/offset_commit.js';
+import { OffsetCommitApi } from '../../src/protocol/apis/offset_commit.js';
 import { BrokerProcess } from '../helpers/broker_process.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
 import { connectTo } from '../helpers/read_back.js';

@@ -7,7 +7,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Admin, Kafka as KafkaType, Producer } from 'kafkajs';
 import type { KafkaConnection } from '../../src/client/connection.js';
-import { CompressionCodec } from '../../src/client/record_batch.js';
+import { CompressionCodec } from '../../src/protocol/records.js';
 import { BrokerProcess, sleep } from '../helpers/broker_process.js';
 import { CompressionTypes, ConfigResourceTypes, connectedProducer, kafkajsClient, sendRange } from '../helpers/kafkajs_client.js';
 import { assertRecordIs, messageIndex, testMessage } from '../helpers/messages.js';

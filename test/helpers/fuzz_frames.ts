@@ -6,12 +6,12 @@
 
 import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-import { encodeRecordBatch, CompressionCodec } from '../../src/client/record_batch.js';
-import { FetchApi } from '../../src/net/protocol/apis/fetch.js';
-import { apiByKey } from '../../src/net/protocol/apis/index.js';
-import { MetadataApi } from '../../src/net/protocol/apis/metadata.js';
-import { ProduceApi } from '../../src/net/protocol/apis/produce.js';
-import type { AnyApi } from '../../src/net/protocol/schema.js';
+import { encodeRecordBatch, CompressionCodec } from '../../src/protocol/records.js';
+import { FetchApi } from '../../src/protocol/apis/fetch.js';
+import { apiByKey } from '../../src/protocol/apis/index.js';
+import { MetadataApi } from '../../src/protocol/apis/metadata.js';
+import { ProduceApi } from '../../src/protocol/apis/produce.js';
+import type { AnyApi } from '../../src/protocol/schema.js';
 import { fetchRequest, ZERO_UUID } from './read_back.js';
 import { rawFrame, requestFrame } from './raw_socket.js';
 

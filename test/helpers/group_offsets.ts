@@ -5,9 +5,9 @@
 
 import assert from 'node:assert/strict';
 import type { KafkaConnection } from '../../src/client/connection.js';
-import { errorName } from '../../src/net/protocol/errors.js';
-import { OffsetFetchApi } from '../../src/net/protocol/apis/offset_fetch.js';
-import type { OffsetFetchResponseTopic } from '../../src/net/protocol/apis/offset_fetch.js';
+import { errorName } from '../../src/protocol/errors.js';
+import { OffsetFetchApi } from '../../src/protocol/apis/offset_fetch.js';
+import type { OffsetFetchResponseTopic } from '../../src/protocol/apis/offset_fetch.js';
 import { LATEST, listOffset } from './read_back.js';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);

@@ -2,7 +2,7 @@
 // prints "ready", and on each stdin line prints the monitor's reading since the previous one as
 // one JSON line.
 import { createInterface } from 'node:readline';
-import { LoopDelayMonitor } from '../../src/loop_delay.js';
+import { LoopDelayMonitor } from '../../src/common/loop_delay.js';
 
 const monitor = new LoopDelayMonitor(10);
 const keepAlive = setInterval(() => undefined, 1000);

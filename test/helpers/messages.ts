@@ -5,7 +5,7 @@
 // names its origin.
 
 import assert from 'node:assert/strict';
-import type { ConsumedRecord } from '../../src/client/record_batch.js';
+import type { ConsumedRecord } from '../../src/protocol/records.js';
 
 export interface TestMessage {
   readonly key: Buffer | null;

@@ -4,9 +4,9 @@
 
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
-import { writeRequestHeader } from '../../src/net/protocol/header.js';
-import type { AnyApi } from '../../src/net/protocol/schema.js';
-import { Writer } from '../../src/net/protocol/writer.js';
+import { writeRequestHeader } from '../../src/protocol/header.js';
+import type { AnyApi } from '../../src/protocol/schema.js';
+import { Writer } from '../../src/protocol/writer.js';
 
 export interface Outcome {
   /** Complete response frames (without their length prefix). */

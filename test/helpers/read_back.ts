@@ -5,16 +5,16 @@
 
 import assert from 'node:assert/strict';
 import { KafkaConnection } from '../../src/client/connection.js';
-import { decodeRecordBatches } from '../../src/client/record_batch.js';
-import type { ConsumedRecord, DecodedBatch } from '../../src/client/record_batch.js';
-import { errorName } from '../../src/net/protocol/errors.js';
-import { decodedRecords } from '../../src/net/protocol/schema.js';
-import { FetchApi } from '../../src/net/protocol/apis/fetch.js';
-import type { FetchRequest, FetchResponsePartition } from '../../src/net/protocol/apis/fetch.js';
-import { ListOffsetsApi } from '../../src/net/protocol/apis/list_offsets.js';
-import type { ListOffsetsResponsePartition } from '../../src/net/protocol/apis/list_offsets.js';
-import { MetadataApi } from '../../src/net/protocol/apis/metadata.js';
-import type { MetadataResponse } from '../../src/net/protocol/apis/metadata.js';
+import { decodeRecordBatches } from '../../src/protocol/records.js';
+import type { ConsumedRecord, DecodedBatch } from '../../src/protocol/records.js';
+import { errorName } from '../../src/protocol/errors.js';
+import { decodedRecords } from '../../src/protocol/schema.js';
+import { FetchApi } from '../../src/protocol/apis/fetch.js';
+import type { FetchRequest, FetchResponsePartition } from '../../src/protocol/apis/fetch.js';
+import { ListOffsetsApi } from '../../src/protocol/apis/list_offsets.js';
+import type { ListOffsetsResponsePartition } from '../../src/protocol/apis/list_offsets.js';
+import { MetadataApi } from '../../src/protocol/apis/metadata.js';
+import type { MetadataResponse } from '../../src/protocol/apis/metadata.js';
 
 export const ZERO_UUID = '0'.repeat(32);
 export const LATEST = -1;

@@ -6,7 +6,7 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KafkaConnection } from '../../src/client/connection.js';
-import { BATCH_HEADER_BYTES, BatchField } from '../../src/log/record_batch.js';
+import { BATCH_HEADER_BYTES, BatchField } from '../../src/protocol/record_batch.js';
 import { BrokerProcess } from '../helpers/broker_process.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
 import { consumeArgs, kcat, kcatInput, parseKcatOutput, produceArgs } from '../helpers/kcat.js';

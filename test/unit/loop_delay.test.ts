@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { LoopDelayMonitor, type LoopDelay } from '../../src/loop_delay.js';
+import { LoopDelayMonitor, type LoopDelay } from '../../src/common/loop_delay.js';
 
 /** This thread's cumulative run-queue wait (schedstat's second field), 0 where there is none. */
 function runQueueWaitMs(): number {

@@ -2,9 +2,8 @@
 // label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrokerMetrics } from '../../src/metrics.js';
-import type { GroupShardSnapshot } from '../../src/group_metrics.js';
-import type { PartitionSnapshot, RingStatsSnapshot, ShardSnapshot } from '../../src/metrics.js';
+import { BrokerMetrics } from '../../src/metrics/metrics.js';
+import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot } from '../../src/actors/shard_snapshot.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
   return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0, consumerWaits: wakeups, producerWaits: 0 };

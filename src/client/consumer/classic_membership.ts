@@ -6,14 +6,14 @@
 // holds are revoked (onRevoked awaited), and revoking anything triggers a follow-up rejoin so the
 // group can hand them on; ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID lose everything (onLost) first;
 // every request is bounded (join and sync by the rebalance timeout plus a margin).
-import { HeartbeatApi } from '../../net/protocol/apis/heartbeat.js';
-import { JoinGroupApi } from '../../net/protocol/apis/join_group.js';
-import type { JoinGroupResponse } from '../../net/protocol/apis/join_group.js';
-import { LeaveGroupApi } from '../../net/protocol/apis/leave_group.js';
-import { SyncGroupApi } from '../../net/protocol/apis/sync_group.js';
-import type { SyncGroupRequestAssignment } from '../../net/protocol/apis/sync_group.js';
-import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from '../../net/protocol/consumer_protocol.js';
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { HeartbeatApi } from '../../protocol/apis/heartbeat.js';
+import { JoinGroupApi } from '../../protocol/apis/join_group.js';
+import type { JoinGroupResponse } from '../../protocol/apis/join_group.js';
+import { LeaveGroupApi } from '../../protocol/apis/leave_group.js';
+import { SyncGroupApi } from '../../protocol/apis/sync_group.js';
+import type { SyncGroupRequestAssignment } from '../../protocol/apis/sync_group.js';
+import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from '../../protocol/consumer_protocol.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { brokerError } from '../broker_errors.js';
 import { COOPERATIVE_STICKY, assignCooperative } from './cooperative_assignor.js';
 import type { CooperativeMember } from './cooperative_assignor.js';

@@ -7,7 +7,7 @@
 // error) is handed to the caller by the next poll, once; after close() every call but close rejects;
 // onRevoked runs only after any poll() that could still return the revoked partitions' messages
 // has returned and its caller's synchronous continuation has run (so it can commit them).
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { Cluster } from '../cluster.js';
 import { ClassicMembership } from './classic_membership.js';
 import { Fetcher } from './fetcher.js';

@@ -6,9 +6,9 @@
 // Invariants: each partition of a subscribed topic goes to at most one member, one subscribed
 // to it; a partition owned by a current member is given to no one else in the same round;
 // conflicting ownership claims resolve to the highest generation, then the lowest member id.
-import type { TopicIndex, TopicInfo } from '../../coordinator/groups/group_api.js';
-import type { AssignorMember } from '../../coordinator/groups/assignors/assignor.js';
-import { UniformAssignor } from '../../coordinator/groups/assignors/uniform.js';
+import type { TopicIndex, TopicInfo } from '../../assignors/assignor.js';
+import type { AssignorMember } from '../../assignors/assignor.js';
+import { UniformAssignor } from '../../assignors/uniform.js';
 import { tpKey } from './topic_partitions.js';
 import type { TopicPartition } from './types.js';
 

@@ -6,14 +6,14 @@
 // so a revoke, pause or seek made while a fetch is in flight discards its records; records below
 // the position (a batch may start before it) and control batches are never returned; positions
 // only move forward except by seek or reset. State is bounded by the assignment (cluster-given).
-import { FetchApi } from '../../net/protocol/apis/fetch.js';
-import type { FetchRequestTopic, FetchResponse, FetchResponsePartition } from '../../net/protocol/apis/fetch.js';
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
-import { ZERO_UUID, decodedRecords } from '../../net/protocol/schema.js';
+import { FetchApi } from '../../protocol/apis/fetch.js';
+import type { FetchRequestTopic, FetchResponse, FetchResponsePartition } from '../../protocol/apis/fetch.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { ZERO_UUID, decodedRecords } from '../../protocol/schema.js';
 import { brokerError } from '../broker_errors.js';
 import { isStaleMetadataError } from '../cluster.js';
 import type { Cluster } from '../cluster.js';
-import { decodeRecordBatches } from '../record_batch.js';
+import { decodeRecordBatches } from '../../protocol/records.js';
 import { isTransient } from './membership.js';
 import { listOffsets } from './offsets.js';
 import { keyOf, tpKey } from './topic_partitions.js';

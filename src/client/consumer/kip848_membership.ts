@@ -8,9 +8,9 @@
 // (a partition leaves it only after onRevoked returned, joins it only after onAssigned); fenced or
 // unknown → everything owned is lost (onLost) before rejoining with epoch 0; every wait is bounded.
 import { randomUUID } from 'node:crypto';
-import { ConsumerGroupHeartbeatApi } from '../../net/protocol/apis/consumer_group_heartbeat.js';
-import type { ConsumerGroupHeartbeatTopicPartitions } from '../../net/protocol/apis/consumer_group_heartbeat.js';
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { ConsumerGroupHeartbeatApi } from '../../protocol/apis/consumer_group_heartbeat.js';
+import type { ConsumerGroupHeartbeatTopicPartitions } from '../../protocol/apis/consumer_group_heartbeat.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { brokerError } from '../broker_errors.js';
 import { MembershipLoop, errorCodeOf, isTransient, retryDelay } from './membership.js';
 import type { Membership } from './membership.js';

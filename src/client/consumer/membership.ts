@@ -2,7 +2,7 @@
 // offers back. The membership decides which partitions the member owns; the host turns that into
 // fetching and listener calls. Also the loop lifetime, owned set and close() start both share
 // (MembershipLoop). Runs on the consumer's thread.
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { fullJitterDelay } from '../backoff.js';
 import { isStaleCoordinatorError } from '../cluster.js';
 import { ConnectionError } from '../connection.js';

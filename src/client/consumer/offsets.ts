@@ -5,11 +5,11 @@
 // mean "ask again elsewhere or later" (stale coordinator, loading, a dropped connection); every
 // other error surfaces as a KafkaError naming the partition and code.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ListOffsetsApi } from '../../net/protocol/apis/list_offsets.js';
-import { OffsetCommitApi } from '../../net/protocol/apis/offset_commit.js';
-import { OffsetFetchApi } from '../../net/protocol/apis/offset_fetch.js';
-import type { OffsetFetchResponseTopic } from '../../net/protocol/apis/offset_fetch.js';
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ListOffsetsApi } from '../../protocol/apis/list_offsets.js';
+import { OffsetCommitApi } from '../../protocol/apis/offset_commit.js';
+import { OffsetFetchApi } from '../../protocol/apis/offset_fetch.js';
+import type { OffsetFetchResponseTopic } from '../../protocol/apis/offset_fetch.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { fullJitterDelay } from '../backoff.js';
 import { brokerError, missingFrom } from '../broker_errors.js';
 import { isStaleCoordinatorError, isStaleMetadataError } from '../cluster.js';

@@ -3,7 +3,7 @@
 // (the parallel consumer, or an application) hands partitions over cleanly.
 // Types only; shared by src/client/consumer and src/client/parallel.
 import type { ClusterOptions } from '../cluster.js';
-import type { ConsumedRecord } from '../record_batch.js';
+import type { ConsumedRecord } from '../../protocol/records.js';
 
 export interface TopicPartition {
   readonly topic: string;

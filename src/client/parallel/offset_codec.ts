@@ -22,7 +22,7 @@
 // a foreign or corrupt string means "skip nothing", never a wrong skip. Decoding work is bounded
 // by the input's length.
 
-import { crc32c } from '../../log/record_batch.js';
+import { crc32c } from '../../protocol/record_batch.js';
 
 const PREFIX = 'sl:';
 const FORMAT_RUNS = 1;

@@ -26,10 +26,10 @@
 //         per partition answer: acc.complete(b, baseOffset) | acc.retry(b, now) | acc.fail(b, err);
 //         sleep min(acc.timeUntilReady(now, leaderOf), next answer, next append that is `ready`).
 
-import { BATCH_HEADER_BYTES } from '../../log/record_batch.js';
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
-import { varintSize } from '../record_batch.js';
-import type { ProducerRecord } from '../record_batch.js';
+import { BATCH_HEADER_BYTES } from '../../protocol/record_batch.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { varintSize } from '../../protocol/records.js';
+import type { ProducerRecord } from '../../protocol/records.js';
 import { BatchDelivery } from './delivery.js';
 import type { RecordMetadata } from './delivery.js';
 

@@ -11,7 +11,7 @@
 // caller `track()`'s promise on append; the loop calls accumulator.complete / fail / expire,
 // which settle the batch's delivery.
 
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 
 /** Where a record was written. `offset` is -1 when acks=0 (nobody told us). */
 export interface RecordMetadata {

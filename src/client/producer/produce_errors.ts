@@ -5,7 +5,7 @@
 // Pure; runs on the producer's thread.
 
 import { ConnectionError } from '../connection.js';
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 
 export const Outcome = {
   ok: 'ok',

@@ -11,12 +11,12 @@
 //   accumulator's waiter bound.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { fullJitterDelay } from '../backoff.js';
 import { Cluster } from '../cluster.js';
 import type { TopicMetadata } from '../cluster.js';
 import { ConnectionError } from '../connection.js';
-import type { ProducerRecord } from '../record_batch.js';
+import type { ProducerRecord } from '../../protocol/records.js';
 import { RecordAccumulator } from './accumulator.js';
 import type { Appended } from './accumulator.js';
 import type { RecordMetadata } from './delivery.js';

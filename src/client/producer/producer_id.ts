@@ -3,8 +3,8 @@
 // network errors with full-jitter backoff until a deadline. Runs on the producer's thread.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InitProducerIdApi } from '../../net/protocol/apis/init_producer_id.js';
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { InitProducerIdApi } from '../../protocol/apis/init_producer_id.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { fullJitterDelay } from '../backoff.js';
 import type { BackoffOptions } from '../backoff.js';
 import { brokerError } from '../broker_errors.js';

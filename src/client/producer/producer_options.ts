@@ -3,10 +3,10 @@
 // turns a caller's message (Buffer | Uint8Array | string fields) into the accumulator's record.
 // Pure; runs on the caller's thread.
 
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { ClusterOptions } from '../cluster.js';
-import { CompressionCodec } from '../record_batch.js';
-import type { ProducerRecord, RecordHeader } from '../record_batch.js';
+import { CompressionCodec } from '../../protocol/records.js';
+import type { ProducerRecord, RecordHeader } from '../../protocol/records.js';
 import { OnFull } from './accumulator.js';
 
 export type Acks = 0 | 1 | -1 | 'all';

@@ -23,16 +23,16 @@
 // - Bounded state: links (one per broker in the metadata), topics awaiting metadata (at most the
 //   accumulator's partitions), acknowledged sequences (one per partition written).
 
-import { ProduceApi } from '../../net/protocol/apis/produce.js';
-import type { ProduceRequest, ProduceRequestTopic, ProduceResponse } from '../../net/protocol/apis/produce.js';
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
+import { ProduceApi } from '../../protocol/apis/produce.js';
+import type { ProduceRequest, ProduceRequestTopic, ProduceResponse } from '../../protocol/apis/produce.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BackoffOptions } from '../backoff.js';
 import { brokerError } from '../broker_errors.js';
 import { isStaleMetadataError } from '../cluster.js';
 import type { Cluster } from '../cluster.js';
 import type { KafkaConnection } from '../connection.js';
-import { encodeRecordBatch } from '../record_batch.js';
-import type { CompressionCodec } from '../record_batch.js';
+import { encodeRecordBatch } from '../../protocol/records.js';
+import type { CompressionCodec } from '../../protocol/records.js';
 import type { ProducerBatch, RecordAccumulator } from './accumulator.js';
 import { Outcome, asKafkaError, partitionOutcome, requestFailureIsRetriable } from './produce_errors.js';
 import { initProducerId } from './producer_id.js';

@@ -3,7 +3,7 @@
 // empty KIP-848 group give way, as Kafka's GroupMetadataManager does. Pure; on the offsets
 // partition's shard. Invariant: every call gets exactly one reply, now or from its group later.
 import type { HeartbeatCall, JoinCall, LeaveCall, SyncCall } from './group_api.js';
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { createClassicGroup, type CoordinatorState } from './coordinator_state.js';
 import { joinError, leaveError, syncError } from './group_replies.js';
 import type { GroupSink } from './group_sink.js';

@@ -12,7 +12,7 @@ import type {
   ClassicGroupRecordValue, DescribeReply, GroupConfig, HeartbeatCall, JoinCall, JoinReply, LeaveCall,
   LeaveReply, SyncCall, SyncReply,
 } from './group_api.js';
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { ClassicMember, EMPTY_BYTES, NEW_MEMBER_JOIN_TIMEOUT_MS, uniqueProtocols, type Protocol } from './classic_member.js';
 import { ClassicRoster } from './classic_roster.js';
 import { joinError, syncError } from './group_replies.js';

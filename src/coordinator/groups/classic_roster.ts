@@ -4,7 +4,7 @@
 // `byInstance` maps each instance id to its member's current id; `protocolCounts[p]` counts the
 // members supporting p; `awaiting` counts members with a parked join; the leader is a member
 // (or null when there are none); a member leaves only after its parked calls are answered.
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import type { JoinReply } from './group_api.js';
 import type { ClassicMember, Protocol } from './classic_member.js';
 import { joinError, syncError } from './group_replies.js';

@@ -8,8 +8,8 @@
 // Invariants: no partition is held (assigned or pending revocation) by two members; members ≤
 // config.maxGroupSize; every change to persisted state yields one 'consumerGroup' record holding
 // the whole group, and replaying the latest one rebuilds the same group (timers restart).
-import { ErrorCode, KafkaError } from '../../net/protocol/errors.js';
-import type { Assignor, AssignorMember } from './assignors/assignor.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import type { Assignor, AssignorMember } from '../../assignors/assignor.js';
 import {
   EMPTY_PARTITIONS, LEAVE_EPOCH, MemberState, STATIC_LEFT_EPOCH, ownsOnlyAssigned, reconcile, samePartitions,
   type ConsumerMember, type OwnedPartitions, type TopicPartitions,

@@ -2,10 +2,10 @@
 // protocol's subscription decoder (OffsetDelete must know which topics members consume) and
 // the KIP-848 groups with their assignors. Simulations build their own deterministic deps.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { decodeSubscription } from '../../net/protocol/consumer_protocol.js';
-import type { Assignor } from './assignors/assignor.js';
-import { RangeAssignor } from './assignors/range.js';
-import { UniformAssignor } from './assignors/uniform.js';
+import { decodeSubscription } from '../../protocol/consumer_protocol.js';
+import type { Assignor } from '../../assignors/assignor.js';
+import { RangeAssignor } from '../../assignors/range.js';
+import { UniformAssignor } from '../../assignors/uniform.js';
 import { ConsumerGroup } from './consumer_group.js';
 import type { GroupConfig } from './group_api.js';
 import type { CoordinatorDeps } from './group_coordinator.js';

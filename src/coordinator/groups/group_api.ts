@@ -52,17 +52,8 @@ export type GroupStateName = 'Empty' | 'PreparingRebalance' | 'CompletingRebalan
   | 'Assigning' | 'Reconciling';
 
 /** Topic metadata the KIP-848 assignors need; pushed to the coordinator as it changes. */
-export interface TopicInfo {
-  readonly name: string;
-  /** 32 lowercase hex chars. */
-  readonly id: string;
-  readonly partitions: number;
-}
-
-export interface TopicIndex {
-  readonly byName: ReadonlyMap<string, TopicInfo>;
-  readonly byId: ReadonlyMap<string, TopicInfo>;
-}
+import type { TopicIndex } from '../../assignors/assignor.js';
+export type { TopicIndex, TopicInfo } from '../../assignors/assignor.js';
 
 // ---- calls ----
 

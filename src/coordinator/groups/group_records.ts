@@ -4,8 +4,8 @@
 // serialized, which keeps Uint8Arrays and Maps intact and which newer V8 versions still read.
 // Runs on the shard that owns the offsets partition.
 import { deserialize, serialize } from 'node:v8';
-import { Reader } from '../../net/protocol/reader.js';
-import { Writer } from '../../net/protocol/writer.js';
+import { Reader } from '../../protocol/reader.js';
+import { Writer } from '../../protocol/writer.js';
 import type { GroupRecord } from './group_api.js';
 
 const KeyKind = { offset: 1, classicGroup: 2, consumerGroup: 3 } as const;

@@ -4,7 +4,7 @@
 import type {
   ConsumerDescribeCall, ConsumerDescribeReply, DescribeCall, DescribeReply, GroupStateName, ListCall, ListReply,
 } from './group_api.js';
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import type { CoordinatorState, GroupEntry } from './coordinator_state.js';
 
 function deadGroup(groupId: string, errorCode: number): DescribeReply['groups'][number] {

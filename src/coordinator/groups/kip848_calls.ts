@@ -4,7 +4,7 @@
 // Pure; on the offsets partition's shard. Invariant: a port's reply is emitted only after its
 // records (and every append emitted before them) are durable.
 import type { ConsumerHeartbeatCall, ConsumerHeartbeatReply, GroupRecord } from './group_api.js';
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { appendsFull, noteConsumerMembers, type CoordinatorState, type GroupEntry } from './coordinator_state.js';
 import { consumerHeartbeatError } from './group_replies.js';
 import type { GroupSink } from './group_sink.js';

@@ -7,7 +7,7 @@ import type {
   CommitCall, CommitReply, DeleteGroupsCall, GroupRecord, OffsetDeleteCall, OffsetFetchCall, OffsetFetchReply,
   ResetOffsetsCall,
 } from './group_api.js';
-import { ErrorCode } from '../../net/protocol/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { appendsFull, groupTombstone, hasRoomForGroup, memberCount, type CoordinatorState } from './coordinator_state.js';
 import { failAccepted, partitionErrors } from './group_replies.js';
 import type { AppendCompletion, GroupSink } from './group_sink.js';

@@ -1,8 +1,8 @@
 // ApiVersions: advertises exactly the APIs and version ranges this broker fully serves. A
 // request above our max is answered (by the connection layer) with a v0-shaped error body.
 import { handler, type Wire } from '../handler.js';
-import { ApiVersionsApi, type ApiVersionsResponse } from '../protocol/apis/api_versions.js';
-import { apiByKey } from '../protocol/apis/index.js';
+import { ApiVersionsApi, type ApiVersionsResponse } from '../../protocol/apis/api_versions.js';
+import { apiByKey } from '../../protocol/apis/index.js';
 
 const apiKeys = [...apiByKey.values()]
   .map((a) => ({ apiKey: a.key, minVersion: a.minVersion, maxVersion: a.maxVersion }))

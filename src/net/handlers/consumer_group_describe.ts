@@ -5,7 +5,7 @@ import {
   ConsumerGroupDescribeApi,
   type ConsumerGroupDescribeRequest,
   type ConsumerGroupDescribeResponse,
-} from '../protocol/apis/consumer_group_describe.js';
+} from '../../protocol/apis/consumer_group_describe.js';
 import { OPERATIONS_NOT_REQUESTED } from './group_common.js';
 
 export const consumerGroupDescribeHandler = handler({

@@ -6,8 +6,8 @@ import {
   ConsumerGroupHeartbeatApi,
   type ConsumerGroupHeartbeatRequest,
   type ConsumerGroupHeartbeatResponse,
-} from '../protocol/apis/consumer_group_heartbeat.js';
-import { ErrorCode } from '../protocol/errors.js';
+} from '../../protocol/apis/consumer_group_heartbeat.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 export const consumerGroupHeartbeatHandler = handler({
   api: ConsumerGroupHeartbeatApi,

@@ -1,7 +1,7 @@
 // CreatePartitions: grows a topic's partition count; manual assignments may only name this node.
 import { handler, type Wire } from '../handler.js';
-import { CreatePartitionsApi, type CreatePartitionsRequest, type CreatePartitionsResponse } from '../protocol/apis/create_partitions.js';
-import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { CreatePartitionsApi, type CreatePartitionsRequest, type CreatePartitionsResponse } from '../../protocol/apis/create_partitions.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 
 type Out = Wire<CreatePartitionsResponse['results'][number]>;
 

@@ -3,8 +3,8 @@
 import { describeTopicConfigs } from '../../coordinator/topic_configs.js';
 import type { BrokerContext } from '../broker_context.js';
 import { handler, type Wire } from '../handler.js';
-import { CreateTopicsApi, type CreateTopicsRequest, type CreateTopicsResponse } from '../protocol/apis/create_topics.js';
-import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { CreateTopicsApi, type CreateTopicsRequest, type CreateTopicsResponse } from '../../protocol/apis/create_topics.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 
 type TopicIn = CreateTopicsRequest['topics'][number];
 type TopicOut = Wire<CreateTopicsResponse['topics'][number]>;

@@ -1,7 +1,7 @@
 // DeleteGroups: removes groups with no members together with their committed offsets
 // (NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND for unknown ones).
 import { handler, type Wire } from '../handler.js';
-import { DeleteGroupsApi, type DeleteGroupsRequest, type DeleteGroupsResponse } from '../protocol/apis/delete_groups.js';
+import { DeleteGroupsApi, type DeleteGroupsRequest, type DeleteGroupsResponse } from '../../protocol/apis/delete_groups.js';
 
 export const deleteGroupsHandler = handler({
   api: DeleteGroupsApi,

@@ -1,8 +1,8 @@
 // DeleteTopics: by name (v0-5) or by name or id (v6+); removes the topic, closes its actors and
 // deletes their data before answering.
 import { handler, type Wire } from '../handler.js';
-import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../protocol/apis/delete_topics.js';
-import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../../protocol/apis/delete_topics.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 
 type Out = Wire<DeleteTopicsResponse['responses'][number]>;
 const ZERO_ID = '0'.repeat(32);

@@ -1,6 +1,6 @@
 // DescribeCluster: this node is the whole cluster and its controller.
 import { handler, type Wire } from '../handler.js';
-import { DescribeClusterApi, type DescribeClusterResponse } from '../protocol/apis/describe_cluster.js';
+import { DescribeClusterApi, type DescribeClusterResponse } from '../../protocol/apis/describe_cluster.js';
 
 const NOT_REQUESTED = -2147483648;
 

@@ -3,8 +3,8 @@
 import { describeTopicConfigs, type DescribedConfig } from '../../coordinator/topic_configs.js';
 import type { BrokerConfig } from '../../config.js';
 import { handler, type Wire } from '../handler.js';
-import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../protocol/apis/describe_configs.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../../protocol/apis/describe_configs.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 type ResultOut = Wire<DescribeConfigsResponse['results'][number]>;
 type ConfigOut = Wire<DescribeConfigsResponse['results'][number]['configs'][number]>;

@@ -3,8 +3,8 @@
 // names KIP-848 groups GROUP_ID_NOT_FOUND (DescribeGroups v6); our versions (≤5) answer them
 // as Dead with no error, as Kafka does below v6.
 import { handler, type Wire } from '../handler.js';
-import { DescribeGroupsApi, type DescribeGroupsRequest, type DescribeGroupsResponse } from '../protocol/apis/describe_groups.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { DescribeGroupsApi, type DescribeGroupsRequest, type DescribeGroupsResponse } from '../../protocol/apis/describe_groups.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { asBuffer, OPERATIONS_NOT_REQUESTED } from './group_common.js';
 
 export const describeGroupsHandler = handler({

@@ -5,9 +5,9 @@
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
 import type { FetchItem } from '../../actors/partition_router.js';
 import { handler, type Wire } from '../handler.js';
-import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/apis/fetch.js';
-import { ErrorCode } from '../protocol/errors.js';
-import type { RecordsValue } from '../protocol/schema.js';
+import { FetchApi, type FetchRequest, type FetchResponse } from '../../protocol/apis/fetch.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { RecordsValue } from '../../protocol/schema.js';
 
 type TopicOut = Wire<FetchResponse['responses'][number]>;
 type PartitionOut = Wire<FetchResponse['responses'][number]['partitions'][number]>;

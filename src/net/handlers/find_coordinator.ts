@@ -2,8 +2,8 @@
 // so each key (v0-3 one, v4+ batched) is answered with this node's address; the group's
 // coordinator actor is then reached by the group directory. Empty keys are refused as Kafka does.
 import { handler, type Wire } from '../handler.js';
-import { FindCoordinatorApi, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../protocol/apis/find_coordinator.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { FindCoordinatorApi, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find_coordinator.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;

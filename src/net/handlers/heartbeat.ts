@@ -1,8 +1,8 @@
 // Heartbeat (classic protocol): keeps a member's session alive and tells it, with
 // REBALANCE_IN_PROGRESS, when it must rejoin.
 import { handler, type Wire } from '../handler.js';
-import { HeartbeatApi, type HeartbeatRequest, type HeartbeatResponse } from '../protocol/apis/heartbeat.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { HeartbeatApi, type HeartbeatRequest, type HeartbeatResponse } from '../../protocol/apis/heartbeat.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 export const heartbeatHandler = handler({
   api: HeartbeatApi,

@@ -2,8 +2,8 @@
 // every call (Kafka's behaviour without a transactional id). Transactions are not supported yet,
 // so a transactional id is refused instead of half-served.
 import { handler, type Wire } from '../handler.js';
-import { InitProducerIdApi, type InitProducerIdRequest, type InitProducerIdResponse } from '../protocol/apis/init_producer_id.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { InitProducerIdApi, type InitProducerIdRequest, type InitProducerIdResponse } from '../../protocol/apis/init_producer_id.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 export const initProducerIdHandler = handler({
   api: InitProducerIdApi,

@@ -3,8 +3,8 @@
 // for a second round with MEMBER_ID_REQUIRED; names that are nullable only from v7 are sent as
 // '' before that. The answer may take a whole rebalance to arrive.
 import { handler, type Wire } from '../handler.js';
-import { JoinGroupApi, type JoinGroupRequest, type JoinGroupResponse } from '../protocol/apis/join_group.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { JoinGroupApi, type JoinGroupRequest, type JoinGroupResponse } from '../../protocol/apis/join_group.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { asBuffer } from './group_common.js';
 
 export const joinGroupHandler = handler({

@@ -1,8 +1,8 @@
 // LeaveGroup (classic protocol): v0-2 name one member and carry its error at the top level;
 // v3+ leave a batch of members (by member id and/or static instance id) with errors per member.
 import { handler, type Wire } from '../handler.js';
-import { LeaveGroupApi, type LeaveGroupRequest, type LeaveGroupResponse } from '../protocol/apis/leave_group.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { LeaveGroupApi, type LeaveGroupRequest, type LeaveGroupResponse } from '../../protocol/apis/leave_group.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 export const leaveGroupHandler = handler({
   api: LeaveGroupApi,

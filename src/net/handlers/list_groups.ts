@@ -1,7 +1,7 @@
 // ListGroups: every coordinator's groups, filtered by state (v4+) and type (v5+). Kafka matches
 // filters case-insensitively (some clients send STABLE), so they are put in canonical form here.
 import { handler, type Wire } from '../handler.js';
-import { ListGroupsApi, type ListGroupsRequest, type ListGroupsResponse } from '../protocol/apis/list_groups.js';
+import { ListGroupsApi, type ListGroupsRequest, type ListGroupsResponse } from '../../protocol/apis/list_groups.js';
 
 const STATES = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Dead', 'Assigning', 'Reconciling'];
 const canonicalState = (s: string): string => STATES.find((k) => k.toLowerCase() === s.toLowerCase()) ?? s;

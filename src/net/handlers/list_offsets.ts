@@ -2,8 +2,8 @@
 // offset since there are no transactions), max timestamp (-3) and by timestamp, answered by
 // the owning shard over the control channel.
 import { handler, type Wire } from '../handler.js';
-import { ListOffsetsApi, type ListOffsetsRequest, type ListOffsetsResponse } from '../protocol/apis/list_offsets.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { ListOffsetsApi, type ListOffsetsRequest, type ListOffsetsResponse } from '../../protocol/apis/list_offsets.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 type PartitionOut = Wire<ListOffsetsResponse['topics'][number]['partitions'][number]>;
 

@@ -1,12 +1,12 @@
 // Metadata: this node as the only broker, leader and controller; topics by name or id, with
 // auto-creation when the request and the broker allow it. Topics are created before answering,
 // so a client's first Metadata for a new topic already sees its partitions.
-import { isInternalTopic } from '../../coordinator/topic_manager.js';
+import { isInternalTopic } from '../../actors/topic_manager.js';
 import type { TopicRecord } from '../../coordinator/topic_table.js';
 import type { BrokerContext } from '../broker_context.js';
 import { handler, type HandlerContext, type Wire } from '../handler.js';
-import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../protocol/apis/metadata.js';
-import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../../protocol/apis/metadata.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 
 type TopicOut = Wire<MetadataResponse['topics'][number]>;
 

@@ -3,8 +3,8 @@
 // (v9: member epoch) and answers once the offsets are durable. v2-4 may carry a retention time.
 import type { CommitCall } from '../../coordinator/groups/group_api.js';
 import { handler, type Wire } from '../handler.js';
-import { OffsetCommitApi, type OffsetCommitRequest, type OffsetCommitResponse } from '../protocol/apis/offset_commit.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { OffsetCommitApi, type OffsetCommitRequest, type OffsetCommitResponse } from '../../protocol/apis/offset_commit.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 type TopicOut = Wire<OffsetCommitResponse['topics'][number]>;
 

@@ -1,8 +1,8 @@
 // OffsetDelete: drops a group's committed offsets for some partitions, refusing those of topics
 // the group's live members still subscribe to (GROUP_SUBSCRIBED_TO_TOPIC).
 import { handler, type Wire } from '../handler.js';
-import { OffsetDeleteApi, type OffsetDeleteRequest, type OffsetDeleteResponse } from '../protocol/apis/offset_delete.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { OffsetDeleteApi, type OffsetDeleteRequest, type OffsetDeleteResponse } from '../../protocol/apis/offset_delete.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 export const offsetDeleteHandler = handler({
   api: OffsetDeleteApi,

@@ -9,8 +9,8 @@ import {
   type OffsetFetchRequest,
   type OffsetFetchRequestGroup,
   type OffsetFetchResponse,
-} from '../protocol/apis/offset_fetch.js';
-import { ErrorCode } from '../protocol/errors.js';
+} from '../../protocol/apis/offset_fetch.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 type TopicOut = Wire<OffsetFetchResponse['topics'][number]>;
 

@@ -2,20 +2,17 @@
 // answers once every partition's acks condition holds. Batch validation, idempotence checks
 // and offset assignment happen on the shard; here only what needs no record bytes is checked.
 import type { ProduceItem } from '../../actors/partition_router.js';
-import { isInternalTopic } from '../../coordinator/topic_manager.js';
+import { isInternalTopic } from '../../actors/topic_manager.js';
 import { PRODUCE_HEADER_BYTES } from '../../actors/ring_messages.js';
 import { CloseConnection, handler, NO_RESPONSE, type HandlerResult, type Wire } from '../handler.js';
-import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../protocol/apis/produce.js';
-import { ErrorCode, errorName } from '../protocol/errors.js';
+import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js';
+import { ErrorCode, errorName } from '../../protocol/errors.js';
+import { BatchAttr, BatchField } from '../../protocol/record_batch.js';
+import { CompressionCodec } from '../../protocol/records.js';
 
 type PartitionOut = Wire<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
 const NO_LEADER_HINT = { leaderId: -1, leaderEpoch: -1 };
-const ZSTD = 4;
-// Byte 22 holds the low byte of the big-endian attributes field (codec in bits 0-2).
-const ATTRIBUTES_LOW_BYTE = 22;
-const MAGIC_AT = 16;
-const RECORDS_COUNT_AT = 57;
 
 function partitionOut(index: number, errorCode: number, baseOffset = -1, logAppendTimeMs = -1, logStartOffset = -1): PartitionOut {
   return { index, errorCode, baseOffset, logAppendTimeMs, logStartOffset, recordErrors: [], errorMessage: null, currentLeader: NO_LEADER_HINT };
@@ -27,8 +24,8 @@ function partitionOut(index: number, errorCode: number, baseOffset = -1, logAppe
  * non-negative count counts 0, since prom-client throws on a negative increment.
  */
 export function claimedRecordCount(records: Buffer): number {
-  if (records.length < RECORDS_COUNT_AT + 4 || records[MAGIC_AT] !== 2) return 0;
-  return Math.max(0, records.readInt32BE(RECORDS_COUNT_AT));
+  if (records.length < BatchField.recordsCount + 4 || records[BatchField.magic] !== 2) return 0;
+  return Math.max(0, records.readInt32BE(BatchField.recordsCount));
 }
 
 export const produceHandler = handler({
@@ -50,7 +47,7 @@ export const produceHandler = handler({
         else if (isInternalTopic(t.name)) code = ErrorCode.INVALID_TOPIC_EXCEPTION; // only the coordinator writes it
         else if (p.records === null || p.records.length === 0) code = ErrorCode.INVALID_RECORD;
         else if (p.records.length > ringLimit) code = ErrorCode.MESSAGE_TOO_LARGE;
-        else if (ctx.version < 7 && p.records.length > ATTRIBUTES_LOW_BYTE && (p.records[ATTRIBUTES_LOW_BYTE]! & 7) === ZSTD) {
+        else if (ctx.version < 7 && p.records.length >= BatchField.attributes + 2 && (p.records.readInt16BE(BatchField.attributes) & BatchAttr.compressionMask) === CompressionCodec.zstd) {
           code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
         } else {
           const handle = b.topics.handle(t.name, p.index);

@@ -1,8 +1,8 @@
 // SyncGroup (classic protocol): the leader hands in every member's assignment; each member,
 // leader included, gets back its own once the group's record is durable.
 import { handler, type Wire } from '../handler.js';
-import { SyncGroupApi, type SyncGroupRequest, type SyncGroupResponse } from '../protocol/apis/sync_group.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { SyncGroupApi, type SyncGroupRequest, type SyncGroupResponse } from '../../protocol/apis/sync_group.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import { asBuffer } from './group_common.js';
 
 export const syncGroupHandler = handler({

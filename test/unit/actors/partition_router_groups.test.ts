@@ -8,7 +8,7 @@ import { PartitionRouter } from '../../../src/actors/partition_router.js';
 import type { ShardHost } from '../../../src/actors/shard_host.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
 import type { GroupCall, GroupReply } from '../../../src/coordinator/groups/group_api.js';
-import { ErrorCode, KafkaError } from '../../../src/net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
 
 function setup(): { router: PartitionRouter; handle: number; sent: { reqId: number; call: GroupCall }[] } {
   const table = new ShardTable(2);

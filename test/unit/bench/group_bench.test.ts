@@ -10,7 +10,7 @@ import { scenarioTables, summarize } from '../../../bench/report.js';
 import type { ScenarioReport } from '../../../bench/report.js';
 import type { Metrics } from '../../../bench/scenarios.js';
 import { offsetsPartitionFor } from '../../../src/coordinator/groups/group_api.js';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 
 test('group ids are distinct and every offsets partition gets floor or ceil of its share', () => {
   const partitionCounts = fc.integer({ min: 1, max: 100 }).filter((n) => n % 31 !== 0);

@@ -9,11 +9,11 @@ import { walkBatches } from '../../../bench/load/fetch_walk.js';
 import type { WalkTotals } from '../../../bench/load/fetch_walk.js';
 import { CORRELATION_ID_AT, buildProduceFrame } from '../../../bench/load/produce_wire.js';
 import { spread } from '../../../bench/report.js';
-import { decodeRecordBatches } from '../../../src/client/record_batch.js';
-import { ProduceApi } from '../../../src/net/protocol/apis/produce.js';
-import { readRequestHeader } from '../../../src/net/protocol/header.js';
-import { Reader } from '../../../src/net/protocol/reader.js';
-import { validateProducedBatch, writeInt64 } from '../../../src/log/record_batch.js';
+import { decodeRecordBatches } from '../../../src/protocol/records.js';
+import { ProduceApi } from '../../../src/protocol/apis/produce.js';
+import { readRequestHeader } from '../../../src/protocol/header.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import { validateProducedBatch, writeInt64 } from '../../../src/protocol/record_batch.js';
 
 const totals = (): WalkTotals => ({ batches: 0, records: 0, bytes: 0, nextOffset: 0 });
 

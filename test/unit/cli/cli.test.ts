@@ -7,12 +7,12 @@ import { runCli } from '../../../src/cli/main.js';
 import { readyLine } from '../../../src/cli/start.js';
 import type { CliIo } from '../../../src/cli/io.js';
 import { resolveConfig } from '../../../src/config.js';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
-import { CreateTopicsApi } from '../../../src/net/protocol/apis/create_topics.js';
-import { DeleteTopicsApi } from '../../../src/net/protocol/apis/delete_topics.js';
-import { DescribeConfigsApi } from '../../../src/net/protocol/apis/describe_configs.js';
-import { MetadataApi } from '../../../src/net/protocol/apis/metadata.js';
-import type { MetadataResponseTopic } from '../../../src/net/protocol/apis/metadata.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
+import { CreateTopicsApi } from '../../../src/protocol/apis/create_topics.js';
+import { DeleteTopicsApi } from '../../../src/protocol/apis/delete_topics.js';
+import { DescribeConfigsApi } from '../../../src/protocol/apis/describe_configs.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
+import type { MetadataResponseTopic } from '../../../src/protocol/apis/metadata.js';
 import { FakeBroker, respond } from '../client/fake_broker.js';
 import type { FakeHandler } from '../client/fake_broker.js';
 

@@ -11,10 +11,10 @@ import fc from 'fast-check';
 import { fullJitterDelay } from '../../../src/client/backoff.js';
 import { Cluster } from '../../../src/client/cluster.js';
 import { ConnectionError } from '../../../src/client/connection.js';
-import { MetadataApi } from '../../../src/net/protocol/apis/metadata.js';
-import type { MetadataResponse } from '../../../src/net/protocol/apis/metadata.js';
-import { ErrorCode, KafkaError } from '../../../src/net/protocol/errors.js';
-import { ZERO_UUID } from '../../../src/net/protocol/schema.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
+import type { MetadataResponse } from '../../../src/protocol/apis/metadata.js';
+import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
+import { ZERO_UUID } from '../../../src/protocol/schema.js';
 import { FakeBroker, respond } from './fake_broker.js';
 
 /** Forwards loopback connections to `port`; cut() drops them all, as a broker closing them would. */

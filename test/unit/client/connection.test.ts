@@ -5,11 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionError, KafkaConnection } from '../../../src/client/connection.js';
-import { ErrorCode, KafkaError } from '../../../src/net/protocol/errors.js';
-import { CreateTopicsApi } from '../../../src/net/protocol/apis/create_topics.js';
-import { MetadataApi } from '../../../src/net/protocol/apis/metadata.js';
-import { ProduceApi } from '../../../src/net/protocol/apis/produce.js';
-import type { MetadataRequest, MetadataResponse } from '../../../src/net/protocol/apis/metadata.js';
+import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
+import { CreateTopicsApi } from '../../../src/protocol/apis/create_topics.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
+import { ProduceApi } from '../../../src/protocol/apis/produce.js';
+import type { MetadataRequest, MetadataResponse } from '../../../src/protocol/apis/metadata.js';
 import { FakeBroker, respond } from './fake_broker.js';
 import type { FakeHandler, FakeOptions } from './fake_broker.js';
 

@@ -4,15 +4,15 @@
 // `answerDelayMs`, so pipelined requests pile up and can be counted.
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
-import { readRequestHeader, writeResponseHeader } from '../../../src/net/protocol/header.js';
-import type { RequestHeader } from '../../../src/net/protocol/header.js';
-import { ApiVersionsApi } from '../../../src/net/protocol/apis/api_versions.js';
-import type { ApiVersionsResponse } from '../../../src/net/protocol/apis/api_versions.js';
-import { apiByKey, isFlexibleRequest } from '../../../src/net/protocol/apis/index.js';
-import { Reader } from '../../../src/net/protocol/reader.js';
-import type { Api } from '../../../src/net/protocol/schema.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
+import { readRequestHeader, writeResponseHeader } from '../../../src/protocol/header.js';
+import type { RequestHeader } from '../../../src/protocol/header.js';
+import { ApiVersionsApi } from '../../../src/protocol/apis/api_versions.js';
+import type { ApiVersionsResponse } from '../../../src/protocol/apis/api_versions.js';
+import { apiByKey, isFlexibleRequest } from '../../../src/protocol/apis/index.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import type { Api } from '../../../src/protocol/schema.js';
+import { Writer } from '../../../src/protocol/writer.js';
 
 /** Answers one request: an encoded response frame (see respond()), or null for no answer. */
 export type FakeHandler = (header: RequestHeader, body: Reader) => Buffer | null;

@@ -13,9 +13,9 @@ import {
   decodeRecordBatches,
   decodeRecords,
   encodeRecordBatch,
-} from '../../../src/client/record_batch.js';
-import type { ConsumedRecord, ProducerRecord } from '../../../src/client/record_batch.js';
-import { BatchField, crc32c, writeInt64 } from '../../../src/log/record_batch.js';
+} from '../../../src/protocol/records.js';
+import type { ConsumedRecord, ProducerRecord } from '../../../src/protocol/records.js';
+import { BatchField, crc32c, writeInt64 } from '../../../src/protocol/record_batch.js';
 import { buildBatch, fixCrc } from '../log/batch_builder.js';
 
 const bytesArb = fc.option(fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), { nil: null });

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { Assignor, AssignorMember, GroupAssignment } from '../../../src/coordinator/groups/assignors/assignor.js';
-import { RangeAssignor } from '../../../src/coordinator/groups/assignors/range.js';
-import { UniformAssignor } from '../../../src/coordinator/groups/assignors/uniform.js';
-import type { TopicIndex, TopicInfo } from '../../../src/coordinator/groups/group_api.js';
+import type { Assignor, AssignorMember, GroupAssignment } from '../../../src/assignors/assignor.js';
+import { RangeAssignor } from '../../../src/assignors/range.js';
+import { UniformAssignor } from '../../../src/assignors/uniform.js';
+import type { TopicIndex, TopicInfo } from '../../../src/assignors/assignor.js';
 
 const uniform = new UniformAssignor();
 const range = new RangeAssignor();

@@ -4,7 +4,7 @@
 // registers the member, a second member joining a Stable group).
 import assert from 'node:assert/strict';
 import { describe as suite, it } from 'node:test';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import {
   Harness, describe, heartbeatCall, joinCall, joinNew, leaveCall, meta, syncCall, testDeps, text,
 } from './group_fixture.js';

@@ -10,14 +10,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { Assignor } from '../../../src/coordinator/groups/assignors/assignor.js';
-import { RangeAssignor } from '../../../src/coordinator/groups/assignors/range.js';
-import { UniformAssignor } from '../../../src/coordinator/groups/assignors/uniform.js';
+import type { Assignor } from '../../../src/assignors/assignor.js';
+import { RangeAssignor } from '../../../src/assignors/range.js';
+import { UniformAssignor } from '../../../src/assignors/uniform.js';
 import { ConsumerGroup } from '../../../src/coordinator/groups/consumer_group.js';
 import {
   DEFAULT_GROUP_CONFIG, type ConsumerHeartbeatCall, type ConsumerHeartbeatReply, type GroupConfig, type GroupRecord, type TopicIndex, type TopicInfo,
 } from '../../../src/coordinator/groups/group_api.js';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 
 const CONFIG: GroupConfig = { ...DEFAULT_GROUP_CONFIG, maxGroupSize: 50 };
 const SESSION = CONFIG.consumerSessionTimeoutMs;

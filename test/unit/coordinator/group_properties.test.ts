@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe as suite, it } from 'node:test';
 import fc from 'fast-check';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import type { GroupReply, JoinReply } from '../../../src/coordinator/groups/group_api.js';
 import { Harness, commitCall, heartbeatCall, joinCall, leaveCall, meta, syncCall, testDeps, text } from './group_fixture.js';
 

@@ -2,7 +2,7 @@
 // what the port returns before answering, and keeps classic and KIP-848 group ids apart.
 import assert from 'node:assert/strict';
 import { describe as suite, it } from 'node:test';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import type {
   ConsumerDescribeReply, ConsumerGroupPort, ConsumerHeartbeatCall, ConsumerHeartbeatReply, GroupRecord, GroupStateName,
 } from '../../../src/coordinator/groups/group_api.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe as suite, it } from 'node:test';
 import { GroupCoordinator, type CoordinatorDeps } from '../../../src/coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupRecord, GroupReply, JoinReply } from '../../../src/coordinator/groups/group_api.js';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import { commitCall, heartbeatCall, joinCall, leaveCall, meta, syncCall, testDeps, text } from './group_fixture.js';
 import { mulberry32 } from '../../helpers/seeded_random.js';
 

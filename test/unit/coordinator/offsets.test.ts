@@ -2,7 +2,7 @@
 // retention and expiry, DeleteGroups, OffsetDelete, the admin reset, and reloading from the log.
 import assert from 'node:assert/strict';
 import { describe as suite, it } from 'node:test';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import { EMPTY_GROUP_GRACE_MS } from '../../../src/coordinator/groups/offset_expiry.js';
 import { MAX_PENDING_APPENDS } from '../../../src/coordinator/groups/coordinator_state.js';
 import {

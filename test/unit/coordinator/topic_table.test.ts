@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { TopicTable } from '../../../src/coordinator/topic_table.js';
-import { ErrorCode, KafkaError } from '../../../src/net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
 
 describe('TopicTable', () => {
   it('persists every change before resolving, in order, and refuses a duplicate at once', async () => {

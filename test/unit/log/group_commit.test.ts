@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import { GroupCommitter } from '../../../src/log/group_commit.js';
 import { StorageError } from '../../../src/log/io_backend.js';
 import { PartitionLog } from '../../../src/log/partition_log.js';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
-import { readBatchHeader } from '../../../src/log/record_batch.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
+import { readBatchHeader } from '../../../src/protocol/record_batch.js';
 import { append, batchOf, Clock, logConfig, readAll, RecordingIo, removeDir, tempDir, waitFor } from './log_fixture.js';
 
 interface Shard {

@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GroupCommitter, type FlushPolicy } from '../../../src/log/group_commit.js';
 import { StorageError, type IoBackend, type WriteOp } from '../../../src/log/io_backend.js';
-import { IO_MODES, selectIoBackend } from '../../../src/log/native_io.js';
+import { IO_MODES } from '../../../src/native/addon.js';
+import { selectIoBackend } from '../../../src/log/native_io.js';
 import { PartitionLog, type FileRange, type LogConfig } from '../../../src/log/partition_log.js';
-import { validateProducedBatch } from '../../../src/log/record_batch.js';
+import { validateProducedBatch } from '../../../src/protocol/record_batch.js';
 import { buildBatch, makeRecords, type BatchOptions } from './batch_builder.js';
 
 let shared: IoBackend | undefined;

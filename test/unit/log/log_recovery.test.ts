@@ -5,7 +5,7 @@ import { existsSync, readdirSync, truncateSync, unlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PartitionLog } from '../../../src/log/partition_log.js';
-import { readBatchHeader } from '../../../src/log/record_batch.js';
+import { readBatchHeader } from '../../../src/protocol/record_batch.js';
 import { DEFAULT_TIMESTAMP } from './batch_builder.js';
 import { append, batchOf, Clock, logConfig, openHarness, readAll, restoreDir, snapshotDir, testIoBackend, waitFor, type LogHarness } from './log_fixture.js';
 

@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
 import { crc32c } from '@node-rs/crc32';
 import fc from 'fast-check';
 import { StorageError } from '../../../src/log/io_backend.js';
-import { loadNativeIo, nativeCrc32cFunction, selectIoBackend, type NativeIoBackend } from '../../../src/log/native_io.js';
+import { nativeCrc32cFunction } from '../../../src/native/addon.js';
+import { loadNativeIo, selectIoBackend, type NativeIoBackend } from '../../../src/log/native_io.js';
 import { removeDir, tempDir } from './log_fixture.js';
 
 const probe = loadNativeIo();

@@ -5,8 +5,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
-import { batchCrcMatches, readBatchHeader, validateProducedBatch } from '../../../src/log/record_batch.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
+import { batchCrcMatches, readBatchHeader, validateProducedBatch } from '../../../src/protocol/record_batch.js';
 import { buildBatch, DEFAULT_TIMESTAMP, makeRecords } from './batch_builder.js';
 import { append, batchOf, logConfig, openHarness, readAll, readRanges, splitBatches } from './log_fixture.js';
 

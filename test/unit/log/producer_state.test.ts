@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import { ProducerStateTable, RETAINED_BATCHES, type ProducerCheck } from '../../../src/log/producer_state.js';
-import type { BatchHeader } from '../../../src/log/record_batch.js';
+import type { BatchHeader } from '../../../src/protocol/record_batch.js';
 
 const INT32_MAX = 0x7fffffff;
 

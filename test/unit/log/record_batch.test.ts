@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ErrorCode } from '../../../src/net/protocol/errors.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import {
   BATCH_HEADER_BYTES,
   batchCrcMatches,
@@ -13,7 +13,7 @@ import {
   setLogAppendTime,
   stampBatch,
   validateProducedBatch,
-} from '../../../src/log/record_batch.js';
+} from '../../../src/protocol/record_batch.js';
 import { firstRecordAtOrAfter } from '../../../src/log/record_scan.js';
 import { buildBatch, DEFAULT_TIMESTAMP, fixCrc, makeRecords, type TestRecord } from './batch_builder.js';
 

@@ -2,9 +2,9 @@
 // snapshots fail), actor listing, 404/405, and closing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger } from '../../../src/logger.js';
-import { BrokerMetrics } from '../../../src/metrics.js';
-import type { ShardSnapshot } from '../../../src/metrics.js';
+import { createLogger } from '../../../src/common/logger.js';
+import { BrokerMetrics } from '../../../src/metrics/metrics.js';
+import type { ShardSnapshot } from '../../../src/actors/shard_snapshot.js';
 import { startAdminServer } from '../../../src/net/admin_http.js';
 import type { HealthStatus } from '../../../src/net/admin_http.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { nativeSender, type NativeSender, type SenderListener } from '../../../src/net/native_sender.js';
-import type { MessageChunk } from '../../../src/net/protocol/writer.js';
+import type { MessageChunk } from '../../../src/protocol/writer.js';
 
 const FILE_BYTES = 1 << 20;
 const BIG_BYTES = 64 << 20;

@@ -4,9 +4,9 @@
 // lacks the field, because decode always fills absent fields with their defaults.
 
 import assert from 'node:assert/strict';
-import { Reader } from '../../../src/net/protocol/reader.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
-import type { Api } from '../../../src/net/protocol/schema.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import { Writer } from '../../../src/protocol/writer.js';
+import type { Api } from '../../../src/protocol/schema.js';
 
 type Direction = 'request' | 'response';
 

@@ -10,14 +10,14 @@ import { bytesOf, decodeRequest, kjsRequest, kjsResponse, TOPIC_ID, TOPIC_ID_DAS
 import {
   apiVersionsV3, fetchV12, fetchV13, fetchV17, metadataV12, produceV11, produceV9, Reader as PlatReader,
 } from '@platformatic/kafka';
-import { ApiVersionsApi } from '../../../src/net/protocol/apis/api_versions.js';
-import { FetchApi } from '../../../src/net/protocol/apis/fetch.js';
-import type { FetchResponse } from '../../../src/net/protocol/apis/fetch.js';
-import { MetadataApi } from '../../../src/net/protocol/apis/metadata.js';
-import type { MetadataResponse } from '../../../src/net/protocol/apis/metadata.js';
-import { ProduceApi } from '../../../src/net/protocol/apis/produce.js';
-import type { ProduceResponse } from '../../../src/net/protocol/apis/produce.js';
-import { ZERO_UUID } from '../../../src/net/protocol/schema.js';
+import { ApiVersionsApi } from '../../../src/protocol/apis/api_versions.js';
+import { FetchApi } from '../../../src/protocol/apis/fetch.js';
+import type { FetchResponse } from '../../../src/protocol/apis/fetch.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
+import type { MetadataResponse } from '../../../src/protocol/apis/metadata.js';
+import { ProduceApi } from '../../../src/protocol/apis/produce.js';
+import type { ProduceResponse } from '../../../src/protocol/apis/produce.js';
+import { ZERO_UUID } from '../../../src/protocol/schema.js';
 
 const metadataRes: MetadataResponse = {
   throttleTimeMs: 0, brokers: [{ nodeId: 1, host: '127.0.0.1', port: 9092, rack: null }], clusterId: 'sluice',

@@ -6,10 +6,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { apiByKey } from '../../../src/net/protocol/apis/index.js';
-import { ProtocolError, Reader } from '../../../src/net/protocol/reader.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
-import type { AnyApi } from '../../../src/net/protocol/schema.js';
+import { apiByKey } from '../../../src/protocol/apis/index.js';
+import { ProtocolError, Reader } from '../../../src/protocol/reader.js';
+import { Writer } from '../../../src/protocol/writer.js';
+import type { AnyApi } from '../../../src/protocol/schema.js';
 import { structCase } from './schema_arbitrary.js';
 
 type Direction = 'request' | 'response';

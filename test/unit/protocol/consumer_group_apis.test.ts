@@ -4,12 +4,12 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { ConsumerGroupHeartbeatApi } from '../../../src/net/protocol/apis/consumer_group_heartbeat.js';
+import { ConsumerGroupHeartbeatApi } from '../../../src/protocol/apis/consumer_group_heartbeat.js';
 import type {
   ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
-} from '../../../src/net/protocol/apis/consumer_group_heartbeat.js';
-import { ConsumerGroupDescribeApi } from '../../../src/net/protocol/apis/consumer_group_describe.js';
-import type { ConsumerGroupDescribeResponse } from '../../../src/net/protocol/apis/consumer_group_describe.js';
+} from '../../../src/protocol/apis/consumer_group_heartbeat.js';
+import { ConsumerGroupDescribeApi } from '../../../src/protocol/apis/consumer_group_describe.js';
+import type { ConsumerGroupDescribeResponse } from '../../../src/protocol/apis/consumer_group_describe.js';
 
 const T1 = '0123456789abcdef0123456789abcdef';
 const T2 = 'fedcba9876543210fedcba9876543210';

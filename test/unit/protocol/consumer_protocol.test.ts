@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Bytes } from './golden_helpers.js';
-import { ProtocolError } from '../../../src/net/protocol/reader.js';
+import { ProtocolError } from '../../../src/protocol/reader.js';
 import {
   decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription,
-} from '../../../src/net/protocol/consumer_protocol.js';
-import type { ConsumerAssignment, ConsumerSubscription } from '../../../src/net/protocol/consumer_protocol.js';
+} from '../../../src/protocol/consumer_protocol.js';
+import type { ConsumerAssignment, ConsumerSubscription } from '../../../src/protocol/consumer_protocol.js';
 
 function goldenSubscription(version: number, s: ConsumerSubscription, bytes: Buffer): void {
   assert.equal(encodeSubscription(s, version).toString('hex'), bytes.toString('hex'), `v${version} encode`);

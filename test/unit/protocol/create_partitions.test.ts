@@ -3,10 +3,10 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { CreatePartitionsApi } from '../../../src/net/protocol/apis/create_partitions.js';
+import { CreatePartitionsApi } from '../../../src/protocol/apis/create_partitions.js';
 import type {
   CreatePartitionsRequest, CreatePartitionsResponse,
-} from '../../../src/net/protocol/apis/create_partitions.js';
+} from '../../../src/protocol/apis/create_partitions.js';
 
 test('CreatePartitions v0 request: explicit assignments and a null one', () => {
   const req: CreatePartitionsRequest = {

@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { CreateTopicsApi } from '../../../src/net/protocol/apis/create_topics.js';
-import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../src/net/protocol/apis/create_topics.js';
+import { CreateTopicsApi } from '../../../src/protocol/apis/create_topics.js';
+import type { CreateTopicsRequest, CreateTopicsResponse } from '../../../src/protocol/apis/create_topics.js';
 
 const ZERO_ID = '0'.repeat(32);
 const TOPIC_ID = '0123456789abcdef0123456789abcdef';

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { DeleteTopicsApi } from '../../../src/net/protocol/apis/delete_topics.js';
-import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../../src/net/protocol/apis/delete_topics.js';
+import { DeleteTopicsApi } from '../../../src/protocol/apis/delete_topics.js';
+import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../../src/protocol/apis/delete_topics.js';
 
 const ZERO_ID = '0'.repeat(32);
 const TOPIC_ID = 'fedcba9876543210fedcba9876543210';

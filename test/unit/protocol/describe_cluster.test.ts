@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { Reader } from '../../../src/net/protocol/reader.js';
-import { DescribeClusterApi } from '../../../src/net/protocol/apis/describe_cluster.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import { DescribeClusterApi } from '../../../src/protocol/apis/describe_cluster.js';
 import type {
   DescribeClusterRequest, DescribeClusterResponse,
-} from '../../../src/net/protocol/apis/describe_cluster.js';
+} from '../../../src/protocol/apis/describe_cluster.js';
 
 const INT32_MIN = -2147483648;
 

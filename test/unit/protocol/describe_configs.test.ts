@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { DescribeConfigsApi } from '../../../src/net/protocol/apis/describe_configs.js';
+import { DescribeConfigsApi } from '../../../src/protocol/apis/describe_configs.js';
 import type {
   DescribeConfigsRequest, DescribeConfigsResponse,
-} from '../../../src/net/protocol/apis/describe_configs.js';
+} from '../../../src/protocol/apis/describe_configs.js';
 
 test('DescribeConfigs v0 request: listed keys and null (all) keys', () => {
   const req: DescribeConfigsRequest = {

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { FindCoordinatorApi } from '../../../src/net/protocol/apis/find_coordinator.js';
-import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../../src/net/protocol/apis/find_coordinator.js';
+import { FindCoordinatorApi } from '../../../src/protocol/apis/find_coordinator.js';
+import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../../src/protocol/apis/find_coordinator.js';
 
 const single = (key: string, keyType = 0): FindCoordinatorRequest => ({ key, keyType, coordinatorKeys: [] });
 const answer = (nodeId: number, host: string, port: number): FindCoordinatorResponse => ({

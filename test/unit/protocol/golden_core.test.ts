@@ -4,20 +4,20 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiVersionsApi } from '../../../src/net/protocol/apis/api_versions.js';
-import type { ApiVersionsRequest, ApiVersionsResponse } from '../../../src/net/protocol/apis/api_versions.js';
-import { FetchApi } from '../../../src/net/protocol/apis/fetch.js';
-import type { FetchRequest, FetchResponse, FetchResponsePartition } from '../../../src/net/protocol/apis/fetch.js';
-import { MetadataApi } from '../../../src/net/protocol/apis/metadata.js';
-import type { MetadataRequest, MetadataResponse } from '../../../src/net/protocol/apis/metadata.js';
-import { ProduceApi } from '../../../src/net/protocol/apis/produce.js';
-import type { ProduceRequest, ProduceResponse, ProduceResponsePartition } from '../../../src/net/protocol/apis/produce.js';
-import { readRequestHeader, readResponseHeader, writeRequestHeader, writeResponseHeader } from '../../../src/net/protocol/header.js';
-import { isFlexibleRequest } from '../../../src/net/protocol/apis/index.js';
-import { Reader } from '../../../src/net/protocol/reader.js';
-import { ZERO_UUID } from '../../../src/net/protocol/schema.js';
-import type { Api } from '../../../src/net/protocol/schema.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
+import { ApiVersionsApi } from '../../../src/protocol/apis/api_versions.js';
+import type { ApiVersionsRequest, ApiVersionsResponse } from '../../../src/protocol/apis/api_versions.js';
+import { FetchApi } from '../../../src/protocol/apis/fetch.js';
+import type { FetchRequest, FetchResponse, FetchResponsePartition } from '../../../src/protocol/apis/fetch.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
+import type { MetadataRequest, MetadataResponse } from '../../../src/protocol/apis/metadata.js';
+import { ProduceApi } from '../../../src/protocol/apis/produce.js';
+import type { ProduceRequest, ProduceResponse, ProduceResponsePartition } from '../../../src/protocol/apis/produce.js';
+import { readRequestHeader, readResponseHeader, writeRequestHeader, writeResponseHeader } from '../../../src/protocol/header.js';
+import { isFlexibleRequest } from '../../../src/protocol/apis/index.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import { ZERO_UUID } from '../../../src/protocol/schema.js';
+import type { Api } from '../../../src/protocol/schema.js';
+import { Writer } from '../../../src/protocol/writer.js';
 import { Bytes } from './golden_helpers.js';
 
 const B = (): Bytes => new Bytes();

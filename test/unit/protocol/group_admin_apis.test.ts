@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { ListGroupsApi } from '../../../src/net/protocol/apis/list_groups.js';
-import type { ListGroupsResponse } from '../../../src/net/protocol/apis/list_groups.js';
-import { DescribeGroupsApi } from '../../../src/net/protocol/apis/describe_groups.js';
-import type { DescribeGroupsResponse } from '../../../src/net/protocol/apis/describe_groups.js';
-import { DeleteGroupsApi } from '../../../src/net/protocol/apis/delete_groups.js';
+import { ListGroupsApi } from '../../../src/protocol/apis/list_groups.js';
+import type { ListGroupsResponse } from '../../../src/protocol/apis/list_groups.js';
+import { DescribeGroupsApi } from '../../../src/protocol/apis/describe_groups.js';
+import type { DescribeGroupsResponse } from '../../../src/protocol/apis/describe_groups.js';
+import { DeleteGroupsApi } from '../../../src/protocol/apis/delete_groups.js';
 
 const INT32_MIN = -2147483648;
 

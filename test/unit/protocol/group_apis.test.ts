@@ -5,15 +5,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { ProtocolError, Reader } from '../../../src/net/protocol/reader.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
-import { JoinGroupApi } from '../../../src/net/protocol/apis/join_group.js';
-import type { JoinGroupRequest, JoinGroupResponse } from '../../../src/net/protocol/apis/join_group.js';
-import { SyncGroupApi } from '../../../src/net/protocol/apis/sync_group.js';
-import type { SyncGroupRequest, SyncGroupResponse } from '../../../src/net/protocol/apis/sync_group.js';
-import { HeartbeatApi } from '../../../src/net/protocol/apis/heartbeat.js';
-import { LeaveGroupApi } from '../../../src/net/protocol/apis/leave_group.js';
-import type { LeaveGroupRequest, LeaveGroupResponse } from '../../../src/net/protocol/apis/leave_group.js';
+import { ProtocolError, Reader } from '../../../src/protocol/reader.js';
+import { Writer } from '../../../src/protocol/writer.js';
+import { JoinGroupApi } from '../../../src/protocol/apis/join_group.js';
+import type { JoinGroupRequest, JoinGroupResponse } from '../../../src/protocol/apis/join_group.js';
+import { SyncGroupApi } from '../../../src/protocol/apis/sync_group.js';
+import type { SyncGroupRequest, SyncGroupResponse } from '../../../src/protocol/apis/sync_group.js';
+import { HeartbeatApi } from '../../../src/protocol/apis/heartbeat.js';
+import { LeaveGroupApi } from '../../../src/protocol/apis/leave_group.js';
+import type { LeaveGroupRequest, LeaveGroupResponse } from '../../../src/protocol/apis/leave_group.js';
 
 /** A v0 consumer subscription to topic "t" with empty user data (opaque to these APIs). */
 const meta = Buffer.from('00000000000100017400000000', 'hex');

@@ -13,19 +13,19 @@ import {
   consumerGroupHeartbeatV1, joinGroupV9, leaveGroupV5, listGroupsV5, offsetCommitV9, offsetFetchV9, syncGroupV5,
   Reader as PlatReader, Writer as PlatWriter,
 } from '@platformatic/kafka';
-import { ProtocolError } from '../../../src/net/protocol/reader.js';
-import { JoinGroupApi } from '../../../src/net/protocol/apis/join_group.js';
-import { SyncGroupApi } from '../../../src/net/protocol/apis/sync_group.js';
-import { HeartbeatApi } from '../../../src/net/protocol/apis/heartbeat.js';
-import { LeaveGroupApi } from '../../../src/net/protocol/apis/leave_group.js';
-import { OffsetCommitApi } from '../../../src/net/protocol/apis/offset_commit.js';
-import { OffsetFetchApi } from '../../../src/net/protocol/apis/offset_fetch.js';
-import { ListGroupsApi } from '../../../src/net/protocol/apis/list_groups.js';
-import { DescribeGroupsApi } from '../../../src/net/protocol/apis/describe_groups.js';
-import { ConsumerGroupHeartbeatApi } from '../../../src/net/protocol/apis/consumer_group_heartbeat.js';
+import { ProtocolError } from '../../../src/protocol/reader.js';
+import { JoinGroupApi } from '../../../src/protocol/apis/join_group.js';
+import { SyncGroupApi } from '../../../src/protocol/apis/sync_group.js';
+import { HeartbeatApi } from '../../../src/protocol/apis/heartbeat.js';
+import { LeaveGroupApi } from '../../../src/protocol/apis/leave_group.js';
+import { OffsetCommitApi } from '../../../src/protocol/apis/offset_commit.js';
+import { OffsetFetchApi } from '../../../src/protocol/apis/offset_fetch.js';
+import { ListGroupsApi } from '../../../src/protocol/apis/list_groups.js';
+import { DescribeGroupsApi } from '../../../src/protocol/apis/describe_groups.js';
+import { ConsumerGroupHeartbeatApi } from '../../../src/protocol/apis/consumer_group_heartbeat.js';
 import {
   decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription,
-} from '../../../src/net/protocol/consumer_protocol.js';
+} from '../../../src/protocol/consumer_protocol.js';
 
 // kafkajs's consumer-protocol helpers (CommonJS, untyped): what we use of them.
 interface KjsAssignerProtocol {

@@ -7,24 +7,24 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ProtocolError } from '../../../src/net/protocol/reader.js';
-import type { AnyApi } from '../../../src/net/protocol/schema.js';
-import { JoinGroupApi } from '../../../src/net/protocol/apis/join_group.js';
-import { SyncGroupApi } from '../../../src/net/protocol/apis/sync_group.js';
-import { HeartbeatApi } from '../../../src/net/protocol/apis/heartbeat.js';
-import { LeaveGroupApi } from '../../../src/net/protocol/apis/leave_group.js';
-import { OffsetCommitApi } from '../../../src/net/protocol/apis/offset_commit.js';
-import { OffsetFetchApi } from '../../../src/net/protocol/apis/offset_fetch.js';
-import { ListGroupsApi } from '../../../src/net/protocol/apis/list_groups.js';
-import { DescribeGroupsApi } from '../../../src/net/protocol/apis/describe_groups.js';
-import { DeleteGroupsApi } from '../../../src/net/protocol/apis/delete_groups.js';
-import { OffsetDeleteApi } from '../../../src/net/protocol/apis/offset_delete.js';
-import { ConsumerGroupHeartbeatApi } from '../../../src/net/protocol/apis/consumer_group_heartbeat.js';
-import { ConsumerGroupDescribeApi } from '../../../src/net/protocol/apis/consumer_group_describe.js';
+import { ProtocolError } from '../../../src/protocol/reader.js';
+import type { AnyApi } from '../../../src/protocol/schema.js';
+import { JoinGroupApi } from '../../../src/protocol/apis/join_group.js';
+import { SyncGroupApi } from '../../../src/protocol/apis/sync_group.js';
+import { HeartbeatApi } from '../../../src/protocol/apis/heartbeat.js';
+import { LeaveGroupApi } from '../../../src/protocol/apis/leave_group.js';
+import { OffsetCommitApi } from '../../../src/protocol/apis/offset_commit.js';
+import { OffsetFetchApi } from '../../../src/protocol/apis/offset_fetch.js';
+import { ListGroupsApi } from '../../../src/protocol/apis/list_groups.js';
+import { DescribeGroupsApi } from '../../../src/protocol/apis/describe_groups.js';
+import { DeleteGroupsApi } from '../../../src/protocol/apis/delete_groups.js';
+import { OffsetDeleteApi } from '../../../src/protocol/apis/offset_delete.js';
+import { ConsumerGroupHeartbeatApi } from '../../../src/protocol/apis/consumer_group_heartbeat.js';
+import { ConsumerGroupDescribeApi } from '../../../src/protocol/apis/consumer_group_describe.js';
 import {
   CONSUMER_PROTOCOL_MAX_VERSION, decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription,
-} from '../../../src/net/protocol/consumer_protocol.js';
-import type { ConsumerSubscription } from '../../../src/net/protocol/consumer_protocol.js';
+} from '../../../src/protocol/consumer_protocol.js';
+import type { ConsumerSubscription } from '../../../src/protocol/consumer_protocol.js';
 
 const groupApis = [
   JoinGroupApi, SyncGroupApi, HeartbeatApi, LeaveGroupApi, OffsetCommitApi, OffsetFetchApi, ListGroupsApi,

@@ -5,12 +5,12 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { OffsetCommitApi } from '../../../src/net/protocol/apis/offset_commit.js';
-import type { OffsetCommitRequest, OffsetCommitResponse } from '../../../src/net/protocol/apis/offset_commit.js';
-import { OffsetFetchApi } from '../../../src/net/protocol/apis/offset_fetch.js';
-import type { OffsetFetchRequest, OffsetFetchResponse } from '../../../src/net/protocol/apis/offset_fetch.js';
-import { OffsetDeleteApi } from '../../../src/net/protocol/apis/offset_delete.js';
-import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../../src/net/protocol/apis/offset_delete.js';
+import { OffsetCommitApi } from '../../../src/protocol/apis/offset_commit.js';
+import type { OffsetCommitRequest, OffsetCommitResponse } from '../../../src/protocol/apis/offset_commit.js';
+import { OffsetFetchApi } from '../../../src/protocol/apis/offset_fetch.js';
+import type { OffsetFetchRequest, OffsetFetchResponse } from '../../../src/protocol/apis/offset_fetch.js';
+import { OffsetDeleteApi } from '../../../src/protocol/apis/offset_delete.js';
+import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../../src/protocol/apis/offset_delete.js';
 
 const commitResponse: OffsetCommitResponse = {
   throttleTimeMs: 0,

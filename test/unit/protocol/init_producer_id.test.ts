@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { InitProducerIdApi } from '../../../src/net/protocol/apis/init_producer_id.js';
-import type { InitProducerIdRequest, InitProducerIdResponse } from '../../../src/net/protocol/apis/init_producer_id.js';
+import { InitProducerIdApi } from '../../../src/protocol/apis/init_producer_id.js';
+import type { InitProducerIdRequest, InitProducerIdResponse } from '../../../src/protocol/apis/init_producer_id.js';
 
 test('InitProducerId v0 request: idempotent producer (null transactional id)', () => {
   const req: InitProducerIdRequest = {

@@ -3,9 +3,9 @@
 // request kafkajs encoded (all of it must be consumed).
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { Reader } from '../../../src/net/protocol/reader.js';
-import type { Api } from '../../../src/net/protocol/schema.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import type { Api } from '../../../src/protocol/schema.js';
+import { Writer } from '../../../src/protocol/writer.js';
 
 export interface KjsRequest { encode(): Promise<{ buffer: Buffer }> }
 export type KjsRequestFactory = (args: Record<string, unknown>) => KjsRequest;

@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
 import { goldenRequest, goldenResponse } from './api_golden.js';
-import { ListOffsetsApi } from '../../../src/net/protocol/apis/list_offsets.js';
-import type { ListOffsetsRequest, ListOffsetsResponse } from '../../../src/net/protocol/apis/list_offsets.js';
+import { ListOffsetsApi } from '../../../src/protocol/apis/list_offsets.js';
+import type { ListOffsetsRequest, ListOffsetsResponse } from '../../../src/protocol/apis/list_offsets.js';
 
 test('ListOffsets v1 request: no isolation level, no leader epoch', () => {
   const req: ListOffsetsRequest = {

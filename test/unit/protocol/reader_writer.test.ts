@@ -4,8 +4,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ProtocolError, Reader } from '../../../src/net/protocol/reader.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
+import { ProtocolError, Reader } from '../../../src/protocol/reader.js';
+import { Writer } from '../../../src/protocol/writer.js';
 import { Bytes } from './golden_helpers.js';
 
 function written(fill: (w: Writer) => void, initial?: number): Buffer {

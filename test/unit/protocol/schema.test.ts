@@ -3,10 +3,10 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineApi, versionIn } from '../../../src/net/protocol/schema.js';
-import type { Field } from '../../../src/net/protocol/schema.js';
-import { ProtocolError, Reader } from '../../../src/net/protocol/reader.js';
-import { Writer } from '../../../src/net/protocol/writer.js';
+import { defineApi, versionIn } from '../../../src/protocol/schema.js';
+import type { Field } from '../../../src/protocol/schema.js';
+import { ProtocolError, Reader } from '../../../src/protocol/reader.js';
+import { Writer } from '../../../src/protocol/writer.js';
 import { Bytes } from './golden_helpers.js';
 
 const point: readonly Field[] = [

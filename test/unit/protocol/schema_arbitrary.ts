@@ -5,8 +5,8 @@
 
 import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-import { fieldDefault, versionIn, ZERO_UUID } from '../../../src/net/protocol/schema.js';
-import type { Field, Primitive } from '../../../src/net/protocol/schema.js';
+import { fieldDefault, versionIn, ZERO_UUID } from '../../../src/protocol/schema.js';
+import type { Field, Primitive } from '../../../src/protocol/schema.js';
 
 export interface Case {
   readonly input: unknown;

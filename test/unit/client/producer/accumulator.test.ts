@@ -17,9 +17,9 @@ import {
 } from '../../../../src/client/producer/accumulator.js';
 import type { AccumulatorOptions, ProducerBatch } from '../../../../src/client/producer/accumulator.js';
 import type { RecordMetadata } from '../../../../src/client/producer/delivery.js';
-import type { ProducerRecord } from '../../../../src/client/record_batch.js';
-import { ErrorCode, KafkaError } from '../../../../src/net/protocol/errors.js';
-import { BATCH_HEADER_BYTES } from '../../../../src/log/record_batch.js';
+import type { ProducerRecord } from '../../../../src/protocol/records.js';
+import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
+import { BATCH_HEADER_BYTES } from '../../../../src/protocol/record_batch.js';
 
 const T = 't';
 const leaderOfPartition = (_topic: string, partition: number): number => partition % 2;

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { BatchDelivery } from '../../../../src/client/producer/delivery.js';
-import { ErrorCode, KafkaError } from '../../../../src/net/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
 
 describe('BatchDelivery', () => {
   it('resolves each record with the base offset plus its index', async () => {

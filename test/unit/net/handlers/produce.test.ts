@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import type { BrokerContext } from '../../../../src/net/broker_context.js';
 import type { HandlerContext } from '../../../../src/net/handler.js';
 import type { ProduceItem, ProduceOutcome } from '../../../../src/actors/partition_router.js';
-import type { ProduceRequest } from '../../../../src/net/protocol/apis/produce.js';
+import type { ProduceRequest } from '../../../../src/protocol/apis/produce.js';
 import { claimedRecordCount, produceHandler } from '../../../../src/net/handlers/produce.js';
-import { BrokerMetrics } from '../../../../src/metrics.js';
+import { BrokerMetrics } from '../../../../src/metrics/metrics.js';
 
 const HEADER_BYTES = 61;
 

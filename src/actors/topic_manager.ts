@@ -3,12 +3,12 @@
 // the topic table records intent durably first, then each partition's actor is opened on its
 // shard, and only then is the partition routable (ShardTable.publish).
 import { join } from 'node:path';
-import type { PartitionRouter } from '../actors/partition_router.js';
-import type { ShardTable } from '../actors/shard_table.js';
+import type { PartitionRouter } from './partition_router.js';
+import type { ShardTable } from './shard_table.js';
 import type { BrokerConfig } from '../config.js';
-import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
-import { toLogConfig, validateTopicConfigs } from './topic_configs.js';
-import { validateTopicName, type TopicRecord, type TopicTable } from './topic_table.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { toLogConfig, validateTopicConfigs } from '../coordinator/topic_configs.js';
+import { validateTopicName, type TopicRecord, type TopicTable } from '../coordinator/topic_table.js';
 
 /** Topics the broker writes itself: clients may read them but never produce to or delete them. */
 export const OFFSETS_TOPIC = '__consumer_offsets';

@@ -7,35 +7,11 @@
 // and shard label sets mirror the latest snapshots (stale ones are removed), and free-form labels
 // (API names, reasons) are capped at MAX_LABEL_VALUES distinct values.
 
-import { LoopDelayMonitor, type LoopDelay } from './loop_delay.js';
+import { LoopDelayMonitor, type LoopDelay } from '../common/loop_delay.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RingStats } from './actors/ring_buffer.js';
+import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.js';
 import { CumulativeCounter } from './cumulative_counter.js';
-import { GroupMetrics, type GroupShardSnapshot } from './group_metrics.js';
-
-export type RingStatsSnapshot = RingStats;
-
-export interface PartitionSnapshot {
-  topic: string;
-  partition: number;
-  sizeBytes: number;
-  logStartOffset: number;
-  logEndOffset: number;
-  highWatermark: number;
-}
-
-export interface ShardSnapshot {
-  shard: number;
-  /** Event-loop delay since the previous snapshot. */
-  loopDelay: LoopDelay;
-  toShard: RingStatsSnapshot;
-  toMain: RingStatsSnapshot;
-  partitions: PartitionSnapshot[];
-  handled: number;
-  busyMs: number;
-  lastError: string | null;
-  groups: GroupShardSnapshot;
-}
+import { GroupMetrics } from './group_metrics.js';
 
 const MAX_LABEL_VALUES = 64;
 const OVERFLOW_LABEL = 'other';

@@ -5,9 +5,8 @@
 // at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { CumulativeCounter } from './cumulative_counter.js';
-import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from './group_snapshot.js';
+import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from '../actors/shard_snapshot.js';
 
-export type { GroupShardSnapshot } from './group_snapshot.js';
 
 
 const STATES = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Assigning', 'Reconciling'] as const;

@@ -2,8 +2,7 @@
 // split its partitions into ⌊n/k⌋ each and one more for the first n mod k, as contiguous ranges
 // when nothing is owned yet. Sticky like Kafka's server-side range: a member keeps the lowest of
 // its current partitions up to its quota, so only the surplus moves. Pure; runs on the group's shard.
-import type { TopicIndex } from '../group_api.js';
-import type { Assignor, AssignorMember, GroupAssignment } from './assignor.js';
+import type { Assignor, AssignorMember, GroupAssignment, TopicIndex } from './assignor.js';
 import { collect, evenQuotas, fillPool, layOut, subscribersByTopic } from './partition_layout.js';
 
 export class RangeAssignor implements Assignor {

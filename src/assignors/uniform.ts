@@ -4,8 +4,7 @@
 // at most one, and each member keeps its lowest current partitions up to its quota — a join moves
 // about P/(C+1) partitions, a leave moves only the leaver's. Heterogeneous subscriptions go
 // through balanceAcrossTopics. Pure and deterministic; runs on the group's shard.
-import type { TopicIndex } from '../group_api.js';
-import type { Assignor, AssignorMember, GroupAssignment } from './assignor.js';
+import type { Assignor, AssignorMember, GroupAssignment, TopicIndex } from './assignor.js';
 import { balanceAcrossTopics } from './topic_balance.js';
 import { collect, evenQuotas, fillPool, layOut } from './partition_layout.js';
 

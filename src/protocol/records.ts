@@ -16,8 +16,8 @@ import {
   crc32c,
   readInt64,
   writeInt64,
-} from '../log/record_batch.js';
-import { ProtocolError, Reader } from '../net/protocol/reader.js';
+} from './record_batch.js';
+import { ProtocolError, Reader } from './reader.js';
 
 export const CompressionCodec = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
 export type CompressionCodec = (typeof CompressionCodec)[keyof typeof CompressionCodec];

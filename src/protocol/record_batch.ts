@@ -4,8 +4,8 @@
 // stored exactly as sent. Integers that are int64 on the wire are exposed as JS numbers; offsets
 // and timestamps stay far below 2^53.
 import { crc32c as libraryCrc32c } from '@node-rs/crc32';
-import { nativeCrc32cFunction } from './native_io.js';
-import { ErrorCode } from '../net/protocol/errors.js';
+import { nativeCrc32cFunction } from '../native/addon.js';
+import { ErrorCode } from './errors.js';
 
 export const BATCH_HEADER_BYTES = 61;
 /** Bytes before batchLength's coverage starts: baseOffset (8) + batchLength (4). */

@@ -4,10 +4,10 @@
 // to the right coordinator through the router, splits multi-group calls by partition and
 // merges their replies, and keeps the shards' view of the topic list current.
 // Owns nothing but the partition count of the offsets topic, fixed once created.
-import type { PartitionRouter } from '../actors/partition_router.js';
+import type { PartitionRouter } from './partition_router.js';
 import type { BrokerConfig } from '../config.js';
-import { ErrorCode, KafkaError } from '../net/protocol/errors.js';
-import { errorReply } from './groups/error_reply.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { errorReply } from '../coordinator/groups/error_reply.js';
 import {
   offsetsPartitionFor,
   type ConsumerDescribeCall,
@@ -18,7 +18,7 @@ import {
   type GroupConfig,
   type GroupReply,
   type TopicInfo,
-} from './groups/group_api.js';
+} from '../coordinator/groups/group_api.js';
 import { OFFSETS_TOPIC, type TopicManager } from './topic_manager.js';
 
 /**

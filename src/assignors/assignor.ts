@@ -3,7 +3,19 @@
 // the group, inside a heartbeat or tick; pure and deterministic (same input, same output).
 // Invariants of every result: each partition of a topic some member subscribes to is given to
 // exactly one member subscribed to it; every input member has an entry (maybe empty).
-import type { TopicIndex } from '../group_api.js';
+
+/** A topic as assignors see it: the group coordinators' topic image. */
+export interface TopicInfo {
+  readonly name: string;
+  /** 32 lowercase hex chars. */
+  readonly id: string;
+  readonly partitions: number;
+}
+
+export interface TopicIndex {
+  readonly byName: ReadonlyMap<string, TopicInfo>;
+  readonly byId: ReadonlyMap<string, TopicInfo>;
+}
 
 export interface AssignorMember {
   memberId: string;

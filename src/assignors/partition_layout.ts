@@ -5,8 +5,7 @@
 // Runs wherever the assignor runs (the group's shard); no I/O.
 // Invariants: after layOut, owner[slot] is a member subscribed to the slot's topic that listed the
 // partition as owned (the first such member in id order wins), or -1.
-import type { TopicIndex } from '../group_api.js';
-import type { AssignorMember, GroupAssignment } from './assignor.js';
+import type { AssignorMember, GroupAssignment, TopicIndex } from './assignor.js';
 
 export interface PartitionLayout {
   readonly members: readonly AssignorMember[];

@@ -1,0 +1,43 @@
+// What a shard reports at each metrics scrape: its partitions, rings, event loop and group
+// coordinators. Built on the shard worker, read by the main thread's BrokerMetrics and
+// GroupMetrics; kept free of prom-client so workers do not load it.
+import type { LoopDelay } from '../common/loop_delay.js';
+import type { RingStats } from './ring_buffer.js';
+
+/** Per-(group, topic, partition) offset series the broker exposes; shards send no more. */
+export const MAX_OFFSET_SERIES = 10_000;
+
+export interface GroupShardSnapshot {
+  /** Groups by state name, summed over the shard's coordinators. */
+  byState: Record<string, number>;
+  members: number;
+  /** Cumulative per reason since the shard started. */
+  rebalances: Record<string, number>;
+  /** Durations (ms) of rebalances finished since the previous snapshot. */
+  rebalanceMs: number[];
+  committed: { group: string; topic: string; partition: number; offset: number }[];
+}
+
+export type RingStatsSnapshot = RingStats;
+
+export interface PartitionSnapshot {
+  topic: string;
+  partition: number;
+  sizeBytes: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  highWatermark: number;
+}
+
+export interface ShardSnapshot {
+  shard: number;
+  /** Event-loop delay since the previous snapshot. */
+  loopDelay: LoopDelay;
+  toShard: RingStatsSnapshot;
+  toMain: RingStatsSnapshot;
+  partitions: PartitionSnapshot[];
+  handled: number;
+  busyMs: number;
+  lastError: string | null;
+  groups: GroupShardSnapshot;
+}

@@ -1,0 +1,66 @@
+// The Rust addon's loader and typed surface: finds native/sluice_native.node from the repo root (so
+// it works from any compiled out dir) and loads it once per thread (module instances are per
+// thread, and the addon registers context-aware, so each shard worker gets its own instance).
+// Imports nothing of the broker: the wire vocabulary (CRC-32C), the log (io_uring commits) and the
+// network layer (zero-copy sender) all load the addon through here.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+declare const ringBrand: unique symbol;
+/** An opaque ring handle (an N-API External). */
+export type NativeRing = { readonly [ringBrand]: true };
+
+export type Completion = (errno: string | null, message: string | null) => void;
+
+/** The addon's exports; the sender* functions are the socket sender (src/net/native_sender.ts). */
+export interface NativeAddon {
+  openRing(entries: number, maxInflightBytes: number): NativeRing;
+  /** meta holds [fd, position, chunkCount] per op; false = nothing to do, the callback will not run. */
+  commit(ring: NativeRing, meta: Float64Array, chunks: Buffer[], syncFds: Int32Array, done: Completion): boolean;
+  close(ring: NativeRing): void;
+  crc32c(buf: Uint8Array): number;
+  readonly crc32cHardware: boolean;
+  senderOpen(onReport: (id: number, bytes: number, items: number, status: string | null) => void, maxConns: number, maxConnBytes: number, maxConnItems: number, maxItems: number): null;
+  senderAttach(fd: number): number;
+  /** meta holds [fd, position, length]* with fd -1 naming the next Buffer of bufs. */
+  senderEnqueue(id: number, meta: Float64Array, bufs: Buffer[]): void;
+  senderDetach(id: number): void;
+}
+
+export type IoMode = 'native' | 'node' | 'auto';
+export const IO_MODES: readonly IoMode[] = ['native', 'node', 'auto'];
+
+function repoRoot(): string | null {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** The addon or why it cannot be used; cached per thread (module instances are per thread). */
+let addon: NativeAddon | string | undefined;
+
+/** The addon, loaded once per thread, or why it cannot be loaded. */
+export function loadAddon(): NativeAddon | string {
+  if (addon !== undefined) return addon;
+  const root = repoRoot();
+  const path = root === null ? null : join(root, 'native', 'sluice_native.node');
+  if (path === null) addon = 'native addon not found: no package.json above this module';
+  else if (!existsSync(path)) addon = `native addon not built (${path} missing; build with cargo on PATH)`;
+  else {
+    try {
+      addon = createRequire(import.meta.url)(path) as NativeAddon;
+    } catch (err) {
+      addon = `native addon failed to load: ${(err as Error).message}`;
+    }
+  }
+  return addon;
+}
+
+/** The addon's hardware CRC-32C (SSE4.2, table fallback inside), or null when the addon is unavailable. */
+export function nativeCrc32cFunction(): ((buf: Uint8Array) => number) | null {
+  const native = loadAddon();
+  return typeof native === 'string' ? null : native.crc32c;
+}
