@@ -1,7 +1,5 @@
 // Which shard owns which partition, on the main thread. A partition gets a small integer
-// handle when its actor is opened; rings carry handles, never names. The table is revisioned:
-// every change bumps `revision`, so a later handoff of a partition between shards (or a
-// cluster-driven move) can be detected by anyone holding an older view.
+// handle when its actor is opened; rings carry handles, never names.
 // Invariant: a handle is routable only after its shard confirmed the actor is open, so no
 // ring message can reach a shard before the partition exists there.
 
@@ -10,14 +8,9 @@ export class ShardTable {
   private readonly handlesByTopic = new Map<string, number[]>();
   private readonly load: number[];
   private nextHandle = 0;
-  private revisionValue = 0;
 
   constructor(readonly shardCount: number) {
     this.load = new Array<number>(shardCount).fill(0);
-  }
-
-  get revision(): number {
-    return this.revisionValue;
   }
 
   /** Picks the least-loaded shard and reserves a handle; the handle routes only after `publish`. */
@@ -45,7 +38,6 @@ export class ShardTable {
     }
     handles[partition] = handle;
     this.shardByHandle[handle] = shard;
-    this.revisionValue++;
   }
 
   /** Handle of an open partition, or -1 when the partition is unknown or not open yet. */
@@ -78,7 +70,6 @@ export class ShardTable {
       this.load[shard]!--;
       out.push({ handle, shard, partition });
     });
-    this.revisionValue++;
     return out;
   }
 }

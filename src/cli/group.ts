@@ -12,6 +12,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { UsageError, intOption, optionValue } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
+import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
@@ -240,3 +241,81 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
 export function runGroup(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
   return runAdminVerb('group', GROUP_VERBS, plan, verb, argv, io);
 }
+
+const GROUP_JSON_HELP = `JSON output (--format json):
+  list      [{"groupId", "state", "protocolType", "groupType": "classic"|"consumer",
+              "members": N|null}]
+  describe  {"groupId", "state", "protocolType", "protocol", "groupType",
+             "members": [{"memberId", "groupInstanceId", "clientId", "clientHost",
+                          "assignment": [{"topic", "partitions": [N...]}] | null}],
+             "partitions": [{"topic", "partition", "committedOffset", "logEndOffset", "lag",
+                             "lagSeconds", "memberId"}]}
+  seek      {"groupId", "topic", "partitions": [{"partition", "oldOffset", "newOffset"}]}
+  delete    {"deleted": [GROUP...]}
+null means unknown or none: no committed offset, no owning member, an assignment that is not
+the "consumer" protocol's. lag = logEndOffset - committedOffset; lagSeconds = time between the
+record at the committed offset and the last record (0 when caught up).`;
+
+const GROUP_JSON_SEE = "The JSON output (--format json) is described in 'sluice group --help'.";
+
+export const GROUP_HELP: Readonly<Record<string, string>> = {
+  '': `Usage: sluice group <list|describe|seek|delete> ...
+
+  group list
+  group describe GROUP
+  group seek GROUP --topic T (--to-earliest | --to-latest | --to-offset N | --to-timestamp MS)
+             [--partition P]
+  group delete GROUP...
+
+Options for all of them:
+${CLIENT_OPTIONS_HELP}
+
+${GROUP_JSON_HELP}
+
+On failure the Kafka error name is printed and the exit code is 1 (e.g. NON_EMPTY_GROUP when
+deleting a group that has members, UNKNOWN_MEMBER_ID when seeking one).`,
+  list: `Usage: sluice group list [options]
+
+Lists groups with their state, type, protocol type and member count.
+
+Options:
+${CLIENT_OPTIONS_HELP}
+
+${GROUP_JSON_SEE}`,
+  describe: `Usage: sluice group describe GROUP [options]
+
+Shows the group's state, protocol and members (with their assigned partitions), and per
+partition the committed offset, log end offset, lag in records, lag in seconds (between the
+record at the committed offset and the last record) and the owning member.
+
+Options:
+${CLIENT_OPTIONS_HELP}
+
+${GROUP_JSON_SEE}`,
+  seek: `Usage: sluice group seek GROUP --topic T TARGET [options]
+
+Sets the group's committed offsets on a topic and prints old and new offset per partition.
+Only while the group has no members (stop its consumers first): otherwise UNKNOWN_MEMBER_ID.
+
+Targets (exactly one):
+  --to-earliest                       the log start offset
+  --to-latest                         the log end offset
+  --to-offset N                       offset N, clamped to [log start, log end]
+  --to-timestamp MS                   the first record at or after MS (ms since the epoch);
+                                      the log end if none is that recent
+
+Options:
+  --topic T                           topic to seek (required)
+  --partition P                       only this partition [all of the topic's]
+${CLIENT_OPTIONS_HELP}
+
+${GROUP_JSON_SEE}`,
+  delete: `Usage: sluice group delete GROUP... [options]
+
+Deletes groups that have no members, with their committed offsets.
+
+Options:
+${CLIENT_OPTIONS_HELP}
+
+${GROUP_JSON_SEE}`,
+};

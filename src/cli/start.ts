@@ -8,6 +8,7 @@ import { configEntries, joinHostPort, resolveConfig } from '../config.js';
 import type { BrokerConfig } from '../config.js';
 import { createLogger } from '../common/logger.js';
 import type { Logger } from '../common/logger.js';
+import { CONFIG_SOURCES_HELP, configFlagsHelp } from './help.js';
 import type { CliIo } from './io.js';
 
 const STOP_DEADLINE_MS = 10_000;
@@ -97,3 +98,14 @@ export async function runStart(configArgv: readonly string[], io: CliIo): Promis
   signals.attach(broker);
   return new Promise<number>(() => undefined);
 }
+
+export const startHelp = (): string => `Usage: sluice start [options]
+
+Starts a broker node and prints one line when it is ready:
+  sluice ready kafka=HOST:PORT admin=HOST:PORT data-dir=DIR shards=N flush=POLICY
+SIGTERM/SIGINT stop it gracefully (exit 0; exit 1 after 10 s, or at once on a second signal).
+
+${CONFIG_SOURCES_HELP}
+
+Options:
+${configFlagsHelp()}`;

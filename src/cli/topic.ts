@@ -7,6 +7,7 @@ import type { TopicDescription, TopicSummary } from '../client/admin.js';
 import { UsageError, intOption } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
+import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
@@ -113,3 +114,27 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
 export function runTopic(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
   return runAdminVerb('topic', TOPIC_VERBS, plan, verb, argv, io);
 }
+
+export const TOPIC_HELP: Readonly<Record<string, string>> = {
+  '': `Usage: sluice topic <create|list|describe|delete> ...
+
+  topic create NAME [--partitions N] [--replication-factor N] [--config key=value ...]
+  topic list
+  topic describe NAME
+  topic delete NAME
+
+Options for all of them:
+${CLIENT_OPTIONS_HELP}
+
+On failure the Kafka error name is printed and the exit code is 1.`,
+  create: `Usage: sluice topic create NAME [options]
+
+Options:
+  --partitions N                      partition count [the broker's num-partitions]
+  --replication-factor N              replicas per partition [the broker's default-replication-factor]
+  --config key=value                  topic config (repeatable), e.g. --config retention.ms=3600000
+${CLIENT_OPTIONS_HELP}`,
+  list: `Usage: sluice topic list [options]\n\nOptions:\n${CLIENT_OPTIONS_HELP}`,
+  describe: `Usage: sluice topic describe NAME [options]\n\nOptions:\n${CLIENT_OPTIONS_HELP}`,
+  delete: `Usage: sluice topic delete NAME [options]\n\nOptions:\n${CLIENT_OPTIONS_HELP}`,
+};

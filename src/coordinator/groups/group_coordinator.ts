@@ -29,7 +29,7 @@ export interface CoordinatorDeps {
   newMemberId(clientId: string): string;
   /** Topics a member subscribes to, from its protocol metadata (for OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC); null if unknown/undecodable. */
   subscribedTopics(protocolType: string, metadata: Uint8Array): readonly string[] | null;
-  /** Creates a KIP-848 group object (the lead wires the real one; your tests may pass a stub or a minimal fake). */
+  /** Creates a KIP-848 group object (the shard wires the real one; unit tests pass a minimal fake). */
   createConsumerGroup(groupId: string): ConsumerGroupPort;
 }
 
