@@ -34,6 +34,10 @@ export interface BrokerConfig {
   readonly maxConnections: number;
   readonly idleTimeoutMs: number;
   readonly maxInflightRequestsPerConnection: number;
+  /** Per connection: response bytes queued to send plus reserved by in-flight fetches. */
+  readonly maxQueuedResponseBytes: number;
+  /** Kafka's fetch.max.bytes: the most one Fetch response carries, whatever the client asks. */
+  readonly fetchMaxBytes: number;
   readonly autoCreateTopics: boolean;
   readonly numPartitions: number;
   readonly defaultReplicationFactor: number;
@@ -232,6 +236,11 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   maxInflightRequestsPerConnection: int(
     'requests read from one connection before its answers are sent', 64, 1, 65536,
   ),
+  maxQueuedResponseBytes: int(
+    'bytes of responses one connection may have queued or in preparation; past it the broker stops reading from that client until it reads',
+    134217728, 65536, Number.MAX_SAFE_INTEGER,
+  ),
+  fetchMaxBytes: int('largest Fetch response (bytes; Kafka\'s fetch.max.bytes): a larger max_bytes is reduced to it', 57671680, 1024, INT32_MAX),
   autoCreateTopics: bool('create unknown topics on metadata/produce requests', true),
   numPartitions: int('default partition count of new topics', 1, 1, INT32_MAX),
   defaultReplicationFactor: int('default replication factor of new topics', 1, 1, 32767),

@@ -4,7 +4,10 @@
 // Flow: socket bytes -> chunks -> complete frames -> dispatch (decode header + body, run the
 // handler) -> response slots, flushed strictly in order. Dispatch stops (and the socket is
 // paused) while: the in-flight bound is reached, a barrier request (metadata change) runs,
-// a shard this connection feeds has a full ring, or the socket's write side is backed up.
+// a shard this connection feeds has a full ring, the socket's write side is backed up, or the
+// bytes this connection's responses may still grow to (queued to send plus reserved by in-flight
+// fetches) reach maxQueuedResponseBytes: a client that does not read cannot grow broker memory
+// past that bound plus one record batch (a fetch always returns at least one batch).
 // A frame length outside [REQUEST_FRAME_MIN, maxRequestBytes], a malformed request, an unknown
 // API key, or an unsupported version of an API other than ApiVersions closes this connection
 // only (Kafka does the same, and clients such as kafka-python's version probe rely on it).
@@ -31,6 +34,8 @@ export interface ConnectionLimits {
   maxRequestBytes: number;
   maxInflight: number;
   idleTimeoutMs: number;
+  /** Bound on response bytes queued to send plus reserved by in-flight requests, per connection. */
+  maxQueuedResponseBytes: number;
 }
 
 /** The global budget for bytes read from sockets but not yet dispatched. */
@@ -52,6 +57,8 @@ interface Slot {
   chunks: MessageChunk[] | null;
   /** Segment fds the response's file chunks lease; given back once written or dropped. */
   leases: number[] | null;
+  /** Response bytes reserved by the handler (reserveResponseBytes); released when it completes. */
+  reserved: number;
 }
 
 function isFlexible(apiKey: number, apiVersion: number): boolean {
@@ -73,6 +80,8 @@ export class Connection {
   private closed = false;
   private onIdle: (() => void) | null = null;
   private readonly sink: ResponseSink;
+  /** Sum of the in-flight slots' reservations. */
+  private reservedBytes = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -141,10 +150,32 @@ export class Connection {
     }
     this.closed = true;
     this.dropUnread();
-    for (const slot of this.inflight) this.releaseLeases(slot);
+    for (const slot of this.inflight) {
+      this.releaseLeases(slot);
+      this.releaseReservation(slot);
+    }
     this.sink.close(graceful);
     this.onClose(this);
     this.onIdle?.();
+  }
+
+  /** Room for responses left under the bound: what is queued to send and what is reserved count against it. */
+  private responseRoom(): number {
+    return this.limits.maxQueuedResponseBytes - this.reservedBytes - this.sink.queuedBytes;
+  }
+
+  private reserveResponseBytes(slot: Slot, want: number, atLeast: number): number {
+    const granted = Math.max(1, Math.min(want, this.responseRoom()));
+    // The response may still carry one whole batch beyond the grant, so that much is held too.
+    const held = Math.max(granted, Math.min(want, atLeast));
+    slot.reserved += held;
+    this.reservedBytes += held;
+    return granted;
+  }
+
+  private releaseReservation(slot: Slot): void {
+    this.reservedBytes -= slot.reserved;
+    slot.reserved = 0;
   }
 
   private releaseLeases(slot: Slot): void {
@@ -228,7 +259,15 @@ export class Connection {
   }
 
   private canDispatch(): boolean {
-    return !this.closed && !this.ending && !this.barrier && !this.waitingShards && !this.writeBlocked && this.inflight.length < this.limits.maxInflight;
+    return (
+      !this.closed &&
+      !this.ending &&
+      !this.barrier &&
+      !this.waitingShards &&
+      !this.writeBlocked &&
+      this.inflight.length < this.limits.maxInflight &&
+      this.responseRoom() > 0
+    );
   }
 
   private pump(): void {
@@ -260,10 +299,17 @@ export class Connection {
     } catch (err) {
       return this.reject('malformed', `malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
     }
-    const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null };
+    const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null, reserved: 0 };
     this.inflight.push(slot);
     const started = performance.now();
-    const ctx: HandlerContext = { broker: this.broker, header, version, clientHost: this.clientHost, fileLeases: slot.leases };
+    const ctx: HandlerContext = {
+      broker: this.broker,
+      header,
+      version,
+      clientHost: this.clientHost,
+      fileLeases: slot.leases,
+      reserveResponseBytes: (want, atLeast) => this.reserveResponseBytes(slot, want, atLeast),
+    };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {
       result = h.handle(ctx, req);
@@ -296,6 +342,7 @@ export class Connection {
 
   private complete(slot: Slot, h: Handler<unknown, unknown>, version: number, correlationId: number, res: HandlerResult<unknown>, started: number): void {
     if (h.barrier) this.barrier = false;
+    this.releaseReservation(slot);
     this.broker.metrics.recordRequest(h.api.name, (performance.now() - started) / 1000);
     if (this.closed) return this.releaseLeases(slot);
     if (res instanceof CloseConnection) {
@@ -323,7 +370,7 @@ export class Connection {
     writeResponseHeader(w, correlationId, ApiVersionsApi.key, false);
     ApiVersionsApi.encodeResponse(0, unsupportedApiVersionsResponse(), w);
     w.setInt32(at, w.length - 4);
-    this.inflight.push({ done: true, chunks: w.finish(), leases: null });
+    this.inflight.push({ done: true, chunks: w.finish(), leases: null, reserved: 0 });
     this.flush();
   }
 

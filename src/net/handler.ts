@@ -33,6 +33,13 @@ export interface HandlerContext {
    * Absent or null: records must be Buffers.
    */
   readonly fileLeases?: number[] | null;
+  /**
+   * Reserves room for a response of up to `want` bytes under the connection's bound on queued
+   * response bytes and returns how many the handler may produce (1 to `want`). The response may
+   * exceed the grant by one whole batch of up to `atLeast` bytes (Kafka's first-batch rule), so
+   * that much is held too. Released when the handler completes. Absent: no bound (unit tests).
+   */
+  readonly reserveResponseBytes?: (want: number, atLeast: number) => number;
 }
 
 export interface Handler<Req, Res> {

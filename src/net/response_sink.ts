@@ -15,6 +15,8 @@ export interface ResponseSink {
   readonly sendsFiles: boolean;
   /** Queues the chunks of one or more responses, in order; false = backed up, wait for onDrain. */
   write(chunks: readonly MessageChunk[]): boolean;
+  /** Bytes handed to the sink and not yet sent. */
+  readonly queuedBytes: number;
   /** Destroys the socket: after everything queued was sent if `graceful`, else now. */
   close(graceful: boolean): void;
 }
@@ -41,6 +43,10 @@ function readChunk(c: Exclude<MessageChunk, Buffer>): Buffer {
 export class SocketSink implements ResponseSink {
   readonly sendsFiles = false;
   private blocked = false;
+
+  get queuedBytes(): number {
+    return this.socket.writableLength;
+  }
 
   constructor(
     private readonly socket: Socket,
@@ -78,6 +84,10 @@ export class NativeSink implements ResponseSink, SenderListener {
   private detaching = false;
   private lastRefresh = 0;
   private closeTimer: NodeJS.Timeout | null = null;
+
+  get queuedBytes(): number {
+    return this.queued;
+  }
 
   private constructor(
     private readonly socket: Socket,

@@ -25,6 +25,7 @@ function brokerConfigs(c: BrokerConfig): DescribedConfig[] {
     ['auto.create.topics.enable', c.autoCreateTopics, 'boolean'],
     ['message.max.bytes', c.messageMaxBytes, 'int'],
     ['socket.request.max.bytes', c.maxRequestBytes, 'int'],
+    ['fetch.max.bytes', c.fetchMaxBytes, 'int'],
     ['max.connections', c.maxConnections, 'int'],
     ['connections.max.idle.ms', c.idleTimeoutMs, 'long'],
     ['log.segment.bytes', c.logSegmentBytes, 'int'],

@@ -56,7 +56,10 @@ export const fetchHandler = handler({
       return { topic: t.topic, topicId: t.topicId, partitions };
     });
     const maxWait = Math.min(Math.max(0, req.maxWaitMs), MAX_WAIT_MS_MAX);
-    const maxBytes = ctx.version >= 3 ? Math.min(Math.max(0, req.maxBytes), BYTES_MAX) : BYTES_MAX;
+    // Kafka caps every response at fetch.max.bytes, and the connection's bound on queued response
+    // bytes may cap it further while earlier responses are unsent.
+    const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : BYTES_MAX, b.config.fetchMaxBytes);
+    const maxBytes = ctx.reserveResponseBytes?.(asked, b.config.messageMaxBytes) ?? asked;
     const results = await b.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes);
     const leases = ctx.fileLeases ?? null;
     const reads = await Promise.all(
