@@ -48,6 +48,8 @@ export interface BrokerConfig {
   readonly logRetentionMs: number;
   /** -1 = unlimited. */
   readonly logRetentionBytes: number;
+  /** How often each shard applies time and size retention (Kafka's log.retention.check.interval.ms). */
+  readonly logRetentionCheckIntervalMs: number;
   readonly logIndexIntervalBytes: number;
   readonly producerIdExpirationMs: number;
   readonly ringBytes: number;
@@ -249,6 +251,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   logSegmentMs: int('segment age at which the log rolls (ms)', 604800000, 1, Number.MAX_SAFE_INTEGER),
   logRetentionMs: limit('delete segments older than this (ms, -1 = keep)', 604800000),
   logRetentionBytes: limit('delete old segments beyond this partition size (bytes, -1 = keep)', -1),
+  logRetentionCheckIntervalMs: int('how often retention deletes expired segments (ms)', 300000, 1, TIMER_MAX),
   logIndexIntervalBytes: int('bytes between sparse offset index entries', 4096, 0, INT32_MAX),
   producerIdExpirationMs: int('forget idle producer ids after (ms)', 86400000, 1, TIMER_MAX),
   ringBytes: int('capacity of each shard ring, per direction (bytes)', 33554432, 65536, 2 ** 30),

@@ -28,8 +28,6 @@ export interface Broker {
   stop(): Promise<void>;
 }
 
-const RETENTION_CHECK_MS = 300_000;
-
 function loadClusterId(metaDir: string): string {
   const file = join(metaDir, 'cluster_id');
   try {
@@ -84,7 +82,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       flush: config.flush,
       io: config.io,
       logLevel: config.logLevel,
-      retentionCheckMs: RETENTION_CHECK_MS,
+      retentionCheckMs: config.logRetentionCheckIntervalMs,
       offsetsTopic: OFFSETS_TOPIC,
       groupConfig: groupConfigOf(config),
       sink: router,

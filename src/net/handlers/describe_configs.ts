@@ -32,6 +32,7 @@ function brokerConfigs(c: BrokerConfig): DescribedConfig[] {
     ['log.roll.ms', c.logSegmentMs, 'long'],
     ['log.retention.ms', c.logRetentionMs, 'long'],
     ['log.retention.bytes', c.logRetentionBytes, 'long'],
+    ['log.retention.check.interval.ms', c.logRetentionCheckIntervalMs, 'long'],
     ['log.index.interval.bytes', c.logIndexIntervalBytes, 'int'],
     ['producer.id.expiration.ms', c.producerIdExpirationMs, 'long'],
   ];
