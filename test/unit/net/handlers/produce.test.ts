@@ -13,7 +13,7 @@ import { ErrorCode } from '../../../../src/protocol/errors.js';
 import { claimedRecordCount, produceHandler, type ProduceDeps } from '../../../../src/net/handlers/produce.js';
 import { BrokerMetrics } from '../../../../src/metrics/metrics.js';
 import { clusterView, endpoint } from '../../../helpers/cluster_fixture.js';
-import { requestContext } from '../../../helpers/handler_context.js';
+import { answered, requestContext } from '../../../helpers/handler_context.js';
 
 const HEADER_BYTES = 61;
 
@@ -62,9 +62,9 @@ test('a batch claiming a negative record count is routed and answered, not a han
   const metrics = new BrokerMetrics();
   const routed: ProduceItem[][] = [];
   const d = deps(metrics, routed);
-  const res = await produceHandler.handle(requestContext(0, 9), request(batch(2, -1)), d);
+  const res = answered(await produceHandler.handle(requestContext(0, 9), request(batch(2, -1)), d));
   assert.equal(routed.length, 1, 'the batch reached the router (the shard validates it)');
-  assert.ok(typeof res === 'object' && res !== null && 'responses' in res);
+  assert.equal(res.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.NONE);
   await produceHandler.handle(requestContext(0, 9), request(batch(2, 4)), d);
   assert.equal(await messagesIn(metrics), 4);
 });
@@ -72,8 +72,7 @@ test('a batch claiming a negative record count is routed and answered, not a han
 test('a partition another broker leads is refused with the leader hint and its endpoint, and never routed', async () => {
   const routed: ProduceItem[][] = [];
   const cluster = clusterView({ localId: 1, brokers: [endpoint(1), endpoint(2)], topics: [{ name: 't', partitions: 2, byPartition: { 1: { leader: 2, leaderEpoch: 5 } } }] });
-  const res = await produceHandler.handle(requestContext(0, 10), request(batch(2, 1), 1), deps(new BrokerMetrics(), routed, cluster));
-  assert.ok(typeof res === 'object' && res !== null && 'responses' in res);
+  const res = answered(await produceHandler.handle(requestContext(0, 10), request(batch(2, 1), 1), deps(new BrokerMetrics(), routed, cluster)));
   const p = res.responses?.[0]?.partitionResponses?.[0];
   assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   assert.deepEqual(p?.currentLeader, { leaderId: 2, leaderEpoch: 5 });
@@ -84,18 +83,15 @@ test('a partition another broker leads is refused with the leader hint and its e
 test('partitions this broker leads carry no leader hint; unknown partitions are UNKNOWN_TOPIC_OR_PARTITION', async () => {
   const routed: ProduceItem[][] = [];
   const d = deps(new BrokerMetrics(), routed);
-  const ok = await produceHandler.handle(requestContext(0, 10), request(batch(2, 1)), d);
-  assert.ok(typeof ok === 'object' && ok !== null && 'responses' in ok);
+  const ok = answered(await produceHandler.handle(requestContext(0, 10), request(batch(2, 1)), d));
   assert.equal(ok.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.NONE);
   assert.deepEqual(ok.nodeEndpoints, []);
-  const unknown = await produceHandler.handle(requestContext(0, 10), request(batch(2, 1), 3), d);
-  assert.ok(typeof unknown === 'object' && unknown !== null && 'responses' in unknown);
+  const unknown = answered(await produceHandler.handle(requestContext(0, 10), request(batch(2, 1), 3), d));
   assert.equal(unknown.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
 });
 
 test('a batch larger than the ring limit is MESSAGE_TOO_LARGE', async () => {
   const d = { ...deps(new BrokerMetrics(), []), limits: { produceBatchBytesMax: HEADER_BYTES - 1 } };
-  const res = await produceHandler.handle(requestContext(0, 9), request(batch(2, 1)), d);
-  assert.ok(typeof res === 'object' && res !== null && 'responses' in res);
+  const res = answered(await produceHandler.handle(requestContext(0, 9), request(batch(2, 1)), d));
   assert.equal(res.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
 });
