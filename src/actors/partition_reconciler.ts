@@ -9,13 +9,19 @@ import type { ClusterView, TopicImage } from '../cluster/cluster_view.js';
 import type { ReconcileWaiter } from '../cluster/topic_admin.js';
 import type { BrokerConfig } from '../config.js';
 import { toLogConfig } from '../coordinator/topic_configs.js';
+import type { LogConfig } from '../log/log_config.js';
 import { partitionDirName, preparePartitionDir } from './partition_dir.js';
-import type { PartitionRouter } from './partition_router.js';
 import type { ShardTable } from './shard_table.js';
 
 /** Which open partition serves a topic-partition here: its handle, or -1 when none is open. */
 export interface PartitionLookup {
   handleOf(topic: string, partition: number): number;
+}
+
+/** The control calls the reconciler makes on the shard that hosts (or will host) a partition. */
+export interface PartitionControl {
+  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): Promise<void>;
+  closePartition(handle: number, deleteData: boolean): Promise<void>;
 }
 
 interface Waiter {
@@ -39,7 +45,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     private readonly config: BrokerConfig,
     private readonly view: ClusterView,
     private readonly shards: ShardTable,
-    private readonly router: PartitionRouter,
+    private readonly controlOf: (shard: number) => PartitionControl,
     private readonly onDirRemoved: (dir: string) => void,
   ) {}
 
@@ -101,7 +107,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   private async closeTopic(name: string): Promise<void> {
     this.opened.delete(name);
     const removed = this.shards.removeTopic(name);
-    await Promise.all(removed.map((r) => this.router.host(r.shard).control.closePartition(r.handle, true)));
+    await Promise.all(removed.map((r) => this.controlOf(r.shard).closePartition(r.handle, true)));
     for (const r of removed) this.onDirRemoved(this.partitionDir(name, r.partition));
   }
 
@@ -110,7 +116,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     await preparePartitionDir(dir, t.id);
     const { handle, shard } = this.shards.reserve();
     try {
-      await this.router.host(shard).control.openPartition(handle, t.name, partition, dir, toLogConfig(t.configs, this.config));
+      await this.controlOf(shard).openPartition(handle, t.name, partition, dir, toLogConfig(t.configs, this.config));
     } catch (err) {
       this.shards.unreserve(shard);
       throw err;

@@ -108,7 +108,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const segments = new SegmentReader();
   const table = TopicTable.load(config.dataDir);
   const cluster = new LocalClusterView(loadClusterId(metaDir), { id: config.nodeId, host: config.kafkaHost, port: config.kafkaPort, rack: null }, table);
-  const reconciler = new PartitionReconciler(config, cluster, shardTable, router, (dir) => segments.dropDir(dir));
+  const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir));
   const topics = new TopicAdmin(config, cluster, new LocalMetadataStore(table, config.nodeId), reconciler);
   const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {
