@@ -3,7 +3,8 @@
 // ones below it, never one above:
 //
 //   native, protocol (wire vocabulary), common (logger, loop delay) < assignors < log < config
-//     < coordinator (pure state machines) < actors < metrics < net < server < cli
+//     < coordinator (pure state machines) < cluster (the cluster view, topic front end)
+//     < actors < metrics < net < server < cli
 //
 // The client (src/client) is a library of its own: it imports only the wire vocabulary and the
 // assignors it shares with the server-side group coordinator. src/index.ts is the package entry.
@@ -16,6 +17,7 @@ const LAYERS = [
   ['log'],
   ['config'],
   ['coordinator'],
+  ['cluster'],
   ['actors'],
   ['metrics'],
   ['net'],

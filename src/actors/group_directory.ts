@@ -1,7 +1,8 @@
 // Main-thread entry to the group coordinators. Every group lives on one partition of
 // `__consumer_offsets` (by Kafka's hash of its id), and that partition's coordinator runs on
-// the shard owning the partition; this directory creates the topic at startup, sends each call
-// to the right coordinator through the router, splits multi-group calls by partition and
+// the shard owning the partition, on the broker leading it; this directory creates the topic at
+// startup, answers NOT_COORDINATOR for groups whose partition another broker leads, sends each
+// call to the right coordinator through the router, splits multi-group calls by partition and
 // merges their replies, and keeps the shards' view of the topic list current.
 // Owns nothing but the partition count of the offsets topic, fixed once created.
 import type { PartitionRouter } from './partition_router.js';
@@ -19,7 +20,9 @@ import {
   type GroupReply,
   type TopicInfo,
 } from '../coordinator/groups/group_api.js';
-import { OFFSETS_TOPIC, type TopicManager } from './topic_manager.js';
+import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
+import type { TopicAdmin } from '../cluster/topic_admin.js';
+import type { PartitionLookup } from './partition_reconciler.js';
 
 /**
  * Offsets and group records must outlive any time or size retention: they go only when
@@ -50,26 +53,38 @@ export function groupConfigOf(c: BrokerConfig): GroupConfig {
   };
 }
 
-type ReplyOf<K extends GroupReply['kind']> = Extract<GroupReply, { kind: K }>;
+export type ReplyOf<K extends GroupReply['kind']> = Extract<GroupReply, { kind: K }>;
 
-export class GroupDirectory {
+/** What request handlers ask of the group coordinators, wherever they run. */
+export interface GroupCalls {
+  call<C extends GroupCall>(groupId: string, call: C): Promise<ReplyOf<C['kind']>>;
+  callByGroup<T extends { groupId: string }>(call: DescribeCall | DeleteGroupsCall | ConsumerDescribeCall, pick: (reply: GroupReply) => T[]): Promise<T[]>;
+  list(call: ListCall): Promise<ReplyOf<'list'>['groups']>;
+}
+
+export interface GroupDirectoryDeps {
+  readonly config: BrokerConfig;
+  readonly cluster: ClusterView;
+  readonly topics: Pick<TopicAdmin, 'createInternal'>;
+  readonly partitions: PartitionLookup;
+  readonly router: Pick<PartitionRouter, 'groupCall'>;
+}
+
+export class GroupDirectory implements GroupCalls {
   private partitions = 0;
 
-  constructor(
-    private readonly config: BrokerConfig,
-    private readonly topics: TopicManager,
-    private readonly router: PartitionRouter,
-  ) {}
+  constructor(private readonly deps: GroupDirectoryDeps) {}
 
   /** Creates `__consumer_offsets` on first start; its existing partition count wins afterwards. */
   async start(): Promise<void> {
-    const t = await this.topics.createInternal(OFFSETS_TOPIC, this.config.offsetsTopicPartitions, offsetsTopicConfigs(this.config));
+    const { config, topics } = this.deps;
+    const t = await topics.createInternal(OFFSETS_TOPIC, config.offsetsTopicPartitions, offsetsTopicConfigs(config));
     this.partitions = t.partitions;
   }
 
   /** The shards' topic view, for KIP-848 assignment. */
   topicInfos(): TopicInfo[] {
-    return [...this.topics.table.all()].map((t) => ({ name: t.name, id: t.id, partitions: t.partitions }));
+    return [...this.deps.cluster.topics()].map((t) => ({ name: t.name, id: t.id, partitions: t.partitions }));
   }
 
   partitionOf(groupId: string): number {
@@ -107,10 +122,13 @@ export class GroupDirectory {
   }
 
   private async send(partition: number, call: GroupCall): Promise<GroupReply> {
-    const handle = this.topics.handle(OFFSETS_TOPIC, partition);
+    const { cluster, partitions, router } = this.deps;
+    // Asked of the wrong broker (the client's coordinator lookup is stale): it looks again.
+    if (cluster.partition(OFFSETS_TOPIC, partition)?.leader !== cluster.localId) return errorReply(call, ErrorCode.NOT_COORDINATOR);
+    const handle = partitions.handleOf(OFFSETS_TOPIC, partition);
     if (handle < 0) return errorReply(call, ErrorCode.COORDINATOR_NOT_AVAILABLE);
     try {
-      return await this.router.groupCall(handle, call);
+      return await router.groupCall(handle, call);
     } catch (err) {
       if (err instanceof KafkaError) return errorReply(call, err.code, err.message);
       throw err;

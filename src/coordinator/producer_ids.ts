@@ -11,7 +11,16 @@ import { join } from 'node:path';
 
 const BLOCK = 1000;
 
-export class ProducerIdAllocator {
+/**
+ * Where idempotent producer ids come from (InitProducerId). Ids are unique across the cluster's
+ * life; the metadata quorum will hand out blocks from its controller behind this interface.
+ */
+export interface ProducerIdSource {
+  allocate(): Promise<number>;
+}
+
+/** The single-node source: blocks recorded in a file of the data directory. */
+export class ProducerIdAllocator implements ProducerIdSource {
   private next = 0;
   private blockEnd = 0;
   private persisting: Promise<void> | null = null;

@@ -16,11 +16,12 @@
 // records as leased segment-file ranges until they are handed to the sink).
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { BrokerContext } from './broker_context.js';
-import { CloseConnection, NO_RESPONSE, type Handler, type HandlerContext, type HandlerResult } from './handler.js';
+import type { ShardHost } from '../actors/shard_host.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
+import { CloseConnection, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
-import { handlersByKey } from './handlers/index.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
+import { isFlexibleRequest } from '../protocol/apis/index.js';
 import { readRequestHeader, writeResponseHeader } from '../protocol/header.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer, type MessageChunk } from '../protocol/writer.js';
@@ -61,9 +62,14 @@ interface Slot {
   reserved: number;
 }
 
-function isFlexible(apiKey: number, apiVersion: number): boolean {
-  const h = handlersByKey.get(apiKey);
-  return h !== undefined && apiVersion >= h.api.minVersion && apiVersion <= h.api.maxVersion && h.api.isFlexible(apiVersion);
+/** What a connection uses besides its socket: the bound handlers and the broker-wide bookkeeping. */
+export interface ConnectionServices {
+  readonly handlers: HandlerTable;
+  readonly metrics: Pick<BrokerMetrics, 'protocolError' | 'recordRequest'>;
+  /** Gives back segment fds a response's file chunks leased. */
+  releaseLeases(leases: number[]): void;
+  /** Shards whose inbound ring is full right now. */
+  blockedShards(): readonly Pick<ShardHost, 'whenUnblocked'>[];
 }
 
 export class Connection {
@@ -85,7 +91,7 @@ export class Connection {
 
   constructor(
     private readonly socket: Socket,
-    private readonly broker: BrokerContext,
+    private readonly services: ConnectionServices,
     private readonly limits: ConnectionLimits,
     private readonly held: HeldBytes,
     private readonly log: Logger,
@@ -179,14 +185,14 @@ export class Connection {
   }
 
   private releaseLeases(slot: Slot): void {
-    if (slot.leases !== null && slot.leases.length > 0) this.broker.segments.release(slot.leases);
+    if (slot.leases !== null && slot.leases.length > 0) this.services.releaseLeases(slot.leases);
   }
 
   /** Bad input: one log line and one metric per connection, then drain and close. */
   private reject(kind: string, detail: string): void {
     if (this.ending || this.closed) return;
     this.log.warn({ remote: this.remote, kind, detail }, 'closing connection after bad input');
-    this.broker.metrics.protocolError(kind);
+    this.services.metrics.protocolError(kind);
     void this.drain();
   }
 
@@ -284,7 +290,7 @@ export class Connection {
   private dispatch(frame: Buffer): void {
     const apiKey = frame.readInt16BE(0);
     const version = frame.readInt16BE(2);
-    const h = handlersByKey.get(apiKey);
+    const h = this.services.handlers.get(apiKey);
     if (!h) return this.reject('unknown-api', `unknown api key ${apiKey}`);
     if (version < h.api.minVersion || version > h.api.maxVersion) {
       if (apiKey !== ApiVersionsApi.key) return this.reject('unsupported-version', `unsupported version ${version} of api ${h.api.name}`);
@@ -294,7 +300,7 @@ export class Connection {
     let req: unknown;
     try {
       const r = new Reader(frame);
-      header = readRequestHeader(r, isFlexible);
+      header = readRequestHeader(r, isFlexibleRequest);
       req = h.api.decodeRequest(version, r);
     } catch (err) {
       return this.reject('malformed', `malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
@@ -303,7 +309,6 @@ export class Connection {
     this.inflight.push(slot);
     const started = performance.now();
     const ctx: HandlerContext = {
-      broker: this.broker,
       header,
       version,
       clientHost: this.clientHost,
@@ -331,7 +336,7 @@ export class Connection {
   /** Stops dispatching while any shard's inbound ring is full (backpressure to this socket). */
   private watchShards(): void {
     if (this.waitingShards) return;
-    const blocked = this.broker.router.blockedShards();
+    const blocked = this.services.blockedShards();
     if (blocked.length === 0) return;
     this.waitingShards = true;
     void Promise.all(blocked.map((s) => s.whenUnblocked())).then(() => {
@@ -340,10 +345,10 @@ export class Connection {
     });
   }
 
-  private complete(slot: Slot, h: Handler<unknown, unknown>, version: number, correlationId: number, res: HandlerResult<unknown>, started: number): void {
+  private complete(slot: Slot, h: BoundHandler, version: number, correlationId: number, res: HandlerResult<unknown>, started: number): void {
     if (h.barrier) this.barrier = false;
     this.releaseReservation(slot);
-    this.broker.metrics.recordRequest(h.api.name, (performance.now() - started) / 1000);
+    this.services.metrics.recordRequest(h.api.name, (performance.now() - started) / 1000);
     if (this.closed) return this.releaseLeases(slot);
     if (res instanceof CloseConnection) {
       slot.done = true;
@@ -374,10 +379,10 @@ export class Connection {
     this.flush();
   }
 
-  private failed(h: Handler<unknown, unknown>, err: unknown): void {
+  private failed(h: BoundHandler, err: unknown): void {
     if (h.barrier) this.barrier = false;
     this.log.error({ err, api: h.api.name }, 'request handler failed');
-    this.broker.metrics.protocolError('internal');
+    this.services.metrics.protocolError('internal');
     this.close();
   }
 

@@ -1,13 +1,14 @@
 // The contract between the connection layer and the per-API handlers in src/net/handlers.
 // A handler decodes nothing itself: it receives the decoded request and returns the response
-// object (or NO_RESPONSE for acks=0 produce). `barrier` handlers change metadata; the
-// connection dispatches nothing after them until they finish, so a client that pipelines
-// CreateTopics then Produce sees its topic.
+// object (or NO_RESPONSE for acks=0 produce). Each handler declares the few dependencies it
+// uses as its own `Deps` type; the broker binds them once at startup (bindHandler), so the
+// connection sees only bound handlers and a handler's test passes plain objects.
+// `barrier` handlers change metadata; the connection dispatches nothing after them until they
+// finish, so a client that pipelines CreateTopics then Produce sees its topic.
 import type { RequestHeader } from '../protocol/header.js';
 import type { Api, Wire } from '../protocol/schema.js';
 
 export type { Wire };
-import type { BrokerContext } from './broker_context.js';
 
 export const NO_RESPONSE: unique symbol = Symbol('no-response');
 
@@ -21,8 +22,8 @@ export class CloseConnection {
 
 export type HandlerResult<Res> = Wire<Res> | typeof NO_RESPONSE | CloseConnection;
 
+/** What the connection knows about one request. */
 export interface HandlerContext {
-  readonly broker: BrokerContext;
   readonly header: RequestHeader;
   readonly version: number;
   /** The client's address as group descriptions show it. */
@@ -42,13 +43,31 @@ export interface HandlerContext {
   readonly reserveResponseBytes?: (want: number, atLeast: number) => number;
 }
 
-export interface Handler<Req, Res> {
+export interface Handler<Req, Res, Deps> {
   readonly api: Api<Req, Res>;
   readonly barrier?: boolean;
-  handle(ctx: HandlerContext, req: Req): HandlerResult<Res> | Promise<HandlerResult<Res>>;
+  handle(ctx: HandlerContext, req: Req, deps: Deps): HandlerResult<Res> | Promise<HandlerResult<Res>>;
 }
 
-/** Keeps the request/response types tied to the api while storing handlers in one table. */
-export function handler<Req, Res>(h: Handler<Req, Res>): Handler<unknown, unknown> {
-  return h as unknown as Handler<unknown, unknown>;
+/** A handler with its dependencies supplied, as the connection dispatches it. */
+export interface BoundHandler {
+  readonly api: Api<unknown, unknown>;
+  readonly barrier: boolean;
+  handle(ctx: HandlerContext, req: unknown): HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
+}
+
+/** Handlers by API key. */
+export type HandlerTable = ReadonlyMap<number, BoundHandler>;
+
+export function handler<Req, Res, Deps>(h: Handler<Req, Res, Deps>): Handler<Req, Res, Deps> {
+  return h;
+}
+
+/** Supplies a handler's dependencies; the request type stays tied to the api through the closure. */
+export function bindHandler<Req, Res, Deps>(h: Handler<Req, Res, Deps>, deps: Deps): BoundHandler {
+  return {
+    api: h.api as unknown as Api<unknown, unknown>,
+    barrier: h.barrier === true,
+    handle: (ctx, req) => h.handle(ctx, req as Req, deps) as HandlerResult<unknown> | Promise<HandlerResult<unknown>>,
+  };
 }

@@ -4,8 +4,8 @@
 // socket per connection when its fd is unusable).
 import { createServer, type Server } from 'node:net';
 import type { Logger } from 'pino';
-import type { BrokerContext } from './broker_context.js';
-import { Connection, HeldBytes, type ConnectionLimits } from './connection.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
+import { Connection, HeldBytes, type ConnectionLimits, type ConnectionServices } from './connection.js';
 import type { NativeSender } from './native_sender.js';
 
 export interface KafkaServerOptions extends ConnectionLimits {
@@ -21,7 +21,7 @@ export class KafkaServer {
   private server: Server | null = null;
 
   constructor(
-    private readonly broker: BrokerContext,
+    private readonly services: ConnectionServices & { readonly metrics: Pick<BrokerMetrics, 'connectionOpened' | 'connectionClosed' | 'connectionRejected'> },
     private readonly opts: KafkaServerOptions,
     private readonly log: Logger,
     private readonly native: NativeSender | null = null,
@@ -35,15 +35,15 @@ export class KafkaServer {
 
   async listen(): Promise<number> {
     const server = createServer({ noDelay: true }, (socket) => {
-      const conn = new Connection(socket, this.broker, this.opts, this.held, this.log, (c) => {
+      const conn = new Connection(socket, this.services, this.opts, this.held, this.log, (c) => {
         this.connections.delete(c);
-        this.broker.metrics.connectionClosed();
+        this.services.metrics.connectionClosed();
       }, this.native);
       this.connections.add(conn);
-      this.broker.metrics.connectionOpened();
+      this.services.metrics.connectionOpened();
     });
     server.maxConnections = this.opts.maxConnections;
-    server.on('drop', () => this.broker.metrics.connectionRejected('max-connections'));
+    server.on('drop', () => this.services.metrics.connectionRejected('max-connections'));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

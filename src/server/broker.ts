@@ -1,23 +1,29 @@
-// Assembles a single-node broker: topic table and cluster id from the data dir, one shard
-// worker per configured shard, partition actors reopened (with log recovery) on their shards,
-// the Kafka listener and the admin HTTP server. stop() reverses it: stop accepting, finish
+// Assembles a single-node broker: topic table and cluster id from the data dir behind the
+// cluster view, one shard worker per configured shard, the topic front end and the partition
+// reconciler (which reopens partition actors, with log recovery, on their shards), the request
+// handlers bound to their dependencies, the Kafka listener and the admin HTTP server. stop() reverses it: stop accepting, finish
 // in-flight requests, let shards commit and checkpoint, then exit.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
+import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
 import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
+import { OFFSETS_TOPIC } from '../cluster/cluster_view.js';
+import { LocalClusterView } from '../cluster/local_view.js';
+import { LocalMetadataStore } from '../cluster/metadata_store.js';
+import { TopicAdmin } from '../cluster/topic_admin.js';
 import { ProducerIdAllocator } from '../coordinator/producer_ids.js';
-import { OFFSETS_TOPIC, TopicManager } from '../actors/topic_manager.js';
 import { TopicTable } from '../coordinator/topic_table.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { startAdminServer } from '../net/admin_http.js';
-import type { BrokerContext } from '../net/broker_context.js';
+import { buildHandlers } from '../net/handlers/index.js';
 import { KafkaServer } from '../net/kafka_server.js';
 import { selectSender } from '../net/native_sender.js';
 import { SegmentReader } from '../net/segment_reader.js';
@@ -98,27 +104,36 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const io = await awaitShards(hosts);
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
   const segments = new SegmentReader();
-  const topics = new TopicManager(config, TopicTable.load(config.dataDir), shardTable, router, (dir) => segments.dropDir(dir));
-  const groups = new GroupDirectory(config, topics, router);
+  const table = TopicTable.load(config.dataDir);
+  const cluster = new LocalClusterView(loadClusterId(metaDir), { id: config.nodeId, host: config.kafkaHost, port: config.kafkaPort, rack: null }, table);
+  const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir));
+  const topics = new TopicAdmin(config, cluster, new LocalMetadataStore(table, config.nodeId), reconciler);
+  const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {
     const infos = groups.topicInfos();
     return Promise.all(hosts.map((h) => h.control.setTopics(infos)));
   };
-  topics.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
-  const ctx: BrokerContext = {
+  reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
+  const handlers = buildHandlers({
     config,
-    nodeId: config.nodeId,
-    clusterId: loadClusterId(metaDir),
-    advertisedHost: config.kafkaHost,
-    advertisedPort: config.kafkaPort,
+    cluster,
+    partitions: reconciler,
     topics,
     router,
+    offsets: { listOffset: (handle, timestamp) => router.host(router.table.shardOf(handle)).control.listOffset(handle, timestamp) },
     segments,
     producerIds: new ProducerIdAllocator(metaDir),
     groups,
     metrics,
-  };
-  const kafka = new KafkaServer(ctx, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger, send.sender);
+    // Every shard's inbound ring has the same size.
+    limits: {
+      produceBatchBytesMax: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,
+      fetchMaxBytes: config.fetchMaxBytes,
+      messageMaxBytes: config.messageMaxBytes,
+    },
+  });
+  const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards() };
+  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger, send.sender);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
@@ -126,7 +141,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     metrics,
     health: () => ({
       status,
-      details: { shards: config.shards, topics: topics.table.size, connections: kafka.connectionCount, io, ioThreads },
+      details: { shards: config.shards, topics: table.size, connections: kafka.connectionCount, io, ioThreads },
     }),
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
@@ -134,11 +149,11 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const started = performance.now();
   // Coordinators load with the topic list already in place.
   await pushTopics();
-  await topics.openAll();
+  await reconciler.applied(cluster.revision);
   await groups.start();
-  logger.info({ topics: topics.table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
+  logger.info({ topics: table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
   const kafkaPort = await kafka.listen();
-  ctx.advertisedPort = kafkaPort;
+  cluster.setAdvertisedPort(kafkaPort);
   status = 'ready';
 
   let stopping: Promise<void> | null = null;

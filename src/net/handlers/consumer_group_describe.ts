@@ -6,12 +6,12 @@ import {
   type ConsumerGroupDescribeRequest,
   type ConsumerGroupDescribeResponse,
 } from '../../protocol/apis/consumer_group_describe.js';
-import { OPERATIONS_NOT_REQUESTED } from './group_common.js';
+import { OPERATIONS_NOT_REQUESTED, type GroupDeps } from './group_common.js';
 
 export const consumerGroupDescribeHandler = handler({
   api: ConsumerGroupDescribeApi,
-  async handle(ctx, req: ConsumerGroupDescribeRequest): Promise<Wire<ConsumerGroupDescribeResponse>> {
-    const found = await ctx.broker.groups.callByGroup({ kind: 'consumerDescribe', groupIds: req.groupIds }, (r) => (r.kind === 'consumerDescribe' ? r.groups : []));
+  async handle(_ctx, req: ConsumerGroupDescribeRequest, deps: GroupDeps): Promise<Wire<ConsumerGroupDescribeResponse>> {
+    const found = await deps.groups.callByGroup({ kind: 'consumerDescribe', groupIds: req.groupIds }, (r) => (r.kind === 'consumerDescribe' ? r.groups : []));
     return {
       throttleTimeMs: 0,
       groups: found.map((g) => ({

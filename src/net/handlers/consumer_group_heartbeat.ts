@@ -2,6 +2,7 @@
 // owned partitions and leave; the coordinator answers with the member's epoch and, when it
 // changed, its new assignment.
 import { handler, type Wire } from '../handler.js';
+import type { GroupDeps } from './group_common.js';
 import {
   ConsumerGroupHeartbeatApi,
   type ConsumerGroupHeartbeatRequest,
@@ -11,11 +12,11 @@ import { ErrorCode } from '../../protocol/errors.js';
 
 export const consumerGroupHeartbeatHandler = handler({
   api: ConsumerGroupHeartbeatApi,
-  async handle(ctx, req: ConsumerGroupHeartbeatRequest): Promise<Wire<ConsumerGroupHeartbeatResponse>> {
+  async handle(ctx, req: ConsumerGroupHeartbeatRequest, deps: GroupDeps): Promise<Wire<ConsumerGroupHeartbeatResponse>> {
     if (req.groupId === '') {
       return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'GroupId can\'t be empty.', memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
     }
-    const r = await ctx.broker.groups.call(req.groupId, {
+    const r = await deps.groups.call(req.groupId, {
       kind: 'consumerHeartbeat',
       groupId: req.groupId,
       memberId: req.memberId,

@@ -1,22 +1,25 @@
-// CreatePartitions: grows a topic's partition count; manual assignments may only name this node.
+// CreatePartitions: grows a topic's partition count through the topic front end, which places
+// the new partitions' replicas (or checks the client's assignment against the live brokers)
+// and answers once they are usable.
+import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import { handler, type Wire } from '../handler.js';
 import { CreatePartitionsApi, type CreatePartitionsRequest, type CreatePartitionsResponse } from '../../protocol/apis/create_partitions.js';
-import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { KafkaError } from '../../protocol/errors.js';
 
 type Out = Wire<CreatePartitionsResponse['results'][number]>;
+
+export interface CreatePartitionsDeps {
+  readonly topics: Pick<TopicAdmin, 'addPartitions'>;
+}
 
 export const createPartitionsHandler = handler({
   api: CreatePartitionsApi,
   barrier: true,
-  async handle(ctx, req: CreatePartitionsRequest): Promise<Wire<CreatePartitionsResponse>> {
-    const b = ctx.broker;
+  async handle(_ctx, req: CreatePartitionsRequest, deps: CreatePartitionsDeps): Promise<Wire<CreatePartitionsResponse>> {
     const results: Out[] = [];
     for (const t of req.topics) {
       try {
-        if (t.assignments !== null && t.assignments.some((a) => a.brokerIds.length !== 1 || a.brokerIds[0] !== b.nodeId)) {
-          throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `replicas must be exactly [${b.nodeId}] on a single node`);
-        }
-        await b.topics.addPartitions(t.name, t.count, req.validateOnly);
+        await deps.topics.addPartitions(t.name, t.count, t.assignments?.map((a) => a.brokerIds) ?? null, req.validateOnly);
         results.push({ name: t.name, errorCode: 0, errorMessage: null });
       } catch (err) {
         if (!(err instanceof KafkaError)) throw err;

@@ -1,7 +1,10 @@
-// CreateTopics: validates names, counts, replication factor (1 on a single node), manual
-// assignments (only this node) and configs, then creates each topic; answers per topic.
+// CreateTopics: checks the request's own shape (duplicates, assignments given together with a
+// count or factor, assignment partition indexes), then hands each topic to the topic front end,
+// which validates names, counts, replication factor against the live brokers, assignments and
+// configs, and answers once the partitions are usable; answers per topic.
+import type { TopicAdmin } from '../../cluster/topic_admin.js';
+import type { BrokerConfig } from '../../config.js';
 import { describeTopicConfigs } from '../../coordinator/topic_configs.js';
-import type { BrokerContext } from '../broker_context.js';
 import { handler, type Wire } from '../handler.js';
 import { CreateTopicsApi, type CreateTopicsRequest, type CreateTopicsResponse } from '../../protocol/apis/create_topics.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -9,7 +12,25 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 type TopicIn = CreateTopicsRequest['topics'][number];
 type TopicOut = Wire<CreateTopicsResponse['topics'][number]>;
 
-async function createOne(b: BrokerContext, t: TopicIn, validateOnly: boolean, duplicate: boolean): Promise<TopicOut> {
+export interface CreateTopicsDeps {
+  readonly topics: Pick<TopicAdmin, 'create'>;
+  /** For the created topics' effective configs. */
+  readonly config: BrokerConfig;
+}
+
+/** The client's replica lists by partition index, which must run 0..n-1 with no gaps. */
+function assignmentOf(t: TopicIn): number[][] {
+  const byIndex = new Map(t.assignments.map((a) => [a.partitionIndex, a.brokerIds]));
+  const lists: number[][] = [];
+  for (let p = 0; p < t.assignments.length; p++) {
+    const replicas = byIndex.get(p);
+    if (replicas === undefined) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `assigned partitions must be numbered 0 to ${t.assignments.length - 1}`);
+    lists.push(replicas);
+  }
+  return lists;
+}
+
+async function createOne(deps: CreateTopicsDeps, t: TopicIn, validateOnly: boolean, duplicate: boolean): Promise<TopicOut> {
   const fail = (code: number, message: string): TopicOut =>
     ({ name: t.name, topicId: '0'.repeat(32), errorCode: code, errorMessage: message, numPartitions: -1, replicationFactor: -1, configs: null });
   if (duplicate) return fail(ErrorCode.INVALID_REQUEST, `topic '${t.name}' appears more than once in the request`);
@@ -17,23 +38,19 @@ async function createOne(b: BrokerContext, t: TopicIn, validateOnly: boolean, du
   if (assigned && (t.numPartitions !== -1 || t.replicationFactor !== -1)) {
     return fail(ErrorCode.INVALID_REQUEST, 'both assignments and partition count/replication factor were given');
   }
-  if (assigned && t.assignments.some((a) => a.brokerIds.length !== 1 || a.brokerIds[0] !== b.nodeId)) {
-    return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `replicas must be exactly [${b.nodeId}] on a single node`);
-  }
-  const partitions = assigned ? t.assignments.length : t.numPartitions === -1 ? b.config.numPartitions : t.numPartitions;
-  const rf = assigned ? 1 : t.replicationFactor === -1 ? b.config.defaultReplicationFactor : t.replicationFactor;
   const configs: Record<string, string> = {};
   for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
   try {
-    const created = await b.topics.create(t.name, partitions, rf, configs, validateOnly);
+    const assignment = assigned ? assignmentOf(t) : null;
+    const created = await deps.topics.create({ name: t.name, partitions: t.numPartitions, replicationFactor: t.replicationFactor, assignment, configs }, validateOnly);
     return {
       name: t.name,
-      topicId: created.id,
+      topicId: created.topic.id,
       errorCode: 0,
       errorMessage: null,
-      numPartitions: partitions,
-      replicationFactor: rf,
-      configs: describeTopicConfigs(configs, b.config).map((c) => ({
+      numPartitions: created.topic.partitions,
+      replicationFactor: created.replicationFactor,
+      configs: describeTopicConfigs(configs, deps.config).map((c) => ({
         name: c.name,
         value: c.value,
         readOnly: c.readOnly,
@@ -50,12 +67,12 @@ async function createOne(b: BrokerContext, t: TopicIn, validateOnly: boolean, du
 export const createTopicsHandler = handler({
   api: CreateTopicsApi,
   barrier: true,
-  async handle(ctx, req: CreateTopicsRequest): Promise<Wire<CreateTopicsResponse>> {
+  async handle(_ctx, req: CreateTopicsRequest, deps: CreateTopicsDeps): Promise<Wire<CreateTopicsResponse>> {
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const topics: TopicOut[] = [];
     // One at a time: creation order is the order the client asked for, and errors stay per topic.
-    for (const t of req.topics) topics.push(await createOne(ctx.broker, t, req.validateOnly, counts.get(t.name)! > 1));
+    for (const t of req.topics) topics.push(await createOne(deps, t, req.validateOnly, counts.get(t.name)! > 1));
     return { throttleTimeMs: 0, topics };
   },
 });

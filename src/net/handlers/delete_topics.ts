@@ -1,5 +1,7 @@
 // DeleteTopics: by name (v0-5) or by name or id (v6+); removes the topic, closes its actors and
-// deletes their data before answering.
+// deletes their data (through the topic front end and the partition reconciler) before answering.
+import type { ClusterView } from '../../cluster/cluster_view.js';
+import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import { handler, type Wire } from '../handler.js';
 import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../../protocol/apis/delete_topics.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -7,21 +9,25 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 type Out = Wire<DeleteTopicsResponse['responses'][number]>;
 const ZERO_ID = '0'.repeat(32);
 
+export interface DeleteTopicsDeps {
+  readonly cluster: ClusterView;
+  readonly topics: Pick<TopicAdmin, 'delete'>;
+}
+
 export const deleteTopicsHandler = handler({
   api: DeleteTopicsApi,
   barrier: true,
-  async handle(ctx, req: DeleteTopicsRequest): Promise<Wire<DeleteTopicsResponse>> {
-    const b = ctx.broker;
+  async handle(ctx, req: DeleteTopicsRequest, deps: DeleteTopicsDeps): Promise<Wire<DeleteTopicsResponse>> {
     const asked = ctx.version >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId })) : req.topicNames.map((name) => ({ name, topicId: ZERO_ID }));
     const responses: Out[] = [];
     for (const a of asked) {
-      const name = a.name ?? b.topics.table.getById(a.topicId)?.name ?? null;
+      const name = a.name ?? deps.cluster.topicById(a.topicId)?.name ?? null;
       if (name === null) {
         responses.push({ name: null, topicId: a.topicId, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: 'unknown topic id' });
         continue;
       }
       try {
-        const t = await b.topics.delete(name);
+        const t = await deps.topics.delete(name);
         responses.push({ name, topicId: t.id, errorCode: 0, errorMessage: null });
       } catch (err) {
         if (!(err instanceof KafkaError)) throw err;

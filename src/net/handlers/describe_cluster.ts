@@ -1,21 +1,28 @@
-// DescribeCluster: this node is the whole cluster and its controller.
+// DescribeCluster: the live brokers and the controller as the cluster view has them.
+import type { ClusterView } from '../../cluster/cluster_view.js';
 import { handler, type Wire } from '../handler.js';
-import { DescribeClusterApi, type DescribeClusterResponse } from '../../protocol/apis/describe_cluster.js';
+import { DescribeClusterApi, type DescribeClusterRequest, type DescribeClusterResponse } from '../../protocol/apis/describe_cluster.js';
 
 const NOT_REQUESTED = -2147483648;
+/** Endpoint type 1: brokers (2 would be controllers, which this broker does not describe). */
+const ENDPOINT_BROKERS = 1;
+
+export interface DescribeClusterDeps {
+  readonly cluster: ClusterView;
+}
 
 export const describeClusterHandler = handler({
   api: DescribeClusterApi,
-  handle(ctx): Wire<DescribeClusterResponse> {
-    const b = ctx.broker;
+  handle(_ctx, _req: DescribeClusterRequest, deps: DescribeClusterDeps): Wire<DescribeClusterResponse> {
+    const { cluster } = deps;
     return {
       throttleTimeMs: 0,
       errorCode: 0,
       errorMessage: null,
-      endpointType: 1,
-      clusterId: b.clusterId,
-      controllerId: b.nodeId,
-      brokers: [{ brokerId: b.nodeId, host: b.advertisedHost, port: b.advertisedPort, rack: null }],
+      endpointType: ENDPOINT_BROKERS,
+      clusterId: cluster.clusterId,
+      controllerId: cluster.controllerId(),
+      brokers: cluster.brokers().map((b) => ({ brokerId: b.id, host: b.host, port: b.port, rack: b.rack })),
       clusterAuthorizedOperations: NOT_REQUESTED,
     };
   },

@@ -1,6 +1,7 @@
 // DescribeConfigs for topics (every supported key with its value and source, since admin tools
 // read-modify-write the whole set) and for this broker (its static configuration).
 import { describeTopicConfigs, type DescribedConfig } from '../../coordinator/topic_configs.js';
+import type { ClusterView } from '../../cluster/cluster_view.js';
 import type { BrokerConfig } from '../../config.js';
 import { handler, type Wire } from '../handler.js';
 import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../../protocol/apis/describe_configs.js';
@@ -8,6 +9,11 @@ import { ErrorCode } from '../../protocol/errors.js';
 
 type ResultOut = Wire<DescribeConfigsResponse['results'][number]>;
 type ConfigOut = Wire<DescribeConfigsResponse['results'][number]['configs'][number]>;
+
+export interface DescribeConfigsDeps {
+  readonly cluster: ClusterView;
+  readonly config: BrokerConfig;
+}
 
 const RESOURCE_TOPIC = 2;
 const RESOURCE_BROKER = 4;
@@ -55,17 +61,17 @@ function toWire(d: DescribedConfig, version: number): ConfigOut {
 
 export const describeConfigsHandler = handler({
   api: DescribeConfigsApi,
-  handle(ctx, req: DescribeConfigsRequest): Wire<DescribeConfigsResponse> {
-    const b = ctx.broker;
+  handle(ctx, req: DescribeConfigsRequest, deps: DescribeConfigsDeps): Wire<DescribeConfigsResponse> {
+    const { cluster, config } = deps;
     const results = req.resources.map((r): ResultOut => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       let configs: DescribedConfig[];
       if (r.resourceType === RESOURCE_TOPIC) {
-        const t = b.topics.table.get(r.resourceName);
+        const t = cluster.topic(r.resourceName);
         if (!t) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `unknown topic '${r.resourceName}'`, configs: [] };
-        configs = describeTopicConfigs(t.configs, b.config);
-      } else if (r.resourceType === RESOURCE_BROKER && (r.resourceName === '' || r.resourceName === String(b.nodeId))) {
-        configs = brokerConfigs(b.config);
+        configs = describeTopicConfigs(t.configs, config);
+      } else if (r.resourceType === RESOURCE_BROKER && (r.resourceName === '' || r.resourceName === String(cluster.localId))) {
+        configs = brokerConfigs(config);
       } else {
         return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unsupported resource ${r.resourceType}/${r.resourceName}`, configs: [] };
       }

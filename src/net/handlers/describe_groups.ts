@@ -5,12 +5,12 @@
 import { handler, type Wire } from '../handler.js';
 import { DescribeGroupsApi, type DescribeGroupsRequest, type DescribeGroupsResponse } from '../../protocol/apis/describe_groups.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { asBuffer, OPERATIONS_NOT_REQUESTED } from './group_common.js';
+import { asBuffer, OPERATIONS_NOT_REQUESTED, type GroupDeps } from './group_common.js';
 
 export const describeGroupsHandler = handler({
   api: DescribeGroupsApi,
-  async handle(ctx, req: DescribeGroupsRequest): Promise<Wire<DescribeGroupsResponse>> {
-    const found = await ctx.broker.groups.callByGroup({ kind: 'describe', groupIds: req.groups }, (r) => (r.kind === 'describe' ? r.groups : []));
+  async handle(_ctx, req: DescribeGroupsRequest, deps: GroupDeps): Promise<Wire<DescribeGroupsResponse>> {
+    const found = await deps.groups.callByGroup({ kind: 'describe', groupIds: req.groups }, (r) => (r.kind === 'describe' ? r.groups : []));
     return {
       throttleTimeMs: 0,
       groups: found.map((g) => ({

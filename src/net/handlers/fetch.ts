@@ -2,12 +2,22 @@
 // max_wait), then either reads those ranges and hands the buffers to the response by reference,
 // or, on a natively served connection, answers with the ranges themselves (leased segment fds)
 // for the addon's sender to sendfile().
+// Only the partition's leader (as the cluster view has it) answers: others get
+// NOT_LEADER_OR_FOLLOWER with the leader's hint (KIP-951); a client's current leader epoch
+// (v9+) older than the leader's is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH. A replica
+// id >= 0 claims a follower's fetch, which only a follower of the partition may send.
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
-import type { FetchItem } from '../../actors/partition_router.js';
+import type { FetchItem, PartitionRouter } from '../../actors/partition_router.js';
+import type { PartitionLookup } from '../../actors/partition_reconciler.js';
+import { checkLeaderEpoch, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
+import type { BrokerMetrics } from '../../metrics/metrics.js';
+import { leaderEndpoints } from './leader_endpoints.js';
 import { handler, type Wire } from '../handler.js';
-import { FetchApi, type FetchRequest, type FetchResponse } from '../../protocol/apis/fetch.js';
+import { FetchApi, type FetchRequest, type FetchRequestPartition, type FetchResponse } from '../../protocol/apis/fetch.js';
+import type { LeaderIdAndEpoch } from '../../protocol/apis/leader_hints.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { RecordsValue } from '../../protocol/schema.js';
+import type { SegmentReader } from '../segment_reader.js';
 
 type TopicOut = Wire<FetchResponse['responses'][number]>;
 type PartitionOut = Wire<FetchResponse['responses'][number]['partitions'][number]>;
@@ -16,11 +26,23 @@ type PartitionOut = Wire<FetchResponse['responses'][number]['partitions'][number
 const MAX_WAIT_MS_MAX = 60_000;
 const BYTES_MAX = 0x7fffffff;
 const EMPTY = Buffer.alloc(0);
+const NO_LEADER_HINT: LeaderIdAndEpoch = { leaderId: -1, leaderEpoch: -1 };
 
-function partitionOut(partitionIndex: number, errorCode: number, hw = -1, logStart = -1, records: RecordsValue = EMPTY, committed = false): PartitionOut {
+export interface FetchDeps {
+  readonly cluster: ClusterView;
+  readonly partitions: PartitionLookup;
+  readonly router: Pick<PartitionRouter, 'fetch'>;
+  readonly segments: Pick<SegmentReader, 'readRanges' | 'fileRanges'>;
+  readonly metrics: Pick<BrokerMetrics, 'addBytesOut'>;
+  /** fetchMaxBytes caps every response (Kafka's fetch.max.bytes); a response may pass its grant by one batch of up to messageMaxBytes. */
+  readonly limits: { readonly fetchMaxBytes: number; readonly messageMaxBytes: number };
+}
+
+function partitionOut(partitionIndex: number, errorCode: number, hw = -1, logStart = -1, records: RecordsValue = EMPTY, committed = false, currentLeader = NO_LEADER_HINT): PartitionOut {
   return {
     partitionIndex,
     errorCode,
+    currentLeader,
     highWatermark: hw,
     lastStableOffset: hw,
     logStartOffset: logStart,
@@ -30,24 +52,41 @@ function partitionOut(partitionIndex: number, errorCode: number, hw = -1, logSta
   };
 }
 
+/** The open partition's handle when this broker serves it to this fetcher, else the refusal to answer. */
+function servingHandle(deps: FetchDeps, topic: TopicImage, p: FetchRequestPartition, replicaId: number, leaders: Set<number>): PartitionOut | number {
+  const lead = leadershipOf(deps.cluster, topic.name, p.partition);
+  if (lead.kind === 'unknown') return partitionOut(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (lead.kind === 'notLeader') {
+    if (lead.leaderId >= 0) leaders.add(lead.leaderId);
+    return partitionOut(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1, EMPTY, false, { leaderId: lead.leaderId, leaderEpoch: lead.leaderEpoch });
+  }
+  const epochError = checkLeaderEpoch(p.currentLeaderEpoch, lead.leaderEpoch);
+  if (epochError !== ErrorCode.NONE) return partitionOut(p.partition, epochError);
+  if (replicaId >= 0) {
+    const replicas = deps.cluster.partition(topic.name, p.partition)?.replicas ?? [];
+    if (replicaId === deps.cluster.localId || !replicas.includes(replicaId)) return partitionOut(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  }
+  const handle = deps.partitions.handleOf(topic.name, p.partition);
+  return handle < 0 ? partitionOut(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER) : handle;
+}
+
 export const fetchHandler = handler({
   api: FetchApi,
-  async handle(ctx, req: FetchRequest): Promise<Wire<FetchResponse>> {
-    const b = ctx.broker;
+  async handle(ctx, req: FetchRequest, deps: FetchDeps): Promise<Wire<FetchResponse>> {
+    const { cluster } = deps;
     const byId = ctx.version >= 13;
+    const replicaId = ctx.version >= 15 ? req.replicaState.replicaId : req.replicaId;
     const committed = req.isolationLevel === 1;
     const items: FetchItem[] = [];
     const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
     const partitionLists: PartitionOut[][] = [];
+    const leaders = new Set<number>();
     const responses: TopicOut[] = req.topics.map((t, ti) => {
-      const topic = byId ? b.topics.table.getById(t.topicId) : b.topics.table.get(t.topic);
+      const topic = byId ? cluster.topicById(t.topicId) : cluster.topic(t.topic);
       const partitions = t.partitions.map((p, pi) => {
         if (!topic) return partitionOut(p.partition, byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        const handle = p.partition >= 0 && p.partition < topic.partitions ? b.topics.handle(topic.name, p.partition) : -1;
-        if (handle < 0) {
-          const code = p.partition >= 0 && p.partition < topic.partitions ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-          return partitionOut(p.partition, code);
-        }
+        const handle = servingHandle(deps, topic, p, replicaId, leaders);
+        if (typeof handle !== 'number') return handle;
         items.push({ handle, fetchOffset: p.fetchOffset, partitionMaxBytes: Math.min(Math.max(0, p.partitionMaxBytes), BYTES_MAX) });
         where.push([ti, pi, p.partition]);
         return partitionOut(p.partition, ErrorCode.NONE);
@@ -55,17 +94,18 @@ export const fetchHandler = handler({
       partitionLists.push(partitions);
       return { topic: t.topic, topicId: t.topicId, partitions };
     });
+    const nodeEndpoints = leaderEndpoints(cluster, leaders);
     const maxWait = Math.min(Math.max(0, req.maxWaitMs), MAX_WAIT_MS_MAX);
     // Kafka caps every response at fetch.max.bytes, and the connection's bound on queued response
     // bytes may cap it further while earlier responses are unsent.
-    const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : BYTES_MAX, b.config.fetchMaxBytes);
-    const maxBytes = ctx.reserveResponseBytes?.(asked, b.config.messageMaxBytes) ?? asked;
-    const results = await b.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes);
+    const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : BYTES_MAX, deps.limits.fetchMaxBytes);
+    const maxBytes = ctx.reserveResponseBytes?.(asked, deps.limits.messageMaxBytes) ?? asked;
+    const results = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes);
     const leases = ctx.fileLeases ?? null;
     const reads = await Promise.all(
       results.map((r) => {
         if (r.errorCode !== 0 || r.ranges.length === 0) return null;
-        return leases === null ? b.segments.readRanges(r.ranges) : b.segments.fileRanges(r.ranges, leases);
+        return leases === null ? deps.segments.readRanges(r.ranges) : deps.segments.fileRanges(r.ranges, leases);
       }),
     );
     let bytesOut = 0;
@@ -75,7 +115,7 @@ export const fetchHandler = handler({
       if (chunks) for (const c of chunks) bytesOut += c.length;
       partitionLists[ti]![pi] = partitionOut(partition, r.errorCode, r.highWatermark, r.logStartOffset, chunks ?? EMPTY, committed);
     });
-    b.metrics.addBytesOut(bytesOut);
-    return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses };
+    deps.metrics.addBytesOut(bytesOut);
+    return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints };
   },
 });

@@ -1,6 +1,9 @@
-// FindCoordinator: on a single node this broker coordinates every group and transactional id,
-// so each key (v0-3 one, v4+ batched) is answered with this node's address; the group's
-// coordinator actor is then reached by the group directory. Empty keys are refused as Kafka does.
+// FindCoordinator: a group's coordinator is the broker leading its `__consumer_offsets`
+// partition, as the cluster view has it; each key (v0-3 one, v4+ batched) is answered with that
+// broker's address, or COORDINATOR_NOT_AVAILABLE while the partition has no live leader. There
+// is no transaction-state topic yet: transactional ids are placed the way group ids are (and
+// InitProducerId refuses them). Empty keys are refused as Kafka does.
+import { brokerById, coordinatorOf, type ClusterView } from '../../cluster/cluster_view.js';
 import { handler, type Wire } from '../handler.js';
 import { FindCoordinatorApi, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find_coordinator.js';
 import { ErrorCode } from '../../protocol/errors.js';
@@ -8,25 +11,29 @@ import { ErrorCode } from '../../protocol/errors.js';
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;
 
+export interface FindCoordinatorDeps {
+  readonly cluster: ClusterView;
+}
+
+type CoordinatorOut = Wire<FindCoordinatorResponse['coordinators'][number]>;
+
+function answer(cluster: ClusterView, key: string, keyType: number): CoordinatorOut {
+  const fail = (errorCode: number, errorMessage: string): CoordinatorOut => ({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage });
+  if (key.length === 0 || (keyType !== KEY_TYPE_GROUP && keyType !== KEY_TYPE_TRANSACTION)) {
+    return fail(ErrorCode.INVALID_REQUEST, `invalid coordinator key '${key}' of type ${keyType}`);
+  }
+  const node = brokerById(cluster, coordinatorOf(cluster, key));
+  if (node === undefined) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, `the coordinator of '${key}' is not available`);
+  return { key, nodeId: node.id, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
+}
+
 export const findCoordinatorHandler = handler({
   api: FindCoordinatorApi,
-  handle(ctx, req: FindCoordinatorRequest): Wire<FindCoordinatorResponse> {
-    const b = ctx.broker;
-    const answer = (key: string) => {
-      const valid = key.length > 0 && (req.keyType === KEY_TYPE_GROUP || req.keyType === KEY_TYPE_TRANSACTION);
-      return {
-        key,
-        nodeId: valid ? b.nodeId : -1,
-        host: valid ? b.advertisedHost : '',
-        port: valid ? b.advertisedPort : -1,
-        errorCode: valid ? ErrorCode.NONE : ErrorCode.INVALID_REQUEST,
-        errorMessage: valid ? null : `invalid coordinator key '${key}' of type ${req.keyType}`,
-      };
-    };
+  handle(ctx, req: FindCoordinatorRequest, deps: FindCoordinatorDeps): Wire<FindCoordinatorResponse> {
     if (ctx.version >= 4) {
-      return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, nodeId: -1, host: '', port: -1, coordinators: req.coordinatorKeys.map(answer) };
+      return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, nodeId: -1, host: '', port: -1, coordinators: req.coordinatorKeys.map((k) => answer(deps.cluster, k, req.keyType)) };
     }
-    const one = answer(req.key);
+    const one = answer(deps.cluster, req.key, req.keyType);
     return { throttleTimeMs: 0, errorCode: one.errorCode, errorMessage: one.errorMessage, nodeId: one.nodeId, host: one.host, port: one.port, coordinators: [] };
   },
 });

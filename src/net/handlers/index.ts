@@ -1,6 +1,15 @@
-// The table of request handlers by API key. Every API the codec defines has a handler here,
-// which is what ApiVersions advertises.
-import type { Handler } from '../handler.js';
+// The table of request handlers by API key, each bound to the dependencies it declares. Every
+// API the codec defines has a handler here, which is what ApiVersions advertises.
+import type { GroupCalls } from '../../actors/group_directory.js';
+import type { PartitionLookup } from '../../actors/partition_reconciler.js';
+import type { PartitionRouter } from '../../actors/partition_router.js';
+import type { ClusterView } from '../../cluster/cluster_view.js';
+import type { TopicAdmin } from '../../cluster/topic_admin.js';
+import type { BrokerConfig } from '../../config.js';
+import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
+import type { BrokerMetrics } from '../../metrics/metrics.js';
+import { bindHandler, type HandlerTable } from '../handler.js';
+import type { SegmentReader } from '../segment_reader.js';
 import { apiVersionsHandler } from './api_versions.js';
 import { consumerGroupDescribeHandler } from './consumer_group_describe.js';
 import { consumerGroupHeartbeatHandler } from './consumer_group_heartbeat.js';
@@ -19,38 +28,54 @@ import { createTopicsHandler } from './create_topics.js';
 import { deleteTopicsHandler } from './delete_topics.js';
 import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
-import { fetchHandler } from './fetch.js';
+import { fetchHandler, type FetchDeps } from './fetch.js';
 import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
-import { listOffsetsHandler } from './list_offsets.js';
+import { listOffsetsHandler, type OffsetLookup } from './list_offsets.js';
 import { metadataHandler } from './metadata.js';
-import { produceHandler } from './produce.js';
+import { produceHandler, type ProduceDeps } from './produce.js';
 
-export const handlersByKey: ReadonlyMap<number, Handler<unknown, unknown>> = new Map(
-  [
-    apiVersionsHandler,
-    metadataHandler,
-    produceHandler,
-    fetchHandler,
-    listOffsetsHandler,
-    createTopicsHandler,
-    deleteTopicsHandler,
-    createPartitionsHandler,
-    initProducerIdHandler,
-    describeConfigsHandler,
-    describeClusterHandler,
-    findCoordinatorHandler,
-    joinGroupHandler,
-    syncGroupHandler,
-    heartbeatHandler,
-    leaveGroupHandler,
-    offsetCommitHandler,
-    offsetFetchHandler,
-    listGroupsHandler,
-    describeGroupsHandler,
-    deleteGroupsHandler,
-    offsetDeleteHandler,
-    consumerGroupHeartbeatHandler,
-    consumerGroupDescribeHandler,
-  ].map((h) => [h.api.key, h]),
-);
+/** Everything some handler depends on; each handler is handed only the part its Deps names. */
+export interface BrokerServices {
+  readonly config: BrokerConfig;
+  readonly cluster: ClusterView;
+  readonly partitions: PartitionLookup;
+  readonly topics: TopicAdmin;
+  readonly router: Pick<PartitionRouter, 'produce' | 'fetch'>;
+  readonly offsets: OffsetLookup;
+  readonly segments: Pick<SegmentReader, 'readRanges' | 'fileRanges'>;
+  readonly producerIds: ProducerIdSource;
+  readonly groups: GroupCalls;
+  readonly metrics: BrokerMetrics;
+  readonly limits: ProduceDeps['limits'] & FetchDeps['limits'];
+}
+
+export function buildHandlers(s: BrokerServices): HandlerTable {
+  const bound = [
+    bindHandler(apiVersionsHandler, {}),
+    bindHandler(metadataHandler, { cluster: s.cluster, partitions: s.partitions, topics: s.topics, autoCreateTopics: s.config.autoCreateTopics }),
+    bindHandler(produceHandler, s),
+    bindHandler(fetchHandler, s),
+    bindHandler(listOffsetsHandler, s),
+    bindHandler(createTopicsHandler, s),
+    bindHandler(deleteTopicsHandler, s),
+    bindHandler(createPartitionsHandler, s),
+    bindHandler(initProducerIdHandler, s),
+    bindHandler(describeConfigsHandler, s),
+    bindHandler(describeClusterHandler, s),
+    bindHandler(findCoordinatorHandler, s),
+    bindHandler(joinGroupHandler, s),
+    bindHandler(syncGroupHandler, s),
+    bindHandler(heartbeatHandler, s),
+    bindHandler(leaveGroupHandler, s),
+    bindHandler(offsetCommitHandler, s),
+    bindHandler(offsetFetchHandler, s),
+    bindHandler(listGroupsHandler, s),
+    bindHandler(describeGroupsHandler, s),
+    bindHandler(deleteGroupsHandler, s),
+    bindHandler(offsetDeleteHandler, s),
+    bindHandler(consumerGroupHeartbeatHandler, s),
+    bindHandler(consumerGroupDescribeHandler, s),
+  ];
+  return new Map(bound.map((h) => [h.api.key, h]));
+}

@@ -4,13 +4,18 @@
 import { handler, type Wire } from '../handler.js';
 import { InitProducerIdApi, type InitProducerIdRequest, type InitProducerIdResponse } from '../../protocol/apis/init_producer_id.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
+
+export interface InitProducerIdDeps {
+  readonly producerIds: ProducerIdSource;
+}
 
 export const initProducerIdHandler = handler({
   api: InitProducerIdApi,
-  async handle(ctx, req: InitProducerIdRequest): Promise<Wire<InitProducerIdResponse>> {
+  async handle(_ctx, req: InitProducerIdRequest, deps: InitProducerIdDeps): Promise<Wire<InitProducerIdResponse>> {
     if (req.transactionalId !== null) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1, producerEpoch: -1 };
     }
-    return { throttleTimeMs: 0, errorCode: 0, producerId: await ctx.broker.producerIds.allocate(), producerEpoch: 0 };
+    return { throttleTimeMs: 0, errorCode: 0, producerId: await deps.producerIds.allocate(), producerEpoch: 0 };
   },
 });

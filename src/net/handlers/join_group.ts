@@ -5,16 +5,16 @@
 import { handler, type Wire } from '../handler.js';
 import { JoinGroupApi, type JoinGroupRequest, type JoinGroupResponse } from '../../protocol/apis/join_group.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { asBuffer } from './group_common.js';
+import { asBuffer, type GroupDeps } from './group_common.js';
 
 export const joinGroupHandler = handler({
   api: JoinGroupApi,
-  async handle(ctx, req: JoinGroupRequest): Promise<Wire<JoinGroupResponse>> {
+  async handle(ctx, req: JoinGroupRequest, deps: GroupDeps): Promise<Wire<JoinGroupResponse>> {
     const legacyNames = ctx.version < 7;
     if (req.groupId === '') {
       return { errorCode: ErrorCode.INVALID_GROUP_ID, generationId: -1, protocolName: legacyNames ? '' : null, leader: '', memberId: req.memberId, members: [] };
     }
-    const r = await ctx.broker.groups.call(req.groupId, {
+    const r = await deps.groups.call(req.groupId, {
       kind: 'join',
       groupId: req.groupId,
       memberId: req.memberId,

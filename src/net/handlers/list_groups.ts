@@ -1,6 +1,7 @@
 // ListGroups: every coordinator's groups, filtered by state (v4+) and type (v5+). Kafka matches
 // filters case-insensitively (some clients send STABLE), so they are put in canonical form here.
 import { handler, type Wire } from '../handler.js';
+import type { GroupDeps } from './group_common.js';
 import { ListGroupsApi, type ListGroupsRequest, type ListGroupsResponse } from '../../protocol/apis/list_groups.js';
 
 const STATES = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Dead', 'Assigning', 'Reconciling'];
@@ -8,8 +9,8 @@ const canonicalState = (s: string): string => STATES.find((k) => k.toLowerCase()
 
 export const listGroupsHandler = handler({
   api: ListGroupsApi,
-  async handle(ctx, req: ListGroupsRequest): Promise<Wire<ListGroupsResponse>> {
-    const groups = await ctx.broker.groups.list({
+  async handle(ctx, req: ListGroupsRequest, deps: GroupDeps): Promise<Wire<ListGroupsResponse>> {
+    const groups = await deps.groups.list({
       kind: 'list',
       statesFilter: ctx.version >= 4 ? req.statesFilter.map(canonicalState) : [],
       typesFilter: ctx.version >= 5 ? req.typesFilter.map((t) => t.toLowerCase()) : [],

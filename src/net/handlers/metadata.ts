@@ -1,52 +1,65 @@
-// Metadata: this node as the only broker, leader and controller; topics by name or id, with
-// auto-creation when the request and the broker allow it. Topics are created before answering,
-// so a client's first Metadata for a new topic already sees its partitions.
-import { isInternalTopic } from '../../actors/topic_manager.js';
-import type { TopicRecord } from '../../coordinator/topic_table.js';
-import type { BrokerContext } from '../broker_context.js';
+// Metadata: the live brokers, the controller and topics (by name or id) as the cluster view has
+// them, with auto-creation when the request and the broker allow it. Topics are created before
+// answering, so a client's first Metadata for a new topic already sees its partitions.
+// A partition this broker leads but has not opened yet is answered LEADER_NOT_AVAILABLE.
+import { isInternalTopic, offlineReplicas, type BrokerEndpoint, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
+import type { TopicAdmin } from '../../cluster/topic_admin.js';
+import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { handler, type HandlerContext, type Wire } from '../handler.js';
 import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../../protocol/apis/metadata.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 
 type TopicOut = Wire<MetadataResponse['topics'][number]>;
 
-export function partitionsOf(b: BrokerContext, t: TopicRecord): TopicOut['partitions'] {
+export interface MetadataDeps {
+  readonly cluster: ClusterView;
+  readonly partitions: PartitionLookup;
+  readonly topics: Pick<TopicAdmin, 'ensure'>;
+  readonly autoCreateTopics: boolean;
+}
+
+function partitionsOf(deps: MetadataDeps, live: readonly BrokerEndpoint[], t: TopicImage): TopicOut['partitions'] {
+  const { cluster, partitions } = deps;
   const out: TopicOut['partitions'] = [];
   for (let p = 0; p < t.partitions; p++) {
-    const open = b.topics.handle(t.name, p) >= 0;
+    const rec = cluster.partition(t.name, p);
+    if (rec === undefined) continue;
+    // Only this broker's own partitions can be seen to be open.
+    const serving = rec.leader >= 0 && (rec.leader !== cluster.localId || partitions.handleOf(t.name, p) >= 0);
     out.push({
-      errorCode: open ? 0 : ErrorCode.LEADER_NOT_AVAILABLE,
+      errorCode: serving ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE,
       partitionIndex: p,
-      leaderId: open ? b.nodeId : -1,
-      leaderEpoch: 0,
-      replicaNodes: [b.nodeId],
-      isrNodes: [b.nodeId],
-      offlineReplicas: [],
+      leaderId: serving ? rec.leader : -1,
+      leaderEpoch: rec.leaderEpoch,
+      replicaNodes: [...rec.replicas],
+      isrNodes: [...rec.isr],
+      offlineReplicas: offlineReplicas(rec, live),
     });
   }
   return out;
 }
 
-function topicOut(b: BrokerContext, t: TopicRecord): TopicOut {
-  return { errorCode: 0, name: t.name, topicId: t.id, isInternal: isInternalTopic(t.name), partitions: partitionsOf(b, t) };
+function topicOut(deps: MetadataDeps, live: readonly BrokerEndpoint[], t: TopicImage): TopicOut {
+  return { errorCode: 0, name: t.name, topicId: t.id, isInternal: isInternalTopic(t.name), partitions: partitionsOf(deps, live, t) };
 }
 
 function topicError(name: string | null, topicId: string, code: number): TopicOut {
   return { errorCode: code, name, topicId, isInternal: false, partitions: [] };
 }
 
-async function lookup(ctx: HandlerContext, req: MetadataRequest, name: string | null, topicId: string): Promise<TopicOut> {
-  const b = ctx.broker;
+async function lookup(ctx: HandlerContext, req: MetadataRequest, deps: MetadataDeps, name: string | null, topicId: string): Promise<TopicOut> {
+  const live = deps.cluster.brokers();
   if (name === null) {
-    const byId = b.topics.table.getById(topicId);
-    return byId ? topicOut(b, byId) : topicError(null, topicId, ErrorCode.UNKNOWN_TOPIC_ID);
+    const byId = deps.cluster.topicById(topicId);
+    return byId ? topicOut(deps, live, byId) : topicError(null, topicId, ErrorCode.UNKNOWN_TOPIC_ID);
   }
-  const existing = b.topics.table.get(name);
-  if (existing) return topicOut(b, existing);
-  const allow = b.config.autoCreateTopics && (ctx.version < 4 || req.allowAutoTopicCreation);
+  const existing = deps.cluster.topic(name);
+  if (existing) return topicOut(deps, live, existing);
+  const allow = deps.autoCreateTopics && (ctx.version < 4 || req.allowAutoTopicCreation);
   if (!allow) return topicError(name, topicId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   try {
-    return topicOut(b, await b.topics.ensure(name));
+    const created = await deps.topics.ensure(name);
+    return topicOut(deps, live, created);
   } catch (err) {
     if (err instanceof KafkaError) return topicError(name, topicId, err.code);
     throw err;
@@ -55,17 +68,18 @@ async function lookup(ctx: HandlerContext, req: MetadataRequest, name: string | 
 
 export const metadataHandler = handler({
   api: MetadataApi,
-  async handle(ctx, req: MetadataRequest): Promise<Wire<MetadataResponse>> {
-    const b = ctx.broker;
+  async handle(ctx, req: MetadataRequest, deps: MetadataDeps): Promise<Wire<MetadataResponse>> {
+    const { cluster } = deps;
     const all = req.topics === null || (ctx.version === 0 && req.topics.length === 0);
+    const live = cluster.brokers();
     const topics = all
-      ? [...b.topics.table.all()].map((t) => topicOut(b, t))
-      : await Promise.all(req.topics!.map((t) => lookup(ctx, req, t.name, t.topicId)));
+      ? [...cluster.topics()].map((t) => topicOut(deps, live, t))
+      : await Promise.all(req.topics!.map((t) => lookup(ctx, req, deps, t.name, t.topicId)));
     return {
       throttleTimeMs: 0,
-      brokers: [{ nodeId: b.nodeId, host: b.advertisedHost, port: b.advertisedPort, rack: null }],
-      clusterId: b.clusterId,
-      controllerId: b.nodeId,
+      brokers: cluster.brokers().map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
+      clusterId: cluster.clusterId,
+      controllerId: cluster.controllerId(),
       topics,
     };
   },

@@ -1,23 +1,28 @@
 // OffsetCommit: partitions of unknown topics are refused here (UNKNOWN_TOPIC_OR_PARTITION, as
 // Kafka does); the rest go to the group's coordinator, which checks membership and generation
 // (v9: member epoch) and answers once the offsets are durable. v2-4 may carry a retention time.
+import type { ClusterView } from '../../cluster/cluster_view.js';
 import type { CommitCall } from '../../coordinator/groups/group_api.js';
+import type { GroupDeps } from './group_common.js';
 import { handler, type Wire } from '../handler.js';
 import { OffsetCommitApi, type OffsetCommitRequest, type OffsetCommitResponse } from '../../protocol/apis/offset_commit.js';
 import { ErrorCode } from '../../protocol/errors.js';
 
 type TopicOut = Wire<OffsetCommitResponse['topics'][number]>;
 
+export interface OffsetCommitDeps extends GroupDeps {
+  readonly cluster: ClusterView;
+}
+
 export const offsetCommitHandler = handler({
   api: OffsetCommitApi,
-  async handle(ctx, req: OffsetCommitRequest): Promise<Wire<OffsetCommitResponse>> {
-    const b = ctx.broker;
+  async handle(ctx, req: OffsetCommitRequest, deps: OffsetCommitDeps): Promise<Wire<OffsetCommitResponse>> {
     const all = (code: number): TopicOut[] =>
       req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
     if (req.groupId === '') return { throttleTimeMs: 0, topics: all(ErrorCode.INVALID_GROUP_ID) };
     const known: CommitCall['topics'] = [];
     for (const t of req.topics) {
-      const topic = b.topics.table.get(t.name);
+      const topic = deps.cluster.topic(t.name);
       const partitions = t.partitions
         .filter((p) => topic !== undefined && p.partitionIndex >= 0 && p.partitionIndex < topic.partitions)
         .map((p) => ({ partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata }));
@@ -25,7 +30,7 @@ export const offsetCommitHandler = handler({
     }
     const codes = new Map<string, number>();
     if (known.length > 0) {
-      const r = await b.groups.call(req.groupId, {
+      const r = await deps.groups.call(req.groupId, {
         kind: 'commit',
         groupId: req.groupId,
         generationId: req.generationIdOrMemberEpoch,

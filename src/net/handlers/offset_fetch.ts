@@ -2,7 +2,6 @@
 // call). v1 has no group-level error field, so a group error is reported on every partition.
 // v9 (KIP-848) names the member and its epoch, which the coordinator checks.
 import type { OffsetFetchReply } from '../../coordinator/groups/group_api.js';
-import type { BrokerContext } from '../broker_context.js';
 import { handler, type Wire } from '../handler.js';
 import {
   OffsetFetchApi,
@@ -11,12 +10,13 @@ import {
   type OffsetFetchResponse,
 } from '../../protocol/apis/offset_fetch.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import type { GroupDeps } from './group_common.js';
 
 type TopicOut = Wire<OffsetFetchResponse['topics'][number]>;
 
-async function fetchGroup(b: BrokerContext, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchReply> {
+async function fetchGroup(deps: GroupDeps, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchReply> {
   if (g.groupId === '') return { kind: 'offsetFetch', errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
-  return b.groups.call(g.groupId, {
+  return deps.groups.call(g.groupId, {
     kind: 'offsetFetch',
     groupId: g.groupId,
     topics: g.topics?.map((t) => ({ name: t.name, partitions: t.partitionIndexes })) ?? null,
@@ -43,17 +43,16 @@ function topicsOut(r: OffsetFetchReply, asked: OffsetFetchRequestGroup['topics']
 
 export const offsetFetchHandler = handler({
   api: OffsetFetchApi,
-  async handle(ctx, req: OffsetFetchRequest): Promise<Wire<OffsetFetchResponse>> {
-    const b = ctx.broker;
+  async handle(ctx, req: OffsetFetchRequest, deps: GroupDeps): Promise<Wire<OffsetFetchResponse>> {
     if (ctx.version >= 8) {
       const groups = await Promise.all(req.groups.map(async (g) => {
-        const r = await fetchGroup(b, g, req.requireStable);
+        const r = await fetchGroup(deps, g, req.requireStable);
         return { groupId: g.groupId, errorCode: r.errorCode, topics: topicsOut(r, g.topics, false) };
       }));
       return { throttleTimeMs: 0, groups };
     }
     const single: OffsetFetchRequestGroup = { groupId: req.groupId, memberId: null, memberEpoch: -1, topics: req.topics };
-    const r = await fetchGroup(b, single, req.requireStable);
+    const r = await fetchGroup(deps, single, req.requireStable);
     return { throttleTimeMs: 0, errorCode: r.errorCode, topics: topicsOut(r, req.topics, ctx.version < 2) };
   },
 });

@@ -1,21 +1,37 @@
 // Produce: routes each partition's record batch to its owning shard through the rings and
 // answers once every partition's acks condition holds. Batch validation, idempotence checks
-// and offset assignment happen on the shard; here only what needs no record bytes is checked.
-import type { ProduceItem } from '../../actors/partition_router.js';
-import { isInternalTopic } from '../../actors/topic_manager.js';
-import { PRODUCE_HEADER_BYTES } from '../../actors/ring_messages.js';
+// and offset assignment happen on the shard; here only what needs no record bytes is checked,
+// and that this broker leads the partition: if not, NOT_LEADER_OR_FOLLOWER carries the leader
+// the cluster view knows (KIP-951: currentLeader, and the leader's endpoint from v10).
+import type { ProduceItem, PartitionRouter } from '../../actors/partition_router.js';
+import type { PartitionLookup } from '../../actors/partition_reconciler.js';
+import { isInternalTopic, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
+import type { BrokerMetrics } from '../../metrics/metrics.js';
+import { leaderEndpoints } from './leader_endpoints.js';
 import { CloseConnection, handler, NO_RESPONSE, type HandlerResult, type Wire } from '../handler.js';
 import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js';
+import type { LeaderIdAndEpoch } from '../../protocol/apis/leader_hints.js';
 import { ErrorCode, errorName } from '../../protocol/errors.js';
 import { BatchAttr, BatchField } from '../../protocol/record_batch.js';
 import { CompressionCodec } from '../../protocol/records.js';
 
 type PartitionOut = Wire<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
-const NO_LEADER_HINT = { leaderId: -1, leaderEpoch: -1 };
+export interface ProduceDeps {
+  readonly cluster: ClusterView;
+  readonly partitions: PartitionLookup;
+  readonly router: Pick<PartitionRouter, 'produce'>;
+  readonly metrics: Pick<BrokerMetrics, 'addMessagesIn' | 'addBytesIn'>;
+  readonly limits: {
+    /** The largest record batch a shard's inbound ring carries in one produce message. */
+    readonly produceBatchBytesMax: number;
+  };
+}
 
-function partitionOut(index: number, errorCode: number, baseOffset = -1, logAppendTimeMs = -1, logStartOffset = -1): PartitionOut {
-  return { index, errorCode, baseOffset, logAppendTimeMs, logStartOffset, recordErrors: [], errorMessage: null, currentLeader: NO_LEADER_HINT };
+const NO_LEADER_HINT: LeaderIdAndEpoch = { leaderId: -1, leaderEpoch: -1 };
+
+function partitionOut(index: number, errorCode: number, baseOffset = -1, logAppendTimeMs = -1, logStartOffset = -1, currentLeader = NO_LEADER_HINT): PartitionOut {
+  return { index, errorCode, baseOffset, logAppendTimeMs, logStartOffset, recordErrors: [], errorMessage: null, currentLeader };
 }
 
 /**
@@ -30,27 +46,32 @@ export function claimedRecordCount(records: Buffer): number {
 
 export const produceHandler = handler({
   api: ProduceApi,
-  async handle(ctx, req: ProduceRequest): Promise<HandlerResult<ProduceResponse>> {
-    const b = ctx.broker;
+  async handle(ctx, req: ProduceRequest, deps: ProduceDeps): Promise<HandlerResult<ProduceResponse>> {
+    const { cluster, partitions } = deps;
     const acks = req.acks;
-    const ringLimit = b.router.host(0).toShard.maxMessageBytes - PRODUCE_HEADER_BYTES;
     const items: ProduceItem[] = [];
     const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
+    const leaders = new Set<number>();
     let firstError: number = ErrorCode.NONE;
     const responses = req.topicData.map((t, ti) => {
-      const topic = b.topics.table.get(t.name);
       const partitionResponses = t.partitionData.map((p, pi) => {
+        const lead = leadershipOf(cluster, t.name, p.index);
         let code: number = ErrorCode.NONE;
+        let hint = NO_LEADER_HINT;
         if (acks !== 0 && acks !== 1 && acks !== -1) code = ErrorCode.INVALID_REQUIRED_ACKS;
         else if (req.transactionalId !== null) code = ErrorCode.INVALID_REQUEST;
-        else if (!topic || p.index < 0 || p.index >= topic.partitions) code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        else if (lead.kind === 'unknown') code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         else if (isInternalTopic(t.name)) code = ErrorCode.INVALID_TOPIC_EXCEPTION; // only the coordinator writes it
-        else if (p.records === null || p.records.length === 0) code = ErrorCode.INVALID_RECORD;
-        else if (p.records.length > ringLimit) code = ErrorCode.MESSAGE_TOO_LARGE;
+        else if (lead.kind === 'notLeader') {
+          code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+          hint = { leaderId: lead.leaderId, leaderEpoch: lead.leaderEpoch };
+          if (lead.leaderId >= 0) leaders.add(lead.leaderId);
+        } else if (p.records === null || p.records.length === 0) code = ErrorCode.INVALID_RECORD;
+        else if (p.records.length > deps.limits.produceBatchBytesMax) code = ErrorCode.MESSAGE_TOO_LARGE;
         else if (ctx.version < 7 && p.records.length >= BatchField.attributes + 2 && (p.records.readInt16BE(BatchField.attributes) & BatchAttr.compressionMask) === CompressionCodec.zstd) {
           code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
         } else {
-          const handle = b.topics.handle(t.name, p.index);
+          const handle = partitions.handleOf(t.name, p.index);
           if (handle < 0) code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
           else {
             items.push({ handle, records: p.records });
@@ -58,19 +79,20 @@ export const produceHandler = handler({
           }
         }
         if (firstError === ErrorCode.NONE) firstError = code;
-        return partitionOut(p.index, code);
+        return partitionOut(p.index, code, -1, -1, -1, hint);
       });
       return { name: t.name, partitionResponses };
     });
+    const nodeEndpoints = leaderEndpoints(cluster, leaders);
     let records = 0;
     let bytes = 0;
     for (const it of items) {
       bytes += it.records.length;
       records += claimedRecordCount(it.records);
     }
-    b.metrics.addMessagesIn(records);
-    b.metrics.addBytesIn(bytes);
-    const outcomes = await b.router.produce(items, req.timeoutMs);
+    deps.metrics.addMessagesIn(records);
+    deps.metrics.addBytesIn(bytes);
+    const outcomes = await deps.router.produce(items, req.timeoutMs);
     if (acks === 0) {
       // No response exists to carry the error, so Kafka closes the connection; the client then
       // refreshes metadata and learns what went wrong.
@@ -81,6 +103,6 @@ export const produceHandler = handler({
       const [ti, pi, partition] = where[i]!;
       responses[ti]!.partitionResponses[pi] = partitionOut(partition, o.errorCode, o.baseOffset, o.logAppendTime, o.logStartOffset);
     });
-    return { responses, throttleTimeMs: 0 };
+    return { responses, throttleTimeMs: 0, nodeEndpoints };
   },
 });

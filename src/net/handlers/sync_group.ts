@@ -3,13 +3,13 @@
 import { handler, type Wire } from '../handler.js';
 import { SyncGroupApi, type SyncGroupRequest, type SyncGroupResponse } from '../../protocol/apis/sync_group.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { asBuffer } from './group_common.js';
+import { asBuffer, type GroupDeps } from './group_common.js';
 
 export const syncGroupHandler = handler({
   api: SyncGroupApi,
-  async handle(ctx, req: SyncGroupRequest): Promise<Wire<SyncGroupResponse>> {
+  async handle(ctx, req: SyncGroupRequest, deps: GroupDeps): Promise<Wire<SyncGroupResponse>> {
     if (req.groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, assignment: Buffer.alloc(0) };
-    const r = await ctx.broker.groups.call(req.groupId, {
+    const r = await deps.groups.call(req.groupId, {
       kind: 'sync',
       groupId: req.groupId,
       generationId: req.generationId,

@@ -1,15 +1,19 @@
-// Produce handler on the main thread: the messages-in metric is fed from the batch header's record
-// count before the shard validates the batch, so client bytes must never make it throw (a
-// negative count used to reject the handler with prom-client's "not possible to decrease a
-// counter", closing the connection).
+// Produce handler on the main thread, with plain-object dependencies.
+// The messages-in metric is fed from the batch header's record count before the shard validates
+// the batch, so client bytes must never make it throw (a negative count used to reject the
+// handler with prom-client's "not possible to decrease a counter", closing the connection).
+// Leadership comes from the cluster view: a partition another broker leads is refused with
+// NOT_LEADER_OR_FOLLOWER and a KIP-951 hint naming that leader and its endpoint.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrokerContext } from '../../../../src/net/broker_context.js';
-import type { HandlerContext } from '../../../../src/net/handler.js';
 import type { ProduceItem, ProduceOutcome } from '../../../../src/actors/partition_router.js';
+import type { ClusterView } from '../../../../src/cluster/cluster_view.js';
 import type { ProduceRequest } from '../../../../src/protocol/apis/produce.js';
-import { claimedRecordCount, produceHandler } from '../../../../src/net/handlers/produce.js';
+import { ErrorCode } from '../../../../src/protocol/errors.js';
+import { claimedRecordCount, produceHandler, type ProduceDeps } from '../../../../src/net/handlers/produce.js';
 import { BrokerMetrics } from '../../../../src/metrics/metrics.js';
+import { clusterView, endpoint } from '../../../helpers/cluster_fixture.js';
+import { answered, requestContext } from '../../../helpers/handler_context.js';
 
 const HEADER_BYTES = 61;
 
@@ -21,23 +25,23 @@ function batch(magic: number, count: number, length = HEADER_BYTES): Buffer {
   return b;
 }
 
-function fakeContext(metrics: BrokerMetrics, routed: ProduceItem[][]): HandlerContext {
-  const broker = {
-    metrics,
-    topics: { table: { get: (name: string) => (name === 't' ? { name, partitions: 1 } : undefined) }, handle: () => 7 },
+function deps(metrics: BrokerMetrics, routed: ProduceItem[][], cluster: ClusterView = clusterView({ topics: [{ name: 't', partitions: 1 }] })): ProduceDeps {
+  return {
+    cluster,
+    partitions: { handleOf: () => 7 },
     router: {
-      host: () => ({ toShard: { maxMessageBytes: 1 << 20 } }),
-      produce: (items: ProduceItem[]): Promise<ProduceOutcome[]> => {
-        routed.push(items);
+      produce: (items: readonly ProduceItem[]): Promise<ProduceOutcome[]> => {
+        routed.push([...items]);
         return Promise.resolve(items.map((_, i) => ({ errorCode: 0, baseOffset: i, logAppendTime: -1, logStartOffset: 0 })));
       },
     },
-  } as unknown as BrokerContext;
-  return { broker, header: { apiKey: 0, apiVersion: 9, correlationId: 1, clientId: null }, version: 9, clientHost: '/127.0.0.1' } as unknown as HandlerContext;
+    metrics,
+    limits: { produceBatchBytesMax: 1 << 20 },
+  };
 }
 
-function request(records: Buffer): ProduceRequest {
-  return { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: 't', partitionData: [{ index: 0, records }] }] };
+function request(records: Buffer, partition = 0): ProduceRequest {
+  return { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: 't', partitionData: [{ index: partition, records }] }] };
 }
 
 async function messagesIn(m: BrokerMetrics): Promise<number> {
@@ -57,10 +61,37 @@ test('claimedRecordCount reads only non-negative counts of magic-2 headers', () 
 test('a batch claiming a negative record count is routed and answered, not a handler failure', async () => {
   const metrics = new BrokerMetrics();
   const routed: ProduceItem[][] = [];
-  const ctx = fakeContext(metrics, routed);
-  const res = await produceHandler.handle(ctx, request(batch(2, -1)));
+  const d = deps(metrics, routed);
+  const res = answered(await produceHandler.handle(requestContext(0, 9), request(batch(2, -1)), d));
   assert.equal(routed.length, 1, 'the batch reached the router (the shard validates it)');
-  assert.ok(typeof res === 'object' && res !== null && 'responses' in res);
-  await produceHandler.handle(ctx, request(batch(2, 4)));
+  assert.equal(res.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.NONE);
+  await produceHandler.handle(requestContext(0, 9), request(batch(2, 4)), d);
   assert.equal(await messagesIn(metrics), 4);
+});
+
+test('a partition another broker leads is refused with the leader hint and its endpoint, and never routed', async () => {
+  const routed: ProduceItem[][] = [];
+  const cluster = clusterView({ localId: 1, brokers: [endpoint(1), endpoint(2)], topics: [{ name: 't', partitions: 2, byPartition: { 1: { leader: 2, leaderEpoch: 5 } } }] });
+  const res = answered(await produceHandler.handle(requestContext(0, 10), request(batch(2, 1), 1), deps(new BrokerMetrics(), routed, cluster)));
+  const p = res.responses?.[0]?.partitionResponses?.[0];
+  assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  assert.deepEqual(p?.currentLeader, { leaderId: 2, leaderEpoch: 5 });
+  assert.deepEqual(res.nodeEndpoints, [{ nodeId: 2, host: 'broker-2.test', port: 9002, rack: null }]);
+  assert.deepEqual(routed, [[]], 'nothing routed to a shard');
+});
+
+test('partitions this broker leads carry no leader hint; unknown partitions are UNKNOWN_TOPIC_OR_PARTITION', async () => {
+  const routed: ProduceItem[][] = [];
+  const d = deps(new BrokerMetrics(), routed);
+  const ok = answered(await produceHandler.handle(requestContext(0, 10), request(batch(2, 1)), d));
+  assert.equal(ok.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.NONE);
+  assert.deepEqual(ok.nodeEndpoints, []);
+  const unknown = answered(await produceHandler.handle(requestContext(0, 10), request(batch(2, 1), 3), d));
+  assert.equal(unknown.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+});
+
+test('a batch larger than the ring limit is MESSAGE_TOO_LARGE', async () => {
+  const d = { ...deps(new BrokerMetrics(), []), limits: { produceBatchBytesMax: HEADER_BYTES - 1 } };
+  const res = answered(await produceHandler.handle(requestContext(0, 9), request(batch(2, 1)), d));
+  assert.equal(res.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
 });

@@ -1,0 +1,126 @@
+// The back end of topic changes: makes what is open on the shards follow the cluster view.
+// Each pass closes (and deletes the data of) partitions whose topic left the view or was
+// replaced by a new topic of the same name, and opens every partition the view places on this
+// broker that is not open yet: directory checked against the topic id, actor opened on the
+// least-loaded shard, and only then routable (ShardTable.publish). Passes run one at a time;
+// a change made during a pass gets another. Main thread.
+import { join } from 'node:path';
+import type { ClusterView, TopicImage } from '../cluster/cluster_view.js';
+import type { ReconcileWaiter } from '../cluster/topic_admin.js';
+import type { BrokerConfig } from '../config.js';
+import { toLogConfig } from '../coordinator/topic_configs.js';
+import type { LogConfig } from '../log/log_config.js';
+import { partitionDirName, preparePartitionDir } from './partition_dir.js';
+import type { ShardTable } from './shard_table.js';
+
+/** Which open partition serves a topic-partition here: its handle, or -1 when none is open. */
+export interface PartitionLookup {
+  handleOf(topic: string, partition: number): number;
+}
+
+/** The control calls the reconciler makes on the shard that hosts (or will host) a partition. */
+export interface PartitionControl {
+  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): Promise<void>;
+  closePartition(handle: number, deleteData: boolean): Promise<void>;
+}
+
+interface Waiter {
+  readonly revision: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
+  /** Topic name -> id of the topic whose partitions are open under that name. */
+  private readonly opened = new Map<string, string>();
+  private appliedRevision = -1;
+  /** One per caller awaiting a change; callers are requests, bounded by the connection limits. */
+  private waiters: Waiter[] = [];
+  private running: Promise<void> | null = null;
+  private dirty = false;
+  /** Called after a pass that opened or closed anything (group coordinators follow topics). */
+  onChange: () => void = () => {};
+
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly view: ClusterView,
+    private readonly shards: ShardTable,
+    private readonly controlOf: (shard: number) => PartitionControl,
+    private readonly onDirRemoved: (dir: string) => void,
+  ) {}
+
+  partitionDir(topic: string, partition: number): string {
+    return join(this.config.dataDir, partitionDirName(topic, partition));
+  }
+
+  handleOf(topic: string, partition: number): number {
+    return this.shards.handleOf(topic, partition);
+  }
+
+  applied(revision: number): Promise<void> {
+    if (revision <= this.appliedRevision) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.waiters.push({ revision, resolve, reject }));
+    this.dirty = true;
+    this.running ??= this.run();
+    return done;
+  }
+
+  private async run(): Promise<void> {
+    while (this.dirty) {
+      this.dirty = false;
+      const revision = this.view.revision;
+      let failure: { err: unknown } | null = null;
+      try {
+        if (await this.pass()) this.onChange();
+        this.appliedRevision = Math.max(this.appliedRevision, revision);
+      } catch (err) {
+        failure = { err };
+      }
+      const settled = this.waiters.filter((w) => w.revision <= revision);
+      this.waiters = this.waiters.filter((w) => w.revision > revision);
+      for (const w of settled) {
+        if (failure === null) w.resolve();
+        else w.reject(failure.err);
+      }
+    }
+    this.running = null;
+  }
+
+  /** One reconciliation; true when anything was opened or closed. Rejects with the first failed open. */
+  private async pass(): Promise<boolean> {
+    const stale = [...this.opened].filter(([name, id]) => this.view.topic(name)?.id !== id).map(([name]) => name);
+    await Promise.all(stale.map((name) => this.closeTopic(name)));
+    const opens: Promise<void>[] = [];
+    for (const t of this.view.topics()) {
+      for (let p = 0; p < t.partitions; p++) {
+        if (this.shards.handleOf(t.name, p) >= 0 || !this.view.partition(t.name, p)?.replicas.includes(this.view.localId)) continue;
+        this.opened.set(t.name, t.id);
+        opens.push(this.openPartition(t, p));
+      }
+    }
+    const results = await Promise.allSettled(opens);
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return stale.length > 0 || opens.length > 0;
+  }
+
+  private async closeTopic(name: string): Promise<void> {
+    this.opened.delete(name);
+    const removed = this.shards.removeTopic(name);
+    await Promise.all(removed.map((r) => this.controlOf(r.shard).closePartition(r.handle, true)));
+    for (const r of removed) this.onDirRemoved(this.partitionDir(name, r.partition));
+  }
+
+  private async openPartition(t: TopicImage, partition: number): Promise<void> {
+    const dir = this.partitionDir(t.name, partition);
+    await preparePartitionDir(dir, t.id);
+    const { handle, shard } = this.shards.reserve();
+    try {
+      await this.controlOf(shard).openPartition(handle, t.name, partition, dir, toLogConfig(t.configs, this.config));
+    } catch (err) {
+      this.shards.unreserve(shard);
+      throw err;
+    }
+    this.shards.publish(t.name, partition, handle, shard);
+  }
+}

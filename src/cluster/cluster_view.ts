@@ -1,0 +1,106 @@
+// What a broker knows about the cluster, as request handlers and the partition reconciler read
+// it: the cluster id, the live brokers, the controller, every topic and, per partition, the
+// metadata record naming its replicas, ISR, leader and epochs. Pure types and the few rules
+// every reader applies the same way (leadership and leader-epoch checks, group placement).
+// Main thread. Today one implementation (LocalClusterView) answers from the single-node topic
+// table; the metadata quorum will answer from its metadata image through the same interface.
+import { offsetsPartitionFor } from '../coordinator/groups/group_api.js';
+import type { TopicRecord } from '../coordinator/topic_table.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+/** A broker as clients reach it (Metadata, DescribeCluster, FindCoordinator, KIP-951 hints). */
+export interface BrokerEndpoint {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+  readonly rack: string | null;
+}
+
+/**
+ * One partition's replication state, shaped after KRaft's PartitionRecord (and the fields a
+ * PartitionChangeRecord updates), so a metadata image can hand these over unchanged.
+ * `leaderEpoch` grows with every leader change; `partitionEpoch` with every change at all.
+ */
+export interface PartitionRecord {
+  readonly topicId: string;
+  readonly partition: number;
+  readonly replicas: readonly number[];
+  readonly isr: readonly number[];
+  readonly removingReplicas: readonly number[];
+  readonly addingReplicas: readonly number[];
+  /** -1 when the partition has no leader. */
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+}
+
+/** A topic as the cluster knows it: name, id, partition count and config overrides. */
+export type TopicImage = Readonly<TopicRecord>;
+
+export interface ClusterView {
+  readonly clusterId: string;
+  /** This broker's id. */
+  readonly localId: number;
+  /** Bumped on every change of topics or partitions. */
+  readonly revision: number;
+  /** Live brokers, ascending by id. */
+  brokers(): readonly BrokerEndpoint[];
+  /** -1 when no controller is known. */
+  controllerId(): number;
+  topics(): Iterable<TopicImage>;
+  topic(name: string): TopicImage | undefined;
+  topicById(id: string): TopicImage | undefined;
+  /** Undefined when the topic or the partition does not exist. */
+  partition(topic: string, partition: number): PartitionRecord | undefined;
+}
+
+/** Topics the broker writes itself: clients may read them but never produce to or delete them. */
+export const OFFSETS_TOPIC = '__consumer_offsets';
+
+export function isInternalTopic(name: string): boolean {
+  return name === OFFSETS_TOPIC;
+}
+
+export function brokerById(view: ClusterView, id: number): BrokerEndpoint | undefined {
+  return view.brokers().find((b) => b.id === id);
+}
+
+/** Replicas on brokers that are not live (Metadata's offlineReplicas). */
+export function offlineReplicas(p: PartitionRecord, live: readonly BrokerEndpoint[]): number[] {
+  return p.replicas.filter((r) => !live.some((b) => b.id === r));
+}
+
+/** Where a group's coordinator lives: the leader of its `__consumer_offsets` partition, or -1. */
+export function coordinatorOf(view: ClusterView, groupId: string): number {
+  const offsets = view.topic(OFFSETS_TOPIC);
+  if (offsets === undefined || offsets.partitions === 0) return -1;
+  return view.partition(OFFSETS_TOPIC, offsetsPartitionFor(groupId, offsets.partitions))?.leader ?? -1;
+}
+
+/** How this broker stands to a partition a client names. */
+export type Leadership =
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'leader'; readonly leaderEpoch: number }
+  | { readonly kind: 'notLeader'; readonly leaderId: number; readonly leaderEpoch: number };
+
+export function leadershipOf(view: ClusterView, topic: string, partition: number): Leadership {
+  const p = view.partition(topic, partition);
+  if (p === undefined) return { kind: 'unknown' };
+  if (p.leader === view.localId) return { kind: 'leader', leaderEpoch: p.leaderEpoch };
+  return { kind: 'notLeader', leaderId: p.leader, leaderEpoch: p.leaderEpoch };
+}
+
+/** -1: the client did not say which epoch it saw (Fetch v9+, ListOffsets v4+ currentLeaderEpoch). */
+export const NO_EPOCH = -1;
+
+/**
+ * Kafka's check of a client's current leader epoch against the leader's: an older one means
+ * the client's metadata is stale (FENCED_LEADER_EPOCH, it refreshes), a newer one that this
+ * broker has not caught up yet (UNKNOWN_LEADER_EPOCH, it retries).
+ */
+export function checkLeaderEpoch(requested: number, current: number): ErrorCode {
+  if (requested === NO_EPOCH) return ErrorCode.NONE;
+  if (requested < current) return ErrorCode.FENCED_LEADER_EPOCH;
+  if (requested > current) return ErrorCode.UNKNOWN_LEADER_EPOCH;
+  return ErrorCode.NONE;
+}

@@ -1,0 +1,153 @@
+// The front end of topic changes (CreateTopics, CreatePartitions, DeleteTopics, auto-creation
+// and the broker's own internal topics): validates what a client asks against the cluster view,
+// places replicas, proposes the change to the metadata store, then waits until the partition
+// reconciler has acted on it, so a client that is answered can use (or no longer sees) the
+// partitions at once. It never opens or closes a partition itself. Main thread.
+import type { BrokerConfig } from '../config.js';
+import { validateTopicConfigs } from '../coordinator/topic_configs.js';
+import { validateTopicName } from '../coordinator/topic_table.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { isInternalTopic, type ClusterView, type TopicImage } from './cluster_view.js';
+import type { MetadataStore, ReplicaAssignment, TopicChange } from './metadata_store.js';
+import { checkAssignment, placeReplicas } from './replica_placement.js';
+
+/** Bound on partitions one broker hosts: every partition costs an actor, files and index memory. */
+export const PARTITIONS_PER_BROKER_MAX = 100_000;
+
+/** The back end's confirmation: resolves once what is open on the shards matches the view at `revision`. */
+export interface ReconcileWaiter {
+  applied(revision: number): Promise<void>;
+}
+
+export interface NewTopic {
+  readonly name: string;
+  /** -1: the broker's default (num.partitions). */
+  readonly partitions: number;
+  /** -1: the broker's default (default.replication.factor). */
+  readonly replicationFactor: number;
+  /** The client's replica lists, one per partition, or null to let the broker place them. */
+  readonly assignment: ReplicaAssignment | null;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+export interface CreatedTopic {
+  readonly topic: TopicImage;
+  readonly replicationFactor: number;
+}
+
+const ZERO_ID = '0'.repeat(32);
+
+export class TopicAdmin {
+  /** Creations in flight, so auto-creation callers share one; bounded with every partition by PARTITIONS_PER_BROKER_MAX. */
+  private readonly creating = new Map<string, { done: Promise<CreatedTopic>; partitions: number }>();
+
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly view: ClusterView,
+    private readonly store: MetadataStore,
+    private readonly reconciler: ReconcileWaiter,
+  ) {}
+
+  async create(t: NewTopic, validateOnly = false): Promise<CreatedTopic> {
+    validateTopicName(t.name);
+    const live = this.liveIds();
+    let assignment: ReplicaAssignment;
+    if (t.assignment !== null) {
+      if (t.assignment.length === 0) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'an assignment needs at least one partition');
+      checkAssignment(t.assignment, live, t.assignment[0]!.length);
+      assignment = t.assignment;
+    } else {
+      const partitions = t.partitions === -1 ? this.config.numPartitions : t.partitions;
+      if (!Number.isInteger(partitions) || partitions < 1) {
+        throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `partition count must be at least 1, got ${partitions}`);
+      }
+      const rf = t.replicationFactor === -1 ? this.config.defaultReplicationFactor : t.replicationFactor;
+      assignment = placeReplicas(live, 0, partitions, rf);
+    }
+    validateTopicConfigs({ ...t.configs }, this.config);
+    this.checkCapacity(assignment.length);
+    if (this.view.topic(t.name) !== undefined || this.creating.has(t.name)) {
+      throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic '${t.name}' already exists`);
+    }
+    const replicationFactor = assignment[0]!.length;
+    if (validateOnly) return { topic: { name: t.name, id: ZERO_ID, partitions: assignment.length, configs: { ...t.configs } }, replicationFactor };
+    return this.track(t.name, assignment.length, this.apply({ kind: 'createTopic', name: t.name, configs: t.configs, assignment }, replicationFactor));
+  }
+
+  /** Auto-creation on Metadata: concurrent callers share one creation. */
+  async ensure(name: string): Promise<TopicImage> {
+    const existing = this.view.topic(name);
+    if (existing !== undefined) return existing;
+    const inFlight = this.creating.get(name);
+    if (inFlight !== undefined) return (await inFlight.done).topic;
+    return (await this.create({ name, partitions: -1, replicationFactor: -1, assignment: null, configs: {} })).topic;
+  }
+
+  /** An internal topic with configs the broker chose (not subject to client-facing validation); an existing one wins. */
+  async createInternal(name: string, partitions: number, configs: Record<string, string>): Promise<TopicImage> {
+    const existing = this.view.topic(name);
+    if (existing !== undefined) return existing;
+    const live = this.liveIds();
+    const assignment = placeReplicas(live, 0, partitions, Math.min(this.config.defaultReplicationFactor, live.length));
+    return (await this.apply({ kind: 'createTopic', name, configs, assignment }, assignment[0]!.length)).topic;
+  }
+
+  /** Grows a topic to `total` partitions; `assignment` (or null) gives the new partitions' replicas. */
+  async addPartitions(name: string, total: number, assignment: ReplicaAssignment | null, validateOnly = false): Promise<void> {
+    const t = this.view.topic(name);
+    if (t === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
+    if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `the partition count of internal topic '${name}' is fixed: groups are placed by it`);
+    if (!Number.isInteger(total) || total <= t.partitions) {
+      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `topic '${name}' has ${t.partitions} partitions; new count ${total} must be larger`);
+    }
+    const adding = total - t.partitions;
+    const rf = this.view.partition(name, 0)?.replicas.length ?? 1;
+    const live = this.liveIds();
+    if (assignment !== null) {
+      if (assignment.length !== adding) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `${assignment.length} assignments given for ${adding} new partitions`);
+      }
+      checkAssignment(assignment, live, rf);
+    }
+    const placed = assignment ?? placeReplicas(live, t.partitions, adding, rf);
+    this.checkCapacity(adding);
+    if (validateOnly) return;
+    await this.apply({ kind: 'createPartitions', name, assignment: placed }, rf);
+  }
+
+  /** Resolves once the topic is gone from the view and its partitions are closed and deleted. */
+  async delete(name: string): Promise<TopicImage> {
+    if (this.view.topic(name) === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
+    if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `internal topic '${name}' cannot be deleted`);
+    return (await this.apply({ kind: 'deleteTopic', name }, 0)).topic;
+  }
+
+  private async apply(change: TopicChange, replicationFactor: number): Promise<CreatedTopic> {
+    const committed = await this.store.propose(change);
+    await this.reconciler.applied(committed.revision);
+    return { topic: committed.topic, replicationFactor };
+  }
+
+  private async track(name: string, partitions: number, done: Promise<CreatedTopic>): Promise<CreatedTopic> {
+    this.creating.set(name, { done, partitions });
+    try {
+      return await done;
+    } finally {
+      this.creating.delete(name);
+    }
+  }
+
+  private liveIds(): number[] {
+    return this.view.brokers().map((b) => b.id);
+  }
+
+  private checkCapacity(adding: number): void {
+    let total = adding;
+    for (const t of this.view.topics()) total += t.partitions;
+    // A creation already in the view is counted there.
+    for (const [name, c] of this.creating) if (this.view.topic(name) === undefined) total += c.partitions;
+    if (total > PARTITIONS_PER_BROKER_MAX) {
+      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `broker would host more than ${PARTITIONS_PER_BROKER_MAX} partitions`);
+    }
+  }
+}

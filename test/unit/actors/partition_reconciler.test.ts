@@ -1,0 +1,117 @@
+// The partition reconciler with plain-object shard controls over a real topic table and shard
+// table: it opens what the view places on this broker (directories stamped with the topic id),
+// only then makes partitions routable, closes and deletes partitions of topics that left the view
+// or were replaced by a topic of the same name, confirms revisions only after acting on them, and
+// lets a failed open reject its waiters and be retried by the next change.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PartitionReconciler, type PartitionControl } from '../../../src/actors/partition_reconciler.js';
+import { ShardTable } from '../../../src/actors/shard_table.js';
+import type { ClusterView } from '../../../src/cluster/cluster_view.js';
+import { LocalClusterView } from '../../../src/cluster/local_view.js';
+import { resolveConfig } from '../../../src/config.js';
+import { TopicTable } from '../../../src/coordinator/topic_table.js';
+import { clusterView, endpoint } from '../../helpers/cluster_fixture.js';
+
+interface Rig {
+  readonly reconciler: PartitionReconciler;
+  readonly shards: ShardTable;
+  readonly table: TopicTable;
+  readonly view: ClusterView;
+  /** Control calls in order, and directories reported removed. */
+  readonly calls: string[];
+  readonly removed: string[];
+  /** While set, every open fails. */
+  readonly faults: { failOpens: boolean };
+}
+
+function rig(dataDir: string, view?: ClusterView): Rig {
+  const table = TopicTable.load(dataDir);
+  const v = view ?? new LocalClusterView('c', { id: 1, host: 'h', port: 1, rack: null }, table);
+  const shards = new ShardTable(2);
+  const calls: string[] = [];
+  const removed: string[] = [];
+  const faults = { failOpens: false };
+  const control = (shard: number): PartitionControl => ({
+    openPartition: (handle, topic, partition) => {
+      if (faults.failOpens) return Promise.reject(new Error('disk full'));
+      // Not routable before the shard confirmed the open.
+      assert.equal(shards.handleOf(topic, partition), -1);
+      calls.push(`open ${topic}-${partition} h${handle} s${shard}`);
+      return Promise.resolve();
+    },
+    closePartition: (handle, deleteData) => {
+      calls.push(`close h${handle} delete=${deleteData}`);
+      return Promise.resolve();
+    },
+  });
+  const reconciler = new PartitionReconciler({ ...resolveConfig([], {}).config, dataDir }, v, shards, control, (dir) => removed.push(dir));
+  return { reconciler, shards, table, view: v, calls, removed, faults };
+}
+
+function inTmp(run: (dir: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-recon-'));
+    try {
+      await run(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+describe('PartitionReconciler', () => {
+  it('opens every partition of a new topic, stamps its directory with the topic id, then routes it', inTmp(async (dir) => {
+    const r = rig(dir);
+    const t = await r.table.create('orders', 3, {});
+    await r.reconciler.applied(r.view.revision);
+    assert.equal(r.calls.filter((c) => c.startsWith('open orders-')).length, 3);
+    for (let p = 0; p < 3; p++) {
+      assert.ok(r.reconciler.handleOf('orders', p) >= 0);
+      assert.match(readFileSync(join(dir, `orders-${p}`, 'partition.metadata'), 'utf8'), new RegExp(t.id));
+    }
+    r.calls.length = 0;
+    await r.reconciler.applied(r.view.revision);
+    assert.deepEqual(r.calls, [], 'a confirmed revision needs no second pass');
+  }));
+
+  it('closes and deletes a deleted topic, and replaces a topic recreated under the same name', inTmp(async (dir) => {
+    const r = rig(dir);
+    await r.table.create('a', 1, {});
+    await r.table.create('b', 1, {});
+    await r.reconciler.applied(r.view.revision);
+    const [oldA, oldB] = [r.reconciler.handleOf('a', 0), r.reconciler.handleOf('b', 0)];
+    r.calls.length = 0;
+    await r.table.delete('a');
+    await r.table.delete('b');
+    await r.table.create('b', 1, {});
+    await r.reconciler.applied(r.view.revision);
+    assert.equal(r.reconciler.handleOf('a', 0), -1);
+    const newB = r.reconciler.handleOf('b', 0);
+    assert.ok(newB >= 0 && newB !== oldB);
+    assert.deepEqual(r.calls.sort(), [`close h${oldA} delete=true`, `close h${oldB} delete=true`, `open b-0 h${newB} s${r.shards.shardOf(newB)}`].sort());
+    assert.deepEqual(r.removed.sort(), [join(dir, 'a-0'), join(dir, 'b-0')]);
+  }));
+
+  it('opens only the partitions the view places on this broker', inTmp(async (dir) => {
+    // Each partition's only replica is its leader: partition 0 lives on broker 2, partition 1 here.
+    const view = clusterView({ localId: 1, brokers: [endpoint(1), endpoint(2)], topics: [{ name: 't', partitions: 2, leader: 2, byPartition: { 1: { leader: 1 } } }] });
+    const r = rig(dir, view);
+    await r.reconciler.applied(view.revision);
+    assert.deepEqual(r.calls.map((c) => c.split(' h')[0]), ['open t-1']);
+  }));
+
+  it('rejects the waiters of a failed pass and opens on the next change', inTmp(async (dir) => {
+    const r = rig(dir);
+    await r.table.create('t', 1, {});
+    r.faults.failOpens = true;
+    await assert.rejects(r.reconciler.applied(r.view.revision), /disk full/);
+    assert.equal(r.reconciler.handleOf('t', 0), -1);
+    r.faults.failOpens = false;
+    await r.reconciler.applied(r.view.revision);
+    assert.ok(r.reconciler.handleOf('t', 0) >= 0);
+  }));
+});
