@@ -4,7 +4,7 @@
 // says when they may proceed (its readable end moved). A parked fetch is answered when the
 // partitions it reads hold min_bytes (any bytes when the request spans several shards), at its
 // max_wait deadline on the shard's deadline wheel, on FETCH_RELEASE from main, or when one of its
-// partitions closes.
+// partitions closes. Invariant (checked): one parked fetch per request id.
 import { ErrorCode } from '../protocol/errors.js';
 import type { DeadlineWheel } from './deadline_wheel.js';
 import type { Expirable, PartitionActor } from './partition_actor.js';
@@ -53,6 +53,8 @@ export class ParkedFetches {
       this.send(ask.reqId, r.parts);
       return;
     }
+    // Main never reuses the id of a request in flight; a clash would leave one fetch unanswered.
+    if (this.parked.has(ask.reqId)) throw new Error(`fetch ${ask.reqId} is already parked`);
     const parked = new ParkedFetch(ask, this);
     this.parked.set(ask.reqId, parked);
     this.deadlines.add(parked, this.deadlines.now() + ask.maxWaitMs);
