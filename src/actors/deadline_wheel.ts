@@ -71,10 +71,6 @@ export class DeadlineWheel<K> {
     if (this.tickOf.size === 0) this.idle();
   }
 
-  has(key: K): boolean {
-    return this.tickOf.has(key);
-  }
-
   /** Expires every key whose tick ended at or before `now`. */
   advance(now: number): void {
     const until = Math.floor(now / this.tickMs);

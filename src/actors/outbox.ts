@@ -57,10 +57,6 @@ export class Outbox {
     return this.queue.length;
   }
 
-  get bytes(): number {
-    return this.queuedBytes;
-  }
-
   get overLimit(): boolean {
     return this.queuedBytes > this.maxBytes;
   }

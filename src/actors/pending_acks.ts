@@ -95,10 +95,6 @@ export class PendingAcks<T> {
     return next;
   }
 
-  failAll(errorCode: number): void {
-    this.failThrough(Infinity, errorCode);
-  }
-
   private finish(e: Entry<T>, errorCode: number): void {
     e.settled = true;
     this.live--;

@@ -75,7 +75,7 @@ describe('PendingAcks', () => {
           assert.ok(acks.size <= capacity);
           for (const t of tickets) if (!settled.has(t.id) && t.seq <= failedThrough) assert.fail(`ticket ${t.id} survived its commit's failure`);
         }
-        acks.failAll(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        acks.failThrough(acks.lastSeq, ErrorCode.NOT_LEADER_OR_FOLLOWER);
         assert.equal(acks.size, 0);
         assert.equal(settled.size, tickets.length, 'every ticket settled');
         assert.deepEqual(successOrder, [...successOrder].sort((a, b) => a - b), 'successes in append order');
