@@ -102,7 +102,7 @@ export class GroupCoordinatorActor {
   private stage(records: readonly KeyedRecord[]): number {
     const now = this.now();
     const batch = encodeRecordBatch(records.map((r) => ({ key: r.key, value: r.value, timestamp: now })));
-    return this.partition.produce(batch).kind === 'error' ? -1 : batch.length;
+    return this.partition.append(batch).kind === 'error' ? -1 : batch.length;
   }
 
   private settle(token: number, ok: boolean, records: readonly KeyedRecord[], bytes: number): void {

@@ -1,14 +1,18 @@
 // The main thread's façade over all shards: turns a request's per-partition work into ring
 // messages for the owning shards and gathers the answers back into one result array.
 // Owns the in-flight request maps (bounded by connections x in-flight requests per
-// connection, enforced by the network layer) and their timers.
+// connection, enforced by the network layer) and one deadline wheel for all their timeouts.
+// Invariant (checked): each slot of a request is answered at most once, by main or by a shard.
 import { deserialize, serialize } from 'node:v8';
 import type { GroupCall, GroupReply } from '../coordinator/groups/group_api.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { DeadlineWheel } from './deadline_wheel.js';
 import {
   FETCH_FLAG_MULTI_SHARD,
   type FetchPartitionAsk,
   type FetchPartitionResult,
+  type ListOffsetsPartitionAsk,
+  type ListOffsetsPartitionResult,
   type ProduceResult,
 } from './ring_messages.js';
 import type { ShardHost, ShardResultSink } from './shard_host.js';
@@ -32,10 +36,22 @@ export interface FetchItem {
   partitionMaxBytes: number;
 }
 
+export interface ListOffsetsItem {
+  handle: number;
+  /** -1 latest, -2 earliest, -3 max timestamp, else the first offset at or after this time. */
+  timestamp: number;
+}
+
+export interface ListOffsetsOutcome {
+  errorCode: number;
+  offset: number;
+  timestamp: number;
+  leaderEpoch: number;
+}
+
 interface PendingProduce {
   results: ProduceOutcome[];
   missing: number;
-  timer: NodeJS.Timeout;
   resolve: (r: ProduceOutcome[]) => void;
 }
 
@@ -43,8 +59,13 @@ interface PendingFetch {
   results: FetchPartitionResult[];
   shardsLeft: Set<number>;
   released: boolean;
-  timer: NodeJS.Timeout;
   resolve: (r: FetchPartitionResult[]) => void;
+}
+
+interface PendingListOffsets {
+  results: ListOffsetsOutcome[];
+  shardsLeft: Set<number>;
+  resolve: (r: ListOffsetsOutcome[]) => void;
 }
 
 interface PendingGroupCall {
@@ -53,12 +74,31 @@ interface PendingGroupCall {
   reject: (e: Error) => void;
 }
 
-// A shard answers a parked fetch at its deadline; this only guards against a dead shard.
-const FETCH_SAFETY_MARGIN_MS = 30_000;
+// A shard answers a parked fetch at its deadline and a ListOffsets at once; this only guards
+// against a dead shard.
+const SHARD_SAFETY_MARGIN_MS = 30_000;
 const REQ_ID_MAX = 0xffffffff;
+/** Kafka's produce timeout is an int32 of milliseconds; the ring carries it as u32. */
+const PRODUCE_TIMEOUT_MS_MAX = 0x7fffffff;
+/** Granularity of request timeouts: Kafka's timeout_ms needs no finer. */
+const TIMEOUT_TICK_MS = 10;
 
 function failedOutcome(code: number): ProduceOutcome {
   return { errorCode: code, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+}
+
+function failedListOffsets(code: number): ListOffsetsOutcome {
+  return { errorCode: code, offset: -1, timestamp: -1, leaderEpoch: -1 };
+}
+
+function failedFetch(slot: number, code: number): FetchPartitionResult {
+  return { slot, errorCode: code, highWatermark: -1, logStartOffset: -1, ranges: [] };
+}
+
+function checkSlot(slot: number, results: readonly unknown[], what: string): void {
+  if (!(slot >= 0 && slot < results.length) || results[slot] !== undefined) {
+    throw new Error(`${what} result for slot ${slot} of ${results.length} is out of range or answered twice`);
+  }
 }
 
 export class PartitionRouter implements ShardResultSink {
@@ -66,6 +106,8 @@ export class PartitionRouter implements ShardResultSink {
   private nextReqId = 1;
   private readonly produces = new Map<number, PendingProduce>();
   private readonly fetches = new Map<number, PendingFetch>();
+  private readonly listings = new Map<number, PendingListOffsets>();
+  private readonly deadlines = new DeadlineWheel<number>(TIMEOUT_TICK_MS, (reqId) => this.expire(reqId));
   // No timer: a JoinGroup legitimately waits for a whole rebalance. The coordinator answers
   // every call exactly once; a dead shard fails its calls through failShard().
   private readonly groupCalls = new Map<number, PendingGroupCall>();
@@ -88,20 +130,21 @@ export class PartitionRouter implements ShardResultSink {
   /** Resolves when every partition answered (acks=0 too: its errors close the connection). */
   produce(items: readonly ProduceItem[], timeoutMs: number): Promise<ProduceOutcome[]> {
     const reqId = this.allocReqId();
+    const timeout = Math.min(Math.max(0, timeoutMs), PRODUCE_TIMEOUT_MS_MAX);
     const results: ProduceOutcome[] = new Array(items.length);
     let missing = 0;
     for (let slot = 0; slot < items.length; slot++) {
       const item = items[slot]!;
       const shard = this.table.shardOf(item.handle);
       if (shard < 0) results[slot] = failedOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-      else if (!this.hosts[shard]!.produce(reqId, slot, item.handle, item.records)) {
+      else if (!this.hosts[shard]!.produce({ reqId, slot, handle: item.handle, timeoutMs: timeout }, item.records)) {
         results[slot] = failedOutcome(ErrorCode.REQUEST_TIMED_OUT);
       } else missing++;
     }
     if (missing === 0) return Promise.resolve(results);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.expireProduce(reqId), Math.max(1, timeoutMs));
-      this.produces.set(reqId, { results, missing, timer, resolve });
+      this.deadlines.add(reqId, this.deadlines.now() + Math.max(1, timeout));
+      this.produces.set(reqId, { results, missing, resolve });
     });
   }
 
@@ -113,7 +156,7 @@ export class PartitionRouter implements ShardResultSink {
       const item = items[slot]!;
       const shard = this.table.shardOf(item.handle);
       if (shard < 0) {
-        results[slot] = { slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, logStartOffset: -1, ranges: [] };
+        results[slot] = failedFetch(slot, ErrorCode.NOT_LEADER_OR_FOLLOWER);
         continue;
       }
       let asks = byShard.get(shard);
@@ -126,12 +169,40 @@ export class PartitionRouter implements ShardResultSink {
     for (const [shard, partitions] of byShard) {
       const ok = this.hosts[shard]!.fetch({ reqId, flags, maxWaitMs, minBytes, maxBytes, partitions });
       if (ok) shardsLeft.add(shard);
-      else for (const p of partitions) results[p.slot] = { slot: p.slot, errorCode: ErrorCode.REQUEST_TIMED_OUT, highWatermark: -1, logStartOffset: -1, ranges: [] };
+      else for (const p of partitions) results[p.slot] = failedFetch(p.slot, ErrorCode.REQUEST_TIMED_OUT);
     }
     if (shardsLeft.size === 0) return Promise.resolve(results);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.expireFetch(reqId), maxWaitMs + FETCH_SAFETY_MARGIN_MS);
-      this.fetches.set(reqId, { results, shardsLeft, released: false, timer, resolve });
+      this.deadlines.add(reqId, this.deadlines.now() + maxWaitMs + SHARD_SAFETY_MARGIN_MS);
+      this.fetches.set(reqId, { results, shardsLeft, released: false, resolve });
+    });
+  }
+
+  /** One ring message per owning shard carries all of that shard's partitions; answered in item order. */
+  listOffsets(items: readonly ListOffsetsItem[]): Promise<ListOffsetsOutcome[]> {
+    const reqId = this.allocReqId();
+    const results: ListOffsetsOutcome[] = new Array(items.length);
+    const byShard = new Map<number, ListOffsetsPartitionAsk[]>();
+    for (let slot = 0; slot < items.length; slot++) {
+      const item = items[slot]!;
+      const shard = this.table.shardOf(item.handle);
+      if (shard < 0) {
+        results[slot] = failedListOffsets(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        continue;
+      }
+      let asks = byShard.get(shard);
+      if (!asks) byShard.set(shard, (asks = []));
+      asks.push({ slot, handle: item.handle, timestamp: item.timestamp });
+    }
+    const shardsLeft = new Set<number>();
+    for (const [shard, partitions] of byShard) {
+      if (this.hosts[shard]!.listOffsets({ reqId, partitions })) shardsLeft.add(shard);
+      else for (const p of partitions) results[p.slot] = failedListOffsets(ErrorCode.REQUEST_TIMED_OUT);
+    }
+    if (shardsLeft.size === 0) return Promise.resolve(results);
+    return new Promise((resolve) => {
+      this.deadlines.add(reqId, this.deadlines.now() + SHARD_SAFETY_MARGIN_MS);
+      this.listings.set(reqId, { results, shardsLeft, resolve });
     });
   }
 
@@ -166,10 +237,11 @@ export class PartitionRouter implements ShardResultSink {
 
   onProduceResult(_shard: number, r: ProduceResult): void {
     const p = this.produces.get(r.reqId);
-    if (!p || p.results[r.slot] !== undefined) return;
+    if (!p) return; // answered already: it timed out on main
+    checkSlot(r.slot, p.results, 'produce');
     p.results[r.slot] = { errorCode: r.errorCode, baseOffset: r.baseOffset, logAppendTime: r.logAppendTime, logStartOffset: r.logStartOffset };
     if (--p.missing === 0) {
-      clearTimeout(p.timer);
+      this.deadlines.delete(r.reqId);
       this.produces.delete(r.reqId);
       p.resolve(p.results);
     }
@@ -180,11 +252,12 @@ export class PartitionRouter implements ShardResultSink {
     if (!f || !f.shardsLeft.delete(shard)) return;
     let bytes = 0;
     for (const part of parts) {
+      checkSlot(part.slot, f.results, 'fetch');
       f.results[part.slot] = part;
       for (const r of part.ranges) bytes += r.length;
     }
     if (f.shardsLeft.size === 0) {
-      clearTimeout(f.timer);
+      this.deadlines.delete(reqId);
       this.fetches.delete(reqId);
       f.resolve(f.results);
     } else if (bytes > 0 && !f.released) {
@@ -192,6 +265,34 @@ export class PartitionRouter implements ShardResultSink {
       f.released = true;
       for (const s of f.shardsLeft) this.hosts[s]!.release(reqId);
     }
+  }
+
+  onListOffsetsResult(shard: number, reqId: number, parts: ListOffsetsPartitionResult[]): void {
+    const l = this.listings.get(reqId);
+    if (!l || !l.shardsLeft.delete(shard)) return;
+    for (const part of parts) {
+      checkSlot(part.slot, l.results, 'list-offsets');
+      l.results[part.slot] = { errorCode: part.errorCode, offset: part.offset, timestamp: part.timestamp, leaderEpoch: part.leaderEpoch };
+    }
+    if (l.shardsLeft.size === 0) {
+      this.deadlines.delete(reqId);
+      this.listings.delete(reqId);
+      l.resolve(l.results);
+    }
+  }
+
+  private expire(reqId: number): void {
+    this.expireProduce(reqId);
+    this.expireFetch(reqId);
+    this.expireListOffsets(reqId);
+  }
+
+  private expireListOffsets(reqId: number): void {
+    const l = this.listings.get(reqId);
+    if (!l) return;
+    this.listings.delete(reqId);
+    for (let i = 0; i < l.results.length; i++) l.results[i] ??= failedListOffsets(ErrorCode.REQUEST_TIMED_OUT);
+    l.resolve(l.results);
   }
 
   private expireProduce(reqId: number): void {
@@ -207,7 +308,7 @@ export class PartitionRouter implements ShardResultSink {
     if (!f) return;
     this.fetches.delete(reqId);
     for (let i = 0; i < f.results.length; i++) {
-      f.results[i] ??= { slot: i, errorCode: ErrorCode.REQUEST_TIMED_OUT, highWatermark: -1, logStartOffset: -1, ranges: [] };
+      f.results[i] ??= failedFetch(i, ErrorCode.REQUEST_TIMED_OUT);
     }
     f.resolve(f.results);
   }

@@ -2,8 +2,8 @@
 // thread and a shard. Both sides encode/decode in place in the ring's data region, so no
 // structured clone or JSON touches produce payloads or fetch results. Little-endian throughout.
 //
-// main -> shard: PRODUCE, FETCH, FETCH_RELEASE, GROUP_CALL
-// shard -> main: PRODUCE_RESULT, FETCH_RESULT, GROUP_RESULT
+// main -> shard: PRODUCE, FETCH, FETCH_RELEASE, GROUP_CALL, LIST_OFFSETS
+// shard -> main: PRODUCE_RESULT, FETCH_RESULT, GROUP_RESULT, LIST_OFFSETS_RESULT
 // Every request carries the main thread's request id (reqId) and, per partition, the slot the
 // answer fills in that request's response, so results can arrive in any order.
 import type { FileRange } from '../log/partition_log.js';
@@ -13,20 +13,40 @@ export const MsgType = {
   FETCH: 2,
   FETCH_RELEASE: 3,
   GROUP_CALL: 4,
+  LIST_OFFSETS: 5,
   PRODUCE_RESULT: 101,
   FETCH_RESULT: 102,
   GROUP_RESULT: 103,
+  LIST_OFFSETS_RESULT: 104,
 } as const;
 
-// ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32] records... ----
-export const PRODUCE_HEADER_BYTES = 16;
+// ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32][timeoutMs u32][pad u32] records... ----
+// timeoutMs bounds how long the partition actor keeps the acknowledgement pending.
+export const PRODUCE_HEADER_BYTES = 24;
 
-export function writeProduce(b: Buffer, at: number, reqId: number, slot: number, handle: number, records: Buffer): void {
+export interface ProduceAsk {
+  reqId: number;
+  slot: number;
+  handle: number;
+  timeoutMs: number;
+}
+
+export function writeProduce(b: Buffer, at: number, ask: ProduceAsk, records: Buffer): void {
   b[at] = MsgType.PRODUCE;
-  b.writeUInt32LE(reqId, at + 4);
-  b.writeUInt32LE(slot, at + 8);
-  b.writeUInt32LE(handle, at + 12);
+  b.writeUInt32LE(ask.reqId, at + 4);
+  b.writeUInt32LE(ask.slot, at + 8);
+  b.writeUInt32LE(ask.handle, at + 12);
+  b.writeUInt32LE(ask.timeoutMs, at + 16);
   records.copy(b, at + PRODUCE_HEADER_BYTES);
+}
+
+export function readProduce(b: Buffer, at: number): ProduceAsk {
+  return {
+    reqId: b.readUInt32LE(at + 4),
+    slot: b.readUInt32LE(at + 8),
+    handle: b.readUInt32LE(at + 12),
+    timeoutMs: b.readUInt32LE(at + 16),
+  };
 }
 
 // ---- PRODUCE_RESULT: [type][pad][error i16][reqId u32][slot u32][pad u32][base f64][appendTime f64][logStart f64] ----
@@ -233,4 +253,98 @@ export function writeGroupResult(b: Buffer, at: number, reqId: number, payload: 
   b[at] = MsgType.GROUP_RESULT;
   b.writeUInt32LE(reqId, at + 4);
   payload.copy(b, at + GROUP_RESULT_HEADER_BYTES);
+}
+
+// ---- LIST_OFFSETS: [type][pad x3][reqId u32][count u32][pad u32] then count x 16-byte entries ----
+// entry: [slot u32][handle u32][timestamp f64] (timestamp: -1 latest, -2 earliest, -3 max timestamp)
+// One message per shard carries every partition of a request that shard owns.
+export const LIST_OFFSETS_HEADER_BYTES = 16;
+export const LIST_OFFSETS_ENTRY_BYTES = 16;
+
+export interface ListOffsetsPartitionAsk {
+  slot: number;
+  handle: number;
+  timestamp: number;
+}
+
+export interface ListOffsetsAsk {
+  reqId: number;
+  partitions: ListOffsetsPartitionAsk[];
+}
+
+export function listOffsetsBytes(count: number): number {
+  return LIST_OFFSETS_HEADER_BYTES + count * LIST_OFFSETS_ENTRY_BYTES;
+}
+
+export function writeListOffsets(b: Buffer, at: number, ask: ListOffsetsAsk): void {
+  b[at] = MsgType.LIST_OFFSETS;
+  b.writeUInt32LE(ask.reqId, at + 4);
+  b.writeUInt32LE(ask.partitions.length, at + 8);
+  let p = at + LIST_OFFSETS_HEADER_BYTES;
+  for (const e of ask.partitions) {
+    b.writeUInt32LE(e.slot, p);
+    b.writeUInt32LE(e.handle, p + 4);
+    b.writeDoubleLE(e.timestamp, p + 8);
+    p += LIST_OFFSETS_ENTRY_BYTES;
+  }
+}
+
+export function readListOffsets(b: Buffer, at: number): ListOffsetsAsk {
+  const count = b.readUInt32LE(at + 8);
+  const partitions: ListOffsetsPartitionAsk[] = new Array(count);
+  let p = at + LIST_OFFSETS_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    partitions[i] = { slot: b.readUInt32LE(p), handle: b.readUInt32LE(p + 4), timestamp: b.readDoubleLE(p + 8) };
+    p += LIST_OFFSETS_ENTRY_BYTES;
+  }
+  return { reqId: b.readUInt32LE(at + 4), partitions };
+}
+
+// ---- LIST_OFFSETS_RESULT: [type][pad x3][reqId u32][count u32][pad u32] then count x 32-byte entries ----
+// entry: [slot u32][error i16][pad u16][offset f64][timestamp f64][leaderEpoch i32][pad u32]
+export const LIST_OFFSETS_RESULT_HEADER_BYTES = 16;
+export const LIST_OFFSETS_RESULT_ENTRY_BYTES = 32;
+
+export interface ListOffsetsPartitionResult {
+  slot: number;
+  errorCode: number;
+  offset: number;
+  timestamp: number;
+  leaderEpoch: number;
+}
+
+export function listOffsetsResultBytes(count: number): number {
+  return LIST_OFFSETS_RESULT_HEADER_BYTES + count * LIST_OFFSETS_RESULT_ENTRY_BYTES;
+}
+
+export function writeListOffsetsResult(b: Buffer, at: number, reqId: number, parts: readonly ListOffsetsPartitionResult[]): void {
+  b[at] = MsgType.LIST_OFFSETS_RESULT;
+  b.writeUInt32LE(reqId, at + 4);
+  b.writeUInt32LE(parts.length, at + 8);
+  let p = at + LIST_OFFSETS_RESULT_HEADER_BYTES;
+  for (const r of parts) {
+    b.writeUInt32LE(r.slot, p);
+    b.writeInt16LE(r.errorCode, p + 4);
+    b.writeDoubleLE(r.offset, p + 8);
+    b.writeDoubleLE(r.timestamp, p + 16);
+    b.writeInt32LE(r.leaderEpoch, p + 24);
+    p += LIST_OFFSETS_RESULT_ENTRY_BYTES;
+  }
+}
+
+export function readListOffsetsResult(b: Buffer, at: number): { reqId: number; parts: ListOffsetsPartitionResult[] } {
+  const count = b.readUInt32LE(at + 8);
+  const parts: ListOffsetsPartitionResult[] = new Array(count);
+  let p = at + LIST_OFFSETS_RESULT_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    parts[i] = {
+      slot: b.readUInt32LE(p),
+      errorCode: b.readInt16LE(p + 4),
+      offset: b.readDoubleLE(p + 8),
+      timestamp: b.readDoubleLE(p + 16),
+      leaderEpoch: b.readInt32LE(p + 24),
+    };
+    p += LIST_OFFSETS_RESULT_ENTRY_BYTES;
+  }
+  return { reqId: b.readUInt32LE(at + 4), parts };
 }

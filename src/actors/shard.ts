@@ -1,49 +1,38 @@
-// A shard: the event loop of one worker thread and every actor on it. It drains the inbound
-// ring in batches, runs the owning actor for each message, lets the log's GroupCommitter turn
-// all appends of a drain pass into one write + fsync, and answers on the outbound ring.
-// Parked fetches live here (keyed by the main thread's request id) and are released by the
-// commits that make data readable, by their deadline, or by a FETCH_RELEASE from main.
-// Owns: actors by handle, the committer, parked fetches, the outbox for a full outbound ring, and
-// the recycled slabs its produce batches are copied into.
+// A shard: the event loop of one worker thread, a mailbox and dispatcher for the actors it hosts
+// (partition actors, and group-coordinator actors for `__consumer_offsets` partitions). It drains
+// the inbound ring in batches and hands each message to the actor it addresses; the actors do the
+// work and answer through the shard's Outbox on the outbound ring.
+// Owns: actors by handle, the GroupCommitter (one write + fsync per pass across all partitions of
+// the shard: every append of a drain pass joins the same commit), the recycled slabs produce
+// batches are copied into, the registry of parked fetches, the deadline wheel (one timer for
+// fetch deadlines and acknowledgement timeouts), and the Outbox, whose bound it enforces by
+// pausing the drain loop.
 import { deserialize, serialize } from 'node:v8';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
-import { StorageError, type IoBackend } from '../log/io_backend.js';
+import type { IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
 import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupReply, TopicIndex, TopicInfo } from '../coordinator/groups/group_api.js';
 import { errorReply } from '../coordinator/groups/error_reply.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { BatchSlabs } from './batch_slabs.js';
+import { DeadlineWheel } from './deadline_wheel.js';
 import { GroupCoordinatorActor } from './group_coordinator_actor.js';
-import { PartitionActor, type ActorStats } from './partition_actor.js';
+import { Outbox, OUTBOX_BYTES_MAX } from './outbox.js';
+import { ParkedFetches } from './parked_fetches.js';
+import { PartitionActor, type ActorPorts, type ActorStats, type Expirable } from './partition_actor.js';
 import type { SpscRing } from './ring_buffer.js';
 import {
-  FETCH_FLAG_MULTI_SHARD,
   GROUP_CALL_HEADER_BYTES,
-  GROUP_RESULT_HEADER_BYTES,
   MsgType,
   PRODUCE_HEADER_BYTES,
-  PRODUCE_RESULT_BYTES,
-  fetchResultBytes,
   readFetch,
-  writeFetchResult,
-  writeGroupResult,
-  writeProduceResult,
-  type FetchAsk,
-  type FetchPartitionResult,
-  type ProduceResult,
+  readListOffsets,
+  readProduce,
+  type ListOffsetsAsk,
+  type ListOffsetsPartitionResult,
 } from './ring_messages.js';
-
-interface ParkedFetch {
-  ask: FetchAsk;
-  timer: NodeJS.Timeout;
-}
-
-type Outgoing =
-  | { kind: 'produce'; result: ProduceResult }
-  | { kind: 'fetch'; reqId: number; parts: FetchPartitionResult[] }
-  | { kind: 'group'; reqId: number; payload: Buffer };
 
 /** How a shard hosts group coordinators: which topic is the offsets topic, and what a coordinator is built with. */
 export interface ShardGroupHosting {
@@ -67,16 +56,19 @@ export interface ShardIntrospection {
 
 /** Longest the drain loop runs before yielding the thread (bounds the shard's event-loop delay). */
 const DRAIN_SLICE_MS = 1;
+/** Granularity of fetch max_wait and produce timeouts on the shard. */
+const DEADLINE_TICK_MS = 10;
 
 export class Shard {
   private readonly actors = new Map<number, PartitionActor>();
   private readonly coordinators = new Map<number, GroupCoordinatorActor>();
   private topicIndex: TopicIndex = { byName: new Map(), byId: new Map() };
-  private readonly parked = new Map<number, ParkedFetch>();
-  private readonly outbox: Outgoing[] = [];
   private readonly committer: GroupCommitter;
   private readonly slabs = new BatchSlabs();
-  private flushingOutbox = false;
+  private readonly deadlines = new DeadlineWheel<Expirable>(DEADLINE_TICK_MS, (key) => key.expire(this.deadlines.now()));
+  private readonly outbox: Outbox;
+  private readonly parked: ParkedFetches;
+  private readonly ports: ActorPorts;
   private running = true;
   handled = 0;
   busyMs = 0;
@@ -85,23 +77,36 @@ export class Shard {
   constructor(
     readonly index: number,
     private readonly inbound: SpscRing,
-    private readonly outbound: SpscRing,
+    outbound: SpscRing,
     private readonly io: IoBackend,
     flush: FlushPolicy,
     private readonly onError: (msg: string, err: unknown) => void,
     private readonly groups: ShardGroupHosting,
+    outboxBytesMax: number = OUTBOX_BYTES_MAX,
   ) {
     this.committer = new GroupCommitter(io, flush, (err) => {
       this.lastError = `storage: ${err.message}`;
       onError('group commit failed', err);
     });
+    this.outbox = new Outbox(outbound, outboxBytesMax);
+    this.parked = new ParkedFetches(
+      (handle) => this.actors.get(handle),
+      this.deadlines,
+      (reqId, parts) => this.outbox.send({ kind: 'fetch', reqId, parts }),
+    );
+    this.ports = {
+      committer: this.committer,
+      deadlines: this.deadlines,
+      sendProduceResult: (result) => this.outbox.send({ kind: 'produce', result }),
+      fetchMayProceed: (reqId) => this.parked.mayProceed(reqId),
+    };
   }
 
   // ---- control plane (comlink) ----
 
   openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void {
     const log = PartitionLog.open(dir, config, this.io, Date.now);
-    const actor = new PartitionActor(handle, topic, partition, log, config);
+    const actor = new PartitionActor(handle, topic, partition, log, config, this.ports);
     this.actors.set(handle, actor);
     if (topic !== this.groups.offsetsTopic) return;
     const coordinator = new GroupCoordinatorActor(actor, this.committer, this.groups.deps(), {
@@ -132,29 +137,13 @@ export class Shard {
     this.actors.delete(handle);
     this.coordinators.get(handle)?.close();
     this.coordinators.delete(handle);
-    for (const reqId of actor.waiters) this.completeFetch(reqId);
+    for (const reqId of [...actor.waiters]) this.parked.complete(reqId);
     if (deleteData) actor.log.deleteAll();
     else actor.log.close();
   }
 
   updateConfig(handle: number, config: LogConfig): void {
     this.actors.get(handle)?.updateConfig(config);
-  }
-
-  listOffset(handle: number, timestamp: number): { errorCode: number; offset: number; timestamp: number } {
-    const actor = this.actors.get(handle);
-    if (!actor) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, offset: -1, timestamp: -1 };
-    const log = actor.log;
-    if (timestamp === -1) return { errorCode: 0, offset: log.highWatermark, timestamp: -1 };
-    if (timestamp === -2) return { errorCode: 0, offset: log.logStartOffset, timestamp: -1 };
-    try {
-      const found = timestamp === -3 ? log.maxTimestamp() : log.offsetForTimestamp(timestamp);
-      return found ? { errorCode: 0, offset: found.offset, timestamp: found.timestamp } : { errorCode: 0, offset: -1, timestamp: -1 };
-    } catch (err) {
-      if (!(err instanceof StorageError)) throw err;
-      actor.lastError = err.message;
-      return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, offset: -1, timestamp: -1 };
-    }
   }
 
   enforceRetention(): void {
@@ -168,7 +157,7 @@ export class Shard {
       handled: this.handled,
       busyMs: this.busyMs,
       parkedFetches: this.parked.size,
-      outboxDepth: this.outbox.length,
+      outboxDepth: this.outbox.depth,
       lastError: this.lastError,
       commits: this.committer.stats(),
       coordinators: [...this.coordinators.values()].map((c) => ({ partition: c.partition.partition, stats: c.stats() })),
@@ -178,7 +167,8 @@ export class Shard {
   /** Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log. */
   async shutdown(): Promise<void> {
     this.running = false;
-    for (const reqId of [...this.parked.keys()]) this.completeFetch(reqId);
+    this.parked.completeAll();
+    this.deadlines.close();
     for (const c of this.coordinators.values()) c.close();
     await this.committer.close();
     for (const a of this.actors.values()) a.log.close();
@@ -190,11 +180,13 @@ export class Shard {
   async run(): Promise<void> {
     const ring = this.inbound;
     while (this.running) {
+      // Backpressure instead of dropping results: no new work while too many results wait.
+      if (this.outbox.overLimit) await this.outbox.whenUnderLimit();
       await ring.waitForData();
       const started = performance.now();
       const sliceEnd = started + DRAIN_SLICE_MS;
       let sliceUsed = false;
-      for (let off = ring.peek(); off >= 0 && this.running; off = ring.peek()) {
+      for (let off = ring.peek(); off >= 0 && this.running && !this.outbox.overLimit; off = ring.peek()) {
         if (performance.now() > sliceEnd) {
           sliceUsed = true;
           break;
@@ -224,13 +216,16 @@ export class Shard {
         this.produce(b, off, len);
         return;
       case MsgType.FETCH:
-        this.fetch(readFetch(b, off));
+        this.parked.fetch(readFetch(b, off), this.running);
         return;
       case MsgType.FETCH_RELEASE:
-        this.completeFetch(b.readUInt32LE(off + 4));
+        this.parked.complete(b.readUInt32LE(off + 4));
         return;
       case MsgType.GROUP_CALL:
         this.groupCall(b.readUInt32LE(off + 4), b.readUInt32LE(off + 8), b.subarray(off + GROUP_CALL_HEADER_BYTES, off + len));
+        return;
+      case MsgType.LIST_OFFSETS:
+        this.listOffsets(readListOffsets(b, off));
         return;
       default:
         throw new Error(`unknown ring message type ${b[off]}`);
@@ -238,45 +233,26 @@ export class Shard {
   }
 
   private produce(b: Buffer, off: number, len: number): void {
-    const reqId = b.readUInt32LE(off + 4);
-    const slot = b.readUInt32LE(off + 8);
-    const handle = b.readUInt32LE(off + 12);
-    const actor = this.actors.get(handle);
-    const result: ProduceResult = { reqId, slot, errorCode: 0, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+    const ask = readProduce(b, off);
+    const actor = this.actors.get(ask.handle);
     if (!actor) {
-      result.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
-      this.send({ kind: 'produce', result });
+      const result = { reqId: ask.reqId, slot: ask.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+      this.outbox.send({ kind: 'produce', result });
       return;
     }
     // The log keeps the batch until its commit settles, so it must leave the ring's memory before
-    // release(); its slab space is reused once that commit settled.
+    // release(); its slab space is reused once the actor says the log let go of it.
     const lease = this.slabs.take(len - PRODUCE_HEADER_BYTES);
-    const records = lease.buf;
-    b.copy(records, 0, off + PRODUCE_HEADER_BYTES, off + len);
-    const appended = actor.produce(records);
-    result.logStartOffset = actor.log.logStartOffset;
-    if (appended.kind === 'error') {
-      this.slabs.release(lease.slab);
-      result.errorCode = appended.code;
-      this.send({ kind: 'produce', result });
-      return;
-    }
-    result.baseOffset = appended.baseOffset;
-    if (appended.kind === 'appended') result.logAppendTime = appended.logAppendTime;
-    this.committer.commit(actor.log).then(
-      () => {
-        this.slabs.release(lease.slab);
-        this.wakeWaiters(actor);
-        this.send({ kind: 'produce', result });
-      },
-      (err: unknown) => {
-        this.slabs.release(lease.slab);
-        actor.lastError = String(err);
-        result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
-        result.baseOffset = -1;
-        this.send({ kind: 'produce', result });
-      },
-    );
+    b.copy(lease.buf, 0, off + PRODUCE_HEADER_BYTES, off + len);
+    actor.produce(ask, lease.buf, () => this.slabs.release(lease.slab));
+  }
+
+  private listOffsets(ask: ListOffsetsAsk): void {
+    const parts: ListOffsetsPartitionResult[] = ask.partitions.map((p) => {
+      const actor = this.actors.get(p.handle);
+      return actor ? actor.listOffset(p.slot, p.timestamp) : { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, offset: -1, timestamp: -1, leaderEpoch: -1 };
+    });
+    this.outbox.send({ kind: 'listOffsets', reqId: ask.reqId, parts });
   }
 
   private groupCall(reqId: number, handle: number, payload: Buffer): void {
@@ -289,105 +265,6 @@ export class Shard {
   }
 
   private replyGroup(reqId: number, reply: GroupReply): void {
-    this.send({ kind: 'group', reqId, payload: serialize(reply) });
-  }
-
-  private fetch(ask: FetchAsk): void {
-    const { parts, bytes, failed } = this.readAll(ask);
-    const multi = (ask.flags & FETCH_FLAG_MULTI_SHARD) !== 0;
-    if (ask.maxWaitMs === 0 || failed || bytes >= ask.minBytes || (multi && bytes > 0) || !this.running) {
-      this.send({ kind: 'fetch', reqId: ask.reqId, parts });
-      return;
-    }
-    const timer = setTimeout(() => this.completeFetch(ask.reqId), ask.maxWaitMs);
-    this.parked.set(ask.reqId, { ask, timer });
-    for (const p of ask.partitions) this.actors.get(p.handle)?.waiters.add(ask.reqId);
-  }
-
-  private readAll(ask: FetchAsk): { parts: FetchPartitionResult[]; bytes: number; failed: boolean } {
-    let bytes = 0;
-    let failed = false;
-    const parts: FetchPartitionResult[] = new Array(ask.partitions.length);
-    for (let i = 0; i < ask.partitions.length; i++) {
-      const p = ask.partitions[i]!;
-      const actor = this.actors.get(p.handle);
-      if (!actor) {
-        parts[i] = { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, logStartOffset: -1, ranges: [] };
-        failed = true;
-        continue;
-      }
-      const budget = Math.min(p.partitionMaxBytes, Math.max(0, ask.maxBytes - bytes));
-      const r = actor.read(p.fetchOffset, budget, bytes === 0);
-      if (r.error !== 0) failed = true;
-      bytes += r.bytes;
-      parts[i] = {
-        slot: p.slot,
-        errorCode: r.error,
-        highWatermark: actor.log.highWatermark,
-        logStartOffset: actor.log.logStartOffset,
-        ranges: r.ranges,
-      };
-    }
-    return { parts, bytes, failed };
-  }
-
-  private wakeWaiters(actor: PartitionActor): void {
-    if (actor.waiters.size === 0) return;
-    for (const reqId of [...actor.waiters]) {
-      const parked = this.parked.get(reqId);
-      if (!parked) continue;
-      const { bytes } = this.readAll(parked.ask);
-      const multi = (parked.ask.flags & FETCH_FLAG_MULTI_SHARD) !== 0;
-      if (bytes >= parked.ask.minBytes || (multi && bytes > 0)) this.completeFetch(reqId);
-    }
-  }
-
-  private completeFetch(reqId: number): void {
-    const parked = this.parked.get(reqId);
-    if (!parked) return;
-    this.parked.delete(reqId);
-    clearTimeout(parked.timer);
-    for (const p of parked.ask.partitions) this.actors.get(p.handle)?.waiters.delete(reqId);
-    this.send({ kind: 'fetch', reqId, parts: this.readAll(parked.ask).parts });
-  }
-
-  // ---- outbound ring ----
-
-  private send(msg: Outgoing): void {
-    if (this.outbox.length > 0 || !this.tryWrite(msg)) {
-      this.outbox.push(msg);
-      if (!this.flushingOutbox) void this.flushOutbox();
-    }
-  }
-
-  private tryWrite(msg: Outgoing): boolean {
-    const ring = this.outbound;
-    if (msg.kind === 'produce') {
-      const at = ring.reserve(PRODUCE_RESULT_BYTES);
-      if (at < 0) return false;
-      writeProduceResult(ring.bytes, at, msg.result);
-    } else if (msg.kind === 'group') {
-      const at = ring.reserve(GROUP_RESULT_HEADER_BYTES + msg.payload.length);
-      if (at < 0) return false;
-      writeGroupResult(ring.bytes, at, msg.reqId, msg.payload);
-    } else {
-      const at = ring.reserve(fetchResultBytes(msg.parts));
-      if (at < 0) return false;
-      writeFetchResult(ring.bytes, at, msg.reqId, msg.parts);
-    }
-    ring.publish();
-    return true;
-  }
-
-  private async flushOutbox(): Promise<void> {
-    this.flushingOutbox = true;
-    try {
-      while (this.outbox.length > 0) {
-        if (this.tryWrite(this.outbox[0]!)) this.outbox.shift();
-        else await this.outbound.waitForSpace();
-      }
-    } finally {
-      this.flushingOutbox = false;
-    }
+    this.outbox.send({ kind: 'group', reqId, payload: serialize(reply) });
   }
 }

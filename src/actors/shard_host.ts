@@ -19,21 +19,28 @@ import {
   MsgType,
   PRODUCE_HEADER_BYTES,
   fetchBytes,
+  listOffsetsBytes,
   readFetchResult,
+  readListOffsetsResult,
   readProduceResult,
   writeFetch,
   writeFetchRelease,
   writeGroupCall,
+  writeListOffsets,
   writeProduce,
   type FetchAsk,
   type FetchPartitionResult,
+  type ListOffsetsAsk,
+  type ListOffsetsPartitionResult,
+  type ProduceAsk,
   type ProduceResult,
 } from './ring_messages.js';
 import type { IoChoice, ShardControl, ShardWorkerData } from './shard_worker.js';
 
 type Pending =
-  | { kind: 'produce'; reqId: number; slot: number; handle: number; records: Buffer }
+  | { kind: 'produce'; ask: ProduceAsk; records: Buffer }
   | { kind: 'fetch'; ask: FetchAsk }
+  | { kind: 'listOffsets'; ask: ListOffsetsAsk }
   | { kind: 'release'; reqId: number }
   | { kind: 'group'; reqId: number; handle: number; payload: Buffer };
 
@@ -43,6 +50,8 @@ function messageBytes(msg: Pending): number {
       return PRODUCE_HEADER_BYTES + msg.records.length;
     case 'fetch':
       return fetchBytes(msg.ask.partitions.length);
+    case 'listOffsets':
+      return listOffsetsBytes(msg.ask.partitions.length);
     case 'release':
       return FETCH_RELEASE_BYTES;
     case 'group':
@@ -55,6 +64,7 @@ export interface ShardResultSink {
   onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[]): void;
   /** `payload` is a view into the ring, valid only during the call. */
   onGroupResult(shard: number, reqId: number, payload: Buffer): void;
+  onListOffsetsResult(shard: number, reqId: number, parts: ListOffsetsPartitionResult[]): void;
 }
 
 export interface ShardHostOptions {
@@ -159,12 +169,17 @@ export class ShardHost {
   }
 
   /** False when the overflow bound is hit: the caller must fail the request instead. */
-  produce(reqId: number, slot: number, handle: number, records: Buffer): boolean {
-    return this.send({ kind: 'produce', reqId, slot, handle, records });
+  produce(ask: ProduceAsk, records: Buffer): boolean {
+    return this.send({ kind: 'produce', ask, records });
   }
 
   fetch(ask: FetchAsk): boolean {
     return this.send({ kind: 'fetch', ask });
+  }
+
+  /** Every partition of one ListOffsets request this shard owns; false when the overflow bound is hit. */
+  listOffsets(ask: ListOffsetsAsk): boolean {
+    return this.send({ kind: 'listOffsets', ask });
   }
 
   /** A serialized GroupCall for the coordinator of offsets partition `handle`; false when the overflow bound is hit. */
@@ -203,10 +218,13 @@ export class ShardHost {
     if (at < 0) return false;
     switch (msg.kind) {
       case 'produce':
-        writeProduce(ring.bytes, at, msg.reqId, msg.slot, msg.handle, msg.records);
+        writeProduce(ring.bytes, at, msg.ask, msg.records);
         break;
       case 'fetch':
         writeFetch(ring.bytes, at, msg.ask);
+        break;
+      case 'listOffsets':
+        writeListOffsets(ring.bytes, at, msg.ask);
         break;
       case 'release':
         writeFetchRelease(ring.bytes, at, msg.reqId);
@@ -247,12 +265,23 @@ export class ShardHost {
       await ring.waitForData();
       for (let off = ring.peek(); off >= 0; off = ring.peek()) {
         const b = ring.bytes;
-        if (b[off] === MsgType.PRODUCE_RESULT) sink.onProduceResult(this.index, readProduceResult(b, off));
-        else if (b[off] === MsgType.FETCH_RESULT) {
-          const r = readFetchResult(b, off);
-          sink.onFetchResult(this.index, r.reqId, r.parts);
-        } else if (b[off] === MsgType.GROUP_RESULT) {
-          sink.onGroupResult(this.index, b.readUInt32LE(off + 4), b.subarray(off + GROUP_RESULT_HEADER_BYTES, off + ring.lastLength));
+        switch (b[off]) {
+          case MsgType.PRODUCE_RESULT:
+            sink.onProduceResult(this.index, readProduceResult(b, off));
+            break;
+          case MsgType.FETCH_RESULT: {
+            const r = readFetchResult(b, off);
+            sink.onFetchResult(this.index, r.reqId, r.parts);
+            break;
+          }
+          case MsgType.GROUP_RESULT:
+            sink.onGroupResult(this.index, b.readUInt32LE(off + 4), b.subarray(off + GROUP_RESULT_HEADER_BYTES, off + ring.lastLength));
+            break;
+          case MsgType.LIST_OFFSETS_RESULT: {
+            const r = readListOffsetsResult(b, off);
+            sink.onListOffsetsResult(this.index, r.reqId, r.parts);
+            break;
+          }
         }
         ring.release();
       }

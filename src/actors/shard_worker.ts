@@ -45,7 +45,6 @@ export interface ShardControl {
   closePartition(handle: number, deleteData: boolean): void;
   updateConfig(handle: number, config: LogConfig): void;
   setTopics(topics: TopicInfo[]): void;
-  listOffset(handle: number, timestamp: number): { errorCode: number; offset: number; timestamp: number };
   introspect(): ShardIntrospection;
   ioChoice(): IoChoice;
   snapshot(): ShardSnapshot;
@@ -97,7 +96,6 @@ const control: ShardControl = {
   closePartition: (handle, deleteData) => shard.closePartition(handle, deleteData),
   updateConfig: (handle, config) => shard.updateConfig(handle, config),
   setTopics: (topics) => shard.setTopics(topics),
-  listOffset: (handle, timestamp) => shard.listOffset(handle, timestamp),
   introspect: () => shard.introspect(),
   ioChoice: () => ioChoice,
   snapshot: () => {

@@ -120,7 +120,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     partitions: reconciler,
     topics,
     router,
-    offsets: { listOffset: (handle, timestamp) => router.host(router.table.shardOf(handle)).control.listOffset(handle, timestamp) },
+    offsets: router,
     segments,
     producerIds: new ProducerIdAllocator(metaDir),
     groups,

@@ -92,9 +92,9 @@ describe('ListOffsets', () => {
     cluster,
     partitions: { handleOf: (_t, p) => (p === 0 ? 11 : -1) },
     offsets: {
-      listOffset: (handle) => {
-        asked.push(handle);
-        return Promise.resolve({ errorCode: 0, offset: 42, timestamp: -1 });
+      listOffsets: (items) => {
+        asked.push(...items.map((it) => it.handle));
+        return Promise.resolve(items.map(() => ({ errorCode: 0, offset: 42, timestamp: -1, leaderEpoch: 0 })));
       },
     },
   };

@@ -1,0 +1,108 @@
+// The fetches one shard has parked (shard worker thread), by main's request id. A fetch may span
+// several partition actors of the shard yet must be answered exactly once, so its record lives
+// here rather than on any one actor; each actor keeps the ids of the fetches waiting on it and
+// says when they may proceed (its readable end moved). A parked fetch is answered when the
+// partitions it reads hold min_bytes (any bytes when the request spans several shards), at its
+// max_wait deadline on the shard's deadline wheel, on FETCH_RELEASE from main, or when one of its
+// partitions closes. Invariant (checked): one parked fetch per request id.
+import { ErrorCode } from '../protocol/errors.js';
+import type { DeadlineWheel } from './deadline_wheel.js';
+import type { Expirable, PartitionActor } from './partition_actor.js';
+import { FETCH_FLAG_MULTI_SHARD, type FetchAsk, type FetchPartitionResult } from './ring_messages.js';
+
+/**
+ * Main bounds fetches in flight by connections x in-flight requests each; beyond this many on one
+ * shard a fetch is answered at once with what there is (an empty answer is valid Kafka).
+ */
+export const PARKED_FETCHES_MAX = 65_536;
+
+interface Reading {
+  parts: FetchPartitionResult[];
+  bytes: number;
+  failed: boolean;
+}
+
+class ParkedFetch implements Expirable {
+  constructor(
+    readonly ask: FetchAsk,
+    private readonly registry: ParkedFetches,
+  ) {}
+
+  expire(): void {
+    this.registry.complete(this.ask.reqId);
+  }
+}
+
+export class ParkedFetches {
+  private readonly parked = new Map<number, ParkedFetch>();
+
+  constructor(
+    private readonly actorOf: (handle: number) => PartitionActor | undefined,
+    private readonly deadlines: DeadlineWheel<Expirable>,
+    private readonly send: (reqId: number, parts: FetchPartitionResult[]) => void,
+  ) {}
+
+  get size(): number {
+    return this.parked.size;
+  }
+
+  /** Answers `ask` now if it has enough data (or may not wait), else parks it. */
+  fetch(ask: FetchAsk, mayPark: boolean): void {
+    const r = this.readAll(ask);
+    if (!mayPark || ask.maxWaitMs === 0 || r.failed || this.enough(ask, r.bytes) || this.parked.size >= PARKED_FETCHES_MAX) {
+      this.send(ask.reqId, r.parts);
+      return;
+    }
+    // Main never reuses the id of a request in flight; a clash would leave one fetch unanswered.
+    if (this.parked.has(ask.reqId)) throw new Error(`fetch ${ask.reqId} is already parked`);
+    const parked = new ParkedFetch(ask, this);
+    this.parked.set(ask.reqId, parked);
+    this.deadlines.add(parked, this.deadlines.now() + ask.maxWaitMs);
+    for (const p of ask.partitions) this.actorOf(p.handle)?.waiters.add(ask.reqId);
+  }
+
+  /** One of the fetch's partitions has new data: answer if the fetch now has enough. */
+  mayProceed(reqId: number): void {
+    const parked = this.parked.get(reqId);
+    if (parked && this.enough(parked.ask, this.readAll(parked.ask).bytes)) this.complete(reqId);
+  }
+
+  /** Answers the parked fetch `reqId` with what its partitions hold now; no-op if it is not parked. */
+  complete(reqId: number): void {
+    const parked = this.parked.get(reqId);
+    if (!parked) return;
+    this.parked.delete(reqId);
+    this.deadlines.delete(parked);
+    for (const p of parked.ask.partitions) this.actorOf(p.handle)?.waiters.delete(reqId);
+    this.send(reqId, this.readAll(parked.ask).parts);
+  }
+
+  completeAll(): void {
+    for (const reqId of [...this.parked.keys()]) this.complete(reqId);
+  }
+
+  private enough(ask: FetchAsk, bytes: number): boolean {
+    return bytes >= ask.minBytes || ((ask.flags & FETCH_FLAG_MULTI_SHARD) !== 0 && bytes > 0);
+  }
+
+  private readAll(ask: FetchAsk): Reading {
+    let bytes = 0;
+    let failed = false;
+    const parts: FetchPartitionResult[] = new Array(ask.partitions.length);
+    for (let i = 0; i < ask.partitions.length; i++) {
+      const p = ask.partitions[i]!;
+      const actor = this.actorOf(p.handle);
+      if (!actor) {
+        parts[i] = { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, logStartOffset: -1, ranges: [] };
+        failed = true;
+        continue;
+      }
+      const budget = Math.min(p.partitionMaxBytes, Math.max(0, ask.maxBytes - bytes));
+      const r = actor.read(p.fetchOffset, budget, bytes === 0);
+      if (r.error !== 0) failed = true;
+      bytes += r.bytes;
+      parts[i] = { slot: p.slot, errorCode: r.error, highWatermark: actor.log.highWatermark, logStartOffset: actor.log.logStartOffset, ranges: r.ranges };
+    }
+    return { parts, bytes, failed };
+  }
+}

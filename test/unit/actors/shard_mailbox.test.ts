@@ -1,0 +1,236 @@
+// A shard as main sees it through its two rings: produce answers wait for their commit and fail
+// with it, ListOffsets answers one message per request, a fetch parked on two partitions is
+// answered once, and a full outbound ring stops the shard taking new work (its outbox stays
+// within its bound) without losing or reordering a result.
+import assert from 'node:assert/strict';
+import { after, afterEach, describe, it } from 'node:test';
+import { Shard } from '../../../src/actors/shard.js';
+import { SpscRing } from '../../../src/actors/ring_buffer.js';
+import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
+import {
+  MsgType,
+  PRODUCE_HEADER_BYTES,
+  PRODUCE_RESULT_BYTES,
+  fetchBytes,
+  listOffsetsBytes,
+  readFetchResult,
+  readListOffsetsResult,
+  readProduceResult,
+  writeFetch,
+  writeListOffsets,
+  writeProduce,
+  type FetchAsk,
+  type FetchPartitionResult,
+  type ListOffsetsAsk,
+  type ListOffsetsPartitionResult,
+  type ProduceResult,
+} from '../../../src/actors/ring_messages.js';
+import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
+import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
+import type { IoBackend } from '../../../src/log/io_backend.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
+import { RecordingIo, batchOf, logConfig, removeDir, tempDir, testIoBackend, waitFor } from '../log/log_fixture.js';
+
+const dirs: string[] = [];
+after(() => dirs.forEach(removeDir));
+// A failed test leaves its harness open: stop it, or its timers keep the process alive.
+const live = new Set<Harness>();
+afterEach(async () => {
+  for (const h of live) {
+    live.delete(h);
+    clearInterval(h.keepAlive);
+    await h.shard.shutdown();
+  }
+});
+
+type Answer =
+  | { kind: 'produce'; r: ProduceResult }
+  | { kind: 'fetch'; reqId: number; parts: FetchPartitionResult[] }
+  | { kind: 'listOffsets'; reqId: number; parts: ListOffsetsPartitionResult[] };
+
+/** Plays main's side of both rings of one shard. */
+class Harness {
+  readonly inbound = new SpscRing(SpscRing.allocate(1 << 20), RingDoorbell.loopback());
+  readonly outbound: SpscRing;
+  readonly shard: Shard;
+  readonly answers: Answer[] = [];
+  readonly errors: unknown[] = [];
+  private readonly running: Promise<void>;
+  // Doorbell waits do not hold the loop (in the broker the worker's control port does).
+  readonly keepAlive = setInterval(() => undefined, 1000);
+
+  constructor(io: IoBackend, opts: { outboundBytes?: number; outboxBytesMax?: number } = {}) {
+    this.outbound = new SpscRing(SpscRing.allocate(opts.outboundBytes ?? 1 << 20), RingDoorbell.loopback());
+    this.shard = new Shard(0, this.inbound, this.outbound, io, { kind: 'always' }, (_m, err) => this.errors.push(err), {
+      offsetsTopic: '__consumer_offsets',
+      deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
+      rebalanced: () => undefined,
+      badRecord: () => undefined,
+    }, opts.outboxBytesMax);
+    this.running = this.shard.run();
+    live.add(this);
+  }
+
+  open(handle: number): void {
+    const dir = tempDir();
+    dirs.push(dir);
+    this.shard.openPartition(handle, 't', handle, dir, logConfig());
+  }
+
+  produce(reqId: number, handle: number, records: Buffer): void {
+    const at = this.inbound.reserve(PRODUCE_HEADER_BYTES + records.length);
+    assert.ok(at >= 0);
+    writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, timeoutMs: 30_000 }, records);
+    this.inbound.publish();
+  }
+
+  fetch(ask: FetchAsk): void {
+    const at = this.inbound.reserve(fetchBytes(ask.partitions.length));
+    writeFetch(this.inbound.bytes, at, ask);
+    this.inbound.publish();
+  }
+
+  listOffsets(ask: ListOffsetsAsk): void {
+    const at = this.inbound.reserve(listOffsetsBytes(ask.partitions.length));
+    writeListOffsets(this.inbound.bytes, at, ask);
+    this.inbound.publish();
+  }
+
+  /** Reads every answer the outbound ring holds now. */
+  collect(): Answer[] {
+    const ring = this.outbound;
+    for (let off = ring.peek(); off >= 0; off = ring.peek()) {
+      const b = ring.bytes;
+      if (b[off] === MsgType.PRODUCE_RESULT) this.answers.push({ kind: 'produce', r: readProduceResult(b, off) });
+      else if (b[off] === MsgType.FETCH_RESULT) this.answers.push({ kind: 'fetch', ...readFetchResult(b, off) });
+      else if (b[off] === MsgType.LIST_OFFSETS_RESULT) this.answers.push({ kind: 'listOffsets', ...readListOffsetsResult(b, off) });
+      ring.release();
+    }
+    return this.answers;
+  }
+
+  async until(n: number, what: string): Promise<Answer[]> {
+    await waitFor(() => this.collect().length >= n, what);
+    return this.answers;
+  }
+
+  async close(): Promise<void> {
+    live.delete(this);
+    await this.shard.shutdown();
+    // An empty message wakes run() so it sees it was stopped.
+    assert.ok(this.inbound.reserve(0) >= 0);
+    this.inbound.publish();
+    await this.running;
+    clearInterval(this.keepAlive);
+    assert.deepEqual(this.errors, []);
+  }
+}
+
+const produced = (a: Answer): ProduceResult => {
+  assert.equal(a.kind, 'produce');
+  return (a as Extract<Answer, { kind: 'produce' }>).r;
+};
+
+describe('Shard as a mailbox', () => {
+  it('acknowledges a produce only once its commit landed, and fails it with its commit', async () => {
+    const io = new RecordingIo();
+    const h = new Harness(io);
+    h.open(1);
+    io.hold();
+    h.produce(1, 1, batchOf(3, 10));
+    await waitFor(() => io.calls.length === 1, 'the commit was submitted');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(h.collect(), [], 'no answer before the commit lands');
+    io.release();
+    const [first] = await h.until(1, 'first produce answered');
+    assert.deepEqual({ ...produced(first!) }, { reqId: 1, slot: 0, errorCode: 0, baseOffset: 0, logAppendTime: -1, logStartOffset: 0 });
+    io.failNext(false);
+    h.produce(2, 1, batchOf(2, 10));
+    h.produce(3, 9, batchOf(2, 10));
+    const answers = await h.until(3, 'failed and unknown produces answered');
+    const byReq = new Map(answers.slice(1).map((a) => [produced(a).reqId, produced(a)]));
+    assert.equal(byReq.get(2)!.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.equal(byReq.get(2)!.baseOffset, -1);
+    assert.equal(byReq.get(3)!.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    h.produce(4, 1, batchOf(1, 10));
+    const [, , , last] = await h.until(4, 'produce after the failure answered');
+    assert.equal(produced(last!).baseOffset, 3, 'the failed batch was rolled back');
+    assert.equal(h.errors.length, 1, 'the failed commit was reported');
+    h.errors.length = 0;
+    await h.close();
+  });
+
+  it('answers ListOffsets for all partitions of a request in one message', async () => {
+    const h = new Harness(testIoBackend());
+    h.open(1);
+    h.open(2);
+    h.produce(1, 1, batchOf(5, 10));
+    await h.until(1, 'produce answered');
+    h.listOffsets({ reqId: 7, partitions: [
+      { slot: 0, handle: 1, timestamp: -1 },
+      { slot: 1, handle: 1, timestamp: -2 },
+      { slot: 2, handle: 2, timestamp: -1 },
+      { slot: 3, handle: 5, timestamp: -1 },
+    ] });
+    const answers = await h.until(2, 'list offsets answered');
+    assert.equal(answers.length, 2);
+    const listed = answers[1]!;
+    assert.equal(listed.kind, 'listOffsets');
+    assert.deepEqual((listed as Extract<Answer, { kind: 'listOffsets' }>).parts.map((p) => [p.slot, p.errorCode, p.offset]), [
+      [0, 0, 5],
+      [1, 0, 0],
+      [2, 0, 0],
+      [3, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1],
+    ]);
+    await h.close();
+  });
+
+  it('answers a fetch parked on two partitions once, when their data reaches min_bytes', async () => {
+    const h = new Harness(testIoBackend());
+    h.open(1);
+    h.open(2);
+    const batch = batchOf(1, 100);
+    h.fetch({ reqId: 9, flags: 0, maxWaitMs: 10_000, minBytes: batch.length * 2, maxBytes: 1 << 20, partitions: [
+      { slot: 0, handle: 1, fetchOffset: 0, partitionMaxBytes: 1 << 20 },
+      { slot: 1, handle: 2, fetchOffset: 0, partitionMaxBytes: 1 << 20 },
+    ] });
+    h.produce(1, 1, batchOf(1, 100));
+    await h.until(1, 'first produce answered');
+    assert.equal(h.shard.introspect().parkedFetches, 1, 'one partition alone is not enough');
+    h.produce(2, 2, batchOf(1, 100));
+    h.produce(3, 1, batchOf(1, 100));
+    await h.until(4, 'fetch answered');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const fetches = h.collect().filter((a) => a.kind === 'fetch');
+    assert.equal(fetches.length, 1, 'answered exactly once');
+    assert.equal(h.shard.introspect().parkedFetches, 0);
+    await h.close();
+  });
+
+  it('answers a parked fetch at its max_wait deadline', async () => {
+    const h = new Harness(testIoBackend());
+    h.open(1);
+    const started = performance.now();
+    h.fetch({ reqId: 4, flags: 0, maxWaitMs: 60, minBytes: 1, maxBytes: 1 << 20, partitions: [{ slot: 0, handle: 1, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] });
+    await h.until(1, 'fetch answered at its deadline');
+    assert.ok(performance.now() - started >= 60, 'not before max_wait');
+    await h.close();
+  });
+
+  it('stops draining while its outbox is over its bound, and loses no result', async () => {
+    const OUTBOX_MAX = 10 * PRODUCE_RESULT_BYTES;
+    const h = new Harness(testIoBackend(), { outboundBytes: 64 * 1024, outboxBytesMax: OUTBOX_MAX });
+    const MESSAGES = 5000; // answers far beyond what the outbound ring holds
+    const records = batchOf(1, 10);
+    // Nobody reads the outbound ring yet: unknown partitions are answered at once.
+    for (let i = 0; i < MESSAGES; i++) h.produce(i, 77, records);
+    await waitFor(() => h.shard.introspect().outboxDepth > 0, 'the outbound ring filled');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const stalled = h.shard.introspect();
+    assert.ok(stalled.handled < MESSAGES, `the shard kept draining: ${stalled.handled} handled`);
+    assert.ok(stalled.outboxDepth * PRODUCE_RESULT_BYTES <= OUTBOX_MAX + PRODUCE_RESULT_BYTES, `outbox holds ${stalled.outboxDepth} results`);
+    const answers = await h.until(MESSAGES, 'every produce answered');
+    assert.deepEqual(answers.map((a) => produced(a).reqId), Array.from({ length: MESSAGES }, (_, i) => i), 'each answered once, in order');
+    await h.close();
+  });
+});
