@@ -4,8 +4,10 @@
 // dropped when their partition directory is deleted, so a re-created topic with the same
 // name never reads the old files. For natively served connections fileRanges() hands out the
 // cached descriptors themselves (no read): each use is a lease, pushed to the caller's list and
-// given back with release() once the sender dup()ed the fd, and a leased descriptor is never
-// closed, so its number cannot name another file while a response still refers to it.
+// given back with release() once the sender dup()ed the fd. Reads into buffers lease their
+// descriptors too, for as long as they read. A leased descriptor is never closed, so its number
+// cannot name another file while a read or a response still refers to it; an unleased one is
+// closed the moment it leaves the cache, so a deleted partition's space is freed at once.
 import { close, open, read } from 'node:fs';
 import { sep } from 'node:path';
 import type { FileRange } from '../log/partition_log.js';
@@ -32,10 +34,6 @@ function readFully(fd: number, buf: Buffer, position: number): Promise<number> {
   });
 }
 
-// Reads already holding a descriptor may still be running: close it only after a grace period,
-// so its number cannot be reused under them.
-const RETIRE_DELAY_MS = 5_000;
-
 export class SegmentReader {
   // Map iteration order is insertion order: re-inserting on use makes the first key the LRU.
   private readonly fds = new Map<string, Promise<number>>();
@@ -49,16 +47,16 @@ export class SegmentReader {
    */
   async fileRanges(ranges: readonly FileRange[], leases: number[]): Promise<FileChunk[]> {
     const out: FileChunk[] = [];
-    for await (const { r, fd } of this.opened(ranges)) {
-      this.leases.set(fd, (this.leases.get(fd) ?? 0) + 1);
-      leases.push(fd);
-      out.push({ fd, position: r.position, length: r.length });
-    }
+    for await (const { r, fd } of this.opened(ranges, leases)) out.push({ fd, position: r.position, length: r.length });
     return out;
   }
 
-  /** Each range with its cached descriptor, in order, ending at the first whose file vanished (retention). */
-  private async *opened(ranges: readonly FileRange[]): AsyncGenerator<{ r: FileRange; fd: number }> {
+  /**
+   * Each range with its cached descriptor, in order, ending at the first whose file vanished
+   * (retention). Each descriptor is leased into `leases` as soon as its open settles, in the same
+   * microtask, so a retirement queued behind it finds it leased and leaves it open.
+   */
+  private async *opened(ranges: readonly FileRange[], leases: number[]): AsyncGenerator<{ r: FileRange; fd: number }> {
     for (const r of ranges) {
       let fd: number;
       try {
@@ -66,6 +64,8 @@ export class SegmentReader {
       } catch {
         return;
       }
+      this.leases.set(fd, (this.leases.get(fd) ?? 0) + 1);
+      leases.push(fd);
       yield { r, fd };
     }
   }
@@ -87,11 +87,16 @@ export class SegmentReader {
   /** Reads each range; a range whose file vanished (retention) is dropped, ending the answer there. */
   async readRanges(ranges: readonly FileRange[]): Promise<Buffer[]> {
     const out: Buffer[] = [];
-    for await (const { r, fd } of this.opened(ranges)) {
-      const buf = Buffer.allocUnsafe(r.length);
-      const n = await readFully(fd, buf, r.position);
-      out.push(n === r.length ? buf : buf.subarray(0, n));
-      if (n < r.length) break;
+    const leases: number[] = [];
+    try {
+      for await (const { r, fd } of this.opened(ranges, leases)) {
+        const buf = Buffer.allocUnsafe(r.length);
+        const n = await readFully(fd, buf, r.position);
+        out.push(n === r.length ? buf : buf.subarray(0, n));
+        if (n < r.length) break;
+      }
+    } finally {
+      this.release(leases);
     }
     return out;
   }
@@ -120,7 +125,7 @@ export class SegmentReader {
       if (this.leases.has(n)) this.retiredLeased.add(n);
       else close(n, () => undefined);
     };
-    setTimeout(() => void fd.then(closeUnleased, () => undefined), RETIRE_DELAY_MS).unref();
+    void fd.then(closeUnleased, () => undefined);
   }
 
   private fd(path: string): Promise<number> {
