@@ -289,9 +289,9 @@ function recoverEpochs(dir: string, segments: readonly Segment[], stats: Recover
   const path = join(dir, LEADER_EPOCH_FILE);
   const file = readFileIfPresent(path);
   const saved = file && LeaderEpochCache.decode(file);
-  const cutEnd = saved?.truncateFromEnd(segments[segments.length - 1]!.nextOffset) ?? false;
   const cutStart = saved?.truncateFromStart(segments[0]!.baseOffset) ?? false;
-  const cut = cutEnd || cutStart;
+  const cutEnd = saved?.truncateFromEnd(segments[segments.length - 1]!.nextOffset) ?? false;
+  const cut = cutStart || cutEnd;
   const lastEpoch = lastBatchEpoch(segments);
   if (saved === null ? lastEpoch < 0 : saved.latestEpoch === lastEpoch) {
     const cache = saved ?? new LeaderEpochCache();

@@ -428,7 +428,8 @@ export class PartitionLog {
   /** Deletes whole old segments by retentionMs and retentionBytes; advances the log start offset. */
   enforceRetention(): void {
     if (this.state !== 'open' || this.offline) return;
-    const before = this.segments.length;
+    // Compared by log start, not segment count: replacing an expired active segment keeps the count.
+    const startBefore = this.logStartOffset;
     const now = this.now();
     try {
       if (this.config.retentionMs >= 0) this.retainByTime(now);
@@ -439,7 +440,7 @@ export class PartitionLog {
       this.warn('retention', err);
     }
     this.producers.expire();
-    if (this.segments.length !== before) this.startMoved();
+    if (this.logStartOffset !== startBefore) this.startMoved();
   }
 
   /**
@@ -473,7 +474,10 @@ export class PartitionLog {
   /** The log start moved: producer state and the epoch cache forget what lay below it. */
   private startMoved(): void {
     this.producers.removeBefore(this.logStartOffset);
-    if (this.epochs.truncateFromStart(this.logStartOffset)) this.saveEpochs();
+    const moved = this.epochs.truncateFromStart(this.logStartOffset);
+    // Retention that empties the log leaves no batch of any epoch: no entry either, as recovery finds it.
+    const emptied = this.epochs.truncateFromEnd(this.leo);
+    if (moved || emptied) this.saveEpochs();
     this.updateRecoveryPoint(true);
   }
 

@@ -186,6 +186,38 @@ describe('PartitionLog.truncateTo', () => {
   });
 });
 
+describe('epoch cache under retention', () => {
+  it('moves the first entry up to the log start, drops it when retention empties the log, and reopens the same', async () => {
+    const h = openHarness(logConfig({ segmentBytes: 1000, retentionMs: 10_000 }));
+    try {
+      const batch = (age: number): Buffer => buildBatch({ records: makeRecords(1, 300), baseTimestamp: h.clock.t - age });
+      h.log.setLeaderEpoch(1);
+      for (let i = 0; i < 4; i++) append(h.log, batch(60_000));
+      h.log.setLeaderEpoch(2);
+      for (let i = 0; i < 2; i++) append(h.log, batch(60_000));
+      append(h.log, batch(0));
+      await h.committer.commit(h.log);
+      h.log.enforceRetention();
+      assert.equal(h.log.logStartOffset, 6);
+      const reopenedEntries = (): EpochEntry[] => {
+        h.log.close();
+        const log = h.reopen();
+        assert.equal(log.recovery.rebuiltEpochCache, false);
+        return [...log.epochEntries];
+      };
+      assert.deepEqual(h.log.epochEntries, [{ epoch: 2, startOffset: 6 }]);
+      assert.deepEqual(reopenedEntries(), [{ epoch: 2, startOffset: 6 }]);
+      h.clock.t += 20_000;
+      h.log.enforceRetention();
+      assert.deepEqual([h.log.logStartOffset, h.log.logEndOffset], [7, 7]);
+      assert.deepEqual(h.log.epochEntries, []);
+      assert.deepEqual(reopenedEntries(), []);
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
 describe('high watermark and follower reads', () => {
   it('under the owner policy only updateHighWatermark moves it, never past the durable offset; client reads stop below it, follower reads at the durable end', async () => {
     const h = openHarness(logConfig(), { kind: 'always' }, undefined, OWNER);
