@@ -339,13 +339,19 @@ describe('PartitionLog storage warnings', () => {
     const warnings: Array<[string, StorageError]> = [];
     const h = openHarness(logConfig({ segmentBytes: 600 }), { kind: 'always' }, undefined, { onWarning: (what, err) => warnings.push([what, err]) });
     try {
-      // The first segment rolls before it is committed, so its seal is the submission after the commit's.
+      // The first segment rolls before it is committed, so its seal is the submission after the
+      // commit's; both are parked so that only the seal fails.
       for (let i = 0; i < 3; i++) append(h.log, batchOf(2, 80));
       const calls = h.io.calls.length;
+      h.io.hold();
       const committed = h.committer.commit(h.log);
       await waitFor(() => h.io.calls.length > calls, 'the group commit');
-      h.io.failNext(false);
+      h.io.release();
+      h.io.hold();
       await committed;
+      await waitFor(() => h.io.calls.length > calls + 1, 'the seal');
+      h.io.failNext(false);
+      h.io.release();
       await waitFor(() => warnings.length > 0, 'the seal failure');
       const [what, err] = warnings[0]!;
       assert.match(what, /^seal /);
