@@ -105,7 +105,7 @@ export class Shard {
   // ---- control plane (comlink) ----
 
   openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void {
-    const log = PartitionLog.open(dir, config, this.io, Date.now);
+    const log = PartitionLog.open(dir, config, this.io, Date.now, { onWarning: (what, err) => this.onError(`${topic}-${partition} log: ${what}`, err) });
     const actor = new PartitionActor(handle, topic, partition, log, config, this.ports);
     this.actors.set(handle, actor);
     if (topic !== this.groups.offsetsTopic) return;

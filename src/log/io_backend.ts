@@ -24,8 +24,8 @@ export interface IoBackend {
 /** A failed storage operation; maps to KAFKA_STORAGE_ERROR at the wire. */
 export class StorageError extends Error {
   readonly errno?: string;
-  constructor(message: string, errno?: string) {
-    super(message);
+  constructor(message: string, errno?: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'StorageError';
     if (errno !== undefined) this.errno = errno;
   }
@@ -33,7 +33,7 @@ export class StorageError extends Error {
   static from(err: unknown, what: string): StorageError {
     if (err instanceof StorageError) return err;
     const e = err as NodeJS.ErrnoException;
-    return new StorageError(`${what}: ${e?.message ?? String(err)}`, typeof e?.code === 'string' ? e.code : undefined);
+    return new StorageError(`${what}: ${e?.message ?? String(err)}`, typeof e?.code === 'string' ? e.code : undefined, err);
   }
 }
 

@@ -1,13 +1,19 @@
-// The partition directory's checkpoint file (`log.checkpoint`): log start offset, recovery point
-// and whether the log was closed cleanly, plus the atomic small-file write used for it and for
-// producer-state snapshots. Synchronous; runs on the shard worker at open, seal and close.
-// Invariant: the file is replaced by rename, so a reader sees the old or the new content, and a
-// damaged file (CRC mismatch) reads as absent, which costs a full rescan but never data.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+// The partition directory's small state files: `log.checkpoint` (log start offset, recovery point
+// and whether the log was closed cleanly), `high-watermark-checkpoint` and `truncation-target` (an
+// interrupted truncateTo, finished by the next open), plus the atomic small-file write used for
+// them, the leader-epoch checkpoint and producer-state snapshots. Synchronous; runs on the shard
+// worker at open, seal, truncation and close.
+// Invariant: files are replaced by rename, so a reader sees the old or the new content, and a
+// damaged file reads as absent: for log.checkpoint that costs a full rescan, for the high
+// watermark a restart from the log start, never data.
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32c, readInt64, writeInt64 } from '../protocol/record_batch.js';
+import { encodeTextCheckpoint, readFileIfPresent, readTextCheckpoint } from './text_checkpoint.js';
 
 export const CHECKPOINT_FILE = 'log.checkpoint';
+export const HIGH_WATERMARK_FILE = 'high-watermark-checkpoint';
+export const TRUNCATION_FILE = 'truncation-target';
 export const TMP_SUFFIX = '.tmp';
 
 export interface LogCheckpoint {
@@ -42,12 +48,8 @@ export function decodeCheckpoint(buf: Buffer): LogCheckpoint | null {
 }
 
 export function readCheckpoint(dir: string): LogCheckpoint | null {
-  try {
-    return decodeCheckpoint(readFileSync(join(dir, CHECKPOINT_FILE)));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const buf = readFileIfPresent(join(dir, CHECKPOINT_FILE));
+  return buf && decodeCheckpoint(buf);
 }
 
 /**
@@ -78,4 +80,15 @@ export function fsyncDirSync(dir: string): void {
 
 export function writeCheckpoint(dir: string, cp: LogCheckpoint, durable: boolean): void {
   writeFileAtomicSync(join(dir, CHECKPOINT_FILE), encodeCheckpoint(cp), durable);
+}
+
+/** Writes a one-offset text checkpoint (the high watermark, a truncation target). */
+export function writeOffsetFile(dir: string, name: string, offset: number, durable: boolean): void {
+  writeFileAtomicSync(join(dir, name), encodeTextCheckpoint([[offset]]), durable);
+}
+
+/** The offset in a one-offset checkpoint; null when the file is missing or damaged. */
+export function readOffsetFile(dir: string, name: string): number | null {
+  const rows = readTextCheckpoint(join(dir, name), 1);
+  return rows?.length === 1 ? rows[0]![0]! : null;
 }

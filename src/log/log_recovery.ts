@@ -3,13 +3,29 @@
 // verification (entries point at real batch starts, the batch chain from the last entry reaches
 // the end of the file); from the first segment at or past the recovery point (or the first whose
 // indexes fail) every batch is CRC-checked, the first torn or corrupt batch and everything after
-// it is cut off, and the indexes are rebuilt. Producer state comes from the newest usable snapshot
-// plus a replay of the batch headers after it.
-import { fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+// it is cut off, and the indexes are rebuilt. A truncation interrupted by the crash (its target
+// file is still there) is then finished. Producer state comes from the newest usable snapshot
+// plus a replay of the batch headers after it. The leader-epoch cache comes from its checkpoint,
+// cut to the recovered log; it is rebuilt from the batch headers when the checkpoint is missing,
+// damaged or stale (its latest epoch is not the last batch's). The high watermark comes from its
+// checkpoint, clamped into [log start, log end].
+import { fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { BatchScanner } from './batch_scanner.js';
+import { LEADER_EPOCH_FILE, LeaderEpochCache } from './leader_epoch_cache.js';
 import type { LogConfig } from './log_config.js';
-import { fsyncDirSync, readCheckpoint, TMP_SUFFIX, type LogCheckpoint } from './log_checkpoint.js';
+import {
+  fsyncDirSync,
+  HIGH_WATERMARK_FILE,
+  readCheckpoint,
+  readOffsetFile,
+  TMP_SUFFIX,
+  TRUNCATION_FILE,
+  writeFileAtomicSync,
+  type LogCheckpoint,
+} from './log_checkpoint.js';
+import { truncateSegments } from './log_truncation.js';
+import { readFileIfPresent } from './text_checkpoint.js';
 import { ProducerStateTable } from './producer_state.js';
 import { BATCH_HEADER_BYTES, BatchField, readBatchHeader, readInt64 } from '../protocol/record_batch.js';
 import { lastHeader, LOG_SUFFIX, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
@@ -31,12 +47,19 @@ export interface RecoveryStats {
   /** Offset of the producer-state snapshot loaded, -1 when none was usable. */
   snapshotOffset: number;
   replayedBatches: number;
+  /** Log end after finishing an interrupted truncation; -1 when none was pending. */
+  finishedTruncationAt: number;
+  /** The leader-epoch cache was rebuilt from batch headers (checkpoint missing, damaged or stale). */
+  rebuiltEpochCache: boolean;
 }
 
 export interface RecoveredLog {
   /** Ascending; never empty; the last is the active segment. The first's base is the log start. */
   segments: Segment[];
   producers: ProducerStateTable;
+  epochs: LeaderEpochCache;
+  /** The checkpointed high watermark clamped into [log start, log end]; the log start when none was usable. */
+  highWatermark: number;
   stats: RecoveryStats;
 }
 
@@ -123,21 +146,10 @@ function loadIndexes(seg: Segment, endOffset: number): boolean {
 /** CRC-validates a segment from its start, rebuilding its indexes; false when it had to be cut. */
 function scanSegment(seg: Segment, config: LogConfig, stats: RecoveryStats): boolean {
   const fileSize = seg.size;
-  seg.resetForScan();
-  const scanner = new BatchScanner(seg.fd, fileSize);
-  const result = scanner.scan(0, true, (h, pos, size) => {
-    const base = readInt64(h, BatchField.baseOffset);
-    if (base !== seg.nextOffset) return false;
-    const last = base + h.readInt32BE(BatchField.lastOffsetDelta);
-    if (last < base) return false;
-    seg.noteBatch(pos, size, base, last, readInt64(h, BatchField.maxTimestamp), config.indexIntervalBytes);
-    stats.scannedBatches++;
-    return true;
-  });
+  const result = seg.reindex(fileSize, true, config.indexIntervalBytes);
+  stats.scannedBatches += result.batches;
   stats.scannedSegments++;
   stats.scannedBytes += result.bytesRead;
-  seg.appendTimeEntry();
-  seg.commitAll();
   seg.syncedSize = seg.size;
   if (result.endPos === fileSize) return true;
   ftruncateSync(seg.fd, result.endPos);
@@ -187,7 +199,10 @@ function recoverSegments(segments: Segment[], cp: LogCheckpoint | null, config: 
   segments[segments.length - 1]!.sealed = false;
 }
 
-/** Loads the newest snapshot at or below the log end and replays the batch headers after it. */
+/**
+ * Loads the newest snapshot at or below the log end and replays the batch headers after it;
+ * snapshots past the log end or damaged are deleted.
+ */
 function recoverProducers(dir: string, segments: Segment[], snapshots: number[], config: LogConfig, now: () => number, stats: RecoveryStats): ProducerStateTable {
   const table = new ProducerStateTable({ expirationMs: config.producerIdExpirationMs, now });
   const logEnd = segments[segments.length - 1]!.nextOffset;
@@ -220,6 +235,92 @@ function recoverProducers(dir: string, segments: Segment[], snapshots: number[],
   return table;
 }
 
+/** Producer state as of the current log end, after a truncation moved the end down. */
+export function rebuildProducers(dir: string, segments: Segment[], config: LogConfig, now: () => number): ProducerStateTable {
+  const snapshots = readdirSync(dir)
+    .map((name) => NAME.exec(name))
+    .filter((m) => m !== null && m[2] === 'snapshot')
+    .map((m) => Number(m![1]))
+    .sort((a, b) => a - b);
+  return recoverProducers(dir, segments, snapshots, config, now, newStats(false));
+}
+
+/** Applies a truncation target left by a crash, then forgets it durably. */
+function finishTruncation(dir: string, segments: Segment[], config: LogConfig, stats: RecoveryStats): void {
+  const target = readOffsetFile(dir, TRUNCATION_FILE);
+  if (target === null) return;
+  stats.finishedTruncationAt = truncateSegments(segments, Math.max(target, segments[0]!.baseOffset), config.indexIntervalBytes);
+  fdatasyncSync(segments[segments.length - 1]!.fd);
+  fsyncDirSync(dir);
+  unlinkSync(join(dir, TRUNCATION_FILE));
+  fsyncDirSync(dir);
+}
+
+/** partitionLeaderEpoch of the log's last batch; -1 for an empty log. */
+function lastBatchEpoch(segments: readonly Segment[]): number {
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const seg = segments[i]!;
+    if (seg.nextOffset === seg.baseOffset) continue;
+    const pos = seg.locate(seg.nextOffset - 1);
+    if (pos < 0 || !seg.loadHeader(pos)) throw new Error(`segment ${seg.path}: last batch unreadable after recovery`);
+    return lastHeader.leaderEpoch();
+  }
+  return -1;
+}
+
+function epochsFromHeaders(segments: readonly Segment[]): LeaderEpochCache {
+  const cache = new LeaderEpochCache();
+  for (const seg of segments) {
+    new BatchScanner(seg.fd, seg.committedSize).scan(0, false, (h) => {
+      const epoch = h.readInt32BE(BatchField.partitionLeaderEpoch);
+      if (epoch > cache.latestEpoch) cache.assign(epoch, readInt64(h, BatchField.baseOffset));
+      return true;
+    });
+  }
+  return cache;
+}
+
+/**
+ * The checkpointed cache cut to the recovered log. Epochs only grow along the log and a stale
+ * checkpoint is an older prefix of the cache, so it is right exactly when its latest epoch is the
+ * last batch's; otherwise (or when it is unusable and the log has epochs) the headers are walked.
+ */
+function recoverEpochs(dir: string, segments: readonly Segment[], stats: RecoveryStats): LeaderEpochCache {
+  const path = join(dir, LEADER_EPOCH_FILE);
+  const file = readFileIfPresent(path);
+  const saved = file && LeaderEpochCache.decode(file);
+  const cutStart = saved?.truncateFromStart(segments[0]!.baseOffset) ?? false;
+  const cutEnd = saved?.truncateFromEnd(segments[segments.length - 1]!.nextOffset) ?? false;
+  const cut = cutStart || cutEnd;
+  const lastEpoch = lastBatchEpoch(segments);
+  if (saved === null ? lastEpoch < 0 : saved.latestEpoch === lastEpoch) {
+    const cache = saved ?? new LeaderEpochCache();
+    if (cut) writeFileAtomicSync(path, cache.encode(), true);
+    return cache;
+  }
+  stats.rebuiltEpochCache = true;
+  const rebuilt = epochsFromHeaders(segments);
+  writeFileAtomicSync(path, rebuilt.encode(), true);
+  return rebuilt;
+}
+
+function newStats(clean: boolean): RecoveryStats {
+  return {
+    clean,
+    loadedSegments: 0,
+    scannedSegments: 0,
+    scannedBatches: 0,
+    scannedBytes: 0,
+    rebuiltIndexes: 0,
+    truncatedBytes: 0,
+    deletedSegments: 0,
+    snapshotOffset: -1,
+    replayedBatches: 0,
+    finishedTruncationAt: -1,
+    rebuiltEpochCache: false,
+  };
+}
+
 /** mkdir -p that also makes the new directory entries durable (each new directory's parent is fsynced). */
 function makeDirDurably(dir: string): void {
   const created = mkdirSync(dir, { recursive: true });
@@ -234,18 +335,7 @@ export function recoverLog(dir: string, config: LogConfig, now: () => number): R
   makeDirDurably(dir);
   const listing = listDir(dir);
   const cp = readCheckpoint(dir);
-  const stats: RecoveryStats = {
-    clean: cp?.clean === true,
-    loadedSegments: 0,
-    scannedSegments: 0,
-    scannedBatches: 0,
-    scannedBytes: 0,
-    rebuiltIndexes: 0,
-    truncatedBytes: 0,
-    deletedSegments: 0,
-    snapshotOffset: -1,
-    replayedBatches: 0,
-  };
+  const stats = newStats(cp?.clean === true);
   const t = now();
   const segments = openSegments(dir, listing.segmentBases, t);
   const checkpointStart = cp?.logStartOffset ?? 0;
@@ -259,6 +349,11 @@ export function recoverLog(dir: string, config: LogConfig, now: () => number): R
   }
   if (cp?.clean && cp.recoveryPoint < segments[segments.length - 1]!.baseOffset) stats.clean = false;
   recoverSegments(segments, stats.clean ? cp : cp && { ...cp, clean: false }, config, stats);
+  finishTruncation(dir, segments, config, stats);
   const producers = recoverProducers(dir, segments, listing.snapshotOffsets, config, now, stats);
-  return { segments, producers, stats };
+  const epochs = recoverEpochs(dir, segments, stats);
+  const start = segments[0]!.baseOffset;
+  const end = segments[segments.length - 1]!.nextOffset;
+  const highWatermark = Math.min(Math.max(readOffsetFile(dir, HIGH_WATERMARK_FILE) ?? start, start), end);
+  return { segments, producers, epochs, highWatermark, stats };
 }

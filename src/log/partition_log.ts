@@ -1,21 +1,36 @@
 // A partition's durable log: a directory of segments that hold record batches exactly as
 // validated, appended by the partition actor on its shard worker (the only thread that touches it).
 // Appends are staged in memory and handed to the shard's GroupCommitter through `commitPort`;
-// they become readable (the high watermark advances) only when the commit holding them lands,
-// and are rolled back if it fails. Segments roll by size and age; once a rolled segment is wholly
-// committed it is sealed in the background (fdatasync, indexes persisted, producer snapshot) and the
-// recovery point moves past it, so a crash rescans only the unsealed tail.
-// Invariants: logStartOffset <= highWatermark <= logEndOffset; bytes and offsets below the high
-// watermark never change; at most one commit is in flight.
-import { closeSync, fsyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+// they become durable (written, and fdatasync'ed under flush=always) when the commit holding them
+// lands, and are rolled back if it fails. Segments roll by size and age; once a rolled segment is
+// wholly committed it is sealed in the background (fdatasync, indexes persisted, producer snapshot)
+// and the recovery point moves past it, so a crash rescans only the unsealed tail.
+// Three offsets: logEndOffset (next offset to assign, staged data included), durableOffset
+// (everything below is in the files) and highWatermark (clients read below it). The high watermark
+// follows the durable offset on each commit by default (a single-node broker); under the 'owner'
+// policy only updateHighWatermark moves it (a replicated leader or follower), and it is restored
+// from `high-watermark-checkpoint` on open. The high watermark never passes the durable offset,
+// unlike a Kafka follower's, which may pass its own flush: here readers can only be served bytes
+// that are in the files, so a leader's high watermark ahead of this log is clamped to it.
+// A leader-epoch cache records where each leader epoch starts (OffsetsForLeaderEpoch) and is
+// persisted as `leader-epoch-checkpoint`. truncateTo cuts the log back to a batch boundary for a
+// follower whose tail diverged; it refuses while appends are staged or in flight, and is
+// crash-safe: its target is persisted first and an interrupted truncation is finished on open.
+// Invariants (asserted where they change): logStartOffset <= highWatermark <= durableOffset <=
+// logEndOffset; all three only grow except through truncateTo (and a failed commit's rollback,
+// which moves logEndOffset back to durableOffset); bytes below the durable offset never change
+// except by truncateTo; at most one commit is in flight.
+import { closeSync, fdatasyncSync, fsyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { ErrorCode } from '../protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { CommitPort } from './commit_port.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
+import { LEADER_EPOCH_FILE, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
 import { assertLogConfig, type LogConfig } from './log_config.js';
-import { writeCheckpoint, writeFileAtomicSync } from './log_checkpoint.js';
+import { HIGH_WATERMARK_FILE, TRUNCATION_FILE, writeCheckpoint, writeFileAtomicSync, writeOffsetFile } from './log_checkpoint.js';
 import { findMaxTimestamp, findOffsetForTimestamp, type OffsetAndTimestamp } from './log_timestamps.js';
-import { recoverLog, type RecoveryStats } from './log_recovery.js';
+import { rebuildProducers, recoverLog, type RecoveryStats } from './log_recovery.js';
+import { truncateSegments } from './log_truncation.js';
 import type { ProducerStateTable } from './producer_state.js';
 import { setLogAppendTime, stampBatch, type BatchHeader } from '../protocol/record_batch.js';
 import { lastHeader, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
@@ -24,6 +39,20 @@ import { StagingArea } from './staging.js';
 
 export type { LogConfig } from './log_config.js';
 export type { RecoveryStats } from './log_recovery.js';
+export type { EpochEndOffset, EpochEntry } from './leader_epoch_cache.js';
+
+export interface PartitionLogOptions {
+  /**
+   * Who moves the high watermark: 'durable' (the default) makes the log set it to the durable
+   * offset whenever a commit lands; under 'owner' only updateHighWatermark moves it.
+   */
+  highWatermark?: 'durable' | 'owner';
+  /** Told of each storage failure the log absorbs (retried later, or costing a longer recovery). */
+  onWarning?: (what: string, err: StorageError) => void;
+}
+
+/** Where reads stop: the high watermark (clients) or the durable log end (followers). */
+export type ReadIsolation = 'high-watermark' | 'log-end';
 
 export interface FileRange {
   path: string;
@@ -51,6 +80,15 @@ const SNAPSHOTS_KEPT = 2;
 
 type LogState = 'open' | 'closing' | 'deleting' | 'closed';
 
+/** A read limit inside the durable data: the batch boundary `pos` in `seg`, where offset `offset` starts. */
+interface ReadBound {
+  readonly seg: Segment;
+  readonly pos: number;
+  readonly offset: number;
+  /** The high watermark it was computed for (a mid-batch one bounds at that batch's start). */
+  readonly forOffset: number;
+}
+
 function readError(error: ErrorCode): ReadResult {
   return { error, ranges: [], bytes: 0 };
 }
@@ -61,9 +99,16 @@ export class PartitionLog {
   readonly commitPort: CommitPort;
   private config: LogConfig;
   private readonly segments: Segment[];
-  private readonly producers: ProducerStateTable;
+  private producers: ProducerStateTable;
+  private readonly epochs: LeaderEpochCache;
+  private readonly hwFollowsDurable: boolean;
+  private readonly onWarning: ((what: string, err: StorageError) => void) | undefined;
+  private warning: StorageError | null = null;
   private leo: number;
+  private durable: number;
   private hw: number;
+  /** Where high-watermark reads stop while the high watermark is below the durable offset; null when they are equal. */
+  private hwBound: ReadBound | null = null;
   private committedBytes = 0;
   private checkpointedRecoveryPoint = -1;
   private leaderEpoch = -1;
@@ -85,13 +130,20 @@ export class PartitionLog {
     config: LogConfig,
     private readonly io: IoBackend,
     private readonly now: () => number,
+    options: PartitionLogOptions,
   ) {
     this.config = config;
+    this.hwFollowsDurable = (options.highWatermark ?? 'durable') === 'durable';
+    this.onWarning = options.onWarning;
     const rec = recoverLog(dir, config, now);
     this.segments = rec.segments;
     this.producers = rec.producers;
+    this.epochs = rec.epochs;
     this.recovery = rec.stats;
-    this.leo = this.hw = this.active.nextOffset;
+    this.leo = this.durable = this.active.nextOffset;
+    this.hw = this.hwFollowsDurable ? this.durable : rec.highWatermark;
+    this.refreshHwBound();
+    this.checkOffsets();
     for (const seg of this.segments) this.committedBytes += seg.committedSize;
     this.dirFd = openSync(dir, 'r');
     const log = this;
@@ -108,9 +160,9 @@ export class PartitionLog {
   }
 
   /** Opens (creating if needed) and recovers the log in `dir`; synchronous. */
-  static open(dir: string, config: LogConfig, io: IoBackend, now: () => number): PartitionLog {
+  static open(dir: string, config: LogConfig, io: IoBackend, now: () => number, options: PartitionLogOptions = {}): PartitionLog {
     assertLogConfig(config);
-    return new PartitionLog(dir, config, io, now);
+    return new PartitionLog(dir, config, io, now, options);
   }
 
   get logStartOffset(): number {
@@ -121,8 +173,42 @@ export class PartitionLog {
     return this.leo;
   }
 
+  /** Everything below is written to the segment files (and fdatasync'ed under flush=always). */
+  get durableOffset(): number {
+    return this.durable;
+  }
+
   get highWatermark(): number {
     return this.hw;
+  }
+
+  /**
+   * Moves the high watermark up to `offset`, clamped to the durable offset; a lower value than the
+   * current one is ignored (as a follower ignores a stale leader high watermark). Returns the new
+   * high watermark. Reads stop at the batch boundary at or below it.
+   */
+  updateHighWatermark(offset: number): number {
+    const next = Math.min(offset, this.durable);
+    if (next <= this.hw) return this.hw;
+    this.hw = next;
+    this.refreshHwBound();
+    this.checkOffsets();
+    return this.hw;
+  }
+
+  /** Persists the high watermark (the owner calls this periodically; close and seals do too). */
+  checkpointHighWatermark(): void {
+    if (this.state === 'closed') throw new StorageError(`log ${this.dir} is closed`);
+    try {
+      writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, false);
+    } catch (err) {
+      throw StorageError.from(err, `checkpoint high watermark of ${this.dir}`);
+    }
+  }
+
+  /** The last storage failure the log absorbed itself (see PartitionLogOptions.onWarning), with its cause. */
+  get lastWarning(): StorageError | null {
+    return this.warning;
   }
 
   /** Committed bytes across all segments. */
@@ -149,9 +235,27 @@ export class PartitionLog {
     return this.segments.length;
   }
 
-  /** Stamped into every appended batch's partitionLeaderEpoch (-1 until a leader epoch is known). */
+  /**
+   * Stamped into every appended batch's partitionLeaderEpoch (-1 until a leader epoch is known);
+   * the first batch of a new epoch starts its leader-epoch cache entry. Epochs never go back:
+   * one below the current or the cache's latest is FENCED_LEADER_EPOCH.
+   */
   setLeaderEpoch(epoch: number): void {
+    const current = Math.max(this.leaderEpoch, this.epochs.latestEpoch);
+    if (!Number.isSafeInteger(epoch) || epoch < current || epoch > 0x7fffffff) {
+      throw new KafkaError(ErrorCode.FENCED_LEADER_EPOCH, `leader epoch ${epoch} for ${this.dir} is below ${current} or invalid`);
+    }
     this.leaderEpoch = epoch;
+  }
+
+  /** The leader-epoch cache: (epoch, start offset) for each epoch in the log, ascending. */
+  get epochEntries(): readonly EpochEntry[] {
+    return this.epochs.entries;
+  }
+
+  /** OffsetsForLeaderEpoch: where `epoch`'s history ends in this log (the log end for the latest epoch). */
+  endOffsetForEpoch(epoch: number): EpochEndOffset {
+    return this.epochs.endOffsetFor(epoch, this.leo);
   }
 
   private get active(): Segment {
@@ -174,13 +278,15 @@ export class PartitionLog {
     if (this.shouldRoll(seg, batch.length, header.lastOffsetDelta, now)) {
       try {
         seg = this.roll(now);
-      } catch {
+      } catch (err) {
+        this.warn('roll', err);
         return STORAGE_FAILURE;
       }
     }
     const baseOffset = this.leo;
     const lastOffset = baseOffset + header.lastOffsetDelta;
     stampBatch(batch, baseOffset, this.leaderEpoch);
+    if (this.leaderEpoch >= 0 && this.epochs.assign(this.leaderEpoch, baseOffset)) this.saveEpochs();
     let maxTimestamp = header.maxTimestamp;
     let logAppendTime = -1;
     if (this.config.timestampType === 'LogAppendTime') {
@@ -221,32 +327,38 @@ export class PartitionLog {
   }
 
   /**
-   * Whole committed batches from the one containing fetchOffset, up to maxBytes (at least one batch
-   * when minOneBatch, KIP-74); empty at or past the high watermark.
+   * Whole durable batches from the one containing fetchOffset, up to maxBytes (at least one batch
+   * when minOneBatch, KIP-74); empty at or past the bound: the high watermark for clients (a batch
+   * the high watermark falls inside is not returned), the durable log end for followers.
    */
-  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean): ReadResult {
+  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, isolation: ReadIsolation = 'high-watermark'): ReadResult {
     if (this.state === 'closed') return readError(ErrorCode.KAFKA_STORAGE_ERROR);
     if (fetchOffset < this.logStartOffset || fetchOffset > this.leo) return readError(ErrorCode.OFFSET_OUT_OF_RANGE);
-    if (fetchOffset >= this.hw) return readError(ErrorCode.NONE);
+    const bound = isolation === 'high-watermark' ? this.hwBound : null;
+    if (fetchOffset >= (bound ? bound.offset : this.durable)) return readError(ErrorCode.NONE);
     try {
-      return this.readCommitted(fetchOffset, maxBytes, minOneBatch);
-    } catch {
+      return this.readDurable(fetchOffset, maxBytes, minOneBatch, bound);
+    } catch (err) {
+      this.warn('read', err);
       return readError(ErrorCode.KAFKA_STORAGE_ERROR);
     }
   }
 
-  private readCommitted(fetchOffset: number, maxBytes: number, minOneBatch: boolean): ReadResult {
+  /** Reads below `bound` (a position in the durable data), or up to the durable end when null. */
+  private readDurable(fetchOffset: number, maxBytes: number, minOneBatch: boolean, bound: ReadBound | null): ReadResult {
     let i = this.segmentIndexFor(fetchOffset);
     let seg = this.segments[i]!;
-    const hinted = seg === this.hintSeg && fetchOffset === this.hintOffset && this.hintPos < seg.committedSize;
+    let atBound = seg === bound?.seg;
+    let limit = atBound ? bound!.pos : seg.committedSize;
+    const hinted = seg === this.hintSeg && fetchOffset === this.hintOffset && this.hintPos < limit;
     let pos = hinted ? this.hintPos : seg.locate(fetchOffset);
     if (pos < 0) return readError(ErrorCode.KAFKA_STORAGE_ERROR);
     const ranges: FileRange[] = [];
     let bytes = 0;
     let needOne = minOneBatch;
     for (;;) {
-      let end = seg.boundaryAtOrBefore(pos, Math.min(seg.committedSize, pos + Math.max(0, maxBytes - bytes)));
-      let endOffset = end >= seg.committedSize ? seg.committedNextOffset : lastHeader.baseOffset();
+      let end = seg.boundaryAtOrBefore(pos, Math.min(limit, pos + Math.max(0, maxBytes - bytes)));
+      let endOffset = end >= limit ? (atBound ? bound!.offset : seg.committedNextOffset) : lastHeader.baseOffset();
       if (end === pos && needOne && seg.loadHeader(pos)) {
         end = pos + lastHeader.size();
         endOffset = lastHeader.lastOffset() + 1;
@@ -259,12 +371,27 @@ export class PartitionLog {
       this.hintSeg = seg;
       this.hintPos = end;
       this.hintOffset = endOffset;
-      if (end < seg.committedSize || bytes >= maxBytes || ++i >= this.segments.length) break;
+      if (end < limit || atBound || bytes >= maxBytes || ++i >= this.segments.length) break;
       seg = this.segments[i]!;
       pos = 0;
-      if (seg.committedSize === 0) break;
+      atBound = seg === bound?.seg;
+      limit = atBound ? bound!.pos : seg.committedSize;
+      if (limit === 0) break;
     }
     return { error: ErrorCode.NONE, ranges, bytes };
+  }
+
+  /** Recomputes where high-watermark reads stop, after the high watermark or the durable offset moved. */
+  private refreshHwBound(): void {
+    if (this.hw === this.durable) {
+      this.hwBound = null;
+      return;
+    }
+    if (this.hwBound?.forOffset === this.hw) return;
+    const seg = this.segments[this.segmentIndexFor(this.hw)]!;
+    const pos = seg.locate(this.hw);
+    if (pos < 0) throw new StorageError(`log ${this.dir}: no batch holds the high watermark ${this.hw}`);
+    this.hwBound = { seg, pos, offset: lastHeader.baseOffset(), forOffset: this.hw };
   }
 
   /** Index of the last segment whose base offset is <= offset. */
@@ -301,19 +428,19 @@ export class PartitionLog {
   /** Deletes whole old segments by retentionMs and retentionBytes; advances the log start offset. */
   enforceRetention(): void {
     if (this.state !== 'open' || this.offline) return;
-    const before = this.segments.length;
+    // Compared by log start, not segment count: replacing an expired active segment keeps the count.
+    const startBefore = this.logStartOffset;
     const now = this.now();
     try {
       if (this.config.retentionMs >= 0) this.retainByTime(now);
       if (this.config.retentionBytes >= 0) this.retainBySize();
-    } catch {
+    } catch (err) {
       // A segment that could not be replaced or unlinked is retried on the next call; files left
       // below the checkpointed log start are removed at the next open.
+      this.warn('retention', err);
     }
     this.producers.expire();
-    if (this.segments.length === before) return;
-    this.producers.removeBefore(this.logStartOffset);
-    this.updateRecoveryPoint(true);
+    if (this.logStartOffset !== startBefore) this.startMoved();
   }
 
   /**
@@ -324,18 +451,34 @@ export class PartitionLog {
     if (this.state !== 'open' || this.offline) return 0;
     let deleted = 0;
     try {
-      while (this.segments.length > 1 && !this.segments[0]!.busy && this.segments[1]!.baseOffset <= offset) {
+      while (this.oldestDeletable() && this.segments[1]!.baseOffset <= offset) {
         this.deleteOldest();
         deleted++;
       }
-    } catch {
+    } catch (err) {
       // As for retention: what could not be unlinked is retried next time or removed at open.
+      this.warn('delete segments', err);
     }
-    if (deleted > 0) {
-      this.producers.removeBefore(this.logStartOffset);
-      this.updateRecoveryPoint(true);
-    }
+    if (deleted > 0) this.startMoved();
     return deleted;
+  }
+
+  /**
+   * The oldest segment may go: it is not the active one, nothing of it is staged, and it lies
+   * wholly below the high watermark (so the log start never passes it).
+   */
+  private oldestDeletable(): boolean {
+    return this.segments.length > 1 && !this.segments[0]!.busy && this.segments[1]!.baseOffset <= this.hw;
+  }
+
+  /** The log start moved: producer state and the epoch cache forget what lay below it. */
+  private startMoved(): void {
+    this.producers.removeBefore(this.logStartOffset);
+    const moved = this.epochs.truncateFromStart(this.logStartOffset);
+    // Retention that empties the log leaves no batch of any epoch: no entry either, as recovery finds it.
+    const emptied = this.epochs.truncateFromEnd(this.leo);
+    if (moved || emptied) this.saveEpochs();
+    this.updateRecoveryPoint(true);
   }
 
   private retainByTime(now: number): void {
@@ -344,16 +487,21 @@ export class PartitionLog {
       if (seg.busy || seg.committedSize === 0) return;
       const newest = seg.committedMaxTimestamp >= 0 ? seg.committedMaxTimestamp : seg.createdAt;
       if (now - newest <= this.config.retentionMs) return;
-      // An expired active segment (nothing staged: it is not busy) is replaced by an empty one first.
-      if (this.segments.length === 1) this.createActiveSegment(now);
+      // An expired active segment (nothing staged: it is not busy) is replaced by an empty one
+      // first, once everything in it is below the high watermark.
+      if (this.segments.length === 1) {
+        if (this.hw < this.leo) return;
+        this.createActiveSegment(now);
+      } else if (!this.oldestDeletable()) {
+        return;
+      }
       this.deleteOldest();
     }
   }
 
   private retainBySize(): void {
-    while (this.segments.length > 1) {
-      const seg = this.segments[0]!;
-      if (seg.busy || this.committedBytes - seg.committedSize < this.config.retentionBytes) return;
+    while (this.oldestDeletable()) {
+      if (this.committedBytes - this.segments[0]!.committedSize < this.config.retentionBytes) return;
       this.deleteOldest();
     }
   }
@@ -362,6 +510,57 @@ export class PartitionLog {
     const seg = this.segments.shift()!;
     this.committedBytes -= seg.committedSize;
     seg.delete();
+  }
+
+  /**
+   * Cuts the log back to `offset` (a follower whose tail diverged from the leader's, KIP-101): every
+   * batch at or past it goes, and one that `offset` falls inside goes whole, so the log ends at the
+   * batch boundary at or below `offset`. The durable offset and high watermark come down with it,
+   * the epoch cache and producer state are as they were at that point. Returns the new log end.
+   * Throws KafkaError OFFSET_OUT_OF_RANGE below the log start, StorageError when the log is not
+   * open or the files could not be cut (the log is then offline; the next open finishes the cut),
+   * and a plain Error while appends are staged or in flight: the owner commits them first.
+   * Crash-safe: the target is persisted before anything is cut and removed after the cut is durable.
+   */
+  truncateTo(offset: number): number {
+    if (this.state !== 'open' || this.offline) throw new StorageError(`log ${this.dir} is not open`);
+    if (!Number.isSafeInteger(offset) || offset < this.logStartOffset) {
+      throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `truncation to ${offset} below the log start ${this.logStartOffset} of ${this.dir}`);
+    }
+    if (this.inFlight || !this.pending.isEmpty) throw new Error(`log ${this.dir}: truncation while appends are staged`);
+    if (offset >= this.leo) return this.leo;
+    try {
+      this.cutTo(offset);
+    } catch (err) {
+      this.offline = true;
+      throw StorageError.from(err, `truncate ${this.dir} to ${offset}`);
+    }
+    this.checkOffsets();
+    return this.leo;
+  }
+
+  private cutTo(offset: number): void {
+    writeOffsetFile(this.dir, TRUNCATION_FILE, offset, true);
+    // The segment being cut must be rescanned after a crash: move the recovery point below it first.
+    const rp = Math.min(this.checkpointedRecoveryPoint, this.segments[this.segmentIndexFor(offset)]!.baseOffset);
+    writeCheckpoint(this.dir, { clean: false, logStartOffset: this.logStartOffset, recoveryPoint: rp }, true);
+    fsyncSync(this.dirFd);
+    this.checkpointedRecoveryPoint = rp;
+    const end = truncateSegments(this.segments, offset, this.config.indexIntervalBytes);
+    fdatasyncSync(this.active.fd);
+    fsyncSync(this.dirFd);
+    this.leo = this.durable = end;
+    this.hw = Math.min(this.hw, end);
+    this.refreshHwBound();
+    this.hintSeg = null;
+    this.committedBytes = this.segments.reduce((n, seg) => n + seg.committedSize, 0);
+    this.epochs.truncateFromEnd(end);
+    writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), true);
+    this.producers = rebuildProducers(this.dir, this.segments, this.config, this.now);
+    // Gone before later appends can be durable: a leftover target would cut them at the next open.
+    unlinkSync(join(this.dir, TRUNCATION_FILE));
+    fsyncSync(this.dirFd);
+    this.updateRecoveryPoint();
   }
 
   updateConfig(config: LogConfig): void {
@@ -411,6 +610,8 @@ export class PartitionLog {
     this.active.appendTimeEntry();
     for (const seg of this.segments) if (!seg.sealed) seg.sealSync();
     this.writeSnapshot(this.leo, this.producers.encode(), true);
+    writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), true);
+    writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, true);
     writeCheckpoint(this.dir, { clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }, true);
     fsyncSync(this.dirFd);
   }
@@ -457,7 +658,11 @@ export class PartitionLog {
           seg.committedOffsetOfMaxTimestamp = run.offsetOfMaxTimestamp;
         }
       }
-      this.hw = area.endOffset;
+      if (area.endOffset <= this.durable) throw new Error(`log ${this.dir}: commit ending at ${area.endOffset} does not pass ${this.durable}`);
+      this.durable = area.endOffset;
+      if (this.hwFollowsDurable) this.hw = this.durable;
+      this.refreshHwBound();
+      this.checkOffsets();
       this.committedBytes += area.bytes;
       area.reset();
       this.spare = area;
@@ -501,22 +706,24 @@ export class PartitionLog {
     else if (this.state !== 'closed') this.finish();
   }
 
-  /** Forgets everything past the high watermark: staged segments go, the rest are truncated. */
+  /** Forgets everything past the durable offset: staged segments go, the rest are truncated. */
   private rollbackToCommitted(): void {
     try {
-      while (this.segments.length > 1 && this.active.baseOffset > this.hw) {
+      while (this.segments.length > 1 && this.active.baseOffset > this.durable) {
         this.segments.pop()!.delete();
       }
       for (let i = this.segments.length - 1; i >= 0 && !this.segments[i]!.sealed; i--) {
         const seg = this.segments[i]!;
         if (seg.size !== seg.committedSize) seg.rollbackToCommitted();
       }
-    } catch {
+    } catch (err) {
       this.offline = true;
+      this.warn('roll back staged appends', err);
     }
     this.active.snapshotAtEnd = null;
-    this.leo = this.hw;
-    this.producers.truncateFrom(this.hw);
+    this.leo = this.durable;
+    this.producers.truncateFrom(this.durable);
+    if (this.epochs.truncateFromEnd(this.durable)) this.saveEpochs();
   }
 
   // ---- sealing: rolled segments become durable and leave the recovery range ----
@@ -532,6 +739,7 @@ export class PartitionLog {
   /** fdatasyncs the segment and writes its indexes with their own descriptors (close() may run meanwhile). */
   private startSeal(seg: Segment): void {
     seg.sealing = true;
+    const attempt = ++seg.sealAttempt;
     const fds: number[] = [];
     try {
       fds.push(openSync(seg.path, 'r'), openSync(this.dir, 'r'));
@@ -544,28 +752,34 @@ export class PartitionLog {
         { fd: timeIndex, chunks: [seg.timeIndex.encode()], position: 0 },
       ];
       this.io.commit(writes, fds).then(
-        () => this.sealDone(seg, fds, true),
-        () => this.sealDone(seg, fds, false),
+        () => this.sealDone(seg, attempt, fds, null),
+        (err: unknown) => this.sealDone(seg, attempt, fds, err ?? new Error('seal failed')),
       );
-    } catch {
-      this.sealDone(seg, fds, false);
+    } catch (err) {
+      this.sealDone(seg, attempt, fds, err);
     }
   }
 
-  private sealDone(seg: Segment, fds: readonly number[], ok: boolean): void {
+  /** `error` is null on success. A seal voided meanwhile (by truncation or deletion) changes nothing. */
+  private sealDone(seg: Segment, attempt: number, fds: readonly number[], error: unknown): void {
     for (const fd of fds) closeSync(fd);
+    if (attempt !== seg.sealAttempt) return;
     seg.sealing = false;
     if (this.state !== 'open') return;
-    if (!ok) {
+    if (error !== null) {
       seg.sealFailed = true;
+      this.warn(`seal ${seg.path}`, error);
       return;
     }
     seg.sealed = true;
     seg.syncedSize = seg.committedSize;
     try {
       if (seg.snapshotAtEnd) this.writeSnapshot(seg.nextOffset, seg.snapshotAtEnd, false);
-    } catch {
-      // Without this snapshot recovery replays producer state from an older one.
+      writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, false);
+    } catch (err) {
+      // Without this snapshot recovery replays producer state from an older one; an older high
+      // watermark checkpoint only makes the owner's next start more conservative.
+      this.warn('seal checkpoints', err);
     }
     seg.snapshotAtEnd = null;
     this.updateRecoveryPoint();
@@ -593,8 +807,35 @@ export class PartitionLog {
     this.checkpointedRecoveryPoint = rp;
     try {
       writeCheckpoint(this.dir, { clean: false, logStartOffset: this.logStartOffset, recoveryPoint: rp }, false);
-    } catch {
+    } catch (err) {
       // A stale checkpoint only makes the next recovery scan more.
+      this.warn('checkpoint', err);
     }
+  }
+
+  /**
+   * Persists the leader-epoch cache after an append started an epoch or the cache was cut. Not
+   * fsynced here: the next synced commit makes the rename durable with the data, and recovery
+   * rebuilds the cache from batch headers whenever the file it finds disagrees with the log.
+   */
+  private saveEpochs(): void {
+    try {
+      writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), false);
+      this.dirDirty = true;
+    } catch (err) {
+      this.warn('leader-epoch checkpoint', err);
+    }
+  }
+
+  /** Keeps the cause of a storage failure the log absorbed, and reports it. */
+  private warn(what: string, err: unknown): void {
+    this.warning = StorageError.from(err, `${what} (${this.dir})`);
+    this.onWarning?.(what, this.warning);
+  }
+
+  /** Cheap invariant check where offsets move; a failure is a bug in the log. */
+  private checkOffsets(): void {
+    if (this.logStartOffset <= this.hw && this.hw <= this.durable && this.durable <= this.leo) return;
+    throw new Error(`log ${this.dir}: offsets out of order: start ${this.logStartOffset}, hw ${this.hw}, durable ${this.durable}, end ${this.leo}`);
   }
 }

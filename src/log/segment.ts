@@ -1,12 +1,15 @@
 // One segment of a partition log: the `<20-digit base offset>.log` file, its sparse offset and
 // time indexes (in memory; persisted as `.index` / `.timeindex` when the segment is sealed or the
 // log closes), and the sizes that separate staged, committed and synced bytes. Owned by its
-// PartitionLog on the shard worker.
+// PartitionLog on the shard worker. A log truncation cuts the last surviving segment at a batch
+// boundary and walks its remaining batches again to rebuild what it knows.
 // Invariants: syncedSize <= committedSize <= size; every index entry points at a batch start;
 // bytes below committedSize are whole, CRC-valid batches with contiguous offsets starting at
 // baseOffset; only committed bytes are ever read back.
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { BatchScanner, type ScanResult } from './batch_scanner.js';
+import { StorageError } from './io_backend.js';
 import { writeFileAtomicSync } from './log_checkpoint.js';
 import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, readInt64 } from '../protocol/record_batch.js';
 import { KEY, OFFSET_INDEX, SparseIndex, TIME_INDEX, VALUE, type IndexFormat } from './sparse_index.js';
@@ -28,6 +31,7 @@ export const lastHeader = {
   lastOffset: (): number => readInt64(HDR, BatchField.baseOffset) + HDR.readInt32BE(BatchField.lastOffsetDelta),
   maxTimestamp: (): number => readInt64(HDR, BatchField.maxTimestamp),
   attributes: (): number => HDR.readInt16BE(BatchField.attributes),
+  leaderEpoch: (): number => HDR.readInt32BE(BatchField.partitionLeaderEpoch),
 };
 
 export class Segment {
@@ -52,6 +56,8 @@ export class Segment {
   sealing = false;
   /** An asynchronous seal failed; only close() retries it. */
   sealFailed = false;
+  /** Bumped when a seal starts and when a truncation cuts the segment: a seal that finishes under an older value is void. */
+  sealAttempt = 0;
   /** Size an in-flight fdatasync will make durable; -1 when none is in flight. */
   syncCapture = -1;
   /** Producer state as of nextOffset, written when the segment is sealed. */
@@ -152,6 +158,48 @@ export class Segment {
     this.nextOffset = this.baseOffset;
   }
 
+  /**
+   * Rebuilds offsets, timestamps and indexes from the batches in [0, endPos) (a recovery scan, or
+   * what survives a truncation), stopping at the first batch that is torn, out of sequence or, with
+   * verifyCrc, corrupt. Everything walked counts as committed.
+   */
+  reindex(endPos: number, verifyCrc: boolean, indexIntervalBytes: number): ScanResult & { batches: number } {
+    this.resetForScan();
+    let batches = 0;
+    const result = new BatchScanner(this.fd, endPos).scan(0, verifyCrc, (h, pos, size) => {
+      const base = readInt64(h, BatchField.baseOffset);
+      if (base !== this.nextOffset) return false;
+      const last = base + h.readInt32BE(BatchField.lastOffsetDelta);
+      if (last < base) return false;
+      this.noteBatch(pos, size, base, last, readInt64(h, BatchField.maxTimestamp), indexIntervalBytes);
+      batches++;
+      return true;
+    });
+    this.appendTimeEntry();
+    this.commitAll();
+    return { ...result, batches };
+  }
+
+  /** Makes a segment the active one again after a truncation: appendable, unsealed, any seal in progress voided. */
+  reopenAsActive(): void {
+    this.sealAttempt++;
+    this.sealed = this.sealing = this.sealFailed = false;
+    this.snapshotAtEnd = null;
+  }
+
+  /**
+   * Cuts the file at the batch boundary `pos` (a log truncation) and rebuilds from the batches
+   * left. Its persisted indexes are removed (they describe the old contents). The caller makes the new size durable.
+   */
+  truncateTo(pos: number, indexIntervalBytes: number): void {
+    this.reopenAsActive();
+    ftruncateSync(this.fd, pos);
+    this.removeFiles([this.indexPath(OFFSET_INDEX), this.indexPath(TIME_INDEX)]);
+    const walked = this.reindex(pos, false, indexIntervalBytes).endPos;
+    if (walked !== pos) throw new StorageError(`segment ${this.path}: batches end at ${walked}, not at the truncation point ${pos}`);
+    this.syncedSize = Math.min(this.syncedSize, pos);
+  }
+
   /** Adopts indexes loaded from disk (the segment's own bytes were not rescanned). */
   adoptIndexes(offsets: SparseIndex, times: SparseIndex, size: number, nextOffset: number): void {
     this.offsetIndex.clear();
@@ -217,7 +265,12 @@ export class Segment {
   /** Closes and removes the segment's files. */
   delete(): void {
     this.close();
-    for (const path of [this.path, this.indexPath(OFFSET_INDEX), this.indexPath(TIME_INDEX)]) {
+    this.sealAttempt++;
+    this.removeFiles([this.path, this.indexPath(OFFSET_INDEX), this.indexPath(TIME_INDEX)]);
+  }
+
+  private removeFiles(paths: readonly string[]): void {
+    for (const path of paths) {
       try {
         unlinkSync(path);
       } catch (err) {

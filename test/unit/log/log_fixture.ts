@@ -9,7 +9,7 @@ import { GroupCommitter, type FlushPolicy } from '../../../src/log/group_commit.
 import { StorageError, type IoBackend, type WriteOp } from '../../../src/log/io_backend.js';
 import { IO_MODES } from '../../../src/native/addon.js';
 import { selectIoBackend } from '../../../src/log/native_io.js';
-import { PartitionLog, type FileRange, type LogConfig } from '../../../src/log/partition_log.js';
+import { PartitionLog, type FileRange, type LogConfig, type PartitionLogOptions } from '../../../src/log/partition_log.js';
 import { validateProducedBatch } from '../../../src/protocol/record_batch.js';
 import { buildBatch, makeRecords, type BatchOptions } from './batch_builder.js';
 
@@ -136,7 +136,7 @@ export interface LogHarness {
   dispose(): Promise<void>;
 }
 
-export function openHarness(config = logConfig(), policy: FlushPolicy = { kind: 'always' }, dir = tempDir()): LogHarness {
+export function openHarness(config = logConfig(), policy: FlushPolicy = { kind: 'always' }, dir = tempDir(), options: PartitionLogOptions = {}): LogHarness {
   const io = new RecordingIo();
   const clock = new Clock();
   const errors: StorageError[] = [];
@@ -147,9 +147,9 @@ export function openHarness(config = logConfig(), policy: FlushPolicy = { kind: 
     clock,
     committer,
     errors,
-    log: PartitionLog.open(dir, config, io, clock.now),
+    log: PartitionLog.open(dir, config, io, clock.now, options),
     reopen(cfg = config) {
-      h.log = PartitionLog.open(dir, cfg, io, clock.now);
+      h.log = PartitionLog.open(dir, cfg, io, clock.now, options);
       return h.log;
     },
     async dispose() {

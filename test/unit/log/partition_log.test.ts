@@ -1,5 +1,6 @@
 // PartitionLog behaviour on a real directory: offsets, visibility at commit, reads (containing batch,
-// maxBytes, KIP-74), rolls, retention, LogAppendTime, timestamps, and a model-based read property.
+// maxBytes, KIP-74), rolls, retention, LogAppendTime, timestamps, a model-based read property, and
+// the reporting of storage failures the log absorbs.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +9,8 @@ import fc from 'fast-check';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { batchCrcMatches, readBatchHeader, validateProducedBatch } from '../../../src/protocol/record_batch.js';
 import { buildBatch, DEFAULT_TIMESTAMP, makeRecords } from './batch_builder.js';
-import { append, batchOf, logConfig, openHarness, readAll, readRanges, splitBatches } from './log_fixture.js';
+import { StorageError } from '../../../src/log/io_backend.js';
+import { append, batchOf, logConfig, openHarness, readAll, readRanges, splitBatches, waitFor } from './log_fixture.js';
 
 describe('PartitionLog append and read', () => {
   it('assigns consecutive offsets and exposes data only after the commit lands', async () => {
@@ -329,5 +331,36 @@ describe('PartitionLog model (property)', () => {
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('PartitionLog storage warnings', () => {
+  it('a failure the log absorbs (a background seal) is reported with its cause and kept as lastWarning', async () => {
+    const warnings: Array<[string, StorageError]> = [];
+    const h = openHarness(logConfig({ segmentBytes: 600 }), { kind: 'always' }, undefined, { onWarning: (what, err) => warnings.push([what, err]) });
+    try {
+      // The first segment rolls before it is committed, so its seal is the submission after the
+      // commit's; both are parked so that only the seal fails.
+      for (let i = 0; i < 3; i++) append(h.log, batchOf(2, 80));
+      const calls = h.io.calls.length;
+      h.io.hold();
+      const committed = h.committer.commit(h.log);
+      await waitFor(() => h.io.calls.length > calls, 'the group commit');
+      h.io.release();
+      h.io.hold();
+      await committed;
+      await waitFor(() => h.io.calls.length > calls + 1, 'the seal');
+      h.io.failNext(false);
+      h.io.release();
+      await waitFor(() => warnings.length > 0, 'the seal failure');
+      const [what, err] = warnings[0]!;
+      assert.match(what, /^seal /);
+      assert.ok(err instanceof StorageError);
+      assert.match(err.message, /injected write failure/);
+      assert.equal(h.log.lastWarning, err);
+      assert.equal(h.log.recoveryPoint, 0);
+    } finally {
+      await h.dispose();
+    }
   });
 });
