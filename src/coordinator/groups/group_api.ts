@@ -111,7 +111,8 @@ export interface CommitCall {
   groupInstanceId: string | null;
   /** OffsetCommit v2-4; -1 = the broker default. */
   retentionTimeMs: number;
-  topics: { name: string; partitions: { partition: number; offset: number; leaderEpoch: number; metadata: string | null }[] }[];
+  /** commitTimestamp: OffsetCommit v1's client clock; -1 = now (every other version). */
+  topics: { name: string; partitions: { partition: number; offset: number; leaderEpoch: number; metadata: string | null; commitTimestamp: number }[] }[];
 }
 
 export interface OffsetFetchCall {

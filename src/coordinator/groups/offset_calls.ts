@@ -35,7 +35,7 @@ export function commitOffsets(s: CoordinatorState, sink: GroupSink, ref: number,
       }
       records.push({
         kind: 'offset', groupId: call.groupId, topic: t.name, partition: p.partition,
-        value: { offset: p.offset, leaderEpoch: p.leaderEpoch, metadata, commitTimestamp: now, expireTimestamp },
+        value: { offset: p.offset, leaderEpoch: p.leaderEpoch, metadata, commitTimestamp: p.commitTimestamp >= 0 ? p.commitTimestamp : now, expireTimestamp },
       });
       return { partition: p.partition, errorCode: ErrorCode.NONE as number };
     }),

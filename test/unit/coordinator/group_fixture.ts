@@ -158,11 +158,11 @@ export function leaveCall(members: { memberId: string; groupInstanceId?: string 
 export function commitCall(
   memberId: string, generationId: number, offsets: Record<string, number>, o: Partial<CommitCall> = {},
 ): CommitCall {
-  const byTopic = new Map<string, { partition: number; offset: number; leaderEpoch: number; metadata: string | null }[]>();
+  const byTopic = new Map<string, CommitCall['topics'][number]['partitions']>();
   for (const [key, offset] of Object.entries(offsets)) {
     const [topic, partition] = key.split(':') as [string, string];
     const list = byTopic.get(topic) ?? [];
-    list.push({ partition: Number(partition), offset, leaderEpoch: 3, metadata: `m${offset}` });
+    list.push({ partition: Number(partition), offset, leaderEpoch: 3, metadata: `m${offset}`, commitTimestamp: -1 });
     byTopic.set(topic, list);
   }
   return {
