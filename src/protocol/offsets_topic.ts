@@ -86,8 +86,9 @@ export interface GroupMetadataMember {
   /** v1+. */
   rebalanceTimeout: number;
   sessionTimeout: number;
-  subscription: Buffer;
-  assignment: Buffer;
+  /** Decoded as Buffers (views of the value); any byte array encodes. */
+  subscription: Uint8Array;
+  assignment: Uint8Array;
 }
 
 export interface GroupMetadataValue {

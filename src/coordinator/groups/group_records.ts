@@ -104,8 +104,7 @@ function encodeClassicGroup(groupId: string, v: ClassicGroupRecordValue | null):
       members: v.members.map((m) => ({
         memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
         rebalanceTimeout: m.rebalanceTimeoutMs, sessionTimeout: m.sessionTimeoutMs,
-        subscription: Buffer.from(m.subscription.buffer, m.subscription.byteOffset, m.subscription.byteLength),
-        assignment: Buffer.from(m.assignment.buffer, m.assignment.byteOffset, m.assignment.byteLength),
+        subscription: m.subscription, assignment: m.assignment,
       })),
     }),
   };
