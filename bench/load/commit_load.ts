@@ -54,7 +54,7 @@ function commitRequest(groupId: string, topic: string, partitions: number): Offs
     groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1,
     topics: [{
       name: topic,
-      partitions: Array.from({ length: partitions }, (_, p) => ({ partitionIndex: p, committedOffset: 0, committedLeaderEpoch: -1, committedMetadata: null })),
+      partitions: Array.from({ length: partitions }, (_, p) => ({ partitionIndex: p, committedOffset: 0, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: null })),
     }],
   };
 }

@@ -6,14 +6,16 @@
 // and runs its one timer at the coordinator's next deadline. It also keeps the partition compact:
 // a KeyImage of the latest record per key is rewritten to the log once as many bytes have been
 // appended since the last rewrite as the image holds, and the segments before the rewrite are
-// then deleted, so the log stays within about two segments plus the live state.
+// then deleted, so the log stays within about two segments plus the live state. The image holds
+// what it loaded re-encoded by the codec, so records in an older layout are written in Kafka's
+// schemas by the first rewrite after a start (or sooner, by the next write of their key).
 import { closeSync, openSync, readSync } from 'node:fs';
 import { decodeRecordBatches, encodeRecordBatch } from '../protocol/records.js';
 import type { GroupCommitter } from '../log/group_commit.js';
 import { KeyImage, type KeyedRecord } from '../log/key_image.js';
 import { GroupCoordinator, type CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupRecord, GroupReply, TopicIndex } from '../coordinator/groups/group_api.js';
-import { decodeGroupRecord, encodeGroupRecord } from '../coordinator/groups/group_records.js';
+import { GroupRecordCodec, type RecordBytes } from '../coordinator/groups/group_records.js';
 import type { PartitionActor } from './partition_actor.js';
 
 const LOAD_CHUNK_BYTES = 4 << 20;
@@ -34,6 +36,7 @@ export class GroupCoordinatorActor {
   private timerAt = Infinity;
   private closed = false;
   private readonly image = new KeyImage();
+  private readonly codec = new GroupRecordCodec();
   private appendsInFlight = 0;
   private bytesSinceRewrite = 0;
   private rewriting = false;
@@ -84,7 +87,7 @@ export class GroupCoordinatorActor {
   }
 
   private append(token: number, records: GroupRecord[]): void {
-    const encoded = records.map(encodeGroupRecord);
+    const encoded = records.flatMap((r) => this.codec.encode(r));
     const batch = this.stage(encoded);
     if (batch < 0) {
       // Defer so effects of one call are applied in order before the failure feeds back.
@@ -105,12 +108,14 @@ export class GroupCoordinatorActor {
     return this.partition.append(batch).kind === 'error' ? -1 : batch.length;
   }
 
-  private settle(token: number, ok: boolean, records: readonly KeyedRecord[], bytes: number): void {
+  private settle(token: number, ok: boolean, records: readonly RecordBytes[], bytes: number): void {
     if (bytes > 0) this.appendsInFlight--;
     if (this.closed) return;
     if (ok) {
       for (const r of records) this.image.apply(r);
       this.bytesSinceRewrite += bytes;
+    } else {
+      this.codec.unwritten(records);
     }
     this.apply(this.coordinator.appended(token, ok, this.now()));
     this.maybeRewrite();
@@ -154,8 +159,30 @@ export class GroupCoordinatorActor {
     }, Math.max(0, at - this.now()));
   }
 
-  /** Every committed record of the partition, in log order. */
+  /** Every committed record of the partition, decoded, in log order; KIP-848 groups whole, at the end. */
   private *readAll(): Generator<GroupRecord> {
+    for (const raw of this.readKeyed()) {
+      this.image.apply(raw);
+      let decoded: GroupRecord | null;
+      try {
+        decoded = this.codec.decode(raw.key, raw.value);
+      } catch (err) {
+        this.hooks.badRecord(raw.offset, err);
+        continue;
+      }
+      if (decoded !== null) yield this.reencoded(decoded);
+    }
+    for (const group of this.codec.finishLoad()) yield this.reencoded(group);
+  }
+
+  /** A loaded record, whose key the image now holds as this code writes it (tombstones for members a group lost included). */
+  private reencoded(r: GroupRecord): GroupRecord {
+    for (const bytes of this.codec.encode(r)) this.image.apply(bytes);
+    return r;
+  }
+
+  /** Every committed keyed record of the partition, in log order, up to the first unreadable batch. */
+  private *readKeyed(): Generator<KeyedRecord & { offset: number }> {
     const log = this.partition.log;
     let offset = log.logStartOffset;
     while (offset < log.highWatermark) {
@@ -173,12 +200,7 @@ export class GroupCoordinatorActor {
         for (const r of batch.records) {
           if (r.offset < offset || r.key === null) continue;
           // Copies: views would pin the whole read chunk for as long as the key lives.
-          this.image.apply({ key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) });
-          try {
-            yield decodeGroupRecord(r.key, r.value);
-          } catch (err) {
-            this.hooks.badRecord(r.offset, err);
-          }
+          yield { offset: r.offset, key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) };
         }
         offset = batch.lastOffset + 1;
       }

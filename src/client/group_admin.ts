@@ -284,7 +284,7 @@ export async function commitGroupOffsets(conn: KafkaConnection, groupId: string,
     retentionTimeMs: -1,
     topics: [...byTopic(offsets)].map(([name, ps]) => ({
       name,
-      partitions: ps.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, committedMetadata: '' })),
+      partitions: ps.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: '' })),
     })),
   });
   const failed = res.topics.flatMap((t) => t.partitions.filter((p) => p.errorCode !== 0).map((p) => ({ ...p, topic: t.name })));

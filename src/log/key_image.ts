@@ -19,10 +19,10 @@ export class KeyImage {
     const k = r.key.toString('latin1');
     const prev = this.latest.get(k);
     if (prev) this.liveBytes -= prev.key.length + (prev.value?.length ?? 0);
-    if (r.value === null) {
-      this.latest.delete(k);
-      return;
-    }
+    // Deleted first so that the image lists keys in the order of their latest records, as
+    // compaction keeps them: a state spread over several keys is rewritten in the order it was last written.
+    this.latest.delete(k);
+    if (r.value === null) return;
     this.latest.set(k, r);
     this.liveBytes += r.key.length + r.value.length;
   }

@@ -441,14 +441,28 @@ function validateTags(fields: readonly Field[], version: number, flexible: boole
 
 // ---------------------------------------------------------------------------------------------
 
+type Codec = { decode: DecodeFn; encode: EncodeFn };
+
+/** Checks a schema and compiles one codec per version, minVersion first. */
+function compileVersions(d: MessageDefinition): Codec[] {
+  validateFields(d.fields, d.name);
+  const out: Codec[] = [];
+  for (let v = d.minVersion; v <= d.maxVersion; v++) {
+    const flexible = versionIn(d.flexibleVersions, v);
+    validateTags(d.fields, v, flexible, d.name);
+    out.push(new Gen(v, flexible).compile(d.fields));
+  }
+  return out;
+}
+
 class CompiledApi<Req, Res> implements Api<Req, Res> {
   readonly key: number;
   readonly name: string;
   readonly minVersion: number;
   readonly maxVersion: number;
   private readonly flex: boolean[] = [];
-  private readonly reqCodec: { decode: DecodeFn; encode: EncodeFn }[] = [];
-  private readonly resCodec: { decode: DecodeFn; encode: EncodeFn }[] = [];
+  private readonly reqCodec: Codec[];
+  private readonly resCodec: Codec[];
 
   constructor(readonly definition: ApiDefinition) {
     const d = definition;
@@ -456,16 +470,9 @@ class CompiledApi<Req, Res> implements Api<Req, Res> {
     this.name = d.name;
     this.minVersion = d.minVersion;
     this.maxVersion = d.maxVersion;
-    validateFields(d.request, `${d.name}Request`);
-    validateFields(d.response, `${d.name}Response`);
-    for (let v = d.minVersion; v <= d.maxVersion; v++) {
-      const flexible = versionIn(d.flexibleVersions, v);
-      validateTags(d.request, v, flexible, `${d.name}Request`);
-      validateTags(d.response, v, flexible, `${d.name}Response`);
-      this.flex.push(flexible);
-      this.reqCodec.push(new Gen(v, flexible).compile(d.request));
-      this.resCodec.push(new Gen(v, flexible).compile(d.response));
-    }
+    for (let v = d.minVersion; v <= d.maxVersion; v++) this.flex.push(versionIn(d.flexibleVersions, v));
+    this.reqCodec = compileVersions({ ...d, name: `${d.name}Request`, fields: d.request });
+    this.resCodec = compileVersions({ ...d, name: `${d.name}Response`, fields: d.response });
   }
 
   private index(version: number): number {
@@ -498,4 +505,55 @@ class CompiledApi<Req, Res> implements Api<Req, Res> {
 
 export function defineApi<Req, Res>(def: ApiDefinition): Api<Req, Res> {
   return new CompiledApi<Req, Res>(def);
+}
+
+/** A versioned data schema outside any API: Kafka's "data" messages, such as the records of `__consumer_offsets`. */
+export interface MessageDefinition {
+  readonly name: string;
+  readonly minVersion: number;
+  readonly maxVersion: number;
+  readonly flexibleVersions: string;
+  readonly fields: readonly Field[];
+}
+
+export interface Message<T> {
+  readonly name: string;
+  readonly minVersion: number;
+  readonly maxVersion: number;
+  /** Throws ProtocolError on bytes it cannot read or a version outside the schema's range. */
+  decode(version: number, r: Reader): T;
+  encode(version: number, value: T | Wire<T>, w: Writer): void;
+}
+
+class CompiledMessage<T> implements Message<T> {
+  readonly name: string;
+  readonly minVersion: number;
+  readonly maxVersion: number;
+  private readonly codecs: Codec[];
+
+  constructor(d: MessageDefinition) {
+    this.name = d.name;
+    this.minVersion = d.minVersion;
+    this.maxVersion = d.maxVersion;
+    this.codecs = compileVersions(d);
+  }
+
+  private codec(version: number): Codec {
+    if (!Number.isInteger(version) || version < this.minVersion || version > this.maxVersion) {
+      throw new ProtocolError(`${this.name} v${version} is not supported`);
+    }
+    return this.codecs[version - this.minVersion]!;
+  }
+
+  decode(version: number, r: Reader): T {
+    return this.codec(version).decode(r) as T;
+  }
+
+  encode(version: number, value: T | Wire<T>, w: Writer): void {
+    this.codec(version).encode(w, value);
+  }
+}
+
+export function defineMessage<T>(def: MessageDefinition): Message<T> {
+  return new CompiledMessage<T>(def);
 }

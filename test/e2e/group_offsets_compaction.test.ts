@@ -46,7 +46,7 @@ it('rewrites live offsets and drops superseded segments; commits survive kill -9
     await Promise.all(groups.map(async (groupId) => {
       const res = await conn.request(OffsetCommitApi, {
         groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1,
-        topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, p) => ({ partitionIndex: p, committedOffset: round * 10 + p, committedLeaderEpoch: -1, committedMetadata: metadata })) }],
+        topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, p) => ({ partitionIndex: p, committedOffset: round * 10 + p, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: metadata })) }],
       }, 8);
       for (const p of res.topics[0]!.partitions) assert.equal(p.errorCode, 0);
     }));

@@ -18,7 +18,7 @@ import {
   MAX_SUBSCRIBED_TOPIC_NAMES, MAX_TOPIC_REGEX_LENGTH, TopicRegexes, resolveSubscriptions, sameMetadata,
   type ResolvedSubscriptions, type SubscribedTopics,
 } from './consumer_group_subscription.js';
-import { fromPartitionsValue, parseConsumerGroupValue, toPartitionsValue, type ConsumerGroupValue } from './consumer_group_value.js';
+import { fromPartitionsValue, toPartitionsValue, type ConsumerGroupValue } from './consumer_group_value.js';
 import type {
   ConsumerDescribeReply, ConsumerDescribedMember, ConsumerGroupPort, ConsumerHeartbeatCall, ConsumerHeartbeatReply,
   GroupConfig, GroupRecord, GroupStateName, TopicIndex,
@@ -186,8 +186,7 @@ export class ConsumerGroup implements ConsumerGroupPort {
     return this.subscribedNames;
   }
 
-  replay(value: unknown, now: number): void {
-    const parsed = value === null ? null : parseConsumerGroupValue(value);
+  replay(parsed: ConsumerGroupValue | null, now: number): void {
     this.members.clear();
     this.staticMembers.clear();
     this.holders.clear();
@@ -196,7 +195,6 @@ export class ConsumerGroup implements ConsumerGroupPort {
     this.groupEpoch = parsed?.groupEpoch ?? 0;
     this.assignmentEpoch = parsed?.assignmentEpoch ?? 0;
     this.metadata = new Map(parsed?.subscribedTopics.map((t) => [t.name, t]));
-    this.assignorName = parsed !== null && this.assignors.has(parsed.assignorName) ? parsed.assignorName : this.defaultAssignor();
     const names = new Set(this.metadata.keys());
     for (const { assigned, pendingRevocation, target, ...fields } of parsed?.members ?? []) {
       const member: ConsumerMember = {
@@ -214,6 +212,8 @@ export class ConsumerGroup implements ConsumerGroupPort {
       for (const name of member.subscribedTopicNames) names.add(name);
     }
     this.subscribedNames = names;
+    // Not persisted (Kafka's records have no place for it): the members' votes pick it again.
+    this.assignorName = this.pickAssignor();
   }
 
   // ---- heartbeat steps ----
@@ -567,10 +567,8 @@ export class ConsumerGroup implements ConsumerGroupPort {
 
   private toValue(): ConsumerGroupValue {
     return {
-      version: 0,
       groupEpoch: this.groupEpoch,
       assignmentEpoch: this.assignmentEpoch,
-      assignorName: this.assignorName,
       subscribedTopics: [...this.metadata.values()].map((t) => ({ name: t.name, id: t.id, partitions: t.partitions })),
       members: [...this.members.values()].map((m) => ({
         memberId: m.memberId, instanceId: m.instanceId, rackId: m.rackId, clientId: m.clientId, clientHost: m.clientHost,

@@ -53,6 +53,7 @@ export type GroupStateName = 'Empty' | 'PreparingRebalance' | 'CompletingRebalan
 
 /** Topic metadata the KIP-848 assignors need; pushed to the coordinator as it changes. */
 import type { TopicIndex } from '../../assignors/assignor.js';
+import type { ConsumerGroupValue } from './consumer_group_value.js';
 export type { TopicIndex, TopicInfo } from '../../assignors/assignor.js';
 
 // ---- calls ----
@@ -111,7 +112,8 @@ export interface CommitCall {
   groupInstanceId: string | null;
   /** OffsetCommit v2-4; -1 = the broker default. */
   retentionTimeMs: number;
-  topics: { name: string; partitions: { partition: number; offset: number; leaderEpoch: number; metadata: string | null }[] }[];
+  /** commitTimestamp: OffsetCommit v1's client clock; -1 = now (every other version). */
+  topics: { name: string; partitions: { partition: number; offset: number; leaderEpoch: number; metadata: string | null; commitTimestamp: number }[] }[];
 }
 
 export interface OffsetFetchCall {
@@ -337,19 +339,26 @@ export interface ClassicGroupRecordValue {
   members: ClassicMemberRecord[];
 }
 
+/** A committed offset as recorded; expireTimestamp null = offsets.retention.ms after the commit (Kafka's value v3). */
+export interface OffsetRecordValue {
+  offset: number;
+  leaderEpoch: number;
+  metadata: string | null;
+  commitTimestamp: number;
+  /** Set only by a commit that asked for its own retention (OffsetCommit v2-4), as Kafka's value v1. */
+  expireTimestamp: number | null;
+}
+
 /**
  * What the coordinator writes to its offsets partition, keyed so the log can be compacted:
  * the last record per key wins and a null value (tombstone) deletes the key. Replaying a
  * partition's records in order rebuilds the coordinator's state.
  */
 export type GroupRecord =
-  | {
-    kind: 'offset'; groupId: string; topic: string; partition: number;
-    value: { offset: number; leaderEpoch: number; metadata: string | null; commitTimestamp: number; expireTimestamp: number } | null;
-  }
+  | { kind: 'offset'; groupId: string; topic: string; partition: number; value: OffsetRecordValue | null }
   | { kind: 'classicGroup'; groupId: string; value: ClassicGroupRecordValue | null }
-  /** KIP-848 group state; the value's shape belongs to the consumer-group module. */
-  | { kind: 'consumerGroup'; groupId: string; value: unknown };
+  /** KIP-848 group state, whole; its records in the log are Kafka's per-member ones (group_records.ts). */
+  | { kind: 'consumerGroup'; groupId: string; value: ConsumerGroupValue | null };
 
 // ---- effects ----
 
@@ -387,5 +396,5 @@ export interface ConsumerGroupPort {
   /** Topics some member subscribes to (OffsetDelete refuses those). */
   subscribedTopics(): ReadonlySet<string>;
   /** Rebuild from this group's latest persisted value (load path). */
-  replay(value: unknown, now: number): void;
+  replay(value: ConsumerGroupValue | null, now: number): void;
 }

@@ -41,7 +41,7 @@ export class GroupCoordinator {
 
   constructor(deps: CoordinatorDeps) {
     this.s = {
-      deps, groups: new Map(), deleting: new Set(), expiring: new Set(), offsets: new OffsetStore(),
+      deps, groups: new Map(), deleting: new Set(), expiring: new Set(), offsets: new OffsetStore(deps.config.offsetsRetentionMs),
       appends: new AppendQueue(), topics: NO_TOPICS,
     };
   }

@@ -19,8 +19,8 @@ export const MAX_OFFSETS_PER_GROUP = 100_000;
 export function commitOffsets(s: CoordinatorState, sink: GroupSink, ref: number, call: CommitCall, now: number): void {
   const err = validateCommit(s, call, now);
   if (err !== ErrorCode.NONE) return sink.reply(ref, { kind: 'commit', topics: partitionErrors(call.topics, err) });
-  const { offsetMetadataMaxBytes, offsetsRetentionMs } = s.deps.config;
-  const expireTimestamp = now + (call.retentionTimeMs >= 0 ? call.retentionTimeMs : offsetsRetentionMs);
+  const { offsetMetadataMaxBytes } = s.deps.config;
+  const expireTimestamp = call.retentionTimeMs >= 0 ? now + call.retentionTimeMs : null;
   const records: GroupRecord[] = [];
   let room = MAX_OFFSETS_PER_GROUP - s.offsets.count(call.groupId);
   const topics = call.topics.map((t) => ({
@@ -35,7 +35,7 @@ export function commitOffsets(s: CoordinatorState, sink: GroupSink, ref: number,
       }
       records.push({
         kind: 'offset', groupId: call.groupId, topic: t.name, partition: p.partition,
-        value: { offset: p.offset, leaderEpoch: p.leaderEpoch, metadata, commitTimestamp: now, expireTimestamp },
+        value: { offset: p.offset, leaderEpoch: p.leaderEpoch, metadata, commitTimestamp: p.commitTimestamp >= 0 ? p.commitTimestamp : now, expireTimestamp },
       });
       return { partition: p.partition, errorCode: ErrorCode.NONE as number };
     }),
@@ -123,10 +123,9 @@ export function resetOffsets(s: CoordinatorState, sink: GroupSink, ref: number, 
   if (entry !== undefined && memberCount(entry) > 0) return reply(ErrorCode.NON_EMPTY_GROUP);
   if (entry === undefined && !hasRoomForGroup(s)) return reply(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   if (call.offsets.length === 0) return reply(ErrorCode.NONE);
-  const expireTimestamp = now + s.deps.config.offsetsRetentionMs;
   const records: GroupRecord[] = call.offsets.map((o) => ({
     kind: 'offset', groupId: call.groupId, topic: o.topic, partition: o.partition,
-    value: { offset: o.offset, leaderEpoch: -1, metadata: '', commitTimestamp: now, expireTimestamp },
+    value: { offset: o.offset, leaderEpoch: -1, metadata: '', commitTimestamp: now, expireTimestamp: null },
   }));
   sink.append(records, {
     kind: 'reply', ref,

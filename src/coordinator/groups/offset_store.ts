@@ -1,7 +1,8 @@
 // Committed offsets per group, exactly as the durable offset records say: it changes only by
 // applying records (on load, or once an append is known durable). Runs inside the pure
 // coordinator. Invariants: `counts` equals the number of partitions held per group; a group with
-// no offsets has no entry; stored metadata is never null (Kafka stores null as "").
+// no offsets has no entry; stored metadata is never null (Kafka stores null as ""); every held
+// offset has an expiry (a record without one expires offsets.retention.ms after its commit).
 import type { GroupRecord } from './group_api.js';
 
 export type OffsetRecord = Extract<GroupRecord, { kind: 'offset' }>;
@@ -38,6 +39,9 @@ export class OffsetStore {
   private readonly groups = new Map<string, Map<string, Map<number, CommittedOffset>>>();
   private readonly counts = new Map<string, number>();
 
+  /** offsets.retention.ms, for records that carry no expiry of their own. */
+  constructor(private readonly retentionMs: number) {}
+
   apply(r: OffsetRecord): void {
     let topics = this.groups.get(r.groupId);
     if (r.value === null) {
@@ -57,7 +61,7 @@ export class OffsetStore {
       leaderEpoch: v.leaderEpoch,
       metadata: v.metadata ?? '',
       commitTimestamp: v.commitTimestamp,
-      expireTimestamp: v.expireTimestamp,
+      expireTimestamp: v.expireTimestamp ?? v.commitTimestamp + this.retentionMs,
     });
   }
 

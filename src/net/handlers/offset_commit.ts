@@ -1,6 +1,7 @@
 // OffsetCommit: partitions of unknown topics are refused here (UNKNOWN_TOPIC_OR_PARTITION, as
 // Kafka does); the rest go to the group's coordinator, which checks membership and generation
-// (v9: member epoch) and answers once the offsets are durable. v2-4 may carry a retention time.
+// (v9: member epoch) and answers once the offsets are durable. v0 commits from outside any
+// generation; v1 may date each partition's commit; v2-4 may carry a retention time.
 import type { ClusterView } from '../../cluster/cluster_view.js';
 import type { CommitCall } from '../../coordinator/groups/group_api.js';
 import type { GroupDeps } from './group_common.js';
@@ -25,7 +26,10 @@ export const offsetCommitHandler = handler({
       const topic = deps.cluster.topic(t.name);
       const partitions = t.partitions
         .filter((p) => topic !== undefined && p.partitionIndex >= 0 && p.partitionIndex < topic.partitions)
-        .map((p) => ({ partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata }));
+        .map((p) => ({
+          partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata,
+          commitTimestamp: p.commitTimestamp,
+        }));
       if (partitions.length > 0) known.push({ name: t.name, partitions });
     }
     const codes = new Map<string, number>();

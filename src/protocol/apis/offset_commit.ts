@@ -1,7 +1,7 @@
-// OffsetCommit (key 8) wire schema, v2-9 (flexible from v8). Main thread. Version boundaries:
-// v2-4 carry retentionTimeMs (-1 = broker default; v5 drops it), v3 throttle time, v6 committed
-// leader epoch, v7 group instance id, v9 (KIP-848) puts the member epoch in the generation
-// field. The v1-only commit timestamp lies below our range and is not declared.
+// OffsetCommit (key 8) wire schema, v0-9 (flexible from v8). Main thread. Version boundaries:
+// v1 adds the generation and member id, and (v1 only) a per-partition commit timestamp; v2-4
+// carry retentionTimeMs (-1 = broker default; v5 drops it), v3 throttle time, v6 committed
+// leader epoch, v7 group instance id, v9 (KIP-848) puts the member epoch in the generation field.
 
 import { defineApi } from '../schema.js';
 import type { Field } from '../schema.js';
@@ -11,6 +11,8 @@ export interface OffsetCommitRequestPartition {
   committedOffset: number;
   /** v6+; -1 when unknown. */
   committedLeaderEpoch: number;
+  /** v1 only: when the commit happened by the client's clock; -1 = when the broker receives it. */
+  commitTimestamp: number;
   committedMetadata: string | null;
 }
 
@@ -51,6 +53,7 @@ const requestPartition: readonly Field[] = [
   { name: 'partitionIndex', type: 'int32', versions: '0+' },
   { name: 'committedOffset', type: 'int64', versions: '0+' },
   { name: 'committedLeaderEpoch', type: 'int32', versions: '6+', default: -1 },
+  { name: 'commitTimestamp', type: 'int64', versions: '1', default: -1 },
   { name: 'committedMetadata', type: 'string', versions: '0+', nullableVersions: '0+' },
 ];
 
@@ -62,7 +65,7 @@ const responsePartition: readonly Field[] = [
 export const OffsetCommitApi = defineApi<OffsetCommitRequest, OffsetCommitResponse>({
   apiKey: 8,
   name: 'OffsetCommit',
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 9,
   flexibleVersions: '8+',
   request: [

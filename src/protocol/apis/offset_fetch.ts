@@ -1,4 +1,5 @@
-// OffsetFetch (key 9) wire schema, v1-9 (flexible from v6). Main thread. Version boundaries: v2
+// OffsetFetch (key 9) wire schema, v0-9 (flexible from v6). Main thread. v0 and v1 are the same
+// on the wire (v0 once meant offsets kept in ZooKeeper; both read the same store here). Version boundaries: v2
 // null topics (= all of the group's offsets) and a top-level error code, v3 throttle time, v5
 // committed leader epoch, v7 requireStable, v8 batches groups (KIP-709: the single-group fields
 // become groups[]), v9 (KIP-848) member id and epoch per group.
@@ -24,9 +25,9 @@ export interface OffsetFetchRequestGroup {
 }
 
 export interface OffsetFetchRequest {
-  /** v1-7. */
+  /** v0-7. */
   groupId: string;
-  /** v1-7; nullable from v2. */
+  /** v0-7; nullable from v2. */
   topics: OffsetFetchRequestTopic[] | null;
   /** v8+. */
   groups: OffsetFetchRequestGroup[];
@@ -58,7 +59,7 @@ export interface OffsetFetchResponseGroup {
 export interface OffsetFetchResponse {
   /** v3+. */
   throttleTimeMs: number;
-  /** v1-7. */
+  /** v0-7. */
   topics: OffsetFetchResponseTopic[];
   /** v2-7. */
   errorCode: number;
@@ -87,7 +88,7 @@ const responseTopic: readonly Field[] = [
 export const OffsetFetchApi = defineApi<OffsetFetchRequest, OffsetFetchResponse>({
   apiKey: 9,
   name: 'OffsetFetch',
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 9,
   flexibleVersions: '6+',
   request: [

@@ -11,6 +11,8 @@ import {
   DEFAULT_GROUP_CONFIG, type ConsumerHeartbeatCall, type ConsumerHeartbeatReply, type GroupConfig, type GroupRecord, type TopicIndex, type TopicInfo,
 } from '../../../src/coordinator/groups/group_api.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
+import type { ConsumerGroupValue } from '../../../src/coordinator/groups/consumer_group_value.js';
+import { viaLog } from './group_fixture.js';
 
 const CONFIG: GroupConfig = { ...DEFAULT_GROUP_CONFIG, maxGroupSize: 3 };
 const SESSION = CONFIG.consumerSessionTimeoutMs;
@@ -60,10 +62,12 @@ function ok(result: { reply: ConsumerHeartbeatReply }): ConsumerHeartbeatReply {
   return result.reply;
 }
 
-function latest(records: GroupRecord[]): unknown {
+/** The group's one record, as a reload reads it back from the log. */
+function latest(records: GroupRecord[]): ConsumerGroupValue | null {
   assert.equal(records.length, 1);
-  assert.equal(records[0]!.kind, 'consumerGroup');
-  return records[0]!.value;
+  const r = records[0]!;
+  assert.equal(r.kind, 'consumerGroup');
+  return viaLog(r.groupId, r.kind === 'consumerGroup' ? r.value : null);
 }
 
 const T4 = topicIndex({ t: 4 });
@@ -309,7 +313,7 @@ describe('ConsumerGroup describe, epochs and persistence', () => {
     ok(g.heartbeat(call({ memberId: 'b', subscribedTopicNames: null, subscribedTopicRegex: 't.*' }), 1, T4));
     const value = latest(g.heartbeat(beat('a', 1, { t: [0, 1, 2, 3] }, { instanceId: 'i' }), 2, T4).records);
     const copy = newGroup();
-    copy.replay(structuredClone(value), 100);
+    copy.replay(value, 100);
     assert.deepEqual(copy.describe(T4), g.describe(T4));
     assert.deepEqual([...copy.subscribedTopics()], ['t']);
     assert.equal(copy.nextDeadline(), 100 + 10_000, 'a is revoking: its deadline restarts at load');
@@ -318,7 +322,7 @@ describe('ConsumerGroup describe, epochs and persistence', () => {
     assert.deepEqual(named(ok(copy.heartbeat(beat('b', 2, {}), 102, T4))), { t: [2, 3] });
     // Epochs survive a reload too: a, now at epoch 2, may come back at 1 if it never saw that answer.
     const third = newGroup();
-    third.replay(structuredClone(revoked), 103);
+    third.replay(revoked, 103);
     const late = beat('a', 1, { t: [0, 1] }, { instanceId: 'i', rebalanceTimeoutMs: 10_000, subscribedTopicNames: ['t'] });
     assert.equal(ok(third.heartbeat(late, 104, T4)).memberEpoch, 2);
     copy.replay(null, 200);

@@ -18,6 +18,8 @@ import {
   DEFAULT_GROUP_CONFIG, type ConsumerHeartbeatCall, type ConsumerHeartbeatReply, type GroupConfig, type GroupRecord, type TopicIndex, type TopicInfo,
 } from '../../../src/coordinator/groups/group_api.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
+import type { ConsumerGroupValue } from '../../../src/coordinator/groups/consumer_group_value.js';
+import { viaLog } from './group_fixture.js';
 
 const CONFIG: GroupConfig = { ...DEFAULT_GROUP_CONFIG, maxGroupSize: 50 };
 const SESSION = CONFIG.consumerSessionTimeoutMs;
@@ -64,7 +66,7 @@ class Simulation {
   partitions = [3, 4, 2];
   topics: TopicIndex = this.index();
   now = 0;
-  latestValue: unknown = undefined;
+  latestValue: ConsumerGroupValue | null | undefined = undefined;
 
   constructor(clientCount: number, assignor: string) {
     this.assignor = assignor;
@@ -227,7 +229,7 @@ class Simulation {
 
   reloaded(): ConsumerGroup {
     const copy = newGroup({ ...CONFIG, consumerAssignors: [this.assignor] });
-    if (this.latestValue !== undefined) copy.replay(structuredClone(this.latestValue), this.now);
+    if (this.latestValue !== undefined) copy.replay(viaLog('g', this.latestValue), this.now);
     return copy;
   }
 

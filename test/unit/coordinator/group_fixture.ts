@@ -2,6 +2,8 @@
 // a second reply to one call fails the test), appends held in a list the test settles by hand or
 // settled at once, a durable log of what was acknowledged, and builders for calls.
 import assert from 'node:assert/strict';
+import { GroupRecordCodec } from '../../../src/coordinator/groups/group_records.js';
+import type { ConsumerGroupValue } from '../../../src/coordinator/groups/consumer_group_value.js';
 import { GroupCoordinator, type CoordinatorDeps } from '../../../src/coordinator/groups/group_coordinator.js';
 import {
   DEFAULT_GROUP_CONFIG, type CommitCall, type ConsumerGroupPort, type GroupCall, type GroupConfig, type GroupEffect,
@@ -21,6 +23,16 @@ const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
 /** Test protocol metadata: the subscribed topics, comma-separated. */
+/** A KIP-848 group's value after a trip through its bytes in the log: encoded, decoded, gathered. */
+export function viaLog(groupId: string, value: ConsumerGroupValue | null): ConsumerGroupValue | null {
+  const codec = new GroupRecordCodec();
+  for (const r of codec.encode({ kind: 'consumerGroup', groupId, value })) assert.equal(codec.decode(r.key, r.value), null);
+  const loaded = codec.finishLoad();
+  assert.ok(loaded.length <= 1);
+  const got = loaded[0];
+  return got?.kind === 'consumerGroup' ? got.value : null;
+}
+
 export function meta(text: string): Uint8Array {
   return utf8.encode(text);
 }
@@ -158,11 +170,11 @@ export function leaveCall(members: { memberId: string; groupInstanceId?: string 
 export function commitCall(
   memberId: string, generationId: number, offsets: Record<string, number>, o: Partial<CommitCall> = {},
 ): CommitCall {
-  const byTopic = new Map<string, { partition: number; offset: number; leaderEpoch: number; metadata: string | null }[]>();
+  const byTopic = new Map<string, CommitCall['topics'][number]['partitions']>();
   for (const [key, offset] of Object.entries(offsets)) {
     const [topic, partition] = key.split(':') as [string, string];
     const list = byTopic.get(topic) ?? [];
-    list.push({ partition: Number(partition), offset, leaderEpoch: 3, metadata: `m${offset}` });
+    list.push({ partition: Number(partition), offset, leaderEpoch: 3, metadata: `m${offset}`, commitTimestamp: -1 });
     byTopic.set(topic, list);
   }
   return {

@@ -6,6 +6,7 @@ import { ErrorCode } from '../../../src/protocol/errors.js';
 import type {
   ConsumerDescribeReply, ConsumerGroupPort, ConsumerHeartbeatCall, ConsumerHeartbeatReply, GroupRecord, GroupStateName,
 } from '../../../src/coordinator/groups/group_api.js';
+import type { ConsumerGroupValue } from '../../../src/coordinator/groups/consumer_group_value.js';
 import { Harness, commitCall, describe, fetched, joinCall, leaveCall, syncCall, testDeps } from './group_fixture.js';
 
 interface FakeMember { epoch: number; topics: string[]; deadline: number }
@@ -82,17 +83,25 @@ class FakePort implements ConsumerGroupPort {
     return new Set([...this.members.values()].flatMap((m) => m.topics));
   }
 
-  replay(value: unknown, now: number): void {
-    const v = value as { epoch: number; members: [string, number, string[]][] };
-    this.epoch = v.epoch;
+  replay(value: ConsumerGroupValue | null, now: number): void {
+    this.epoch = value?.groupEpoch ?? 0;
     this.members.clear();
-    for (const [id, epoch, topics] of v.members) this.members.set(id, { epoch, topics, deadline: now + 45_000 });
+    for (const m of value?.members ?? []) {
+      this.members.set(m.memberId, { epoch: m.memberEpoch, topics: m.subscribedTopicNames, deadline: now + 45_000 });
+    }
   }
 
   private record(): GroupRecord {
     return {
       kind: 'consumerGroup', groupId: this.groupId,
-      value: { epoch: this.epoch, members: [...this.members].map(([id, m]) => [id, m.epoch, m.topics]) },
+      value: {
+        groupEpoch: this.epoch, assignmentEpoch: this.epoch, subscribedTopics: [],
+        members: [...this.members].map(([memberId, m]) => ({
+          memberId, instanceId: null, rackId: null, clientId: 'c', clientHost: 'h', rebalanceTimeoutMs: 1000, serverAssignor: null,
+          subscribedTopicNames: m.topics, subscribedTopicRegex: null, memberEpoch: m.epoch, previousMemberEpoch: m.epoch,
+          state: 'stable' as const, assigned: [], pendingRevocation: [], target: [],
+        })),
+      },
     };
   }
 

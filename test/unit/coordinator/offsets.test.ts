@@ -100,9 +100,9 @@ suite('OffsetCommit', () => {
     call.topics = [{
       name: 't',
       partitions: [
-        { partition: 0, offset: 1, leaderEpoch: 2, metadata: 'ééé' },
-        { partition: 1, offset: 2, leaderEpoch: 2, metadata: null },
-        { partition: 2, offset: 3, leaderEpoch: 2, metadata: 'abcd' },
+        { partition: 0, offset: 1, leaderEpoch: 2, metadata: 'ééé', commitTimestamp: -1 },
+        { partition: 1, offset: 2, leaderEpoch: 2, metadata: null, commitTimestamp: -1 },
+        { partition: 2, offset: 3, leaderEpoch: 2, metadata: 'abcd', commitTimestamp: -1 },
       ],
     }];
     assert.deepEqual(codes(h.ask(call)), [ErrorCode.OFFSET_METADATA_TOO_LARGE, ErrorCode.NONE, ErrorCode.NONE]);

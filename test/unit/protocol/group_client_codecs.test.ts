@@ -108,7 +108,7 @@ describe('kafkajs 2.2.4 (classic versions)', () => {
     }).encode();
     assert.deepEqual(decodeRequest(OffsetCommitApi, 5, commit.buffer), {
       groupId: 'g', generationIdOrMemberEpoch: 3, memberId: 'm', groupInstanceId: null, retentionTimeMs: -1,
-      topics: [{ name: 'orders', partitions: [{ partitionIndex: 1, committedOffset: 42, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      topics: [{ name: 'orders', partitions: [{ partitionIndex: 1, committedOffset: 42, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: null }] }],
     });
     const fetch = await kjsRequest('offsetFetch/v4')({ groupId: 'g', topics: [{ topic: 'orders', partitions: [{ partition: 0 }] }] }).encode();
     assert.deepEqual(decodeRequest(OffsetFetchApi, 4, fetch.buffer), {
@@ -180,7 +180,7 @@ describe('@platformatic/kafka (flexible versions)', () => {
       name: 't', partitions: [{ partitionIndex: 0, committedOffset: 99n, committedLeaderEpoch: 2, committedMetadata: null }],
     }]).buffer;
     assert.deepEqual(decodeRequest(OffsetCommitApi, 9, commit).topics, [{
-      name: 't', partitions: [{ partitionIndex: 0, committedOffset: 99, committedLeaderEpoch: 2, committedMetadata: null }],
+      name: 't', partitions: [{ partitionIndex: 0, committedOffset: 99, committedLeaderEpoch: 2, commitTimestamp: -1, committedMetadata: null }],
     }]);
     const commitRes = parse(offsetCommitV9.parseResponse, 8, 9, bytesOf(OffsetCommitApi, 9, {
       throttleTimeMs: 0, topics: [{ name: 't', partitions: [{ partitionIndex: 0, errorCode: 0 }] }],

@@ -1,6 +1,6 @@
-// Golden wire bytes for the group offset APIs: OffsetCommit (key 8) v2, v7, v8 (first
-// flexible); OffsetFetch (9) v1, v6 (first flexible), v8 (batched groups), v9 (member epoch);
-// OffsetDelete (47) v0.
+// Golden wire bytes for the group offset APIs: OffsetCommit (key 8) v0, v1 (commit timestamp),
+// v2, v7, v8 (first flexible); OffsetFetch (9) v0, v1, v6 (first flexible), v8 (batched groups),
+// v9 (member epoch); OffsetDelete (47) v0.
 
 import { test } from 'node:test';
 import { Bytes } from './golden_helpers.js';
@@ -17,12 +17,34 @@ const commitResponse: OffsetCommitResponse = {
   topics: [{ name: 't', partitions: [{ partitionIndex: 0, errorCode: 0 }, { partitionIndex: 1, errorCode: 22 }] }],
 };
 
+test('OffsetCommit v0: group and offsets only; v1: generation, member and a commit timestamp per partition', () => {
+  const v0: OffsetCommitRequest = {
+    groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1,
+    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 42, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: 'md' }] }],
+  };
+  goldenRequest(OffsetCommitApi, 0, v0, new Bytes()
+    .str('g').arr(1).str('t').arr(1).i32(0).i64(42).str('md')
+    .build());
+  const v1: OffsetCommitRequest = {
+    ...v0, generationIdOrMemberEpoch: 5, memberId: 'm',
+    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 42, committedLeaderEpoch: -1, commitTimestamp: 1_700_000_000_000, committedMetadata: null }] }],
+  };
+  goldenRequest(OffsetCommitApi, 1, v1, new Bytes()
+    .str('g').i32(5).str('m').arr(1).str('t').arr(1).i32(0).i64(42).i64(1_700_000_000_000).str(null)
+    .build());
+  for (const version of [0, 1]) {
+    goldenResponse(OffsetCommitApi, version, commitResponse, new Bytes()
+      .arr(1).str('t').arr(2).i32(0).i16(0).i32(1).i16(22)
+      .build());
+  }
+});
+
 test('OffsetCommit v2: retention time, no leader epoch', () => {
   const req: OffsetCommitRequest = {
     groupId: 'g', generationIdOrMemberEpoch: 5, memberId: 'm', groupInstanceId: null, retentionTimeMs: -1,
     topics: [{ name: 't', partitions: [
-      { partitionIndex: 0, committedOffset: 42, committedLeaderEpoch: -1, committedMetadata: '' },
-      { partitionIndex: 1, committedOffset: 2 ** 40, committedLeaderEpoch: -1, committedMetadata: null },
+      { partitionIndex: 0, committedOffset: 42, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: '' },
+      { partitionIndex: 1, committedOffset: 2 ** 40, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: null },
     ] }],
   };
   goldenRequest(OffsetCommitApi, 2, req, new Bytes()
@@ -39,7 +61,7 @@ test('OffsetCommit v2: retention time, no leader epoch', () => {
 test('OffsetCommit v7: leader epoch and group instance id, no retention', () => {
   const req: OffsetCommitRequest = {
     groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: 'inst', retentionTimeMs: -1,
-    topics: [{ name: 't', partitions: [{ partitionIndex: 3, committedOffset: 100, committedLeaderEpoch: 2, committedMetadata: 'md' }] }],
+    topics: [{ name: 't', partitions: [{ partitionIndex: 3, committedOffset: 100, committedLeaderEpoch: 2, commitTimestamp: -1, committedMetadata: 'md' }] }],
   };
   goldenRequest(OffsetCommitApi, 7, req, new Bytes()
     .str('g').i32(-1).str('').str('inst')
@@ -53,7 +75,7 @@ test('OffsetCommit v7: leader epoch and group instance id, no retention', () => 
 test('OffsetCommit v8 request and response are flexible', () => {
   const req: OffsetCommitRequest = {
     groupId: 'g', generationIdOrMemberEpoch: 1, memberId: 'm', groupInstanceId: null, retentionTimeMs: -1,
-    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 7, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 7, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata: null }] }],
   };
   goldenRequest(OffsetCommitApi, 8, req, new Bytes()
     .cstr('g').i32(1).cstr('m').cstr(null)
@@ -64,13 +86,15 @@ test('OffsetCommit v8 request and response are flexible', () => {
     .tags0().build());
 });
 
-test('OffsetFetch v1: one group, explicit topics', () => {
+test('OffsetFetch v0 and v1: one group, explicit topics', () => {
   const req: OffsetFetchRequest = {
     groupId: 'g', topics: [{ name: 't', partitionIndexes: [0, 1] }], groups: [], requireStable: false,
   };
-  goldenRequest(OffsetFetchApi, 1, req, new Bytes()
-    .str('g').arr(1).str('t').arr(2).i32(0).i32(1)
-    .build());
+  for (const version of [0, 1]) {
+    goldenRequest(OffsetFetchApi, version, req, new Bytes()
+      .str('g').arr(1).str('t').arr(2).i32(0).i32(1)
+      .build());
+  }
   const res: OffsetFetchResponse = {
     throttleTimeMs: 0, errorCode: 0, groups: [],
     topics: [{ name: 't', partitions: [
@@ -78,11 +102,13 @@ test('OffsetFetch v1: one group, explicit topics', () => {
       { partitionIndex: 1, committedOffset: -1, committedLeaderEpoch: -1, metadata: null, errorCode: 0 },
     ] }],
   };
-  goldenResponse(OffsetFetchApi, 1, res, new Bytes()
-    .arr(1).str('t').arr(2)
-    .i32(0).i64(10).str('').i16(0)
-    .i32(1).i64(-1).str(null).i16(0)
-    .build());
+  for (const version of [0, 1]) {
+    goldenResponse(OffsetFetchApi, version, res, new Bytes()
+      .arr(1).str('t').arr(2)
+      .i32(0).i64(10).str('').i16(0)
+      .i32(1).i64(-1).str(null).i16(0)
+      .build());
+  }
 });
 
 test('OffsetFetch v6: flexible, null topics = all of the group', () => {

@@ -73,7 +73,7 @@ const cases: Array<[string, (s: Setup) => Promise<number | undefined>]> = [
   }, s)).errorCode],
   ['OffsetCommit', async (s) => answered(await offsetCommitHandler.handle(requestContext(8, 8), {
     groupId: GROUP, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1,
-    topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 5, committedLeaderEpoch: -1, committedMetadata: null, commitTimestamp: -1 }] }],
   }, s)).topics?.[0]?.partitions?.[0]?.errorCode],
   ['OffsetFetch', async (s) => answered(await offsetFetchHandler.handle(requestContext(9, 8), {
     groupId: '', topics: null, requireStable: false, groups: [{ groupId: GROUP, memberId: null, memberEpoch: -1, topics: null }],
