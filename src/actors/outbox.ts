@@ -7,10 +7,12 @@
 // feed a shard whose inbound ring is full. Every result is written exactly once, in send order.
 import type { SpscRing } from './ring_buffer.js';
 import {
+  FETCH_PROGRESS_BYTES,
   GROUP_RESULT_HEADER_BYTES,
   PRODUCE_RESULT_BYTES,
   fetchResultBytes,
   listOffsetsResultBytes,
+  writeFetchProgress,
   writeFetchResult,
   writeGroupResult,
   writeListOffsetsResult,
@@ -23,6 +25,7 @@ import {
 export type Outgoing =
   | { kind: 'produce'; result: ProduceResult }
   | { kind: 'fetch'; reqId: number; parts: FetchPartitionResult[] }
+  | { kind: 'fetchProgress'; reqId: number; bytes: number }
   | { kind: 'group'; reqId: number; payload: Buffer }
   | { kind: 'listOffsets'; reqId: number; parts: ListOffsetsPartitionResult[] };
 
@@ -32,6 +35,8 @@ function sizeOf(msg: Outgoing): number {
       return PRODUCE_RESULT_BYTES;
     case 'fetch':
       return fetchResultBytes(msg.parts);
+    case 'fetchProgress':
+      return FETCH_PROGRESS_BYTES;
     case 'group':
       return GROUP_RESULT_HEADER_BYTES + msg.payload.length;
     case 'listOffsets':
@@ -84,6 +89,9 @@ export class Outbox {
         break;
       case 'fetch':
         writeFetchResult(ring.bytes, at, msg.reqId, msg.parts);
+        break;
+      case 'fetchProgress':
+        writeFetchProgress(ring.bytes, at, msg.reqId, msg.bytes);
         break;
       case 'group':
         writeGroupResult(ring.bytes, at, msg.reqId, msg.payload);

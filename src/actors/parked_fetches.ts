@@ -2,9 +2,11 @@
 // several partition actors of the shard yet must be answered exactly once, so its record lives
 // here rather than on any one actor; each actor keeps the ids of the fetches waiting on it and
 // says when they may proceed (its readable end moved). A parked fetch is answered when the
-// partitions it reads hold min_bytes (any bytes when the request spans several shards), at its
-// max_wait deadline on the shard's deadline wheel, on FETCH_RELEASE from main, or when one of its
-// partitions closes. Invariant (checked): one parked fetch per request id.
+// partitions it reads hold min_bytes, at its max_wait deadline on the shard's deadline wheel, on
+// FETCH_RELEASE from main, or when one of its partitions closes. When the request spans several
+// shards, min_bytes counts all of them: a parked part reports each growth of its bytes to main,
+// which releases every part once their sum reaches min_bytes.
+// Invariant (checked): one parked fetch per request id.
 import { ErrorCode } from '../protocol/errors.js';
 import type { DeadlineWheel } from './deadline_wheel.js';
 import type { Expirable, PartitionActor } from './partition_actor.js';
@@ -23,6 +25,9 @@ interface Reading {
 }
 
 class ParkedFetch implements Expirable {
+  /** Bytes last reported to main (multi-shard fetches only). */
+  reported = 0;
+
   constructor(
     readonly ask: FetchAsk,
     private readonly registry: ParkedFetches,
@@ -40,6 +45,7 @@ export class ParkedFetches {
     private readonly actorOf: (handle: number) => PartitionActor | undefined,
     private readonly deadlines: DeadlineWheel<Expirable>,
     private readonly send: (reqId: number, parts: FetchPartitionResult[]) => void,
+    private readonly progress: (reqId: number, bytes: number) => void,
   ) {}
 
   get size(): number {
@@ -59,12 +65,23 @@ export class ParkedFetches {
     this.parked.set(ask.reqId, parked);
     this.deadlines.add(parked, this.deadlines.now() + ask.maxWaitMs);
     for (const p of ask.partitions) this.actorOf(p.handle)?.waiters.add(ask.reqId);
+    this.report(parked, r.bytes);
   }
 
-  /** One of the fetch's partitions has new data: answer if the fetch now has enough. */
+  /** One of the fetch's partitions has new data: answer if the fetch now has enough, else report it. */
   mayProceed(reqId: number): void {
     const parked = this.parked.get(reqId);
-    if (parked && this.enough(parked.ask, this.readAll(parked.ask).bytes)) this.complete(reqId);
+    if (!parked) return;
+    const bytes = this.readAll(parked.ask).bytes;
+    if (this.enough(parked.ask, bytes)) this.complete(reqId);
+    else this.report(parked, bytes);
+  }
+
+  /** Tells main a multi-shard fetch's part grew, so it can weigh min_bytes against every shard's bytes. */
+  private report(parked: ParkedFetch, bytes: number): void {
+    if ((parked.ask.flags & FETCH_FLAG_MULTI_SHARD) === 0 || bytes <= parked.reported) return;
+    parked.reported = bytes;
+    this.progress(parked.ask.reqId, bytes);
   }
 
   /** Answers the parked fetch `reqId` with what its partitions hold now; no-op if it is not parked. */
@@ -82,7 +99,7 @@ export class ParkedFetches {
   }
 
   private enough(ask: FetchAsk, bytes: number): boolean {
-    return bytes >= ask.minBytes || ((ask.flags & FETCH_FLAG_MULTI_SHARD) !== 0 && bytes > 0);
+    return bytes >= ask.minBytes;
   }
 
   private readAll(ask: FetchAsk): Reading {

@@ -7,6 +7,7 @@ import { deserialize, serialize } from 'node:v8';
 import type { GroupCall, GroupReply } from '../coordinator/groups/group_api.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { DeadlineWheel } from './deadline_wheel.js';
+import { trimToFetchLimits } from './fetch_limits.js';
 import {
   FETCH_FLAG_MULTI_SHARD,
   type FetchPartitionAsk,
@@ -60,6 +61,13 @@ interface PendingFetch {
   shardsLeft: Set<number>;
   released: boolean;
   resolve: (r: FetchPartitionResult[]) => void;
+  minBytes: number;
+  maxBytes: number;
+  /** Per slot, to trim a multi-shard answer to the response's limits; null for one shard, which applied them itself. */
+  partitionMaxBytes: number[] | null;
+  /** Bytes of the shards that answered, plus the last progress of those still parked. */
+  answeredBytes: number;
+  parkedBytes: Map<number, number>;
 }
 
 interface PendingListOffsets {
@@ -174,7 +182,8 @@ export class PartitionRouter implements ShardResultSink {
     if (shardsLeft.size === 0) return Promise.resolve(results);
     return new Promise((resolve) => {
       this.deadlines.add(reqId, this.deadlines.now() + maxWaitMs + SHARD_SAFETY_MARGIN_MS);
-      this.fetches.set(reqId, { results, shardsLeft, released: false, resolve });
+      const partitionMaxBytes = flags === 0 ? null : items.map((i) => i.partitionMaxBytes);
+      this.fetches.set(reqId, { results, shardsLeft, released: false, resolve, minBytes, maxBytes, partitionMaxBytes, answeredBytes: 0, parkedBytes: new Map() });
     });
   }
 
@@ -250,21 +259,47 @@ export class PartitionRouter implements ShardResultSink {
   onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[]): void {
     const f = this.fetches.get(reqId);
     if (!f || !f.shardsLeft.delete(shard)) return;
-    let bytes = 0;
+    f.parkedBytes.delete(shard);
+    let failed = false;
     for (const part of parts) {
       checkSlot(part.slot, f.results, 'fetch');
       f.results[part.slot] = part;
-      for (const r of part.ranges) bytes += r.length;
+      if (part.errorCode !== ErrorCode.NONE) failed = true;
+      for (const r of part.ranges) f.answeredBytes += r.length;
     }
     if (f.shardsLeft.size === 0) {
       this.deadlines.delete(reqId);
       this.fetches.delete(reqId);
-      f.resolve(f.results);
-    } else if (bytes > 0 && !f.released) {
-      // Data arrived from one shard: the others answer now with whatever they have.
-      f.released = true;
-      for (const s of f.shardsLeft) this.hosts[s]!.release(reqId);
-    }
+      this.resolveFetch(f);
+    } else if (failed) {
+      // As in Kafka, an error is answered at once: the other shards answer with what they have.
+      this.releaseFetch(reqId, f);
+    } else this.releaseIfEnough(reqId, f);
+  }
+
+  onFetchProgress(shard: number, reqId: number, bytes: number): void {
+    const f = this.fetches.get(reqId);
+    if (!f || !f.shardsLeft.has(shard)) return;
+    f.parkedBytes.set(shard, bytes);
+    this.releaseIfEnough(reqId, f);
+  }
+
+  private resolveFetch(f: PendingFetch): void {
+    if (f.partitionMaxBytes !== null) trimToFetchLimits(f.results, f.partitionMaxBytes, f.maxBytes);
+    f.resolve(f.results);
+  }
+
+  /** min_bytes holds for the whole response: release the parked shards once all of them together hold it. */
+  private releaseIfEnough(reqId: number, f: PendingFetch): void {
+    let bytes = f.answeredBytes;
+    for (const b of f.parkedBytes.values()) bytes += b;
+    if (bytes >= f.minBytes) this.releaseFetch(reqId, f);
+  }
+
+  private releaseFetch(reqId: number, f: PendingFetch): void {
+    if (f.released) return;
+    f.released = true;
+    for (const s of f.shardsLeft) this.hosts[s]!.release(reqId);
   }
 
   onListOffsetsResult(shard: number, reqId: number, parts: ListOffsetsPartitionResult[]): void {
@@ -310,7 +345,7 @@ export class PartitionRouter implements ShardResultSink {
     for (let i = 0; i < f.results.length; i++) {
       f.results[i] ??= failedFetch(i, ErrorCode.REQUEST_TIMED_OUT);
     }
-    f.resolve(f.results);
+    this.resolveFetch(f);
   }
 
   private allocReqId(): number {

@@ -3,7 +3,7 @@
 // structured clone or JSON touches produce payloads or fetch results. Little-endian throughout.
 //
 // main -> shard: PRODUCE, FETCH, FETCH_RELEASE, GROUP_CALL, LIST_OFFSETS
-// shard -> main: PRODUCE_RESULT, FETCH_RESULT, GROUP_RESULT, LIST_OFFSETS_RESULT
+// shard -> main: PRODUCE_RESULT, FETCH_RESULT, FETCH_PROGRESS, GROUP_RESULT, LIST_OFFSETS_RESULT
 // Every request carries the main thread's request id (reqId) and, per partition, the slot the
 // answer fills in that request's response, so results can arrive in any order.
 import type { FileRange } from '../log/partition_log.js';
@@ -18,6 +18,7 @@ export const MsgType = {
   FETCH_RESULT: 102,
   GROUP_RESULT: 103,
   LIST_OFFSETS_RESULT: 104,
+  FETCH_PROGRESS: 105,
 } as const;
 
 // ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32][timeoutMs u32][pad u32] records... ----
@@ -86,7 +87,10 @@ export function readProduceResult(b: Buffer, at: number): ProduceResult {
 // entry: [slot u32][handle u32][fetchOffset f64][partitionMaxBytes u32][pad u32]
 export const FETCH_HEADER_BYTES = 24;
 export const FETCH_ENTRY_BYTES = 24;
-/** Set when the request spans several shards: answer as soon as this shard has any data. */
+/**
+ * Set when the request spans several shards: min_bytes applies to their sum, so a shard holding
+ * less parks and reports its bytes (FETCH_PROGRESS) for main to decide when to release it.
+ */
 export const FETCH_FLAG_MULTI_SHARD = 1;
 
 export interface FetchPartitionAsk {
@@ -156,6 +160,20 @@ export const FETCH_RELEASE_BYTES = 8;
 export function writeFetchRelease(b: Buffer, at: number, reqId: number): void {
   b[at] = MsgType.FETCH_RELEASE;
   b.writeUInt32LE(reqId, at + 4);
+}
+
+// ---- FETCH_PROGRESS: [type][pad x3][reqId u32][bytes f64] ----
+// A shard's parked part of a multi-shard fetch now holds `bytes` readable bytes.
+export const FETCH_PROGRESS_BYTES = 16;
+
+export function writeFetchProgress(b: Buffer, at: number, reqId: number, bytes: number): void {
+  b[at] = MsgType.FETCH_PROGRESS;
+  b.writeUInt32LE(reqId, at + 4);
+  b.writeDoubleLE(bytes, at + 8);
+}
+
+export function readFetchProgress(b: Buffer, at: number): { reqId: number; bytes: number } {
+  return { reqId: b.readUInt32LE(at + 4), bytes: b.readDoubleLE(at + 8) };
 }
 
 // ---- FETCH_RESULT: [type][pad x3][reqId u32][count u32][pad u32] then per partition:

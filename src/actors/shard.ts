@@ -93,6 +93,7 @@ export class Shard {
       (handle) => this.actors.get(handle),
       this.deadlines,
       (reqId, parts) => this.outbox.send({ kind: 'fetch', reqId, parts }),
+      (reqId, bytes) => this.outbox.send({ kind: 'fetchProgress', reqId, bytes }),
     );
     this.ports = {
       committer: this.committer,

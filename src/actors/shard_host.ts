@@ -20,6 +20,7 @@ import {
   PRODUCE_HEADER_BYTES,
   fetchBytes,
   listOffsetsBytes,
+  readFetchProgress,
   readFetchResult,
   readListOffsetsResult,
   readProduceResult,
@@ -62,6 +63,8 @@ function messageBytes(msg: Pending): number {
 export interface ShardResultSink {
   onProduceResult(shard: number, r: ProduceResult): void;
   onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[]): void;
+  /** The shard's parked part of multi-shard fetch `reqId` holds `bytes` readable bytes. */
+  onFetchProgress(shard: number, reqId: number, bytes: number): void;
   /** `payload` is a view into the ring, valid only during the call. */
   onGroupResult(shard: number, reqId: number, payload: Buffer): void;
   onListOffsetsResult(shard: number, reqId: number, parts: ListOffsetsPartitionResult[]): void;
@@ -272,6 +275,11 @@ export class ShardHost {
           case MsgType.FETCH_RESULT: {
             const r = readFetchResult(b, off);
             sink.onFetchResult(this.index, r.reqId, r.parts);
+            break;
+          }
+          case MsgType.FETCH_PROGRESS: {
+            const r = readFetchProgress(b, off);
+            sink.onFetchProgress(this.index, r.reqId, r.bytes);
             break;
           }
           case MsgType.GROUP_RESULT:
