@@ -1,4 +1,5 @@
-// The sealed-segment handle cache: its LRU bound as a property, and a partition log with more
+// The sealed-segment handle cache: its LRU bound as a property; an idle partition log holding only
+// its active segment open; and a partition log with more
 // segments than the bound holding at most that many of its descriptors open, before and after a
 // reopen, while every batch stays readable.
 import assert from 'node:assert/strict';
@@ -51,6 +52,22 @@ describe('HandleCache', () => {
 });
 
 describe('PartitionLog sealed segment descriptors', () => {
+  it('an idle log holds one descriptor: its active segment (the directory is opened per sync)', async () => {
+    const h = openHarness();
+    try {
+      for (let i = 0; i < 10; i++) {
+        append(h.log, batchOf(2, 150));
+        await h.committer.commit(h.log);
+      }
+      assert.equal(openUnder(h.dir), 1);
+      h.log.close();
+      h.reopen();
+      assert.ok(openUnder(h.dir) <= 1);
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('holds at most the cache bound of descriptors for a log with more segments, and reopens them to read', async () => {
     const h = openHarness(logConfig({ segmentBytes: 1000 }));
     try {
