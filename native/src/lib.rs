@@ -3,7 +3,8 @@
 //!   commit(handle, meta: Float64Array [fd, position, chunkCount]*, chunks: Buffer[],
 //!          syncFds: Int32Array, callback(errno: string|null, message: string|null)) -> boolean
 //!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean,
-//!   senderOpen / senderAttach / senderEnqueue / senderDetach: the socket sender (sender_napi.rs).
+//!   senderOpen / senderAttach / senderEnqueue / senderDetach: the socket sender (sender_napi.rs),
+//!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited).
 //! Every call runs on the JS thread that loaded the module; completions come back to that thread
 //! through a threadsafe function. Each load (main thread or worker) gets its own rings: nothing
 //! here lives in a Rust static except the CRC tables, which are immutable.
@@ -261,6 +262,30 @@ unsafe extern "C" fn crc32c(env: napi_env, info: napi_callback_info) -> napi_val
     }
 }
 
+/// Node cannot call setrlimit: the broker asks here at start. A refused raise (a hard limit above
+/// the kernel's nr_open) leaves the soft limit as it was, and the answer says so.
+unsafe extern "C" fn raise_nofile(env: napi_env, _info: napi_callback_info) -> napi_value {
+    let mut lim = sys::RLimit::default();
+    if sys::getrlimit(sys::RLIMIT_NOFILE, &mut lim) != 0 {
+        return js::throw(env, "ERR_RLIMIT", "getrlimit(RLIMIT_NOFILE) failed");
+    }
+    if lim.cur < lim.max {
+        let raised = sys::RLimit { cur: lim.max, max: lim.max };
+        if sys::setrlimit(sys::RLIMIT_NOFILE, &raised) == 0 {
+            lim = raised;
+        }
+    }
+    let as_js = |v: u64| if v == sys::RLIM_INFINITY { -1.0 } else { v as f64 };
+    let mut arr = ptr::null_mut();
+    if napi_create_array_with_length(env, 2, &mut arr) != NAPI_OK
+        || napi_set_element(env, arr, 0, js::double(env, as_js(lim.cur))) != NAPI_OK
+        || napi_set_element(env, arr, 1, js::double(env, as_js(lim.max))) != NAPI_OK
+    {
+        return js::throw(env, "ERR_NAPI", "raiseNofile: could not build the result");
+    }
+    arr
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_value) -> napi_value {
     js::export(env, exports, "openRing", open_ring);
@@ -271,6 +296,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     js::export(env, exports, "senderAttach", sender_napi::sender_attach);
     js::export(env, exports, "senderEnqueue", sender_napi::sender_enqueue);
     js::export(env, exports, "senderDetach", sender_napi::sender_detach);
+    js::export(env, exports, "raiseNofile", raise_nofile);
     let mut hw = ptr::null_mut();
     napi_get_boolean(env, crc32c::has_hardware(), &mut hw);
     js::set(env, exports, "crc32cHardware", hw);

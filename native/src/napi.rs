@@ -38,6 +38,8 @@ extern "C" {
     pub fn napi_create_uint32(env: napi_env, value: u32, result: *mut napi_value) -> napi_status;
     pub fn napi_get_boolean(env: napi_env, value: bool, result: *mut napi_value) -> napi_status;
     pub fn napi_create_string_utf8(env: napi_env, s: *const c_char, len: usize, result: *mut napi_value) -> napi_status;
+    pub fn napi_create_array_with_length(env: napi_env, len: usize, result: *mut napi_value) -> napi_status;
+    pub fn napi_set_element(env: napi_env, obj: napi_value, index: u32, value: napi_value) -> napi_status;
     pub fn napi_get_undefined(env: napi_env, result: *mut napi_value) -> napi_status;
     pub fn napi_get_null(env: napi_env, result: *mut napi_value) -> napi_status;
     pub fn napi_throw_error(env: napi_env, code: *const c_char, msg: *const c_char) -> napi_status;

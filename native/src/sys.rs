@@ -20,6 +20,8 @@ extern "C" {
     pub fn epoll_wait(epfd: c_int, events: *mut EpollEvent, max: c_int, timeout_ms: c_int) -> c_int;
     pub fn sendmsg(fd: c_int, msg: *const MsgHdr, flags: c_int) -> isize;
     /// off_t is 64-bit on every 64-bit Linux target (the only ones built for).
+    pub fn getrlimit(resource: c_int, rlim: *mut RLimit) -> c_int;
+    pub fn setrlimit(resource: c_int, rlim: *const RLimit) -> c_int;
     pub fn sendfile(out_fd: c_int, in_fd: c_int, offset: *mut i64, count: usize) -> isize;
 }
 
@@ -40,6 +42,17 @@ pub const EAGAIN: i32 = 11;
 pub const EBUSY: i32 = 16;
 pub const ENODATA: i32 = 61;
 pub const ECANCELED: i32 = 125;
+
+pub const RLIMIT_NOFILE: c_int = 7;
+pub const RLIM_INFINITY: u64 = !0;
+
+/// struct rlimit (rlim_t is 64-bit on the 64-bit Linux targets the addon builds for).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct RLimit {
+    pub cur: u64,
+    pub max: u64,
+}
 
 pub const F_DUPFD_CLOEXEC: c_int = 1030;
 pub const O_CLOEXEC: c_int = 0o2000000;

@@ -2,7 +2,10 @@
 // and the broker's own internal topics): validates what a client asks against the cluster view,
 // places replicas, proposes the change to the metadata store, then waits until the partition
 // reconciler has acted on it, so a client that is answered can use (or no longer sees) the
-// partitions at once. It never opens or closes a partition itself. Main thread.
+// partitions at once. It never opens or closes a partition itself, but holds the descriptor
+// budget's share of every partition it admits, so a change that would exhaust the process's
+// descriptors is refused up front with POLICY_VIOLATION. Main thread.
+import { PARTITION_FDS, type DescriptorBudget } from '../common/descriptor_budget.js';
 import type { BrokerConfig } from '../config.js';
 import { validateTopicConfigs } from '../coordinator/topic_configs.js';
 import { validateTopicName } from '../coordinator/topic_table.js';
@@ -46,6 +49,7 @@ export class TopicAdmin {
     private readonly view: ClusterView,
     private readonly store: MetadataStore,
     private readonly reconciler: ReconcileWaiter,
+    private readonly descriptors: DescriptorBudget,
   ) {}
 
   async create(t: NewTopic, validateOnly = false): Promise<CreatedTopic> {
@@ -70,8 +74,12 @@ export class TopicAdmin {
       throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic '${t.name}' already exists`);
     }
     const replicationFactor = assignment[0]!.length;
-    if (validateOnly) return { topic: { name: t.name, id: ZERO_ID, partitions: assignment.length, configs: { ...t.configs } }, replicationFactor };
-    return this.track(t.name, assignment.length, this.apply({ kind: 'createTopic', name: t.name, configs: t.configs, assignment }, replicationFactor));
+    if (validateOnly) {
+      this.checkDescriptors(assignment.length);
+      return { topic: { name: t.name, id: ZERO_ID, partitions: assignment.length, configs: { ...t.configs } }, replicationFactor };
+    }
+    const change = this.withDescriptors(assignment.length, () => this.apply({ kind: 'createTopic', name: t.name, configs: t.configs, assignment }, replicationFactor));
+    return this.track(t.name, assignment.length, change);
   }
 
   /** Auto-creation on Metadata: concurrent callers share one creation. */
@@ -89,6 +97,8 @@ export class TopicAdmin {
     if (existing !== undefined) return existing;
     const live = this.liveIds();
     const assignment = placeReplicas(live, 0, partitions, Math.min(this.config.defaultReplicationFactor, live.length));
+    // The broker's own topics are needed whatever the budget says: their descriptors come first.
+    this.descriptors.acquire('partitions', partitions * PARTITION_FDS);
     return (await this.apply({ kind: 'createTopic', name, configs, assignment }, assignment[0]!.length)).topic;
   }
 
@@ -111,15 +121,18 @@ export class TopicAdmin {
     }
     const placed = assignment ?? placeReplicas(live, t.partitions, adding, rf);
     this.checkCapacity(adding);
-    if (validateOnly) return;
-    await this.apply({ kind: 'createPartitions', name, assignment: placed }, rf);
+    if (validateOnly) return this.checkDescriptors(adding);
+    await this.withDescriptors(adding, () => this.apply({ kind: 'createPartitions', name, assignment: placed }, rf));
   }
 
   /** Resolves once the topic is gone from the view and its partitions are closed and deleted. */
   async delete(name: string): Promise<TopicImage> {
-    if (this.view.topic(name) === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
+    const existing = this.view.topic(name);
+    if (existing === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
     if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `internal topic '${name}' cannot be deleted`);
-    return (await this.apply({ kind: 'deleteTopic', name }, 0)).topic;
+    const deleted = (await this.apply({ kind: 'deleteTopic', name }, 0)).topic;
+    this.descriptors.release('partitions', existing.partitions * PARTITION_FDS);
+    return deleted;
   }
 
   private async apply(change: TopicChange, replicationFactor: number): Promise<CreatedTopic> {
@@ -135,6 +148,32 @@ export class TopicAdmin {
     } finally {
       this.creating.delete(name);
     }
+  }
+
+  /** Runs `change` holding the descriptors of `partitions` new partitions; they are given back if it fails. */
+  private async withDescriptors<T>(partitions: number, change: () => Promise<T>): Promise<T> {
+    const n = partitions * PARTITION_FDS;
+    if (!this.descriptors.tryAcquire('partitions', n)) this.refuseDescriptors(partitions);
+    try {
+      return await change();
+    } catch (err) {
+      this.descriptors.release('partitions', n);
+      throw err;
+    }
+  }
+
+  private checkDescriptors(partitions: number): void {
+    if (partitions * PARTITION_FDS > this.descriptors.free) this.refuseDescriptors(partitions);
+  }
+
+  private refuseDescriptors(partitions: number): never {
+    const d = this.descriptors;
+    throw new KafkaError(
+      ErrorCode.POLICY_VIOLATION,
+      `file descriptor budget exhausted: ${partitions} more partitions need ${partitions * PARTITION_FDS} descriptors, ` +
+        `${Math.max(0, d.free)} of ${d.capacity} are free (limit ${d.limit}, ${d.reserved} reserved; ` +
+        `${d.holding('partitions')} held by partitions, ${d.holding('connections')} by connections)`,
+    );
   }
 
   private liveIds(): number[] {

@@ -9,7 +9,7 @@
 // cut to the recovered log; it is rebuilt from the batch headers when the checkpoint is missing,
 // damaged or stale (its latest epoch is not the last batch's). The high watermark comes from its
 // checkpoint, clamped into [log start, log end].
-import { fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { fdatasyncSync, ftruncateSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { BatchScanner } from './batch_scanner.js';
 import { LEADER_EPOCH_FILE, LeaderEpochCache } from './leader_epoch_cache.js';
@@ -28,7 +28,7 @@ import { truncateSegments } from './log_truncation.js';
 import { readFileIfPresent } from './text_checkpoint.js';
 import { ProducerStateTable } from './producer_state.js';
 import { BATCH_HEADER_BYTES, BatchField, readBatchHeader, readInt64 } from '../protocol/record_batch.js';
-import { lastHeader, LOG_SUFFIX, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
+import { lastHeader, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
 import { OFFSET_INDEX, SparseIndex, TIME_INDEX, type IndexFormat } from './sparse_index.js';
 
 export interface RecoveryStats {
@@ -90,10 +90,7 @@ function listDir(dir: string): DirListing {
 }
 
 function openSegments(dir: string, bases: readonly number[], now: number): Segment[] {
-  return bases.map((base) => {
-    const fd = openSync(join(dir, offsetFileName(base, LOG_SUFFIX)), 'r+');
-    return Segment.open(dir, base, fstatSync(fd).size, fd, now);
-  });
+  return bases.map((base) => Segment.open(dir, base, now));
 }
 
 function readIndex(seg: Segment, format: IndexFormat): SparseIndex | null {

@@ -20,14 +20,14 @@
 // logEndOffset; all three only grow except through truncateTo (and a failed commit's rollback,
 // which moves logEndOffset back to durableOffset); bytes below the durable offset never change
 // except by truncateTo; at most one commit is in flight.
-import { closeSync, fdatasyncSync, fsyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { CommitPort } from './commit_port.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
 import { LEADER_EPOCH_FILE, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
 import { assertLogConfig, type LogConfig } from './log_config.js';
-import { HIGH_WATERMARK_FILE, TRUNCATION_FILE, writeCheckpoint, writeFileAtomicSync, writeOffsetFile } from './log_checkpoint.js';
+import { fsyncDirSync, HIGH_WATERMARK_FILE, TRUNCATION_FILE, writeCheckpoint, writeFileAtomicSync, writeOffsetFile } from './log_checkpoint.js';
 import { findMaxTimestamp, findOffsetForTimestamp, type OffsetAndTimestamp } from './log_timestamps.js';
 import { rebuildProducers, recoverLog, type RecoveryStats } from './log_recovery.js';
 import { truncateSegments } from './log_truncation.js';
@@ -115,9 +115,12 @@ export class PartitionLog {
   private pending = new StagingArea();
   private inFlight: StagingArea | null = null;
   private spare = new StagingArea();
-  private readonly dirFd: number;
   private dirDirty = false;
-  private dirSyncInFlight = false;
+  /**
+   * The directory's descriptor while a group-commit sync of it is in flight, else -1. Opened per
+   * sync rather than held: an idle partition then costs only its active segment's descriptor.
+   */
+  private dirSyncFd = -1;
   private offline = false;
   private state: LogState = 'open';
   // Where the last read ended: a consumer at the tail asks for exactly that offset next.
@@ -145,7 +148,6 @@ export class PartitionLog {
     this.refreshHwBound();
     this.checkOffsets();
     for (const seg of this.segments) this.committedBytes += seg.committedSize;
-    this.dirFd = openSync(dir, 'r');
     const log = this;
     this.commitPort = {
       get isOpen() {
@@ -544,11 +546,11 @@ export class PartitionLog {
     // The segment being cut must be rescanned after a crash: move the recovery point below it first.
     const rp = Math.min(this.checkpointedRecoveryPoint, this.segments[this.segmentIndexFor(offset)]!.baseOffset);
     writeCheckpoint(this.dir, { clean: false, logStartOffset: this.logStartOffset, recoveryPoint: rp }, true);
-    fsyncSync(this.dirFd);
+    fsyncDirSync(this.dir);
     this.checkpointedRecoveryPoint = rp;
     const end = truncateSegments(this.segments, offset, this.config.indexIntervalBytes);
     fdatasyncSync(this.active.fd);
-    fsyncSync(this.dirFd);
+    fsyncDirSync(this.dir);
     this.leo = this.durable = end;
     this.hw = Math.min(this.hw, end);
     this.refreshHwBound();
@@ -559,7 +561,7 @@ export class PartitionLog {
     this.producers = rebuildProducers(this.dir, this.segments, this.config, this.now);
     // Gone before later appends can be durable: a leftover target would cut them at the next open.
     unlinkSync(join(this.dir, TRUNCATION_FILE));
-    fsyncSync(this.dirFd);
+    fsyncDirSync(this.dir);
     this.updateRecoveryPoint();
   }
 
@@ -598,7 +600,6 @@ export class PartitionLog {
       }
     }
     for (const seg of this.segments) seg.close();
-    closeSync(this.dirFd);
     this.state = 'closed';
     if (error) throw StorageError.from(error, `close ${this.dir}`);
   }
@@ -613,7 +614,7 @@ export class PartitionLog {
     writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), true);
     writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, true);
     writeCheckpoint(this.dir, { clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }, true);
-    fsyncSync(this.dirFd);
+    fsyncDirSync(this.dir);
   }
 
   // ---- group commit (via commitPort) ----
@@ -638,10 +639,15 @@ export class PartitionLog {
         fds.push(seg.fd);
       }
     }
-    if (this.dirDirty) {
-      this.dirDirty = false;
-      this.dirSyncInFlight = true;
-      fds.push(this.dirFd);
+    if (this.dirDirty && this.dirSyncFd < 0) {
+      try {
+        this.dirSyncFd = openSync(this.dir, 'r');
+        this.dirDirty = false;
+        fds.push(this.dirSyncFd);
+      } catch (err) {
+        // Out of descriptors: the directory stays dirty and the next synced commit retries it.
+        this.warn('directory sync', err);
+      }
     }
     return fds;
   }
@@ -697,8 +703,11 @@ export class PartitionLog {
       if (ok) seg.syncedSize = Math.max(seg.syncedSize, seg.syncCapture);
       seg.syncCapture = -1;
     }
-    if (this.dirSyncInFlight && !ok) this.dirDirty = true;
-    this.dirSyncInFlight = false;
+    if (this.dirSyncFd >= 0) {
+      if (!ok) this.dirDirty = true;
+      closeSync(this.dirSyncFd);
+      this.dirSyncFd = -1;
+    }
   }
 
   private afterCommit(): void {

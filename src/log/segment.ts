@@ -6,10 +6,11 @@
 // Invariants: syncedSize <= committedSize <= size; every index entry points at a batch start;
 // bytes below committedSize are whole, CRC-valid batches with contiguous offsets starting at
 // baseOffset; only committed bytes are ever read back.
-import { closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
+import { closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatchScanner, type ScanResult } from './batch_scanner.js';
 import { StorageError } from './io_backend.js';
+import { sealedHandles, type HandleHolder } from './segment_handles.js';
 import { writeFileAtomicSync } from './log_checkpoint.js';
 import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, readInt64 } from '../protocol/record_batch.js';
 import { KEY, OFFSET_INDEX, SparseIndex, TIME_INDEX, VALUE, type IndexFormat } from './sparse_index.js';
@@ -34,7 +35,7 @@ export const lastHeader = {
   leaderEpoch: (): number => HDR.readInt32BE(BatchField.partitionLeaderEpoch),
 };
 
-export class Segment {
+export class Segment implements HandleHolder {
   readonly path: string;
   /** Write position: end of staged data. */
   size: number;
@@ -52,7 +53,10 @@ export class Segment {
   committedOffsetOfMaxTimestamp = -1;
   private bytesSinceIndexEntry = 0;
   /** Immutable, fdatasync'ed, indexes persisted: below the recovery point. */
-  sealed = false;
+  private isSealed = false;
+  /** The open descriptor, -1 while a sealed segment's handle is released (reopened on use) or once closed. */
+  private handle: number;
+  private closed = false;
   sealing = false;
   /** An asynchronous seal failed; only close() retries it. */
   sealFailed = false;
@@ -66,10 +70,11 @@ export class Segment {
   private constructor(
     readonly dir: string,
     readonly baseOffset: number,
-    public fd: number,
+    fd: number,
     size: number,
     readonly createdAt: number,
   ) {
+    this.handle = fd;
     this.path = join(dir, offsetFileName(baseOffset, LOG_SUFFIX));
     this.size = this.committedSize = this.syncedSize = size;
     this.nextOffset = this.committedNextOffset = baseOffset;
@@ -80,9 +85,48 @@ export class Segment {
     return new Segment(dir, baseOffset, fd, 0, now);
   }
 
-  /** Opens an existing file; its bytes count as committed and synced until recovery says otherwise. */
-  static open(dir: string, baseOffset: number, size: number, fd: number, now: number): Segment {
-    return new Segment(dir, baseOffset, fd, size, now);
+  /**
+   * An existing file, its descriptor opened on first use (a partition with many segments does not
+   * hold them all open at once); its bytes count as committed and synced until recovery says otherwise.
+   */
+  static open(dir: string, baseOffset: number, now: number): Segment {
+    const path = join(dir, offsetFileName(baseOffset, LOG_SUFFIX));
+    return new Segment(dir, baseOffset, -1, statSync(path).size, now);
+  }
+
+  /**
+   * The segment's descriptor, reopened when released; -1 once closed. A sealed segment's use
+   * refreshes its place in the thread's handle cache, which may release other sealed segments'
+   * descriptors (never this one's) to stay within its bound.
+   */
+  get fd(): number {
+    if (this.closed) return -1;
+    if (this.handle < 0) this.handle = openSync(this.path, 'r+');
+    if (this.isSealed) sealedHandles.touch(this);
+    return this.handle;
+  }
+
+  /** Whether the descriptor is open now (a sealed segment's may be released until next use). */
+  get holdsDescriptor(): boolean {
+    return this.handle >= 0;
+  }
+
+  get sealed(): boolean {
+    return this.isSealed;
+  }
+
+  /** A sealed segment is only read, so its descriptor may be released while idle; an unsealed one keeps it. */
+  set sealed(value: boolean) {
+    this.isSealed = value;
+    if (!value) sealedHandles.forget(this);
+    else if (this.handle >= 0) sealedHandles.touch(this);
+  }
+
+  /** Called by the handle cache on eviction: the next use reopens. No asynchronous operation holds a sealed segment's descriptor. */
+  releaseHandle(): void {
+    if (this.handle < 0) return;
+    closeSync(this.handle);
+    this.handle = -1;
   }
 
   indexPath(format: IndexFormat): string {
@@ -257,9 +301,10 @@ export class Segment {
   }
 
   close(): void {
-    if (this.fd < 0) return;
-    closeSync(this.fd);
-    this.fd = -1;
+    if (this.closed) return;
+    this.closed = true;
+    sealedHandles.forget(this);
+    this.releaseHandle();
   }
 
   /** Closes and removes the segment's files. */

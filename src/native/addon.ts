@@ -27,6 +27,11 @@ export interface NativeAddon {
   /** meta holds [fd, position, length]* with fd -1 naming the next Buffer of bufs. */
   senderEnqueue(id: number, meta: Float64Array, bufs: Buffer[]): void;
   senderDetach(id: number): void;
+  /**
+   * Raises RLIMIT_NOFILE's soft limit to its hard one (getrlimit + setrlimit) and returns
+   * [soft, hard] after the attempt (-1 for unlimited). Absent from addons built before it.
+   */
+  raiseNofile?(): [number, number];
 }
 
 export type IoMode = 'native' | 'node' | 'auto';

@@ -1,9 +1,12 @@
-// The Kafka protocol listener: accepts sockets up to maxConnections, owns the set of live
-// connections and the global budget of buffered request bytes, and drains them on shutdown.
+// The Kafka protocol listener: accepts sockets up to maxConnections and while the descriptor
+// budget has room for them (the admin listener's descriptors are reserved apart, so clients never
+// starve it), owns the set of live connections and the global budget of buffered request bytes,
+// and drains them on shutdown.
 // With a native sender every connection's responses go through the addon (falling back to the
 // socket per connection when its fd is unusable).
 import { createServer, type Server } from 'node:net';
 import type { Logger } from 'pino';
+import { CONNECTION_FDS, type DescriptorBudget } from '../common/descriptor_budget.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { Connection, HeldBytes, type ConnectionLimits, type ConnectionServices } from './connection.js';
 import type { NativeSender } from './native_sender.js';
@@ -15,15 +18,21 @@ export interface KafkaServerOptions extends ConnectionLimits {
   partialRequestBytesMax: number;
 }
 
+/** At most one log line per this interval about connections refused for descriptors. */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
 export class KafkaServer {
   private readonly connections = new Set<Connection>();
   private readonly held: HeldBytes;
   private server: Server | null = null;
+  private refusedSinceLog = 0;
+  private lastRefusalLog = -Infinity;
 
   constructor(
     private readonly services: ConnectionServices & { readonly metrics: Pick<BrokerMetrics, 'connectionOpened' | 'connectionClosed' | 'connectionRejected'> },
     private readonly opts: KafkaServerOptions,
     private readonly log: Logger,
+    private readonly descriptors: DescriptorBudget,
     private readonly native: NativeSender | null = null,
   ) {
     this.held = new HeldBytes(opts.partialRequestBytesMax);
@@ -35,8 +44,14 @@ export class KafkaServer {
 
   async listen(): Promise<number> {
     const server = createServer({ noDelay: true }, (socket) => {
+      if (!this.descriptors.tryAcquire('connections', CONNECTION_FDS)) {
+        socket.destroy();
+        this.refused();
+        return;
+      }
       const conn = new Connection(socket, this.services, this.opts, this.held, this.log, (c) => {
-        this.connections.delete(c);
+        if (!this.connections.delete(c)) return;
+        this.descriptors.release('connections', CONNECTION_FDS);
         this.services.metrics.connectionClosed();
       }, this.native);
       this.connections.add(conn);
@@ -54,6 +69,20 @@ export class KafkaServer {
     });
     const addr = server.address();
     return typeof addr === 'object' && addr ? addr.port : this.opts.port;
+  }
+
+  private refused(): void {
+    this.services.metrics.connectionRejected('descriptors');
+    this.refusedSinceLog++;
+    const now = performance.now();
+    if (now - this.lastRefusalLog < REFUSAL_LOG_INTERVAL_MS) return;
+    const d = this.descriptors;
+    this.log.warn(
+      { refused: this.refusedSinceLog, connections: this.connections.size, limit: d.limit, reserved: d.reserved, partitionFds: d.holding('partitions') },
+      'connections refused: the file descriptor budget is exhausted (raise ulimit -n or lower --max-connections)',
+    );
+    this.refusedSinceLog = 0;
+    this.lastRefusalLog = now;
   }
 
   /** Stops accepting, then lets every connection finish its in-flight requests. */

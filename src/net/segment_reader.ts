@@ -35,6 +35,9 @@ function readFully(fd: number, buf: Buffer, position: number): Promise<number> {
 }
 
 export class SegmentReader {
+  /** `maxOpen` bounds the cache (the descriptor budget reserves that many); leased retirees may briefly add to it. */
+  constructor(private readonly maxOpen = SEGMENT_FDS_MAX) {}
+
   // Map iteration order is insertion order: re-inserting on use makes the first key the LRU.
   private readonly fds = new Map<string, Promise<number>>();
   /** Leases per descriptor (cached or retired); retired ones close when theirs reach zero. */
@@ -138,7 +141,7 @@ export class SegmentReader {
     const opening = openAsync(path);
     opening.catch(() => this.fds.delete(path));
     this.fds.set(path, opening);
-    if (this.fds.size > SEGMENT_FDS_MAX) {
+    if (this.fds.size > this.maxOpen) {
       const [oldest, fd] = this.fds.entries().next().value as [string, Promise<number>];
       this.fds.delete(oldest);
       this.retire(fd);

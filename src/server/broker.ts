@@ -22,11 +22,14 @@ import { TopicAdmin } from '../cluster/topic_admin.js';
 import { ProducerIdAllocator } from '../coordinator/producer_ids.js';
 import { TopicTable } from '../coordinator/topic_table.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
-import { startAdminServer } from '../net/admin_http.js';
+import { ADMIN_CONNECTIONS_MAX, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
 import { KafkaServer } from '../net/kafka_server.js';
 import { selectSender } from '../net/native_sender.js';
-import { SegmentReader } from '../net/segment_reader.js';
+import { SEGMENT_FDS_MAX, SegmentReader } from '../net/segment_reader.js';
+import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
+import { SEALED_HANDLES_MAX } from '../log/segment_handles.js';
+import { nofileLimit } from './descriptor_limit.js';
 
 export interface Broker {
   readonly kafkaPort: number;
@@ -58,6 +61,34 @@ function summarizeIo(choices: readonly IoChoice[]): IoChoice {
 }
 
 /** Waits until every shard is up; if one fails (e.g. io=native unavailable) all are stopped and its error thrown. */
+/** The main thread's segment-reader cache: a small limit gets a smaller share. */
+const readerCacheFor = (limit: number): number => Math.max(16, Math.min(SEGMENT_FDS_MAX, Math.floor(limit / 32)));
+
+/**
+ * The descriptor budget for this process and data dir: the data dir's partitions are charged
+ * up front (they must open whatever the budget says), and a start that could not even hold them is
+ * refused with the figures rather than failing later with EMFILE.
+ */
+function descriptorBudget(config: BrokerConfig, partitions: number, logger: Logger): DescriptorBudget {
+  const limit = nofileLimit();
+  const reserved = reservedDescriptors({ shards: config.shards, sealedPerShard: SEALED_HANDLES_MAX, readerCache: readerCacheFor(limit.soft), adminConnections: ADMIN_CONNECTIONS_MAX });
+  const budget = new DescriptorBudget(limit.soft, reserved);
+  const partitionFds = partitions * PARTITION_FDS;
+  if (partitionFds > budget.capacity) {
+    throw new Error(
+      `the data dir holds ${partitions} partitions needing ${partitionFds} file descriptors, but the limit of ${limit.soft} ` +
+        `(${limit.source}; hard ${limit.hard}) leaves ${budget.capacity} after ${reserved} reserved: raise ulimit -n`,
+    );
+  }
+  budget.acquire('partitions', partitionFds);
+  const connectionsFit = Math.floor(budget.free / CONNECTION_FDS);
+  const details = { limit: limit.soft, hard: limit.hard, source: limit.source, reserved, partitions, maxConnections: config.maxConnections, connectionsFit };
+  if (config.maxConnections > connectionsFit) {
+    logger.warn(details, 'max-connections exceeds the file descriptor budget: connections beyond it will be refused (raise ulimit -n or lower --max-connections)');
+  } else logger.info(details, 'file descriptor budget');
+  return budget;
+}
+
 async function awaitShards(hosts: readonly ShardHost[]): Promise<IoChoice> {
   const settled = await Promise.allSettled(hosts.map((h) => h.started()));
   const failed = settled.find((s) => s.status === 'rejected');
@@ -75,6 +106,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   }
   const metaDir = join(config.dataDir, 'meta');
   mkdirSync(metaDir, { recursive: true });
+  const table = TopicTable.load(config.dataDir);
+  let partitions = 0;
+  for (const t of table.all()) partitions += t.partitions;
+  const descriptors = descriptorBudget(config, partitions, logger);
   const send = selectSender(config.io);
   logger.info(send.sender !== null ? 'response sends: native' : `response sends: node (${send.note})`);
   const metrics = new BrokerMetrics();
@@ -103,11 +138,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   router.attach(hosts);
   const io = await awaitShards(hosts);
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
-  const segments = new SegmentReader();
-  const table = TopicTable.load(config.dataDir);
   const cluster = new LocalClusterView(loadClusterId(metaDir), { id: config.nodeId, host: config.kafkaHost, port: config.kafkaPort, rack: null }, table);
+  const segments = new SegmentReader(readerCacheFor(descriptors.limit));
   const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir));
-  const topics = new TopicAdmin(config, cluster, new LocalMetadataStore(table, config.nodeId), reconciler);
+  const topics = new TopicAdmin(config, cluster, new LocalMetadataStore(table, config.nodeId), reconciler, descriptors);
   const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {
     const infos = groups.topicInfos();
@@ -133,7 +167,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     },
   });
   const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards() };
-  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger, send.sender);
+  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
@@ -141,7 +175,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     metrics,
     health: () => ({
       status,
-      details: { shards: config.shards, topics: table.size, connections: kafka.connectionCount, io, ioThreads },
+      details: {
+        shards: config.shards, topics: table.size, connections: kafka.connectionCount, io, ioThreads,
+        descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
+      },
     }),
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),

@@ -26,6 +26,8 @@ export interface BrokerStartOptions {
   logLevel?: string;
   /** Bound on waiting for /v1/health; default 30 s. */
   startTimeoutMs?: number;
+  /** Runs the broker under this RLIMIT_NOFILE (soft and hard, through util-linux prlimit). */
+  nofile?: number;
 }
 
 export interface ExitStatus {
@@ -222,7 +224,10 @@ export class BrokerProcess {
     this.starts++;
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, this.args(), { stdio: ['ignore', fd, fd], env: { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' } });
+      const [command, args] = this.opts.nofile === undefined
+        ? [process.execPath, this.args()]
+        : ['prlimit', [`--nofile=${this.opts.nofile}:${this.opts.nofile}`, '--', process.execPath, ...this.args()]];
+      child = spawn(command, args, { stdio: ['ignore', fd, fd], env: { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' } });
     } finally {
       closeSync(fd);
     }

@@ -4,6 +4,7 @@
 // sharing one proposal, internal topics protected.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { DescriptorBudget } from '../../../src/common/descriptor_budget.js';
 import type { ClusterView } from '../../../src/cluster/cluster_view.js';
 import type { Committed, MetadataStore, TopicChange } from '../../../src/cluster/metadata_store.js';
 import { TopicAdmin, type ReconcileWaiter } from '../../../src/cluster/topic_admin.js';
@@ -20,7 +21,11 @@ interface Harness {
   confirm(): void;
 }
 
-function harness(view: ClusterView = clusterView({ brokers: [endpoint(1), endpoint(2), endpoint(3)] }), cfg: BrokerConfig = config): Harness {
+function harness(
+  view: ClusterView = clusterView({ brokers: [endpoint(1), endpoint(2), endpoint(3)] }),
+  cfg: BrokerConfig = config,
+  descriptors = new DescriptorBudget(1 << 20, 0),
+): Harness {
   const proposed: TopicChange[] = [];
   const events: string[] = [];
   let confirm = (): void => {};
@@ -43,7 +48,7 @@ function harness(view: ClusterView = clusterView({ brokers: [endpoint(1), endpoi
       });
     },
   };
-  return { admin: new TopicAdmin(cfg, view, store, reconciler), proposed, events, confirm: () => confirm() };
+  return { admin: new TopicAdmin(cfg, view, store, reconciler, descriptors), proposed, events, confirm: () => confirm() };
 }
 
 const code = (c: number) => (e: unknown): boolean => e instanceof KafkaError && e.code === c;
@@ -134,5 +139,28 @@ describe('TopicAdmin', () => {
     await assert.rejects(h.admin.addPartitions('t', 1, null), code(ErrorCode.INVALID_PARTITIONS));
     await assert.rejects(h.admin.addPartitions('t', 3, [[1, 2]]), code(ErrorCode.INVALID_REPLICA_ASSIGNMENT));
     await assert.rejects(h.admin.addPartitions('t', 2, [[1]]), code(ErrorCode.INVALID_REPLICA_ASSIGNMENT));
+  });
+
+  it('refuses partitions beyond the descriptor budget with POLICY_VIOLATION and a message, gives back a failed change, and frees a deleted topic', async () => {
+    const budget = new DescriptorBudget(110, 100); // room for 10 partitions
+    const h = harness(clusterView({ topics: [{ name: 'old', partitions: 4 }] }), config, budget);
+    budget.acquire('partitions', 4);
+    const refused = (e: unknown): boolean =>
+      code(ErrorCode.POLICY_VIOLATION)(e) && /file descriptor budget exhausted: 7 more partitions need 7 descriptors, 6 of 10 are free \(limit 110, 100 reserved/.test((e as Error).message);
+    await assert.rejects(h.admin.create({ name: 't', partitions: 7, replicationFactor: 1, assignment: null, configs: {} }), refused);
+    await assert.rejects(h.admin.create({ name: 't', partitions: 7, replicationFactor: 1, assignment: null, configs: {} }, true), refused);
+    await assert.rejects(h.admin.addPartitions('old', 11, null), (e: unknown) => code(ErrorCode.POLICY_VIOLATION)(e));
+    assert.equal(h.proposed.length, 0);
+    const created = h.admin.create({ name: 't', partitions: 6, replicationFactor: 1, assignment: null, configs: {} });
+    await settle();
+    h.confirm();
+    await created;
+    assert.equal(budget.free, 0);
+    await assert.rejects(h.admin.create({ name: 'u', partitions: 1, replicationFactor: 1, assignment: null, configs: {} }), code(ErrorCode.POLICY_VIOLATION));
+    const deleted = h.admin.delete('old');
+    await settle();
+    h.confirm();
+    await deleted;
+    assert.equal(budget.free, 4);
   });
 });
