@@ -10,6 +10,7 @@
 import { deserialize, serialize } from 'node:v8';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
+import { closeLogsTogether } from '../log/clean_close.js';
 import type { IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
 import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
@@ -164,15 +165,16 @@ export class Shard {
     };
   }
 
-  /** Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log. */
+  /** Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log (many at once). */
   async shutdown(): Promise<void> {
     this.running = false;
     this.parked.completeAll();
     this.deadlines.close();
     for (const c of this.coordinators.values()) c.close();
     await this.committer.close();
-    for (const a of this.actors.values()) a.log.close();
+    const logs = [...this.actors.values()].map((a) => a.log);
     this.actors.clear();
+    await closeLogsTogether(logs, this.io, (log, err) => this.onError(`${log.dir}: clean close`, err));
   }
 
   // ---- data plane ----

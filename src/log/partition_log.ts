@@ -27,7 +27,17 @@ import type { CommitPort } from './commit_port.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
 import { LEADER_EPOCH_FILE, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
 import { assertLogConfig, type LogConfig } from './log_config.js';
-import { HIGH_WATERMARK_FILE, TRUNCATION_FILE, writeCheckpoint, writeFileAtomicSync, writeOffsetFile } from './log_checkpoint.js';
+import {
+  CHECKPOINT_FILE,
+  encodeCheckpoint,
+  HIGH_WATERMARK_FILE,
+  StagedFiles,
+  TRUNCATION_FILE,
+  writeCheckpoint,
+  writeFileAtomicSync,
+  writeOffsetFile,
+} from './log_checkpoint.js';
+import { encodeTextCheckpoint } from './text_checkpoint.js';
 import { findMaxTimestamp, findOffsetForTimestamp, type OffsetAndTimestamp } from './log_timestamps.js';
 import { rebuildProducers, recoverLog, type RecoveryStats } from './log_recovery.js';
 import { truncateSegments } from './log_truncation.js';
@@ -53,6 +63,17 @@ export interface PartitionLogOptions {
 
 /** Where reads stop: the high watermark (clients) or the durable log end (followers). */
 export type ReadIsolation = 'high-watermark' | 'log-end';
+
+/**
+ * A clean close whose syncs the caller batches with other logs' (closeLogsTogether): fdatasync
+ * every descriptor in `fds`, then call next() for the following step; null means closed.
+ */
+export interface StagedClose {
+  readonly fds: readonly number[];
+  next(): StagedClose | null;
+  /** A sync or step failed: the log closes without its clean-shutdown marker (the next open rescans). */
+  abandon(): void;
+}
 
 export interface FileRange {
   path: string;
@@ -588,32 +609,94 @@ export class PartitionLog {
     if (!this.inFlight) this.finish();
   }
 
+  /**
+   * close() with the syncs left to the caller, who batches them with other logs'; null when
+   * nothing is left to sync (the log was not open, had a commit in flight, or is offline).
+   */
+  stageClose(): StagedClose | null {
+    if (this.state !== 'open' || this.inFlight) {
+      this.close();
+      return null;
+    }
+    this.state = 'closing';
+    return this.stageCleanShutdown();
+  }
+
   private finish(): void {
-    let error: unknown = null;
-    if (this.state === 'closing') {
+    if (this.state !== 'closing') return this.release();
+    for (let step = this.stageCleanShutdown(); step !== null; ) {
+      const current = step;
       try {
-        this.writeCleanShutdown();
+        for (const fd of current.fds) fdatasyncSync(fd);
+        step = current.next();
       } catch (err) {
-        error = err;
+        current.abandon();
+        throw StorageError.from(err, `close ${this.dir}`);
       }
     }
+  }
+
+  private release(): void {
+    if (this.state === 'closed') return;
     for (const seg of this.segments) seg.close();
     closeSync(this.dirFd);
     this.state = 'closed';
-    if (error) throw StorageError.from(error, `close ${this.dir}`);
   }
 
-  private writeCleanShutdown(): void {
+  /**
+   * Discards uncommitted appends and writes the clean-shutdown files in steps: (1) unsealed
+   * segments' data, their indexes, the producer snapshot at the log end, the leader-epoch and
+   * high-watermark checkpoints and the clean marker are written under temporary names and synced;
+   * (2) all but the marker are renamed into place and the directory synced; (3) the marker is
+   * renamed and the directory synced. So the marker becomes visible only once everything it
+   * vouches for is durable.
+   */
+  private stageCleanShutdown(): StagedClose | null {
     this.pending.reset();
     this.rollbackToCommitted();
-    if (this.offline) return;
-    this.active.appendTimeEntry();
-    for (const seg of this.segments) if (!seg.sealed) seg.sealSync();
-    this.writeSnapshot(this.leo, this.producers.encode(), true);
-    writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), true);
-    writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, true);
-    writeCheckpoint(this.dir, { clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }, true);
-    fsyncSync(this.dirFd);
+    if (this.offline) {
+      this.release();
+      return null;
+    }
+    const files = new StagedFiles();
+    const marker = new StagedFiles();
+    const end = (): null => {
+      files.discard();
+      marker.discard();
+      this.release();
+      return null;
+    };
+    const unsealed = this.segments.filter((seg) => !seg.sealed);
+    try {
+      this.active.appendTimeEntry();
+      for (const seg of unsealed) seg.stageSeal(files);
+      files.write(join(this.dir, offsetFileName(this.leo, SNAPSHOT_SUFFIX)), this.producers.encode());
+      files.write(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode());
+      files.write(join(this.dir, HIGH_WATERMARK_FILE), encodeTextCheckpoint([[this.hw]]));
+      marker.write(join(this.dir, CHECKPOINT_FILE), encodeCheckpoint({ clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }));
+    } catch (err) {
+      end();
+      throw StorageError.from(err, `close ${this.dir}`);
+    }
+    const markerDurable: StagedClose = { fds: [this.dirFd], next: end, abandon: end };
+    const stateDurable: StagedClose = {
+      fds: [this.dirFd],
+      next: () => {
+        marker.publish();
+        return markerDurable;
+      },
+      abandon: end,
+    };
+    return {
+      fds: [...unsealed.map((seg) => seg.fd), ...files.fds, ...marker.fds],
+      next: () => {
+        for (const seg of unsealed) seg.markSealed();
+        files.publish();
+        this.pruneSnapshots();
+        return stateDurable;
+      },
+      abandon: end,
+    };
   }
 
   // ---- group commit (via commitPort) ----
@@ -774,7 +857,7 @@ export class PartitionLog {
     seg.sealed = true;
     seg.syncedSize = seg.committedSize;
     try {
-      if (seg.snapshotAtEnd) this.writeSnapshot(seg.nextOffset, seg.snapshotAtEnd, false);
+      if (seg.snapshotAtEnd) this.writeSnapshot(seg.nextOffset, seg.snapshotAtEnd);
       writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, false);
     } catch (err) {
       // Without this snapshot recovery replays producer state from an older one; an older high
@@ -785,8 +868,13 @@ export class PartitionLog {
     this.updateRecoveryPoint();
   }
 
-  private writeSnapshot(offset: number, data: Buffer, durable: boolean): void {
-    writeFileAtomicSync(join(this.dir, offsetFileName(offset, SNAPSHOT_SUFFIX)), data, durable);
+  /** Unsynced: the next seal or the clean close makes a newer one durable. */
+  private writeSnapshot(offset: number, data: Buffer): void {
+    writeFileAtomicSync(join(this.dir, offsetFileName(offset, SNAPSHOT_SUFFIX)), data, false);
+    this.pruneSnapshots();
+  }
+
+  private pruneSnapshots(): void {
     const snapshots = readdirSync(this.dir)
       .filter((n) => n.endsWith(SNAPSHOT_SUFFIX))
       .sort()
