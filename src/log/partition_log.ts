@@ -140,6 +140,13 @@ export class PartitionLog {
   private dirDirty = false;
   private dirSyncInFlight = false;
   private offline = false;
+  /**
+   * By file name, the encodings of the state this log opened with from a clean close, whose files
+   * are durable (vouched for by the marker it opened with); null once a commit started or a state
+   * file was rewritten. A clean close skips the segments and the files whose state did not change
+   * (sparing their syncs).
+   */
+  private cleanOpenState: Map<string, Buffer> | null = null;
   private state: LogState = 'open';
   // Where the last read ended: a consumer at the tail asks for exactly that offset next.
   private hintSeg: Segment | null = null;
@@ -177,6 +184,7 @@ export class PartitionLog {
       completed: (synced) => this.completed(synced),
       failed: () => this.failed(),
     };
+    if (rec.stats.clean) this.cleanOpenState = this.stateFiles(rec.stats.snapshotOffset === this.leo);
     this.updateRecoveryPoint();
   }
 
@@ -220,6 +228,7 @@ export class PartitionLog {
   /** Persists the high watermark (the owner calls this periodically; close and seals do too). */
   checkpointHighWatermark(): void {
     if (this.state === 'closed') throw new StorageError(`log ${this.dir} is closed`);
+    this.cleanOpenState = null;
     try {
       writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, false);
     } catch (err) {
@@ -561,6 +570,7 @@ export class PartitionLog {
   }
 
   private cutTo(offset: number): void {
+    this.cleanOpenState = null;
     writeOffsetFile(this.dir, TRUNCATION_FILE, offset, true);
     // The segment being cut must be rescanned after a crash: move the recovery point below it first.
     const rp = Math.min(this.checkpointedRecoveryPoint, this.segments[this.segmentIndexFor(offset)]!.baseOffset);
@@ -636,6 +646,15 @@ export class PartitionLog {
     }
   }
 
+  /** The producer snapshot at the log end (when `withSnapshot`), the leader-epoch and high-watermark checkpoints. */
+  private stateFiles(withSnapshot: boolean): Map<string, Buffer> {
+    const files = new Map<string, Buffer>();
+    if (withSnapshot) files.set(offsetFileName(this.leo, SNAPSHOT_SUFFIX), this.producers.encode());
+    files.set(LEADER_EPOCH_FILE, this.epochs.encode());
+    files.set(HIGH_WATERMARK_FILE, encodeTextCheckpoint([[this.hw]]));
+    return files;
+  }
+
   private release(): void {
     if (this.state === 'closed') return;
     for (const seg of this.segments) seg.close();
@@ -649,7 +668,8 @@ export class PartitionLog {
    * high-watermark checkpoints and the clean marker are written under temporary names and synced;
    * (2) all but the marker are renamed into place and the directory synced; (3) the marker is
    * renamed and the directory synced. So the marker becomes visible only once everything it
-   * vouches for is durable.
+   * vouches for is durable. A state file still durable with the same content is not rewritten, so
+   * an idle partition costs two syncs (its marker, its directory).
    */
   private stageCleanShutdown(): StagedClose | null {
     this.pending.reset();
@@ -666,31 +686,30 @@ export class PartitionLog {
       this.release();
       return null;
     };
-    const unsealed = this.segments.filter((seg) => !seg.sealed);
+    // Segments untouched since a clean open are as durable as the marker they were opened with said.
+    const unsealed = this.cleanOpenState ? [] : this.segments.filter((seg) => !seg.sealed);
     try {
       this.active.appendTimeEntry();
       for (const seg of unsealed) seg.stageSeal(files);
-      files.write(join(this.dir, offsetFileName(this.leo, SNAPSHOT_SUFFIX)), this.producers.encode());
-      files.write(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode());
-      files.write(join(this.dir, HIGH_WATERMARK_FILE), encodeTextCheckpoint([[this.hw]]));
+      for (const [name, data] of this.stateFiles(true)) {
+        if (!this.cleanOpenState?.get(name)?.equals(data)) files.write(join(this.dir, name), data);
+      }
       marker.write(join(this.dir, CHECKPOINT_FILE), encodeCheckpoint({ clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }));
     } catch (err) {
       end();
       throw StorageError.from(err, `close ${this.dir}`);
     }
     const markerDurable: StagedClose = { fds: [this.dirFd], next: end, abandon: end };
-    const stateDurable: StagedClose = {
-      fds: [this.dirFd],
-      next: () => {
-        marker.publish();
-        return markerDurable;
-      },
-      abandon: end,
+    const publishMarker = (): StagedClose => {
+      marker.publish();
+      return markerDurable;
     };
+    const stateDurable: StagedClose = { fds: [this.dirFd], next: publishMarker, abandon: end };
     return {
       fds: [...unsealed.map((seg) => seg.fd), ...files.fds, ...marker.fds],
       next: () => {
         for (const seg of unsealed) seg.markSealed();
+        if (files.fds.length === 0) return publishMarker();
         files.publish();
         this.pruneSnapshots();
         return stateDurable;
@@ -704,6 +723,7 @@ export class PartitionLog {
   private take(): WriteOp[] | null {
     if (this.state !== 'open' || this.pending.isEmpty) return null;
     if (this.inFlight) throw new Error(`log ${this.dir}: a commit is already in flight`);
+    this.cleanOpenState = null;
     this.inFlight = this.pending;
     this.pending = this.spare;
     return this.inFlight.writes();
@@ -907,6 +927,7 @@ export class PartitionLog {
    * rebuilds the cache from batch headers whenever the file it finds disagrees with the log.
    */
   private saveEpochs(): void {
+    this.cleanOpenState = null;
     try {
       writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), false);
       this.dirDirty = true;
