@@ -183,7 +183,7 @@ export class Shard {
     await this.committer.close();
     const logs = [...this.actors.values()].map((a) => a.log);
     this.actors.clear();
-    await closeLogsTogether(logs, this.io, (log, err) => this.storageFailure(`${log.dir}: clean close`, err));
+    await closeLogsTogether(logs, this.io, (err) => this.storageFailure('clean close failed', err));
     return logs.length;
   }
 

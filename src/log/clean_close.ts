@@ -18,7 +18,7 @@ const CLOSES_IN_FLIGHT = 256;
 export async function closeLogsTogether(
   logs: readonly PartitionLog[],
   io: IoBackend,
-  onError: (log: PartitionLog, err: StorageError) => void,
+  onError: (err: StorageError) => void,
 ): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
@@ -27,7 +27,7 @@ export async function closeLogsTogether(
       try {
         await closeOne(log, io);
       } catch (err) {
-        onError(log, StorageError.from(err, `close ${log.dir}`));
+        onError(StorageError.from(err, `close ${log.dir}`));
       }
     }
   };
