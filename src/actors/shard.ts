@@ -10,6 +10,7 @@
 import { deserialize, serialize } from 'node:v8';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
+import { closeLogsTogether } from '../log/clean_close.js';
 import type { IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
 import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
@@ -51,6 +52,8 @@ export interface ShardIntrospection {
   outboxDepth: number;
   lastError: string | null;
   commits: ReturnType<GroupCommitter['stats']>;
+  storageErrors: number;
+  rescannedSegments: number;
   coordinators: { partition: number; stats: ReturnType<GroupCoordinatorActor['stats']> }[];
 }
 
@@ -73,6 +76,10 @@ export class Shard {
   handled = 0;
   busyMs = 0;
   lastError: string | null = null;
+  /** Every storage failure seen (failed group commits, absorbed log failures, failed clean closes). */
+  private storageErrors = 0;
+  /** Segments log recovery rescanned (rather than trusting their indexes) as partitions opened. */
+  private rescannedSegments = 0;
 
   constructor(
     readonly index: number,
@@ -86,7 +93,7 @@ export class Shard {
   ) {
     this.committer = new GroupCommitter(io, flush, (err) => {
       this.lastError = `storage: ${err.message}`;
-      onError('group commit failed', err);
+      this.storageFailure('group commit failed', err);
     });
     this.outbox = new Outbox(outbound, outboxBytesMax);
     this.parked = new ParkedFetches(
@@ -106,7 +113,8 @@ export class Shard {
   // ---- control plane (comlink) ----
 
   openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void {
-    const log = PartitionLog.open(dir, config, this.io, Date.now, { onWarning: (what, err) => this.onError(`${topic}-${partition} log: ${what}`, err) });
+    const log = PartitionLog.open(dir, config, this.io, Date.now, { onWarning: (what, err) => this.storageFailure(`${topic}-${partition} log: ${what}`, err) });
+    this.rescannedSegments += log.recovery.scannedSegments;
     const actor = new PartitionActor(handle, topic, partition, log, config, this.ports);
     this.actors.set(handle, actor);
     if (topic !== this.groups.offsetsTopic) return;
@@ -161,19 +169,28 @@ export class Shard {
       outboxDepth: this.outbox.depth,
       lastError: this.lastError,
       commits: this.committer.stats(),
+      storageErrors: this.storageErrors,
+      rescannedSegments: this.rescannedSegments,
       coordinators: [...this.coordinators.values()].map((c) => ({ partition: c.partition.partition, stats: c.stats() })),
     };
   }
 
-  /** Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log. */
-  async shutdown(): Promise<void> {
+  /** Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log (many at once); returns how many. */
+  async shutdown(): Promise<number> {
     this.running = false;
     this.parked.completeAll();
     this.deadlines.close();
     for (const c of this.coordinators.values()) c.close();
     await this.committer.close();
-    for (const a of this.actors.values()) a.log.close();
+    const logs = [...this.actors.values()].map((a) => a.log);
     this.actors.clear();
+    await closeLogsTogether(logs, this.io, (err) => this.storageFailure('clean close failed', err));
+    return logs.length;
+  }
+
+  private storageFailure(msg: string, err: unknown): void {
+    this.storageErrors++;
+    this.onError(msg, err);
   }
 
   // ---- data plane ----

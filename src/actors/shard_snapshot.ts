@@ -39,5 +39,9 @@ export interface ShardSnapshot {
   handled: number;
   busyMs: number;
   lastError: string | null;
+  /** Storage failures since the shard started (cumulative). */
+  storageErrors: number;
+  /** Segments rescanned by log recovery as partitions opened, since the shard started (cumulative). */
+  rescannedSegments: number;
   groups: GroupShardSnapshot;
 }

@@ -12,6 +12,7 @@ import { selectIoBackend } from '../log/native_io.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../common/logger.js';
 import { LoopDelayMonitor, NO_LOOP_DELAY } from '../common/loop_delay.js';
+import { RepeatLimiter } from '../common/repeat_limiter.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot, type ShardSnapshot } from './shard_snapshot.js';
 import { exposeControl } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
@@ -62,7 +63,17 @@ const rebalances: Record<string, number> = {};
 let rebalanceMs: number[] = [];
 const io = selectIoBackend(data.io);
 const ioChoice: IoChoice = { backend: io.backend.name, reason: io.note === '' ? null : io.note };
-const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, (msg, err) => log.error({ err }, msg), {
+// A failing disk fails every group commit (hundreds a second): repeats of one kind of failure are
+// logged once per interval with the count suppressed meanwhile; the metric counts every one.
+const ERROR_LOG_INTERVAL_MS = 10_000;
+const ERROR_KINDS_MAX = 1024;
+const errorLines = new RepeatLimiter(ERROR_LOG_INTERVAL_MS, () => performance.now(), ERROR_KINDS_MAX);
+function logError(msg: string, err: unknown): void {
+  const errno = (err as { code?: unknown; errno?: unknown } | null)?.errno;
+  const verdict = errorLines.offer(`${msg}\0${typeof errno === 'string' ? errno : ''}`);
+  if (verdict.log) log.error(verdict.suppressed > 0 ? { err, suppressed: verdict.suppressed } : { err }, msg);
+}
+const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, logError, {
   offsetsTopic: data.offsetsTopic,
   deps: () => coordinatorDeps(data.groupConfig),
   rebalanced: (e) => {
@@ -116,6 +127,8 @@ const control: ShardControl = {
       handled: view.handled,
       busyMs: view.busyMs,
       lastError: view.lastError,
+      storageErrors: view.storageErrors,
+      rescannedSegments: view.rescannedSegments,
       groups: groupSnapshot(view),
     };
     rebalanceMs = [];
@@ -123,7 +136,9 @@ const control: ShardControl = {
   },
   shutdown: async () => {
     clearInterval(retention);
-    await shard.shutdown();
+    const started = performance.now();
+    const partitions = await shard.shutdown();
+    log.info({ partitions, ms: Math.round(performance.now() - started) }, 'logs closed');
     await io.backend.close();
     lag.close();
   },

@@ -1,8 +1,9 @@
 // The partition directory's small state files: `log.checkpoint` (log start offset, recovery point
 // and whether the log was closed cleanly), `high-watermark-checkpoint` and `truncation-target` (an
 // interrupted truncateTo, finished by the next open), plus the atomic small-file write used for
-// them, the leader-epoch checkpoint and producer-state snapshots. Synchronous; runs on the shard
-// worker at open, seal, truncation and close.
+// them, the leader-epoch checkpoint and producer-state snapshots; StagedFiles is the same write
+// split in two so that a clean close can sync many partitions' files in one batch. Synchronous;
+// runs on the shard worker at open, seal, truncation and close.
 // Invariant: files are replaced by rename, so a reader sees the old or the new content, and a
 // damaged file reads as absent: for log.checkpoint that costs a full rescan, for the high
 // watermark a restart from the log start, never data.
@@ -60,13 +61,50 @@ export function writeFileAtomicSync(path: string, data: Buffer, durable: boolean
   const tmp = path + TMP_SUFFIX;
   const fd = openSync(tmp, 'w');
   try {
-    let done = 0;
-    while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+    writeAllSync(fd, data);
     if (durable) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(tmp, path);
+}
+
+function writeAllSync(fd: number, data: Buffer): void {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+}
+
+/**
+ * Atomic small-file writes whose fsync the caller does, so that many files (of many partitions)
+ * can be synced in one batch: write() fills a temporary and keeps it open, the caller syncs `fds`,
+ * publish() renames each temporary over its target in the order written, discard() closes them
+ * (an unpublished temporary stays behind and is removed by the next recovery).
+ */
+export class StagedFiles {
+  private readonly files: { tmp: string; path: string; fd: number }[] = [];
+  private published = 0;
+
+  write(path: string, data: Buffer): void {
+    const tmp = path + TMP_SUFFIX;
+    const fd = openSync(tmp, 'w');
+    this.files.push({ tmp, path, fd });
+    writeAllSync(fd, data);
+  }
+
+  get fds(): number[] {
+    return this.files.map((f) => f.fd);
+  }
+
+  publish(): void {
+    for (; this.published < this.files.length; this.published++) {
+      const f = this.files[this.published]!;
+      renameSync(f.tmp, f.path);
+    }
+  }
+
+  discard(): void {
+    for (const f of this.files.splice(0)) closeSync(f.fd);
+  }
 }
 
 export function fsyncDirSync(dir: string): void {

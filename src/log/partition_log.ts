@@ -27,7 +27,18 @@ import type { CommitPort } from './commit_port.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
 import { LEADER_EPOCH_FILE, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
 import { assertLogConfig, type LogConfig } from './log_config.js';
-import { fsyncDirSync, HIGH_WATERMARK_FILE, TRUNCATION_FILE, writeCheckpoint, writeFileAtomicSync, writeOffsetFile } from './log_checkpoint.js';
+import {
+  CHECKPOINT_FILE,
+  fsyncDirSync,
+  encodeCheckpoint,
+  HIGH_WATERMARK_FILE,
+  StagedFiles,
+  TRUNCATION_FILE,
+  writeCheckpoint,
+  writeFileAtomicSync,
+  writeOffsetFile,
+} from './log_checkpoint.js';
+import { encodeTextCheckpoint } from './text_checkpoint.js';
 import { findMaxTimestamp, findOffsetForTimestamp, type OffsetAndTimestamp } from './log_timestamps.js';
 import { rebuildProducers, recoverLog, type RecoveryStats } from './log_recovery.js';
 import { truncateSegments } from './log_truncation.js';
@@ -53,6 +64,17 @@ export interface PartitionLogOptions {
 
 /** Where reads stop: the high watermark (clients) or the durable log end (followers). */
 export type ReadIsolation = 'high-watermark' | 'log-end';
+
+/**
+ * A clean close whose syncs the caller batches with other logs' (closeLogsTogether): fdatasync
+ * every descriptor in `fds`, then call next() for the following step; null means closed.
+ */
+export interface StagedClose {
+  readonly fds: readonly number[];
+  next(): StagedClose | null;
+  /** A sync or step failed: the log closes without its clean-shutdown marker (the next open rescans). */
+  abandon(): void;
+}
 
 export interface FileRange {
   path: string;
@@ -122,6 +144,13 @@ export class PartitionLog {
    */
   private dirSyncFd = -1;
   private offline = false;
+  /**
+   * By file name, the encodings of the state this log opened with from a clean close, whose files
+   * are durable (vouched for by the marker it opened with); null once a commit started or a state
+   * file was rewritten. A clean close skips the segments and the files whose state did not change
+   * (sparing their syncs).
+   */
+  private cleanOpenState: Map<string, Buffer> | null = null;
   private state: LogState = 'open';
   // Where the last read ended: a consumer at the tail asks for exactly that offset next.
   private hintSeg: Segment | null = null;
@@ -158,6 +187,7 @@ export class PartitionLog {
       completed: (synced) => this.completed(synced),
       failed: () => this.failed(),
     };
+    if (rec.stats.clean) this.cleanOpenState = this.stateFiles(rec.stats.snapshotOffset === this.leo);
     this.updateRecoveryPoint();
   }
 
@@ -201,6 +231,7 @@ export class PartitionLog {
   /** Persists the high watermark (the owner calls this periodically; close and seals do too). */
   checkpointHighWatermark(): void {
     if (this.state === 'closed') throw new StorageError(`log ${this.dir} is closed`);
+    this.cleanOpenState = null;
     try {
       writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, false);
     } catch (err) {
@@ -542,6 +573,7 @@ export class PartitionLog {
   }
 
   private cutTo(offset: number): void {
+    this.cleanOpenState = null;
     writeOffsetFile(this.dir, TRUNCATION_FILE, offset, true);
     // The segment being cut must be rescanned after a crash: move the recovery point below it first.
     const rp = Math.min(this.checkpointedRecoveryPoint, this.segments[this.segmentIndexFor(offset)]!.baseOffset);
@@ -590,31 +622,107 @@ export class PartitionLog {
     if (!this.inFlight) this.finish();
   }
 
-  private finish(): void {
-    let error: unknown = null;
-    if (this.state === 'closing') {
-      try {
-        this.writeCleanShutdown();
-      } catch (err) {
-        error = err;
-      }
+  /**
+   * close() with the syncs left to the caller, who batches them with other logs'; null when
+   * nothing is left to sync (the log was not open, had a commit in flight, or is offline).
+   */
+  stageClose(): StagedClose | null {
+    if (this.state !== 'open' || this.inFlight) {
+      this.close();
+      return null;
     }
-    for (const seg of this.segments) seg.close();
-    this.state = 'closed';
-    if (error) throw StorageError.from(error, `close ${this.dir}`);
+    this.state = 'closing';
+    return this.stageCleanShutdown();
   }
 
-  private writeCleanShutdown(): void {
+  private finish(): void {
+    if (this.state !== 'closing') return this.release();
+    for (let step = this.stageCleanShutdown(); step !== null; ) {
+      const current = step;
+      try {
+        for (const fd of current.fds) fdatasyncSync(fd);
+        step = current.next();
+      } catch (err) {
+        current.abandon();
+        throw StorageError.from(err, `close ${this.dir}`);
+      }
+    }
+  }
+
+  /** The producer snapshot at the log end (when `withSnapshot`), the leader-epoch and high-watermark checkpoints. */
+  private stateFiles(withSnapshot: boolean): Map<string, Buffer> {
+    const files = new Map<string, Buffer>();
+    if (withSnapshot) files.set(offsetFileName(this.leo, SNAPSHOT_SUFFIX), this.producers.encode());
+    files.set(LEADER_EPOCH_FILE, this.epochs.encode());
+    files.set(HIGH_WATERMARK_FILE, encodeTextCheckpoint([[this.hw]]));
+    return files;
+  }
+
+  private release(): void {
+    if (this.state === 'closed') return;
+    for (const seg of this.segments) seg.close();
+    this.state = 'closed';
+  }
+
+  /**
+   * Discards uncommitted appends and writes the clean-shutdown files in steps: (1) unsealed
+   * segments' data, their indexes, the producer snapshot at the log end, the leader-epoch and
+   * high-watermark checkpoints and the clean marker are written under temporary names and synced;
+   * (2) all but the marker are renamed into place and the directory synced; (3) the marker is
+   * renamed and the directory synced. So the marker becomes visible only once everything it
+   * vouches for is durable. A state file still durable with the same content is not rewritten, so
+   * an idle partition costs two syncs (its marker, its directory).
+   */
+  private stageCleanShutdown(): StagedClose | null {
     this.pending.reset();
     this.rollbackToCommitted();
-    if (this.offline) return;
-    this.active.appendTimeEntry();
-    for (const seg of this.segments) if (!seg.sealed) seg.sealSync();
-    this.writeSnapshot(this.leo, this.producers.encode(), true);
-    writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), true);
-    writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, true);
-    writeCheckpoint(this.dir, { clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }, true);
-    fsyncDirSync(this.dir);
+    if (this.offline) {
+      this.release();
+      return null;
+    }
+    const files = new StagedFiles();
+    const marker = new StagedFiles();
+    // The directory is held open only while its renames are synced (an idle partition holds none).
+    let dirFd = -1;
+    const end = (): null => {
+      files.discard();
+      marker.discard();
+      if (dirFd >= 0) closeSync(dirFd);
+      dirFd = -1;
+      this.release();
+      return null;
+    };
+    // Segments untouched since a clean open are as durable as the marker they were opened with said.
+    const unsealed = this.cleanOpenState ? [] : this.segments.filter((seg) => !seg.sealed);
+    try {
+      this.active.appendTimeEntry();
+      for (const seg of unsealed) seg.stageSeal(files);
+      for (const [name, data] of this.stateFiles(true)) {
+        if (!this.cleanOpenState?.get(name)?.equals(data)) files.write(join(this.dir, name), data);
+      }
+      marker.write(join(this.dir, CHECKPOINT_FILE), encodeCheckpoint({ clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }));
+      dirFd = openSync(this.dir, 'r');
+    } catch (err) {
+      end();
+      throw StorageError.from(err, `close ${this.dir}`);
+    }
+    const markerDurable: StagedClose = { fds: [dirFd], next: end, abandon: end };
+    const publishMarker = (): StagedClose => {
+      marker.publish();
+      return markerDurable;
+    };
+    const stateDurable: StagedClose = { fds: [dirFd], next: publishMarker, abandon: end };
+    return {
+      fds: [...unsealed.map((seg) => seg.fd), ...files.fds, ...marker.fds],
+      next: () => {
+        for (const seg of unsealed) seg.markSealed();
+        if (files.fds.length === 0) return publishMarker();
+        files.publish();
+        this.pruneSnapshots();
+        return stateDurable;
+      },
+      abandon: end,
+    };
   }
 
   // ---- group commit (via commitPort) ----
@@ -622,6 +730,7 @@ export class PartitionLog {
   private take(): WriteOp[] | null {
     if (this.state !== 'open' || this.pending.isEmpty) return null;
     if (this.inFlight) throw new Error(`log ${this.dir}: a commit is already in flight`);
+    this.cleanOpenState = null;
     this.inFlight = this.pending;
     this.pending = this.spare;
     return this.inFlight.writes();
@@ -783,7 +892,7 @@ export class PartitionLog {
     seg.sealed = true;
     seg.syncedSize = seg.committedSize;
     try {
-      if (seg.snapshotAtEnd) this.writeSnapshot(seg.nextOffset, seg.snapshotAtEnd, false);
+      if (seg.snapshotAtEnd) this.writeSnapshot(seg.nextOffset, seg.snapshotAtEnd);
       writeOffsetFile(this.dir, HIGH_WATERMARK_FILE, this.hw, false);
     } catch (err) {
       // Without this snapshot recovery replays producer state from an older one; an older high
@@ -794,8 +903,13 @@ export class PartitionLog {
     this.updateRecoveryPoint();
   }
 
-  private writeSnapshot(offset: number, data: Buffer, durable: boolean): void {
-    writeFileAtomicSync(join(this.dir, offsetFileName(offset, SNAPSHOT_SUFFIX)), data, durable);
+  /** Unsynced: the next seal or the clean close makes a newer one durable. */
+  private writeSnapshot(offset: number, data: Buffer): void {
+    writeFileAtomicSync(join(this.dir, offsetFileName(offset, SNAPSHOT_SUFFIX)), data, false);
+    this.pruneSnapshots();
+  }
+
+  private pruneSnapshots(): void {
     const snapshots = readdirSync(this.dir)
       .filter((n) => n.endsWith(SNAPSHOT_SUFFIX))
       .sort()
@@ -828,6 +942,7 @@ export class PartitionLog {
    * rebuilds the cache from batch headers whenever the file it finds disagrees with the log.
    */
   private saveEpochs(): void {
+    this.cleanOpenState = null;
     try {
       writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), false);
       this.dirDirty = true;

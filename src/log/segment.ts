@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { BatchScanner, type ScanResult } from './batch_scanner.js';
 import { StorageError } from './io_backend.js';
 import { sealedHandles, type HandleHolder } from './segment_handles.js';
-import { writeFileAtomicSync } from './log_checkpoint.js';
+import { StagedFiles } from './log_checkpoint.js';
 import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, readInt64 } from '../protocol/record_batch.js';
 import { KEY, OFFSET_INDEX, SparseIndex, TIME_INDEX, VALUE, type IndexFormat } from './sparse_index.js';
 
@@ -291,12 +291,28 @@ export class Segment implements HandleHolder {
     return pos;
   }
 
-  /** Seals synchronously (open and close): data synced, index files fsynced; the caller fsyncs the directory. */
+  /** Seals synchronously (at open): data synced, index files synced; the caller fsyncs the directory. */
   sealSync(): void {
-    fdatasyncSync(this.fd);
+    const files = new StagedFiles();
+    try {
+      this.stageSeal(files);
+      for (const fd of [this.fd, ...files.fds]) fdatasyncSync(fd);
+      files.publish();
+    } finally {
+      files.discard();
+    }
+    this.markSealed();
+  }
+
+  /** Writes the index files of a seal whose syncs the caller batches: this.fd and `files` are synced, then published. */
+  stageSeal(files: StagedFiles): void {
+    files.write(this.indexPath(OFFSET_INDEX), this.offsetIndex.encode());
+    files.write(this.indexPath(TIME_INDEX), this.timeIndex.encode());
+  }
+
+  /** The data and the index files staged by stageSeal are durable. */
+  markSealed(): void {
     this.syncedSize = this.committedSize;
-    writeFileAtomicSync(this.indexPath(OFFSET_INDEX), this.offsetIndex.encode(), true);
-    writeFileAtomicSync(this.indexPath(TIME_INDEX), this.timeIndex.encode(), true);
     this.sealed = true;
   }
 

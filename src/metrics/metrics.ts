@@ -104,6 +104,12 @@ export class BrokerMetrics {
   private readonly busy = new CumulativeCounter(
     counter(this.registry, 'sluice_shard_busy_seconds_total', 'Time a shard spent handling messages', ['shard']),
   );
+  private readonly storageErrors = new CumulativeCounter(
+    counter(this.registry, 'sluice_storage_errors_total', 'Storage failures on a shard (failed group commits, seals, checkpoints, clean closes)', ['shard']),
+  );
+  private readonly rescanned = new CumulativeCounter(
+    counter(this.registry, 'sluice_log_recovery_rescanned_segments_total', 'Segments log recovery rescanned as partitions opened (a clean shutdown leaves none)', ['shard']),
+  );
 
   private readonly requestChildren = new BoundedChildren((api) => ({
     count: this.requests.labels(api),
@@ -184,6 +190,8 @@ export class BrokerMetrics {
     this.setLoopDelay(`shard-${shard}`, s.loopDelay);
     this.handled.feed({ shard }, shard, s.handled);
     this.busy.feed({ shard }, shard, s.busyMs / 1000);
+    this.storageErrors.feed({ shard }, shard, s.storageErrors);
+    this.rescanned.feed({ shard }, shard, s.rescannedSegments);
     for (const direction of DIRECTIONS) {
       const ring = direction === 'to_shard' ? s.toShard : s.toMain;
       this.ringUsed.set({ shard, direction }, ring.usedBytes);
@@ -200,6 +208,8 @@ export class BrokerMetrics {
     for (const g of [this.lag, this.lagP99, this.lagMax, this.ownLagP99, this.cpuWait]) g.remove({ thread: `shard-${shard}` });
     this.handled.remove({ shard }, shard);
     this.busy.remove({ shard }, shard);
+    this.storageErrors.remove({ shard }, shard);
+    this.rescanned.remove({ shard }, shard);
     for (const direction of DIRECTIONS) {
       this.ringUsed.remove({ shard, direction });
       this.ringCapacity.remove({ shard, direction });

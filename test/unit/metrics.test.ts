@@ -16,7 +16,7 @@ function part(topic: string, partition: number, end: number): PartitionSnapshot 
 const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] };
 
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS): ShardSnapshot {
-  return { shard: id, loopDelay: { meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, groups };
+  return { shard: id, loopDelay: { meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
@@ -41,6 +41,8 @@ test('snapshots feed partition, ring and shard metrics', async (t) => {
   assert.equal(sample(text, 'sluice_thread_cpu_wait_ratio', 'thread="shard-1"'), 0.25);
   assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="0"'), 42);
   assert.equal(sample(text, 'sluice_shard_busy_seconds_total', 'shard="1"'), 1.5);
+  assert.equal(sample(text, 'sluice_storage_errors_total', 'shard="1"'), 3);
+  assert.equal(sample(text, 'sluice_log_recovery_rescanned_segments_total', 'shard="1"'), 2);
 });
 
 test('partitions and shards that disappear lose their series', async (t) => {

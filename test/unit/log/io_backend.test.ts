@@ -3,15 +3,14 @@
 // recovery after a failure, concurrency and ENOSPC on a tiny tmpfs.
 // The native half is skipped only when the addon is missing, unless SLUICE_REQUIRE_NATIVE=1.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { closeSync, ftruncateSync, mkdtempSync, openSync, readFileSync, rmdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { NodeIoBackend, StorageError, type IoBackend, type WriteOp } from '../../../src/log/io_backend.js';
 import { loadNativeIo } from '../../../src/log/native_io.js';
 import { removeDir, tempDir } from './log_fixture.js';
+import { tinyTmpfs } from '../../helpers/tmpfs.js';
 
 interface BackendKind {
   name: string;
@@ -54,25 +53,6 @@ function withBackend(kind: BackendKind, body: (io: IoBackend, dir: string) => Pr
       await close();
       removeDir(dir);
     }
-  };
-}
-
-/** Mounts a 1 MiB tmpfs (root only); null with the reason when that is not permitted here. */
-function tinyTmpfs(): { dir: string; unmount(): void } | string {
-  if (process.getuid?.() !== 0) return 'not running as root';
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-enospc-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'pipe' });
-  } catch (err) {
-    rmdirSync(dir);
-    return `mount -t tmpfs not permitted: ${(err as Error).message.split('\n')[0]}`;
-  }
-  return {
-    dir,
-    unmount: () => {
-      execFileSync('umount', [dir]);
-      rmdirSync(dir);
-    },
   };
 }
 
@@ -200,7 +180,7 @@ for (const kind of BACKENDS) {
     }));
 
     it('rejects with ENOSPC on a full filesystem and succeeds once space is freed', async (t) => {
-      const fs = tinyTmpfs();
+      const fs = tinyTmpfs('1m');
       if (typeof fs === 'string') return t.skip(fs);
       const { io, close } = kind.open();
       const fd = openSync(join(fs.dir, 'big'), 'w+');

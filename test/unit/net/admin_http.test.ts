@@ -17,6 +17,8 @@ const snapshot: ShardSnapshot = {
   handled: 0,
   busyMs: 0,
   lastError: null,
+  storageErrors: 0,
+  rescannedSegments: 0,
   groups: { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] },
 };
 
