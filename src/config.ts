@@ -30,7 +30,7 @@ export interface BrokerConfig {
   readonly io: IoMode;
   readonly maxRequestBytes: number;
   /** Global bound on bytes held for requests whose frame has not fully arrived yet. */
-  readonly partialRequestBytesMax: number;
+  readonly maxPartialRequestBytes: number;
   readonly maxConnections: number;
   readonly idleTimeoutMs: number;
   readonly maxInflightRequestsPerConnection: number;
@@ -114,7 +114,7 @@ class InvalidValue extends Error {}
 
 const INT32_MAX = 2 ** 31 - 1;
 /** setTimeout clamps larger delays to 1 ms, so anything used as a timer must stay below it. */
-const TIMER_MAX = INT32_MAX;
+const MAX_TIMER_MS = INT32_MAX;
 
 function parseInteger(raw: string): number {
   const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
@@ -192,8 +192,8 @@ const flush: Option<FlushPolicy> = {
   parse(raw) {
     if (raw === 'always' || raw === 'never') return { kind: raw };
     const ms = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (Number.isSafeInteger(ms) && ms >= 1 && ms <= TIMER_MAX) return { kind: 'interval', ms };
-    throw new InvalidValue(`"${raw}" must be always, never, or an interval in ms (1-${TIMER_MAX})`);
+    if (Number.isSafeInteger(ms) && ms >= 1 && ms <= MAX_TIMER_MS) return { kind: 'interval', ms };
+    throw new InvalidValue(`"${raw}" must be always, never, or an interval in ms (1-${MAX_TIMER_MS})`);
   },
   format: (f) => (f.kind === 'interval' ? String(f.ms) : f.kind),
 };
@@ -229,12 +229,12 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   flush,
   io,
   maxRequestBytes: int('largest accepted request frame in bytes', 104857600, 1, INT32_MAX),
-  partialRequestBytesMax: int(
+  maxPartialRequestBytes: int(
     'bound on bytes held, across all connections, for partially received requests',
     268435456, 1, Number.MAX_SAFE_INTEGER,
   ),
   maxConnections: int('maximum concurrent client connections', 10000, 1, 10_000_000),
-  idleTimeoutMs: int('close client connections idle this long (ms)', 600000, 1, TIMER_MAX),
+  idleTimeoutMs: int('close client connections idle this long (ms)', 600000, 1, MAX_TIMER_MS),
   maxInflightRequestsPerConnection: int(
     'requests read from one connection before its answers are sent', 64, 1, 65536,
   ),
@@ -251,16 +251,16 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   logSegmentMs: int('segment age at which the log rolls (ms)', 604800000, 1, Number.MAX_SAFE_INTEGER),
   logRetentionMs: limit('delete segments older than this (ms, -1 = keep)', 604800000),
   logRetentionBytes: limit('delete old segments beyond this partition size (bytes, -1 = keep)', -1),
-  logRetentionCheckIntervalMs: int('how often retention deletes expired segments (ms)', 300000, 1, TIMER_MAX),
+  logRetentionCheckIntervalMs: int('how often retention deletes expired segments (ms)', 300000, 1, MAX_TIMER_MS),
   logIndexIntervalBytes: int('bytes between sparse offset index entries', 4096, 0, INT32_MAX),
-  producerIdExpirationMs: int('forget idle producer ids after (ms)', 86400000, 1, TIMER_MAX),
+  producerIdExpirationMs: int('forget idle producer ids after (ms)', 86400000, 1, MAX_TIMER_MS),
   ringBytes: int('capacity of each shard ring, per direction (bytes)', 33554432, 65536, 2 ** 30),
   logLevel,
   offsetsTopicPartitions: int('partitions of the internal __consumer_offsets topic (fixed once created)', 16, 1, 1000),
   offsetsTopicSegmentBytes: int('segment size of __consumer_offsets partitions (bytes, fixed once created)', 104857600, 4096, INT32_MAX),
   groupInitialRebalanceDelayMs: int('wait this long for more members before an empty group\'s first rebalance (ms)', 3000, 0, 300000),
-  groupMinSessionTimeoutMs: int('smallest session timeout a group member may ask for (ms)', 6000, 1, TIMER_MAX),
-  groupMaxSessionTimeoutMs: int('largest session timeout a group member may ask for (ms)', 1800000, 1, TIMER_MAX),
+  groupMinSessionTimeoutMs: int('smallest session timeout a group member may ask for (ms)', 6000, 1, MAX_TIMER_MS),
+  groupMaxSessionTimeoutMs: int('largest session timeout a group member may ask for (ms)', 1800000, 1, MAX_TIMER_MS),
   groupMaxSize: int('members per consumer group', 1000, 1, 100000),
   groupConsumerHeartbeatIntervalMs: int('heartbeat interval of KIP-848 group members (ms); a moved partition waits up to this for its new owner', 1500, 100, 60000),
   groupConsumerSessionTimeoutMs: int('session timeout of KIP-848 group members (ms): a member silent this long is removed', 45000, 1000, 3600000),
@@ -435,10 +435,10 @@ const RELATIONS: readonly Relation[] = [
     message: (c) => `ring-bytes (${c.ringBytes}) must be a power of two`,
   },
   {
-    keys: ['maxRequestBytes', 'partialRequestBytesMax'],
-    holds: (c) => c.maxRequestBytes <= c.partialRequestBytesMax,
+    keys: ['maxRequestBytes', 'maxPartialRequestBytes'],
+    holds: (c) => c.maxRequestBytes <= c.maxPartialRequestBytes,
     message: (c) =>
-      `max-request-bytes (${c.maxRequestBytes}) must not exceed partial-request-bytes-max (${c.partialRequestBytesMax})`,
+      `max-request-bytes (${c.maxRequestBytes}) must not exceed max-partial-request-bytes (${c.maxPartialRequestBytes})`,
   },
   {
     keys: ['messageMaxBytes', 'ringBytes'],

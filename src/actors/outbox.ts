@@ -45,7 +45,7 @@ function sizeOf(msg: Outgoing): number {
 }
 
 /** Default bound on queued result bytes: a few fetch answers' worth of ranges, far more produce acks. */
-export const OUTBOX_BYTES_MAX = 4 << 20;
+export const MAX_OUTBOX_BYTES = 4 << 20;
 
 export class Outbox {
   private readonly queue: Outgoing[] = [];
@@ -55,7 +55,7 @@ export class Outbox {
 
   constructor(
     private readonly ring: SpscRing,
-    readonly maxBytes: number = OUTBOX_BYTES_MAX,
+    readonly maxBytes: number = MAX_OUTBOX_BYTES,
   ) {}
 
   get depth(): number {

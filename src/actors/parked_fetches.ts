@@ -16,7 +16,7 @@ import { FETCH_FLAG_MULTI_SHARD, type FetchAsk, type FetchPartitionResult } from
  * Main bounds fetches in flight by connections x in-flight requests each; beyond this many on one
  * shard a fetch is answered at once with what there is (an empty answer is valid Kafka).
  */
-export const PARKED_FETCHES_MAX = 65_536;
+export const MAX_PARKED_FETCHES = 65_536;
 
 interface Reading {
   parts: FetchPartitionResult[];
@@ -55,7 +55,7 @@ export class ParkedFetches {
   /** Answers `ask` now if it has enough data (or may not wait), else parks it. */
   fetch(ask: FetchAsk, mayPark: boolean): void {
     const r = this.readAll(ask);
-    if (!mayPark || ask.maxWaitMs === 0 || r.failed || this.enough(ask, r.bytes) || this.parked.size >= PARKED_FETCHES_MAX) {
+    if (!mayPark || ask.maxWaitMs === 0 || r.failed || this.enough(ask, r.bytes) || this.parked.size >= MAX_PARKED_FETCHES) {
       this.send(ask.reqId, r.parts);
       return;
     }

@@ -50,7 +50,7 @@ export interface ActorPorts {
  * Produces waiting for their acknowledgement, per partition. Main bounds requests in flight
  * (connections x in-flight requests each); this is the actor's own guard behind that.
  */
-export const PENDING_ACKS_MAX = 65_536;
+export const MAX_PENDING_ACKS = 65_536;
 
 /** Offsets a ListOffsets timestamp of -1 / -2 / -3 asks for (Kafka's sentinel values). */
 const LATEST = -1;
@@ -84,7 +84,7 @@ export class PartitionActor implements Expirable {
     private config: LogConfig,
     private readonly ports: ActorPorts,
   ) {
-    this.acks = new PendingAcks<ProduceResult>(PENDING_ACKS_MAX, (result, code) => this.acknowledge(result, code));
+    this.acks = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, (result, code) => this.acknowledge(result, code));
     this.wokeAt = log.highWatermark;
   }
 

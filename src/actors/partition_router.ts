@@ -85,9 +85,9 @@ interface PendingGroupCall {
 // A shard answers a parked fetch at its deadline and a ListOffsets at once; this only guards
 // against a dead shard.
 const SHARD_SAFETY_MARGIN_MS = 30_000;
-const REQ_ID_MAX = 0xffffffff;
+const MAX_REQ_ID = 0xffffffff;
 /** Kafka's produce timeout is an int32 of milliseconds; the ring carries it as u32. */
-const PRODUCE_TIMEOUT_MS_MAX = 0x7fffffff;
+const MAX_PRODUCE_TIMEOUT_MS = 0x7fffffff;
 /** Granularity of request timeouts: Kafka's timeout_ms needs no finer. */
 const TIMEOUT_TICK_MS = 10;
 
@@ -138,7 +138,7 @@ export class PartitionRouter implements ShardResultSink {
   /** Resolves when every partition answered (acks=0 too: its errors close the connection). */
   produce(items: readonly ProduceItem[], timeoutMs: number): Promise<ProduceOutcome[]> {
     const reqId = this.allocReqId();
-    const timeout = Math.min(Math.max(0, timeoutMs), PRODUCE_TIMEOUT_MS_MAX);
+    const timeout = Math.min(Math.max(0, timeoutMs), MAX_PRODUCE_TIMEOUT_MS);
     const results: ProduceOutcome[] = new Array(items.length);
     let missing = 0;
     for (let slot = 0; slot < items.length; slot++) {
@@ -350,7 +350,7 @@ export class PartitionRouter implements ShardResultSink {
 
   private allocReqId(): number {
     const id = this.nextReqId;
-    this.nextReqId = id === REQ_ID_MAX ? 1 : id + 1;
+    this.nextReqId = id === MAX_REQ_ID ? 1 : id + 1;
     return id;
   }
 }

@@ -32,7 +32,7 @@ import {
   FRAME_HEADER_BYTES,
   FRAME_PAD_MARKER,
   FrameByteOffset,
-  RING_CAPACITY_BYTES_MAX,
+  MAX_RING_CAPACITY_BYTES,
   RING_CAPACITY_BYTES_MIN,
   RING_DATA_OFFSET_BYTES,
   RING_HEADER_BYTES,
@@ -66,7 +66,7 @@ const COUNTER_HI = WideCounterByteOffset.hi >> 2;
 const COUNTER_SEQ = WideCounterByteOffset.seq >> 2;
 const TWO_POW_32 = 2 ** 32;
 /** A wide-counter writer is mid-update for four stores; retries beyond this mean it died there. */
-const COUNTER_READ_ATTEMPTS_MAX = 1024;
+const MAX_COUNTER_READ_ATTEMPTS = 1024;
 
 const FRAME_LENGTH = FrameByteOffset.length >> 2;
 const FRAME_SEQUENCE = FrameByteOffset.sequence >> 2;
@@ -403,7 +403,7 @@ function storeWideCounter(header: Int32Array, slot: number, value: number): void
 
 function loadWideCounter(header: Int32Array, slot: number): number {
   let value = 0;
-  for (let attempt = 0; attempt < COUNTER_READ_ATTEMPTS_MAX; attempt++) {
+  for (let attempt = 0; attempt < MAX_COUNTER_READ_ATTEMPTS; attempt++) {
     const seq = Atomics.load(header, slot + COUNTER_SEQ);
     value = (Atomics.load(header, slot + COUNTER_HI) >>> 0) * TWO_POW_32 + (Atomics.load(header, slot + COUNTER_LO) >>> 0);
     if ((seq & 1) === 0 && Atomics.load(header, slot + COUNTER_SEQ) === seq) return value;
@@ -413,9 +413,9 @@ function loadWideCounter(header: Int32Array, slot: number): number {
 
 function checkCapacity(capacityBytes: number): void {
   const powerOfTwo = Number.isInteger(capacityBytes) && (capacityBytes & (capacityBytes - 1)) === 0;
-  if (!powerOfTwo || capacityBytes < RING_CAPACITY_BYTES_MIN || capacityBytes > RING_CAPACITY_BYTES_MAX) {
+  if (!powerOfTwo || capacityBytes < RING_CAPACITY_BYTES_MIN || capacityBytes > MAX_RING_CAPACITY_BYTES) {
     throw new RangeError(
-      `SpscRing: capacity ${capacityBytes} must be a power of two in [${RING_CAPACITY_BYTES_MIN}, ${RING_CAPACITY_BYTES_MAX}]`,
+      `SpscRing: capacity ${capacityBytes} must be a power of two in [${RING_CAPACITY_BYTES_MIN}, ${MAX_RING_CAPACITY_BYTES}]`,
     );
   }
 }

@@ -81,7 +81,7 @@ export const RING_DATA_OFFSET_BYTES = RING_HEADER_BYTES;
 
 export const RING_CAPACITY_BYTES_MIN = 64 * 1024;
 /** Keeps used <= capacity < 2^31, which the wrapped-counter arithmetic above relies on. */
-export const RING_CAPACITY_BYTES_MAX = 1024 * 1024 * 1024;
+export const MAX_RING_CAPACITY_BYTES = 1024 * 1024 * 1024;
 
 /** Values of consumerWaiting / producerWaiting. */
 export const RingWaitFlag = { idle: 0, waiting: 1 } as const;

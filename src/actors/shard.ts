@@ -20,7 +20,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { BatchSlabs } from './batch_slabs.js';
 import { DeadlineWheel } from './deadline_wheel.js';
 import { GroupCoordinatorActor } from './group_coordinator_actor.js';
-import { Outbox, OUTBOX_BYTES_MAX } from './outbox.js';
+import { Outbox, MAX_OUTBOX_BYTES } from './outbox.js';
 import { ParkedFetches } from './parked_fetches.js';
 import { PartitionActor, type ActorPorts, type ActorStats, type Expirable } from './partition_actor.js';
 import type { SpscRing } from './ring_buffer.js';
@@ -89,13 +89,13 @@ export class Shard {
     flush: FlushPolicy,
     private readonly onError: (msg: string, err: unknown) => void,
     private readonly groups: ShardGroupHosting,
-    outboxBytesMax: number = OUTBOX_BYTES_MAX,
+    maxOutboxBytes: number = MAX_OUTBOX_BYTES,
   ) {
     this.committer = new GroupCommitter(io, flush, (err) => {
       this.lastError = `storage: ${err.message}`;
       this.storageFailure('group commit failed', err);
     });
-    this.outbox = new Outbox(outbound, outboxBytesMax);
+    this.outbox = new Outbox(outbound, maxOutboxBytes);
     this.parked = new ParkedFetches(
       (handle) => this.actors.get(handle),
       this.deadlines,

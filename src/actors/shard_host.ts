@@ -73,7 +73,7 @@ export interface ShardResultSink {
 export interface ShardHostOptions {
   index: number;
   ringBytes: number;
-  overflowBytesMax: number;
+  maxOverflowBytes: number;
   flush: FlushPolicy;
   io: IoMode;
   logLevel: string;
@@ -207,7 +207,7 @@ export class ShardHost {
   private send(msg: Pending, force = false): boolean {
     const bytes = messageBytes(msg);
     if (this.overflow.length === 0 && this.tryWrite(msg, bytes)) return true;
-    if (!force && this.overflowBytes + bytes > this.opts.overflowBytesMax) return false;
+    if (!force && this.overflowBytes + bytes > this.opts.maxOverflowBytes) return false;
     this.overflow.push(msg);
     this.overflowBytes += bytes;
     if (!this.draining) void this.drainOverflow();

@@ -58,7 +58,7 @@ const inbound = new SpscRing(data.toShard, new RingDoorbell(data.toShardDoorbell
 const outbound = new SpscRing(data.toMain, new RingDoorbell(data.toMainDoorbell));
 // Rebalance reasons are the coordinator's own fixed strings, so this map stays small; durations
 // wait here for the next metrics scrape, bounded in case nobody scrapes.
-const REBALANCE_DURATIONS_MAX = 1000;
+const MAX_REBALANCE_DURATIONS = 1000;
 const rebalances: Record<string, number> = {};
 let rebalanceMs: number[] = [];
 const io = selectIoBackend(data.io);
@@ -66,8 +66,8 @@ const ioChoice: IoChoice = { backend: io.backend.name, reason: io.note === '' ? 
 // A failing disk fails every group commit (hundreds a second): repeats of one kind of failure are
 // logged once per interval with the count suppressed meanwhile; the metric counts every one.
 const ERROR_LOG_INTERVAL_MS = 10_000;
-const ERROR_KINDS_MAX = 1024;
-const errorLines = new RepeatLimiter(ERROR_LOG_INTERVAL_MS, () => performance.now(), ERROR_KINDS_MAX);
+const MAX_ERROR_KINDS = 1024;
+const errorLines = new RepeatLimiter(ERROR_LOG_INTERVAL_MS, () => performance.now(), MAX_ERROR_KINDS);
 function logError(msg: string, err: unknown): void {
   const errno = (err as { code?: unknown; errno?: unknown } | null)?.errno;
   const verdict = errorLines.offer(`${msg}\0${typeof errno === 'string' ? errno : ''}`);
@@ -78,7 +78,7 @@ const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, l
   deps: () => coordinatorDeps(data.groupConfig),
   rebalanced: (e) => {
     rebalances[e.reason] = (rebalances[e.reason] ?? 0) + 1;
-    if (rebalanceMs.length < REBALANCE_DURATIONS_MAX) rebalanceMs.push(e.durationMs);
+    if (rebalanceMs.length < MAX_REBALANCE_DURATIONS) rebalanceMs.push(e.durationMs);
     log.info({ group: e.groupId, reason: e.reason, generation: e.generationId, members: e.members, ms: e.durationMs }, 'group rebalanced');
   },
   badRecord: (partition, offset, err) => log.error({ err, partition, offset }, 'unreadable group record skipped'),

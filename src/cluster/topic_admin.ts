@@ -15,7 +15,7 @@ import type { MetadataStore, ReplicaAssignment, TopicChange } from './metadata_s
 import { checkAssignment, placeReplicas } from './replica_placement.js';
 
 /** Bound on partitions one broker hosts: every partition costs an actor, files and index memory. */
-export const PARTITIONS_PER_BROKER_MAX = 100_000;
+export const MAX_PARTITIONS_PER_BROKER = 100_000;
 
 /** The back end's confirmation: resolves once what is open on the shards matches the view at `revision`. */
 export interface ReconcileWaiter {
@@ -41,7 +41,7 @@ export interface CreatedTopic {
 const ZERO_ID = '0'.repeat(32);
 
 export class TopicAdmin {
-  /** Creations in flight, so auto-creation callers share one; bounded with every partition by PARTITIONS_PER_BROKER_MAX. */
+  /** Creations in flight, so auto-creation callers share one; bounded with every partition by MAX_PARTITIONS_PER_BROKER. */
   private readonly creating = new Map<string, { done: Promise<CreatedTopic>; partitions: number }>();
 
   constructor(
@@ -185,8 +185,8 @@ export class TopicAdmin {
     for (const t of this.view.topics()) total += t.partitions;
     // A creation already in the view is counted there.
     for (const [name, c] of this.creating) if (this.view.topic(name) === undefined) total += c.partitions;
-    if (total > PARTITIONS_PER_BROKER_MAX) {
-      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `broker would host more than ${PARTITIONS_PER_BROKER_MAX} partitions`);
+    if (total > MAX_PARTITIONS_PER_BROKER) {
+      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `broker would host more than ${MAX_PARTITIONS_PER_BROKER} partitions`);
     }
   }
 }

@@ -22,12 +22,12 @@ interface TableFile {
 }
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]+$/;
-export const TOPIC_NAME_MAX = 249;
+export const MAX_TOPIC_NAME_LENGTH = 249;
 const ZERO_UUID = '0'.repeat(32);
 
 /** Kafka's rules: 1-249 chars of [a-zA-Z0-9._-], not "." or "..". */
 export function validateTopicName(name: string): void {
-  if (name.length === 0 || name.length > TOPIC_NAME_MAX || name === '.' || name === '..' || !TOPIC_NAME.test(name)) {
+  if (name.length === 0 || name.length > MAX_TOPIC_NAME_LENGTH || name === '.' || name === '..' || !TOPIC_NAME.test(name)) {
     throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `invalid topic name '${name.slice(0, 300)}'`);
   }
 }

@@ -7,7 +7,7 @@
 // thread (seals and main-thread reads open descriptors of their own).
 
 /** Per-thread bound on open sealed-segment descriptors; the descriptor budget reserves it per shard. */
-export const SEALED_HANDLES_MAX = 64;
+export const MAX_SEALED_HANDLES = 64;
 
 export interface HandleHolder {
   releaseHandle(): void;
@@ -40,4 +40,4 @@ export class HandleCache {
   }
 }
 
-export const sealedHandles = new HandleCache(SEALED_HANDLES_MAX);
+export const sealedHandles = new HandleCache(MAX_SEALED_HANDLES);

@@ -13,7 +13,7 @@ import type { BrokerMetrics } from '../metrics/metrics.js';
 export type HealthStatus = 'starting' | 'ready' | 'draining';
 
 /** Default bound on admin HTTP connections; the descriptor budget reserves that many. */
-export const ADMIN_CONNECTIONS_MAX = 64;
+export const MAX_ADMIN_CONNECTIONS = 64;
 
 export interface AdminServerOptions {
   host: string;
@@ -97,7 +97,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     req.resume();
     dispatch(table, opts.logger, req, res);
   });
-  server.maxConnections = opts.maxConnections ?? ADMIN_CONNECTIONS_MAX;
+  server.maxConnections = opts.maxConnections ?? MAX_ADMIN_CONNECTIONS;
   server.requestTimeout = opts.requestTimeoutMs ?? 10_000;
   server.headersTimeout = Math.min(server.requestTimeout, 10_000);
   server.keepAliveTimeout = 5_000;

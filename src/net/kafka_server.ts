@@ -15,7 +15,7 @@ export interface KafkaServerOptions extends ConnectionLimits {
   host: string;
   port: number;
   maxConnections: number;
-  partialRequestBytesMax: number;
+  maxPartialRequestBytes: number;
 }
 
 /** At most one log line per this interval about connections refused for descriptors. */
@@ -35,7 +35,7 @@ export class KafkaServer {
     private readonly descriptors: DescriptorBudget,
     private readonly native: NativeSender | null = null,
   ) {
-    this.held = new HeldBytes(opts.partialRequestBytesMax);
+    this.held = new HeldBytes(opts.maxPartialRequestBytes);
   }
 
   get connectionCount(): number {

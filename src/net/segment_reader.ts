@@ -13,7 +13,7 @@ import { sep } from 'node:path';
 import type { FileRange } from '../log/partition_log.js';
 import type { FileChunk } from '../protocol/writer.js';
 
-export const SEGMENT_FDS_MAX = 512;
+export const MAX_SEGMENT_FDS = 512;
 
 function openAsync(path: string): Promise<number> {
   return new Promise((resolve, reject) => open(path, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
@@ -36,7 +36,7 @@ function readFully(fd: number, buf: Buffer, position: number): Promise<number> {
 
 export class SegmentReader {
   /** `maxOpen` bounds the cache (the descriptor budget reserves that many); leased retirees may briefly add to it. */
-  constructor(private readonly maxOpen = SEGMENT_FDS_MAX) {}
+  constructor(private readonly maxOpen = MAX_SEGMENT_FDS) {}
 
   // Map iteration order is insertion order: re-inserting on use makes the first key the LRU.
   private readonly fds = new Map<string, Promise<number>>();

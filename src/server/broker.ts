@@ -22,13 +22,13 @@ import { TopicAdmin } from '../cluster/topic_admin.js';
 import { ProducerIdAllocator } from '../coordinator/producer_ids.js';
 import { TopicTable } from '../coordinator/topic_table.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
-import { ADMIN_CONNECTIONS_MAX, startAdminServer } from '../net/admin_http.js';
+import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
 import { KafkaServer } from '../net/kafka_server.js';
 import { selectSender } from '../net/native_sender.js';
-import { SEGMENT_FDS_MAX, SegmentReader } from '../net/segment_reader.js';
+import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
-import { SEALED_HANDLES_MAX } from '../log/segment_handles.js';
+import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { nofileLimit } from './descriptor_limit.js';
 
 export interface Broker {
@@ -62,7 +62,7 @@ function summarizeIo(choices: readonly IoChoice[]): IoChoice {
 
 /** Waits until every shard is up; if one fails (e.g. io=native unavailable) all are stopped and its error thrown. */
 /** The main thread's segment-reader cache: a small limit gets a smaller share. */
-const readerCacheFor = (limit: number): number => Math.max(16, Math.min(SEGMENT_FDS_MAX, Math.floor(limit / 32)));
+const readerCacheFor = (limit: number): number => Math.max(16, Math.min(MAX_SEGMENT_FDS, Math.floor(limit / 32)));
 
 /**
  * The descriptor budget for this process and data dir: the data dir's partitions are charged
@@ -71,7 +71,7 @@ const readerCacheFor = (limit: number): number => Math.max(16, Math.min(SEGMENT_
  */
 function descriptorBudget(config: BrokerConfig, partitions: number, logger: Logger): DescriptorBudget {
   const limit = nofileLimit();
-  const reserved = reservedDescriptors({ shards: config.shards, sealedPerShard: SEALED_HANDLES_MAX, readerCache: readerCacheFor(limit.soft), adminConnections: ADMIN_CONNECTIONS_MAX });
+  const reserved = reservedDescriptors({ shards: config.shards, sealedPerShard: MAX_SEALED_HANDLES, readerCache: readerCacheFor(limit.soft), adminConnections: MAX_ADMIN_CONNECTIONS });
   const budget = new DescriptorBudget(limit.soft, reserved);
   const partitionFds = partitions * PARTITION_FDS;
   if (partitionFds > budget.capacity) {
@@ -119,7 +119,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     ShardHost.spawn({
       index,
       ringBytes: config.ringBytes,
-      overflowBytesMax: config.ringBytes,
+      maxOverflowBytes: config.ringBytes,
       flush: config.flush,
       io: config.io,
       logLevel: config.logLevel,
@@ -161,7 +161,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     metrics,
     // Every shard's inbound ring has the same size.
     limits: {
-      produceBatchBytesMax: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,
+      maxProduceBatchBytes: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,
       fetchMaxBytes: config.fetchMaxBytes,
       messageMaxBytes: config.messageMaxBytes,
     },

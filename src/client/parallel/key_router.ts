@@ -54,7 +54,7 @@ interface PartitionLanes<M> {
 }
 
 /** Emptied lanes kept for reuse, so a steady stream over many keys does not churn the heap. */
-const LANE_POOL_MAX = 1024;
+const MAX_LANE_POOL = 1024;
 
 export class KeyRouter<M extends RoutedMessage> {
   private readonly ordering: Ordering;
@@ -189,6 +189,6 @@ export class KeyRouter<M extends RoutedMessage> {
     if (lanes.whole === null && lanes.keyed.size === 0) this.partitions.delete(lane.partition);
     lane.key = null;
     lane.keyId = null;
-    if (this.pool.length < LANE_POOL_MAX) this.pool.push(lane);
+    if (this.pool.length < MAX_LANE_POOL) this.pool.push(lane);
   }
 }

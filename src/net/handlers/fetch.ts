@@ -23,8 +23,8 @@ type TopicOut = Wire<FetchResponse['responses'][number]>;
 type PartitionOut = Wire<FetchResponse['responses'][number]['partitions'][number]>;
 
 // librdkafka waits 500 ms and kafkajs 5 s; anything far beyond that only pins memory.
-const MAX_WAIT_MS_MAX = 60_000;
-const BYTES_MAX = 0x7fffffff;
+const MAX_FETCH_WAIT_MS = 60_000;
+const MAX_FETCH_BYTES = 0x7fffffff;
 const EMPTY = Buffer.alloc(0);
 const NO_LEADER_HINT: LeaderIdAndEpoch = { leaderId: -1, leaderEpoch: -1 };
 
@@ -87,7 +87,7 @@ export const fetchHandler = handler({
         if (!topic) return partitionOut(p.partition, byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         const handle = servingHandle(deps, topic, p, replicaId, leaders);
         if (typeof handle !== 'number') return handle;
-        items.push({ handle, fetchOffset: p.fetchOffset, partitionMaxBytes: Math.min(Math.max(0, p.partitionMaxBytes), BYTES_MAX) });
+        items.push({ handle, fetchOffset: p.fetchOffset, partitionMaxBytes: Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES) });
         where.push([ti, pi, p.partition]);
         return partitionOut(p.partition, ErrorCode.NONE);
       });
@@ -95,10 +95,10 @@ export const fetchHandler = handler({
       return { topic: t.topic, topicId: t.topicId, partitions };
     });
     const nodeEndpoints = leaderEndpoints(cluster, leaders);
-    const maxWait = Math.min(Math.max(0, req.maxWaitMs), MAX_WAIT_MS_MAX);
+    const maxWait = Math.min(Math.max(0, req.maxWaitMs), MAX_FETCH_WAIT_MS);
     // Kafka caps every response at fetch.max.bytes, and the connection's bound on queued response
     // bytes may cap it further while earlier responses are unsent.
-    const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : BYTES_MAX, deps.limits.fetchMaxBytes);
+    const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : MAX_FETCH_BYTES, deps.limits.fetchMaxBytes);
     const maxBytes = ctx.reserveResponseBytes?.(asked, deps.limits.messageMaxBytes) ?? asked;
     const results = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes);
     const leases = ctx.fileLeases ?? null;

@@ -24,7 +24,7 @@ export interface ProduceDeps {
   readonly metrics: Pick<BrokerMetrics, 'addMessagesIn' | 'addBytesIn'>;
   readonly limits: {
     /** The largest record batch a shard's inbound ring carries in one produce message. */
-    readonly produceBatchBytesMax: number;
+    readonly maxProduceBatchBytes: number;
   };
 }
 
@@ -67,7 +67,7 @@ export const produceHandler = handler({
           hint = { leaderId: lead.leaderId, leaderEpoch: lead.leaderEpoch };
           if (lead.leaderId >= 0) leaders.add(lead.leaderId);
         } else if (p.records === null || p.records.length === 0) code = ErrorCode.INVALID_RECORD;
-        else if (p.records.length > deps.limits.produceBatchBytesMax) code = ErrorCode.MESSAGE_TOO_LARGE;
+        else if (p.records.length > deps.limits.maxProduceBatchBytes) code = ErrorCode.MESSAGE_TOO_LARGE;
         else if (ctx.version < 7 && p.records.length >= BatchField.attributes + 2 && (p.records.readInt16BE(BatchField.attributes) & BatchAttr.compressionMask) === CompressionCodec.zstd) {
           code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
         } else {

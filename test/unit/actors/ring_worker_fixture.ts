@@ -32,7 +32,7 @@ export interface RingFixtureResult {
 }
 
 const MESSAGE_HEADER_BYTES = 8;
-const ERRORS_MAX = 10;
+const MAX_ERRORS = 10;
 /**
  * Every wait is given this timeout although the other side never pauses this long, so a wait
  * that runs out means a lost wake-up; it is reported as an error instead of hanging the test.
@@ -102,7 +102,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export async function awaitWake(wait: (timeoutMs: number) => Promise<void>, errors: string[], what: string): Promise<void> {
   const started = Date.now();
   await wait(LOST_WAKEUP_MS);
-  if (Date.now() - started >= LOST_WAKEUP_MS && errors.length < ERRORS_MAX) errors.push(`${what} timed out: lost wake-up`);
+  if (Date.now() - started >= LOST_WAKEUP_MS && errors.length < MAX_ERRORS) errors.push(`${what} timed out: lost wake-up`);
 }
 
 async function produce(ring: SpscRing, data: RingFixtureData): Promise<RingFixtureResult> {
@@ -134,7 +134,7 @@ async function consume(ring: SpscRing, data: RingFixtureData): Promise<RingFixtu
       continue;
     }
     const error = checkMessage(ring.bytes, offset, ring.lastLength, data.seed, sequence, ring.maxMessageBytes);
-    if (error !== null && errors.length < ERRORS_MAX) errors.push(error);
+    if (error !== null && errors.length < MAX_ERRORS) errors.push(error);
     ring.release();
     sequence++;
     if (data.stallEvery > 0 && sequence % data.stallEvery === 0) await sleep(1);

@@ -59,14 +59,14 @@ class Harness {
   // Doorbell waits do not hold the loop (in the broker the worker's control port does).
   readonly keepAlive = setInterval(() => undefined, 1000);
 
-  constructor(io: IoBackend, opts: { outboundBytes?: number; outboxBytesMax?: number } = {}) {
+  constructor(io: IoBackend, opts: { outboundBytes?: number; maxOutboxBytes?: number } = {}) {
     this.outbound = new SpscRing(SpscRing.allocate(opts.outboundBytes ?? 1 << 20), RingDoorbell.loopback());
     this.shard = new Shard(0, this.inbound, this.outbound, io, { kind: 'always' }, (_m, err) => this.errors.push(err), {
       offsetsTopic: '__consumer_offsets',
       deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
       rebalanced: () => undefined,
       badRecord: () => undefined,
-    }, opts.outboxBytesMax);
+    }, opts.maxOutboxBytes);
     this.running = this.shard.run();
     live.add(this);
   }
@@ -218,8 +218,8 @@ describe('Shard as a mailbox', () => {
   });
 
   it('stops draining while its outbox is over its bound, and loses no result', async () => {
-    const OUTBOX_MAX = 10 * PRODUCE_RESULT_BYTES;
-    const h = new Harness(testIoBackend(), { outboundBytes: 64 * 1024, outboxBytesMax: OUTBOX_MAX });
+    const MAX_OUTBOX = 10 * PRODUCE_RESULT_BYTES;
+    const h = new Harness(testIoBackend(), { outboundBytes: 64 * 1024, maxOutboxBytes: MAX_OUTBOX });
     const MESSAGES = 5000; // answers far beyond what the outbound ring holds
     const records = batchOf(1, 10);
     // Nobody reads the outbound ring yet: unknown partitions are answered at once.
@@ -228,7 +228,7 @@ describe('Shard as a mailbox', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const stalled = h.shard.introspect();
     assert.ok(stalled.handled < MESSAGES, `the shard kept draining: ${stalled.handled} handled`);
-    assert.ok(stalled.outboxDepth * PRODUCE_RESULT_BYTES <= OUTBOX_MAX + PRODUCE_RESULT_BYTES, `outbox holds ${stalled.outboxDepth} results`);
+    assert.ok(stalled.outboxDepth * PRODUCE_RESULT_BYTES <= MAX_OUTBOX + PRODUCE_RESULT_BYTES, `outbox holds ${stalled.outboxDepth} results`);
     const answers = await h.until(MESSAGES, 'every produce answered');
     assert.deepEqual(answers.map((a) => produced(a).reqId), Array.from({ length: MESSAGES }, (_, i) => i), 'each answered once, in order');
     await h.close();

@@ -116,9 +116,9 @@ test('cross-key relations are checked and blame the key that was set', () => {
   assert.match(ring[0]?.message ?? '', /message-max-bytes .* ring-bytes\/2/);
 
   const partial = issuesOf(() =>
-    resolveConfig([], { SLUICE_PARTIAL_REQUEST_BYTES_MAX: '1000', SLUICE_MESSAGE_MAX_BYTES: '100' }),
+    resolveConfig([], { SLUICE_MAX_PARTIAL_REQUEST_BYTES: '1000', SLUICE_MESSAGE_MAX_BYTES: '100' }),
   );
-  assert.equal(partial[0]?.key, 'partial-request-bytes-max');
+  assert.equal(partial[0]?.key, 'max-partial-request-bytes');
   assert.equal(partial[0]?.source, 'env');
 
   const same = issuesOf(() => resolveConfig(['--admin-addr', '127.0.0.1:9092'], {}));

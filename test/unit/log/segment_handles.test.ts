@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { HandleCache, SEALED_HANDLES_MAX } from '../../../src/log/segment_handles.js';
+import { HandleCache, MAX_SEALED_HANDLES } from '../../../src/log/segment_handles.js';
 import { append, batchOf, logConfig, openHarness, readAll, waitFor } from './log_fixture.js';
 
 /** Descriptors this process holds on files under `dir`. */
@@ -71,20 +71,20 @@ describe('PartitionLog sealed segment descriptors', () => {
   it('holds at most the cache bound of descriptors for a log with more segments, and reopens them to read', async () => {
     const h = openHarness(logConfig({ segmentBytes: 1000 }));
     try {
-      const batches = (SEALED_HANDLES_MAX + 40) * 3;
+      const batches = (MAX_SEALED_HANDLES + 40) * 3;
       for (let i = 0; i < batches; i++) append(h.log, batchOf(2, 150));
       await h.committer.commit(h.log);
-      assert.ok(h.log.segmentCount > SEALED_HANDLES_MAX + 20, `${h.log.segmentCount} segments`);
+      assert.ok(h.log.segmentCount > MAX_SEALED_HANDLES + 20, `${h.log.segmentCount} segments`);
       // Seals run asynchronously with descriptors of their own.
-      await waitFor(() => openUnder(h.dir) <= SEALED_HANDLES_MAX + 2, 'seals to finish and release descriptors');
+      await waitFor(() => openUnder(h.dir) <= MAX_SEALED_HANDLES + 2, 'seals to finish and release descriptors');
       assert.equal(readAll(h.log).length, batches);
-      assert.ok(openUnder(h.dir) <= SEALED_HANDLES_MAX + 2, `${openUnder(h.dir)} open after reading every segment`);
+      assert.ok(openUnder(h.dir) <= MAX_SEALED_HANDLES + 2, `${openUnder(h.dir)} open after reading every segment`);
       h.log.close();
       assert.equal(openUnder(h.dir), 0);
       h.reopen();
-      assert.ok(openUnder(h.dir) <= SEALED_HANDLES_MAX + 2, `${openUnder(h.dir)} open after a reopen`);
+      assert.ok(openUnder(h.dir) <= MAX_SEALED_HANDLES + 2, `${openUnder(h.dir)} open after a reopen`);
       assert.equal(readAll(h.log).length, batches);
-      assert.ok(openUnder(h.dir) <= SEALED_HANDLES_MAX + 2);
+      assert.ok(openUnder(h.dir) <= MAX_SEALED_HANDLES + 2);
     } finally {
       await h.dispose();
     }

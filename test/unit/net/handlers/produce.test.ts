@@ -36,7 +36,7 @@ function deps(metrics: BrokerMetrics, routed: ProduceItem[][], cluster: ClusterV
       },
     },
     metrics,
-    limits: { produceBatchBytesMax: 1 << 20 },
+    limits: { maxProduceBatchBytes: 1 << 20 },
   };
 }
 
@@ -91,7 +91,7 @@ test('partitions this broker leads carry no leader hint; unknown partitions are 
 });
 
 test('a batch larger than the ring limit is MESSAGE_TOO_LARGE', async () => {
-  const d = { ...deps(new BrokerMetrics(), []), limits: { produceBatchBytesMax: HEADER_BYTES - 1 } };
+  const d = { ...deps(new BrokerMetrics(), []), limits: { maxProduceBatchBytes: HEADER_BYTES - 1 } };
   const res = answered(await produceHandler.handle(requestContext(0, 9), request(batch(2, 1)), d));
   assert.equal(res.responses?.[0]?.partitionResponses?.[0]?.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
 });
