@@ -9,6 +9,8 @@ const NONE: readonly number[] = [];
 
 export class LocalClusterView implements ClusterView {
   private self: BrokerEndpoint;
+  /** Every partition's replicas and ISR: shared, so a lookup on the request path allocates only its record. */
+  private readonly onlySelf: readonly number[];
 
   constructor(
     readonly clusterId: string,
@@ -16,6 +18,7 @@ export class LocalClusterView implements ClusterView {
     private readonly table: TopicTable,
   ) {
     this.self = self;
+    this.onlySelf = [self.id];
   }
 
   /** The listener's port is known only once bound (the configured one may be 0). */
@@ -54,7 +57,7 @@ export class LocalClusterView implements ClusterView {
   partition(topic: string, partition: number): PartitionRecord | undefined {
     const t = this.table.get(topic);
     if (t === undefined || !Number.isInteger(partition) || partition < 0 || partition >= t.partitions) return undefined;
-    const only = [this.self.id];
+    const only = this.onlySelf;
     return { topicId: t.id, partition, replicas: only, isr: only, removingReplicas: NONE, addingReplicas: NONE, leader: this.self.id, leaderEpoch: 0, partitionEpoch: 0 };
   }
 }

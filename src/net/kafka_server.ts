@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:net';
 import type { Logger } from 'pino';
 import { CONNECTION_FDS, type DescriptorBudget } from '../common/descriptor_budget.js';
+import { RepeatLimiter } from '../common/repeat_limiter.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { Connection, HeldBytes, type ConnectionLimits, type ConnectionServices } from './connection.js';
 import type { NativeSender } from './native_sender.js';
@@ -25,8 +26,8 @@ export class KafkaServer {
   private readonly connections = new Set<Connection>();
   private readonly held: HeldBytes;
   private server: Server | null = null;
-  private refusedSinceLog = 0;
-  private lastRefusalLog = -Infinity;
+  /** One kind of line: connections refused for descriptors. */
+  private readonly refusals = new RepeatLimiter(REFUSAL_LOG_INTERVAL_MS, () => performance.now(), 1);
 
   constructor(
     private readonly services: ConnectionServices & { readonly metrics: Pick<BrokerMetrics, 'connectionOpened' | 'connectionClosed' | 'connectionRejected'> },
@@ -73,16 +74,13 @@ export class KafkaServer {
 
   private refused(): void {
     this.services.metrics.connectionRejected('descriptors');
-    this.refusedSinceLog++;
-    const now = performance.now();
-    if (now - this.lastRefusalLog < REFUSAL_LOG_INTERVAL_MS) return;
+    const verdict = this.refusals.offer('descriptors');
+    if (!verdict.log) return;
     const d = this.descriptors;
     this.log.warn(
-      { refused: this.refusedSinceLog, connections: this.connections.size, limit: d.limit, reserved: d.reserved, partitionFds: d.holding('partitions') },
+      { refused: verdict.suppressed + 1, connections: this.connections.size, limit: d.limit, reserved: d.reserved, partitionFds: d.holding('partitions') },
       'connections refused: the file descriptor budget is exhausted (raise ulimit -n or lower --max-connections)',
     );
-    this.refusedSinceLog = 0;
-    this.lastRefusalLog = now;
   }
 
   /** Stops accepting, then lets every connection finish its in-flight requests. */
