@@ -85,7 +85,7 @@ export function encodeVoters(voters: readonly NodeId[]): Uint8Array {
   };
   const w = new Writer(16 + voters.length * 32);
   VotersRecordSchema.encode(0, record, w);
-  return asBytes(Buffer.concat(w.finish()));
+  return bytesView(Buffer.concat(w.finish()));
 }
 
 /** The voter ids of a VotersRecord value; throws EntryBatchError if it is not one. */
@@ -207,7 +207,7 @@ function checkWholeBatches(buf: Buffer): void {
 
 function dataEntry(batch: DecodedBatch, record: ConsumedRecord): Entry {
   if (record.value === null) throw new EntryBatchError(`record at offset ${record.offset} has no value`);
-  return { offset: record.offset, epoch: batch.partitionLeaderEpoch, kind: 'data', data: asBytes(record.value) };
+  return { offset: record.offset, epoch: batch.partitionLeaderEpoch, kind: 'data', data: bytesView(record.value) };
 }
 
 function controlEntry(batch: DecodedBatch, record: ConsumedRecord): Entry {
@@ -226,7 +226,7 @@ function controlEntry(batch: DecodedBatch, record: ConsumedRecord): Entry {
   }
   if (type === ControlRecordType.kraftVoters) {
     decodeVoters(record.value);
-    return { ...base, kind: 'voters', data: asBytes(record.value) };
+    return { ...base, kind: 'voters', data: bytesView(record.value) };
   }
   throw new EntryBatchError(`control record type ${type} at offset ${record.offset} is not a Raft entry`);
 }
@@ -249,6 +249,6 @@ function asBuffer(data: Uint8Array): Buffer {
 }
 
 /** A plain Uint8Array view (entries hold Uint8Array, so equal entries compare equal however decoded). */
-function asBytes(buf: Buffer): Uint8Array {
+export function bytesView(buf: Buffer): Uint8Array {
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }

@@ -113,6 +113,13 @@ export interface FetchResponse extends Envelope {
   /** NONE, or why the fetch was refused (FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, ...). */
   readonly errorCode: number;
   readonly leaderId: NodeId;
+  /**
+   * The request's fetchOffset and lastFetchedEpoch, echoed so a fetcher applies only the answer to
+   * the fetch it has outstanding (a late duplicate could otherwise truncate a repaired log). Not on
+   * the Kafka wire: the driver fills them from the request the response correlates with.
+   */
+  readonly fetchOffset: number;
+  readonly lastFetchedEpoch: number;
   readonly entries: readonly Entry[];
   readonly highWatermark: number;
   /** Set when the fetcher's log diverges: truncate to this epoch's end, then fetch again. */

@@ -103,7 +103,7 @@ test('BeginQuorumEpoch v0 request: classic strings and arrays, no tag buffers', 
   goldenRequest(BeginQuorumEpochApi, 0, req, bytes);
 });
 
-test('FetchSnapshot v1: tagged cluster id, directory id and current leader', () => {
+test('FetchSnapshot v1: tagged cluster id, directory id, current leader and the Sluice voters extension', () => {
   const req: FetchSnapshotRequest = {
     clusterId: 'c1', replicaId: 2, maxBytes: 1024,
     topics: [{ name: METADATA_TOPIC_NAME, partitions: [{ partition: 0, currentLeaderEpoch: 3, snapshotId: { endOffset: 10, epoch: 2 }, position: 512, replicaDirectoryId: DIR_A }] }],
@@ -121,7 +121,7 @@ test('FetchSnapshot v1: tagged cluster id, directory id and current leader', () 
       name: METADATA_TOPIC_NAME,
       partitions: [{
         index: 0, errorCode: 0, snapshotId: { endOffset: 10, epoch: 2 }, currentLeader: { leaderId: 1, leaderEpoch: 3 },
-        size: 700, position: 512, unalignedRecords: Buffer.from([1, 2, 3]),
+        size: 700, position: 512, unalignedRecords: Buffer.from([1, 2, 3]), sluiceVoters: [1, 2],
       }],
     }],
     nodeEndpoints: [],
@@ -130,7 +130,7 @@ test('FetchSnapshot v1: tagged cluster id, directory id and current leader', () 
     .i32(0).i16(0)
     .carr(1).cstr('__cluster_metadata')
     .carr(1).i32(0).i16(0).i64(10).i32(2).tags0().i64(700).i64(512).cbytes(Buffer.from([1, 2, 3]))
-    .uvarint(1).tag(0, new Bytes().i32(1).i32(3).tags0())
+    .uvarint(2).tag(0, new Bytes().i32(1).i32(3).tags0()).tag(1000, new Bytes().carr(2).i32(1).i32(2))
     .tags0()
     .tags0()
     .build());

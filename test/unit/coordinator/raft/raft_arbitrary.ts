@@ -11,7 +11,7 @@ export const offset = fc.integer({ min: 0, max: 2 ** 48 });
 
 export const voterSet: Arbitrary<number[]> = fc.uniqueArray(fc.integer({ min: 0, max: 1000 }), { minLength: 1, maxLength: 7 });
 
-export const offsetAndEpoch: Arbitrary<OffsetAndEpoch> = fc.record({ endOffset: offset, epoch });
+export const offsetAndEpoch: Arbitrary<OffsetAndEpoch> = fc.record({ endOffset: offset, epoch }, { noNullPrototype: true });
 
 const entryShape: Arbitrary<{ kind: EntryKind; data: Uint8Array }> = fc.oneof(
   { weight: 6, arbitrary: fc.uint8Array({ maxLength: 40 }).map((data) => ({ kind: 'data' as const, data })) },
