@@ -284,14 +284,7 @@ export function responseOf(m: ResponseMessage): QuorumResponse {
         },
       };
     case 'beginQuorumEpochResponse':
-      return {
-        apiKey: QuorumApiKey.beginQuorumEpoch,
-        body: {
-          errorCode: ErrorCode.NONE,
-          topics: [{ topicName: METADATA_TOPIC_NAME, partitions: [{ partitionIndex: METADATA_PARTITION, errorCode: ErrorCode.NONE, leaderId: -1, leaderEpoch: m.epoch }] }],
-          nodeEndpoints: [],
-        },
-      };
+      return { apiKey: QuorumApiKey.beginQuorumEpoch, body: quorumEpochAccepted(m.epoch) };
     case 'fetchResponse':
       return {
         apiKey: QuorumApiKey.fetch,
@@ -333,6 +326,20 @@ export function responseOf(m: ResponseMessage): QuorumResponse {
         },
       };
   }
+}
+
+/** The answer to an EndQuorumEpoch the receiver accepted (the core sends no response Message for it). */
+export function endQuorumEpochAnswer(m: EndQuorumEpoch): QuorumResponse {
+  return { apiKey: QuorumApiKey.endQuorumEpoch, body: quorumEpochAccepted(m.epoch) };
+}
+
+/** BeginQuorumEpoch's or EndQuorumEpoch's success answer: the responder is at `epoch`. */
+function quorumEpochAccepted(epoch: number): QuorumEpochResponse {
+  return {
+    errorCode: ErrorCode.NONE,
+    topics: [{ topicName: METADATA_TOPIC_NAME, partitions: [{ partitionIndex: METADATA_PARTITION, errorCode: ErrorCode.NONE, leaderId: -1, leaderEpoch: epoch }] }],
+    nodeEndpoints: [],
+  };
 }
 
 /** The answer to a quorum request refused as a whole (error in the top-level ErrorCode). */

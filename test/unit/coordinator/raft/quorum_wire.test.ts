@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
 import {
-  QuorumApiKey, QuorumApiVersion, QuorumWireError, errorResponseOf, messageOfRequest, messageOfResponse, requestOf, responseOf,
+  QuorumApiKey, QuorumApiVersion, QuorumWireError, endQuorumEpochAnswer, errorResponseOf, messageOfRequest, messageOfResponse, requestOf, responseOf,
   type QuorumRequest, type QuorumResponse, type RequestMessage, type ResponseMessage,
 } from '../../../../src/coordinator/raft/quorum_wire.js';
 import { apiByKey } from '../../../../src/protocol/apis/index.js';
@@ -156,7 +156,8 @@ describe('quorum wire', () => {
   it('ignores the answer to EndQuorumEpoch and refuses a response of the wrong api', () => {
     const end: RequestMessage = { type: 'endQuorumEpoch', from: 1, to: 2, epoch: 3, preferredSuccessors: [2] };
     const ok = responseOf({ type: 'beginQuorumEpochResponse', from: 2, to: 1, epoch: 3 });
-    assert.equal(messageOfResponse(end, { apiKey: QuorumApiKey.endQuorumEpoch, body: ok.body } as QuorumResponse), null);
+    if (end.type !== 'endQuorumEpoch') throw new Error('unexpected message');
+    assert.equal(messageOfResponse(end, responseOverTheWire(endQuorumEpochAnswer(end), QuorumApiVersion.endQuorumEpoch)), null);
     assert.throws(() => messageOfResponse(end, ok), refusedWith(ErrorCode.INVALID_REQUEST));
   });
 });
