@@ -3,7 +3,7 @@
 // Re-exports only; any thread.
 export { Cluster, isStaleCoordinatorError, isStaleMetadataError } from './client/cluster.js';
 export type { ClusterOptions, PartitionMetadata, TopicMetadata } from './client/cluster.js';
-export type { BackoffOptions } from './client/backoff.js';
+export type { BackoffOptions } from './protocol/backoff.js';
 export { ConnectionError, KafkaConnection } from './client/connection.js';
 export { KafkaAdmin } from './client/admin.js';
 export * from './client/producer/index.js';

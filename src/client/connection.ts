@@ -13,12 +13,12 @@
 import { connect as netConnect } from 'node:net';
 import type { Socket } from 'node:net';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
-import { readResponseHeader, writeRequestHeader } from '../protocol/header.js';
+import { encodeRequestFrame, FrameReader } from '../protocol/framing.js';
+import { readResponseHeader } from '../protocol/header.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import type { ApiVersionsResponse } from '../protocol/apis/api_versions.js';
 import { Reader } from '../protocol/reader.js';
 import type { AnyApi, Api } from '../protocol/schema.js';
-import { Writer } from '../protocol/writer.js';
 
 export const CLIENT_SOFTWARE_NAME = 'sluice';
 export const CLIENT_SOFTWARE_VERSION = '0.1.0';
@@ -75,57 +75,6 @@ interface Pending {
 }
 
 const INT32_MAX = 0x7fffffff;
-
-/** Splits a byte stream into frames (4-byte big-endian length, then that many bytes). */
-class FrameReader {
-  private chunks: Buffer[] = [];
-  private buffered = 0;
-  private need = -1;
-
-  constructor(private readonly maxFrame: number) {}
-
-  /** Calls onFrame for each complete frame; throws ConnectionError on an impossible length. */
-  push(data: Buffer, onFrame: (frame: Buffer) => void): void {
-    this.chunks.push(data);
-    this.buffered += data.length;
-    for (;;) {
-      if (this.need < 0) {
-        if (this.buffered < 4) return;
-        const size = this.take(4).readInt32BE(0);
-        if (size < 0 || size > this.maxFrame) {
-          throw new ConnectionError(`response frame of ${size} bytes (limit ${this.maxFrame})`);
-        }
-        this.need = size;
-      }
-      if (this.buffered < this.need) return;
-      const frame = this.take(this.need);
-      this.need = -1;
-      onFrame(frame);
-    }
-  }
-
-  /** The next n buffered bytes: a view when they lie in one chunk, else one copy. */
-  private take(n: number): Buffer {
-    this.buffered -= n;
-    const first = this.chunks[0];
-    if (first !== undefined && first.length >= n) {
-      if (first.length === n) this.chunks.shift();
-      else this.chunks[0] = first.subarray(n);
-      return first.subarray(0, n);
-    }
-    const out = Buffer.allocUnsafe(n);
-    let at = 0;
-    while (at < n) {
-      const chunk = this.chunks[0] as Buffer;
-      const used = Math.min(chunk.length, n - at);
-      chunk.copy(out, at, 0, used);
-      at += used;
-      if (used === chunk.length) this.chunks.shift();
-      else this.chunks[0] = chunk.subarray(used);
-    }
-    return out;
-  }
-}
 
 export class KafkaConnection {
   private readonly inflight: Pending[] = [];
@@ -240,7 +189,7 @@ export class KafkaConnection {
     }
     const correlationId = this.nextCorrelationId;
     this.nextCorrelationId = correlationId === INT32_MAX ? 0 : correlationId + 1;
-    const frame = encodeFrame(api, version, correlationId, this.clientId, req);
+    const frame = encodeRequestFrame(api, version, correlationId, this.clientId, req);
     return new Promise((resolve, reject) => {
       const pending: Pending = { api, version, correlationId, frame, decode, noResponse, resolve, reject, timer: undefined };
       pending.timer = setTimeout(() => this.onTimeout(pending, timeoutMs), timeoutMs);
@@ -317,16 +266,6 @@ export class KafkaConnection {
     }
     this.socket.destroy();
   }
-}
-
-function encodeFrame(api: AnyApi, version: number, correlationId: number, clientId: string, req: unknown): Buffer[] {
-  const w = new Writer();
-  const sizeAt = w.reserveInt32();
-  const flexible = api.isFlexible(version);
-  writeRequestHeader(w, { apiKey: api.key, apiVersion: version, correlationId, clientId }, flexible);
-  api.encodeRequest(version, req, w);
-  w.setInt32(sizeAt, w.length - 4);
-  return w.finish();
 }
 
 /**

@@ -3,7 +3,7 @@
 // fetching and listener calls. Also the loop lifetime, owned set and close() start both share
 // (MembershipLoop). Runs on the consumer's thread.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { fullJitterDelay } from '../backoff.js';
+import { fullJitterDelay } from '../../protocol/backoff.js';
 import { isStaleCoordinatorError } from '../cluster.js';
 import { ConnectionError } from '../connection.js';
 import type { Cluster } from '../cluster.js';

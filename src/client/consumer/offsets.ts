@@ -10,7 +10,7 @@ import { OffsetCommitApi } from '../../protocol/apis/offset_commit.js';
 import { OffsetFetchApi } from '../../protocol/apis/offset_fetch.js';
 import type { OffsetFetchResponseTopic } from '../../protocol/apis/offset_fetch.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { fullJitterDelay } from '../backoff.js';
+import { fullJitterDelay } from '../../protocol/backoff.js';
 import { brokerError, missingFrom } from '../broker_errors.js';
 import { isStaleCoordinatorError, isStaleMetadataError } from '../cluster.js';
 import { isTransient } from './membership.js';

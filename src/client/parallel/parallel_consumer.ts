@@ -19,7 +19,7 @@
 // up (never when abandoned); at most one commit request in flight.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fullJitterDelay } from '../backoff.js';
+import { fullJitterDelay } from '../../protocol/backoff.js';
 import { Consumer } from '../consumer/consumer.js';
 import type { AssignedPartition, CommittedPosition, ConsumerOptions, FetchedBatch, OffsetToCommit, RebalanceListener, TopicPartition } from '../consumer/types.js';
 import { AdaptiveFetchSizer } from './adaptive_batch.js';

@@ -8,7 +8,7 @@
 // Invariants: never throws; 'abandoned' exactly when `signal` aborted before the message was
 // done (the caller then leaves it incomplete, so it is delivered again after the hand-over).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fullJitterDelay } from '../backoff.js';
+import { fullJitterDelay } from '../../protocol/backoff.js';
 import type { ConsumerMessage } from '../consumer/types.js';
 import type { DeadLetterHeader, DeadLetterSink, MessageHandler } from './ports.js';
 

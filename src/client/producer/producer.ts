@@ -12,7 +12,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { fullJitterDelay } from '../backoff.js';
+import { fullJitterDelay } from '../../protocol/backoff.js';
 import { Cluster } from '../cluster.js';
 import type { TopicMetadata } from '../cluster.js';
 import { ConnectionError } from '../connection.js';

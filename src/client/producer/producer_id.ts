@@ -5,8 +5,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InitProducerIdApi } from '../../protocol/apis/init_producer_id.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { fullJitterDelay } from '../backoff.js';
-import type { BackoffOptions } from '../backoff.js';
+import { fullJitterDelay } from '../../protocol/backoff.js';
+import type { BackoffOptions } from '../../protocol/backoff.js';
 import { brokerError } from '../broker_errors.js';
 import type { Cluster } from '../cluster.js';
 import { ConnectionError } from '../connection.js';

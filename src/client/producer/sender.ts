@@ -26,7 +26,7 @@
 import { ProduceApi } from '../../protocol/apis/produce.js';
 import type { ProduceRequest, ProduceRequestTopic, ProduceResponse } from '../../protocol/apis/produce.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import type { BackoffOptions } from '../backoff.js';
+import type { BackoffOptions } from '../../protocol/backoff.js';
 import { brokerError } from '../broker_errors.js';
 import { isStaleMetadataError } from '../cluster.js';
 import type { Cluster } from '../cluster.js';

@@ -2,9 +2,9 @@
 // request above our max is answered (by the connection layer) with a v0-shaped error body.
 import { handler, type Wire } from '../handler.js';
 import { ApiVersionsApi, type ApiVersionsResponse } from '../../protocol/apis/api_versions.js';
-import { apiByKey } from '../../protocol/apis/index.js';
+import { advertisedApis } from '../../protocol/apis/index.js';
 
-const apiKeys = [...apiByKey.values()]
+const apiKeys = advertisedApis
   .map((a) => ({ apiKey: a.key, minVersion: a.minVersion, maxVersion: a.maxVersion }))
   .sort((x, y) => x.apiKey - y.apiKey);
 

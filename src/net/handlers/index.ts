@@ -1,5 +1,5 @@
 // The table of request handlers by API key, each bound to the dependencies it declares. Every
-// API the codec defines has a handler here, which is what ApiVersions advertises.
+// API ApiVersions advertises (advertisedApis in protocol/apis/index.ts) has a handler here.
 import type { GroupCalls } from '../../actors/group_directory.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import type { PartitionRouter } from '../../actors/partition_router.js';

@@ -1,5 +1,7 @@
-// Registry of every API the broker speaks, by api key (main thread; built once at load).
-// The ranges here are exactly what ApiVersions advertises.
+// Registry of every API the codec knows, by api key (main thread; built once at load): the APIs
+// clients use, which ApiVersions advertises (each has a handler), and the quorum and
+// broker-lifecycle APIs controllers and brokers speak among themselves (KRaft), registered so
+// frames of them decode but not advertised until the broker serves them.
 
 import type { AnyApi } from '../schema.js';
 import { ApiVersionsApi } from './api_versions.js';
@@ -26,15 +28,32 @@ import { InitProducerIdApi } from './init_producer_id.js';
 import { ListOffsetsApi } from './list_offsets.js';
 import { MetadataApi } from './metadata.js';
 import { ProduceApi } from './produce.js';
+import { AddRaftVoterApi } from './add_raft_voter.js';
+import { AllocateProducerIdsApi } from './allocate_producer_ids.js';
+import { BeginQuorumEpochApi } from './begin_quorum_epoch.js';
+import { BrokerHeartbeatApi } from './broker_heartbeat.js';
+import { BrokerRegistrationApi } from './broker_registration.js';
+import { DescribeQuorumApi } from './describe_quorum.js';
+import { EndQuorumEpochApi } from './end_quorum_epoch.js';
+import { FetchSnapshotApi } from './fetch_snapshot.js';
+import { RemoveRaftVoterApi } from './remove_raft_voter.js';
+import { VoteApi } from './vote.js';
 
-const all: readonly AnyApi[] = [
+/** The APIs clients use, with exactly the ranges ApiVersions advertises. */
+export const advertisedApis: readonly AnyApi[] = [
   ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, ApiVersionsApi, CreateTopicsApi,
   DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, CreatePartitionsApi, DescribeClusterApi,
   FindCoordinatorApi, JoinGroupApi, SyncGroupApi, HeartbeatApi, LeaveGroupApi, OffsetCommitApi, OffsetFetchApi,
   ListGroupsApi, DescribeGroupsApi, DeleteGroupsApi, OffsetDeleteApi, ConsumerGroupHeartbeatApi, ConsumerGroupDescribeApi,
 ] as readonly AnyApi[];
 
-export const apiByKey: ReadonlyMap<number, AnyApi> = new Map(all.map((api) => [api.key, api]));
+/** KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs. */
+export const clusterApis: readonly AnyApi[] = [
+  VoteApi, BeginQuorumEpochApi, EndQuorumEpochApi, DescribeQuorumApi, FetchSnapshotApi, AddRaftVoterApi,
+  RemoveRaftVoterApi, BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi,
+] as readonly AnyApi[];
+
+export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis].map((api) => [api.key, api]));
 
 /**
  * Whether a request of (apiKey, apiVersion) uses request header v2; the `isFlexible` argument for

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { connect as netConnect, createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import fc from 'fast-check';
-import { fullJitterDelay } from '../../../src/client/backoff.js';
+import { fullJitterDelay } from '../../../src/protocol/backoff.js';
 import { Cluster } from '../../../src/client/cluster.js';
 import { ConnectionError } from '../../../src/client/connection.js';
 import { MetadataApi } from '../../../src/protocol/apis/metadata.js';

@@ -9,7 +9,7 @@ import { readRequestHeader, writeResponseHeader } from '../../../src/protocol/he
 import type { RequestHeader } from '../../../src/protocol/header.js';
 import { ApiVersionsApi } from '../../../src/protocol/apis/api_versions.js';
 import type { ApiVersionsResponse } from '../../../src/protocol/apis/api_versions.js';
-import { apiByKey, isFlexibleRequest } from '../../../src/protocol/apis/index.js';
+import { advertisedApis, isFlexibleRequest } from '../../../src/protocol/apis/index.js';
 import { Reader } from '../../../src/protocol/reader.js';
 import type { Api } from '../../../src/protocol/schema.js';
 import { Writer } from '../../../src/protocol/writer.js';
@@ -96,7 +96,7 @@ export class FakeBroker {
   private apiVersions(h: RequestHeader): Buffer {
     const max = this.opts.apiVersionsMax ?? 3;
     const tooNew = h.apiVersion > max;
-    const ranges = this.opts.advertise ?? new Map([...apiByKey.values()].map((a) => [a.key, [a.minVersion, a.maxVersion]]));
+    const ranges = this.opts.advertise ?? new Map(advertisedApis.map((a) => [a.key, [a.minVersion, a.maxVersion]]));
     const keys = [...ranges].filter(([key]) => key !== ApiVersionsApi.key).map(([apiKey, [minVersion, maxVersion]]) => ({ apiKey, minVersion, maxVersion }));
     const self = { apiKey: ApiVersionsApi.key, minVersion: 0, maxVersion: max };
     const res: ApiVersionsResponse = {

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { apiByKey } from '../../../src/protocol/apis/index.js';
+import { advertisedApis, apiByKey, clusterApis } from '../../../src/protocol/apis/index.js';
 import { ProtocolError, Reader } from '../../../src/protocol/reader.js';
 import { Writer } from '../../../src/protocol/writer.js';
 import type { AnyApi } from '../../../src/protocol/schema.js';
@@ -52,13 +52,26 @@ function decodesOrRejects(api: AnyApi, dir: Direction, version: number, bytes: B
 }
 
 describe('registry', () => {
-  it('holds every API under its key with the advertised ranges', () => {
+  const rangesOf = (apis: readonly AnyApi[]) => apis.map((a) => [a.key, a.key, a.minVersion, a.maxVersion]).sort((a, b) => a[0]! - b[0]!);
+
+  it('holds every API under its key', () => {
     const ranges = [...apiByKey.entries()].map(([k, a]) => [k, a.key, a.minVersion, a.maxVersion]).sort((a, b) => a[0]! - b[0]!);
-    assert.deepEqual(ranges, [
+    assert.deepEqual(ranges, rangesOf([...advertisedApis, ...clusterApis]));
+  });
+
+  it('advertises the client APIs with their served ranges', () => {
+    assert.deepEqual(rangesOf(advertisedApis), [
       [0, 0, 0, 11], [1, 1, 4, 17], [2, 2, 1, 7], [3, 3, 0, 12], [8, 8, 0, 9], [9, 9, 0, 9], [10, 10, 0, 4],
       [11, 11, 0, 9], [12, 12, 0, 4], [13, 13, 0, 5], [14, 14, 0, 5], [15, 15, 0, 5], [16, 16, 0, 5], [18, 18, 0, 3],
       [19, 19, 0, 7], [20, 20, 0, 6], [22, 22, 0, 4], [32, 32, 0, 4], [37, 37, 0, 3], [42, 42, 0, 2], [47, 47, 0, 0],
       [60, 60, 0, 1], [68, 68, 0, 1], [69, 69, 0, 0],
+    ]);
+  });
+
+  it('registers the KRaft quorum and broker-lifecycle APIs apart from the advertised ones', () => {
+    assert.deepEqual(rangesOf(clusterApis), [
+      [52, 52, 0, 2], [53, 53, 0, 1], [54, 54, 0, 1], [55, 55, 0, 2], [59, 59, 0, 1], [62, 62, 0, 4], [63, 63, 0, 1],
+      [67, 67, 0, 0], [80, 80, 0, 0], [81, 81, 0, 0],
     ]);
   });
 });

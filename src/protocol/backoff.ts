@@ -1,6 +1,7 @@
-// Reconnect and retry delays for our client: exponential backoff with full jitter (a uniformly
-// random delay below the exponential cap), so many clients that lost the same broker at the same
-// moment do not reconnect in lockstep. Pure; the random source is injected for tests.
+// Reconnect and retry delays (Kafka's reconnect.backoff.ms / reconnect.backoff.max.ms), shared by
+// our client and the quorum transport between controllers: exponential backoff with full jitter
+// (a uniformly random delay below the exponential cap), so many peers that lost the same broker
+// at the same moment do not reconnect in lockstep. Pure; the random source is injected for tests.
 
 export interface BackoffOptions {
   /** Cap of the first attempt's delay; default 100 ms (Kafka's reconnect.backoff.ms). */
