@@ -45,6 +45,8 @@ export interface EncodeBatchOptions {
   readonly producerEpoch?: number;
   readonly baseSequence?: number;
   readonly transactional?: boolean;
+  /** A control batch (transaction markers, KRaft's leader-change and voters records). */
+  readonly control?: boolean;
 }
 
 export interface ConsumedRecord {
@@ -208,7 +210,9 @@ export function encodeRecordBatch(records: readonly ProducerRecord[], options: E
   batch.writeInt32BE(batch.length - LOG_OVERHEAD, BatchField.batchLength);
   batch.writeInt32BE(-1, BatchField.partitionLeaderEpoch);
   batch.writeInt8(2, BatchField.magic);
-  const attributes = codec | (options.transactional === true ? BatchAttr.transactional : 0);
+  const attributes = codec
+    | (options.transactional === true ? BatchAttr.transactional : 0)
+    | (options.control === true ? BatchAttr.control : 0);
   batch.writeInt16BE(attributes, BatchField.attributes);
   batch.writeInt32BE(records.length - 1, BatchField.lastOffsetDelta);
   writeInt64(batch, BatchField.baseTimestamp, baseTimestamp);
