@@ -319,7 +319,7 @@ function newStats(clean: boolean): RecoveryStats {
 }
 
 /** mkdir -p that also makes the new directory entries durable (each new directory's parent is fsynced). */
-function makeDirDurably(dir: string): void {
+export function makeDirDurably(dir: string): void {
   const created = mkdirSync(dir, { recursive: true });
   if (created === undefined) return;
   for (let d = dir; ; d = dirname(d)) {
