@@ -3,7 +3,7 @@
 // restart must repair (torn log tail, torn quorum-state.tmp, snapshot .part never renamed,
 // snapshot installed before the log reset, compaction before its segment deletes).
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -124,6 +124,19 @@ describe('QuorumStorage', () => {
       await again.storage.close();
     }));
 
+  it('operations run in call order without the caller awaiting each', () =>
+    withDir(async (dir) => {
+      const { storage } = open(dir);
+      const appended = storage.persist(ready({ entries: entries(0, 5, 1, true) }));
+      const truncated = storage.truncateTo(2);
+      const more = storage.append(entries(2, 3, 2, true));
+      await Promise.all([appended, truncated, more]);
+      await storage.close();
+      const again = open(dir);
+      assert.deepEqual(again.restore.entries, [...entries(0, 2, 1, true), ...entries(2, 3, 2, true)]);
+      await again.storage.close();
+    }));
+
   it('a snapshot chunk read and a snapshot written in chunks go through the storage', () =>
     withDir(async (dir) => {
       const { storage } = open(dir);
@@ -210,6 +223,19 @@ describe('QuorumStorage after a crash', () => {
       assert.deepEqual(kept.restore.snapshot?.meta.id, { endOffset: 20, epoch: 3 });
       assert.deepEqual(kept.restore.entries, entries(15, 10, 3, true).slice(5));
       await kept.storage.close();
+    }));
+
+  it('a reset interrupted after the old log was renamed aside: the aside directory goes and the log starts at the snapshot', () =>
+    withDir(async (dir) => {
+      const first = open(dir);
+      await first.storage.append(entries(0, 10, 1, true));
+      await first.storage.close();
+      writeFileSync(join(dir, snapshotFileName({ endOffset: 30, epoch: 2 })), encodeSnapshot(snapshot(30, 2)));
+      renameSync(logDir(dir), logDir(dir) + '.deleting');
+      const reopened = open(dir);
+      assert.deepEqual([reopened.restore.entries.length, reopened.storage.logStartOffset, reopened.storage.logEndOffset], [0, 30, 30]);
+      assert.equal(existsSync(logDir(dir) + '.deleting'), false);
+      await reopened.storage.close();
     }));
 
   it('a log that does not reach back to the snapshot in force is a typed error, not a silent gap', () =>
