@@ -319,7 +319,7 @@ function newStats(clean: boolean): RecoveryStats {
 }
 
 /** mkdir -p that also makes the new directory entries durable (each new directory's parent is fsynced). */
-function makeDirDurably(dir: string): void {
+export function makeDirDurably(dir: string): void {
   const created = mkdirSync(dir, { recursive: true });
   if (created === undefined) return;
   for (let d = dir; ; d = dirname(d)) {
@@ -328,14 +328,15 @@ function makeDirDurably(dir: string): void {
   }
 }
 
-export function recoverLog(dir: string, config: LogConfig, now: () => number): RecoveredLog {
+/** `initialStart`: the log start of a directory with neither segments nor checkpoint. */
+export function recoverLog(dir: string, config: LogConfig, now: () => number, initialStart = 0): RecoveredLog {
   makeDirDurably(dir);
   const listing = listDir(dir);
   const cp = readCheckpoint(dir);
   const stats = newStats(cp?.clean === true);
   const t = now();
   const segments = openSegments(dir, listing.segmentBases, t);
-  const checkpointStart = cp?.logStartOffset ?? 0;
+  const checkpointStart = cp?.logStartOffset ?? (listing.segmentBases.length === 0 ? initialStart : 0);
   // Segments wholly below the checkpointed log start were being deleted by retention at a crash.
   let below = 0;
   while (below + 1 < segments.length && segments[below + 1]!.baseOffset <= checkpointStart) below++;

@@ -58,6 +58,11 @@ export interface PartitionLogOptions {
    * offset whenever a commit lands; under 'owner' only updateHighWatermark moves it.
    */
   highWatermark?: 'durable' | 'owner';
+  /**
+   * Where a log with neither segments nor checkpoint starts (default 0): a replica restarting its
+   * log past a snapshot it installed.
+   */
+  initialStartOffset?: number;
   /** Told of each storage failure the log absorbs (retried later, or costing a longer recovery). */
   onWarning?: (what: string, err: StorageError) => void;
 }
@@ -95,6 +100,8 @@ export interface ReadResult {
 
 const STORAGE_FAILURE: AppendResult = { kind: 'error', code: ErrorCode.KAFKA_STORAGE_ERROR };
 const BATCH_TOO_LARGE: AppendResult = { kind: 'error', code: ErrorCode.RECORD_LIST_TOO_LARGE };
+const OFFSET_MISMATCH: AppendResult = { kind: 'error', code: ErrorCode.OFFSET_OUT_OF_RANGE };
+const EPOCH_BEHIND: AppendResult = { kind: 'error', code: ErrorCode.FENCED_LEADER_EPOCH };
 /** Offsets are stored relative to the segment base as u32. */
 const MAX_RELATIVE_OFFSET = 0xffffffff;
 /** Producer snapshots kept on disk (the newest is used; the previous covers a damaged newest). */
@@ -167,7 +174,7 @@ export class PartitionLog {
     this.config = config;
     this.hwFollowsDurable = (options.highWatermark ?? 'durable') === 'durable';
     this.onWarning = options.onWarning;
-    const rec = recoverLog(dir, config, now);
+    const rec = recoverLog(dir, config, now, options.initialStartOffset ?? 0);
     this.segments = rec.segments;
     this.producers = rec.producers;
     this.epochs = rec.epochs;
@@ -302,6 +309,22 @@ export class PartitionLog {
    * the caller awaits GroupCommitter.commit(log) for duplicates too before acknowledging.
    */
   appendBatch(batch: Buffer, header: BatchHeader): AppendResult {
+    return this.stage(batch, header, this.leaderEpoch);
+  }
+
+  /**
+   * Stages a batch as a replica receives it (Kafka's appendAsFollower): it must start at the log
+   * end (else OFFSET_OUT_OF_RANGE) and keeps its own partitionLeaderEpoch, so a follower that cut a
+   * diverged tail appends the leader's older epochs again. Epochs still never go back along the
+   * log: one below the epoch cache's latest is FENCED_LEADER_EPOCH.
+   */
+  appendAsFollower(batch: Buffer, header: BatchHeader): AppendResult {
+    if (header.baseOffset !== this.leo) return OFFSET_MISMATCH;
+    if (header.partitionLeaderEpoch < this.epochs.latestEpoch) return EPOCH_BEHIND;
+    return this.stage(batch, header, header.partitionLeaderEpoch);
+  }
+
+  private stage(batch: Buffer, header: BatchHeader, epoch: number): AppendResult {
     if (this.state !== 'open' || this.offline) return STORAGE_FAILURE;
     if (batch.length > this.config.segmentBytes) return BATCH_TOO_LARGE;
     const check = this.producers.check(header);
@@ -318,8 +341,8 @@ export class PartitionLog {
     }
     const baseOffset = this.leo;
     const lastOffset = baseOffset + header.lastOffsetDelta;
-    stampBatch(batch, baseOffset, this.leaderEpoch);
-    if (this.leaderEpoch >= 0 && this.epochs.assign(this.leaderEpoch, baseOffset)) this.saveEpochs();
+    stampBatch(batch, baseOffset, epoch);
+    if (epoch >= 0 && this.epochs.assign(epoch, baseOffset)) this.saveEpochs();
     let maxTimestamp = header.maxTimestamp;
     let logAppendTime = -1;
     if (this.config.timestampType === 'LogAppendTime') {
