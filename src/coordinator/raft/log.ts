@@ -3,7 +3,7 @@
 // voter set in force at the log end. Pure; lives wherever its RaftNode lives. Durability is the
 // node's business: this class only holds what the node has appended, truncated or installed.
 import type { Entry, NodeId, OffsetAndEpoch, Snapshot, SnapshotMeta } from './types.js';
-import { decodeVoters } from './voters.js';
+import { decodeVoters } from './entry_batches.js';
 
 /** What one entry costs against fetch and flow-control byte limits: its data plus a fixed header. */
 export const ENTRY_OVERHEAD_BYTES = 24;

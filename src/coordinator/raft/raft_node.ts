@@ -26,7 +26,8 @@ import type {
   VoteRequest,
   VoteResponse,
 } from './types.js';
-import { encodeVoters, majorityEnd, majorityOf } from './voters.js';
+import { encodeVoters } from './entry_batches.js';
+import { majorityEnd, majorityOf } from './voters.js';
 
 export interface RaftConfig {
   readonly id: NodeId;
