@@ -54,7 +54,7 @@ export function drawFaults(seed: number): FaultPlan {
     maxDiskDelay: r.between(0.01, 1.5),
     proposeEvery: r.between(0.5, 5),
     safetyTicks: r.int(150, 300),
-    maxFetchBytes: r.int(40, 1000),
+    maxFetchBytes: r.int(64, 1024),
     maxUncommittedBytes: r.int(200, 4000),
   };
 }

@@ -1,6 +1,7 @@
 // Scripted scenarios of the Raft simulation, after Kafka's RaftEventSimulationTest: initial
 // election, a new leader after the old one fails, recovery after every node is killed, a leader
-// partitioned away, progress in a 2/3 split, back-to-back leader failures. Each runs over several
+// partitioned away, progress in a 2/3 split, back-to-back leader failures; and the Raft paper's
+// Figure 8 (figure_eight.ts). Each runs over several
 // seeds on lossless links with random delays and disk latencies; the checker watches every event
 // as in the random runs. Tests only.
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import { describe, it } from 'node:test';
 import type { NodeId } from '../../../src/coordinator/raft/types.js';
 import { InvariantViolation } from './checker.js';
 import { drawFaults } from './faults.js';
+import { runFigureEight } from './figure_eight.js';
 import { LEADER_BOUND_TICKS } from './run.js';
 import { Simulation } from './simulation.js';
 
@@ -135,5 +137,16 @@ describe('raft simulation scenarios (after RaftEventSimulationTest)', () => {
       sim.heal();
       converge(sim);
     });
+  });
+
+  it('Figure 8: an old epoch\'s entry that reaches a majority under a later leader is not committed early', () => {
+    let provoked = 0;
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const outcome = runFigureEight(seed);
+      if (!outcome.provoked) continue;
+      provoked++;
+      assert.equal(outcome.violation, null, `seed ${seed}: ${outcome.violation?.message}\nlast events:\n${outcome.trace.join('\n')}`);
+    }
+    assert.ok(provoked >= SEEDS / 2, `the scenario arose in only ${provoked} of ${SEEDS} seeds`);
   });
 });

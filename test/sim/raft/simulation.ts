@@ -255,6 +255,13 @@ export class Simulation {
     return this.nodes.every((n) => n.raft === null || (n.lastHighWatermark >= end && n.applied >= end && n.log.chainAt(end - 1) === chain));
   }
 
+  /** Grows whenever the commit moves or any up voter's durable log grows. */
+  replicationMark(): number {
+    let mark = this.checker.committedEnd;
+    for (const n of this.nodes) if (n.voter && n.raft !== null) mark += n.disk.endOffset;
+    return mark;
+  }
+
   /** The highest epoch any up node is in. */
   maxEpoch(): number {
     let max = 0;
