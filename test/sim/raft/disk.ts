@@ -61,6 +61,16 @@ export class SimDisk {
     this.pending.length = 0;
   }
 
+  /** The node's own snapshot (compaction): written before the log below it is dropped. */
+  installLocalSnapshot(snapshot: Snapshot): void {
+    const end = snapshot.meta.id.endOffset;
+    if (end > this.endOffset) {
+      throw new InvariantViolation('applyDurable', `node ${this.nodeId} snapshots to ${end} past its durable end ${this.endOffset}`);
+    }
+    this.entries = this.entries.slice(end - this.startOffset);
+    this.snapshot = snapshot;
+  }
+
   restore(bootstrapVoters: readonly NodeId[]): RaftRestore {
     return { hardState: this.hardState, snapshot: this.snapshot, entries: [...this.entries], bootstrapVoters };
   }

@@ -31,6 +31,8 @@ export interface FaultPlan {
   /** The nodes' flow control: bytes per fetch response, uncommitted bytes a leader accepts. */
   readonly maxFetchBytes: number;
   readonly maxUncommittedBytes: number;
+  /** A node snapshots its state machine and compacts once it applied this many entries past its snapshot; 0: never. */
+  readonly compactEvery: number;
 }
 
 /** Fault parameters for one seed: every run picks its own mix, from calm to hostile. */
@@ -56,6 +58,7 @@ export function drawFaults(seed: number): FaultPlan {
     safetyTicks: r.int(150, 300),
     maxFetchBytes: r.int(64, 1024),
     maxUncommittedBytes: r.int(200, 4000),
+    compactEvery: r.chance(0.3) ? 0 : r.int(5, 80),
   };
 }
 

@@ -4,7 +4,8 @@
 // executes each Ready as the contract in src/coordinator/raft/types.ts says, and the Checker
 // asserts the invariants after every event. Everything random comes from the seed. Tests only.
 import { RaftNode, type Mutation, type RaftConfig } from '../../../src/coordinator/raft/raft_node.js';
-import type { Entry, Message, NodeId, Ready } from '../../../src/coordinator/raft/types.js';
+import type { Entry, Message, NodeId, Ready, Snapshot } from '../../../src/coordinator/raft/types.js';
+import { decodeVoters } from '../../../src/coordinator/raft/voters.js';
 import { Checker, InvariantViolation, MirrorLog } from './checker.js';
 import { SimDisk } from './disk.js';
 import type { FaultPlan } from './faults.js';
@@ -412,9 +413,38 @@ export class Simulation {
           }
           n.applied = e.offset + 1;
         }
+        this.maybeCompact(n, raft);
       }
     }
     this.observe(n);
+  }
+
+  /**
+   * The state machine snapshots what it applied and the core drops the log below it. The driver
+   * persists the snapshot itself (synchronously, before compacting), so it builds the metadata the
+   * core's log would: the epoch of the last entry and the voters in force there.
+   */
+  private maybeCompact(n: SimNode, raft: RaftNode): void {
+    const every = this.options.plan.compactEvery;
+    if (every === 0 || n.applied - n.disk.startOffset < every) return;
+    const end = n.applied;
+    const last = n.log.entryAt(end - 1);
+    if (last === undefined) return;
+    const chain = n.log.chainAt(end - 1) as number;
+    const data = new TextEncoder().encode(`state to ${end}: ${chain}`);
+    const snapshot: Snapshot = { meta: { id: { endOffset: end, epoch: last.epoch }, voters: this.votersAt(n, end), size: data.byteLength }, data };
+    n.disk.installLocalSnapshot(snapshot);
+    raft.compact(end, data);
+    if (this.traceLines > 0) this.note(`node ${n.id} compacts to ${end}`);
+  }
+
+  /** The voters in force below `offset` in the node's log: the last voters entry, else the snapshot's or the bootstrap set. */
+  private votersAt(n: SimNode, offset: number): readonly NodeId[] {
+    for (let o = offset - 1; o >= n.log.start; o--) {
+      const e = n.log.entryAt(o);
+      if (e?.kind === 'voters') return decodeVoters(e.data);
+    }
+    return n.disk.snapshot?.meta.voters ?? this.bootstrapVoters;
   }
 
   private persistAndQueue(n: SimNode, r: Ready): void {
