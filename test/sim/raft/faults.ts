@@ -55,7 +55,7 @@ export function drawFaults(seed: number): FaultPlan {
     tornRate: r.between(0, 1),
     maxDiskDelay: r.between(0.01, 1.5),
     proposeEvery: r.between(0.5, 5),
-    safetyTicks: r.int(150, 300),
+    safetyTicks: r.int(120, 240),
     maxFetchBytes: r.int(64, 1024),
     maxUncommittedBytes: r.int(200, 4000),
     compactEvery: r.chance(0.3) ? 0 : r.int(5, 80),

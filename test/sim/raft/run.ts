@@ -22,7 +22,7 @@ export const LEADER_BOUND_TICKS = 200;
  */
 export const SETTLE_TICKS = 40;
 /** Ticks the client keeps proposing to a settled leader. */
-export const LIVE_TICKS = 100;
+export const LIVE_TICKS = 80;
 /** Epoch changes tolerated after the leader settled while a majority stays connected. */
 export const MAX_REELECTIONS = 1;
 /** While proposals are undecided, the commit or some voter's durable log must grow at least this often. */
@@ -70,11 +70,11 @@ function livenessPhase(sim: Simulation, hunt: boolean, choices: SimRandom): void
   for (const n of sim.nodes) if (!keepDown.includes(n.id)) sim.restart(n.id);
   for (const id of keepDown) sim.crash(id);
   if (hunt) sim.startLeaderHuntingFlap();
-  if (!sim.runUntil(() => sim.stableLeader() !== null, LEADER_BOUND_TICKS)) {
+  if (!sim.runUntil(() => sim.stableLeader() !== null, LEADER_BOUND_TICKS, 0.25)) {
     throw new InvariantViolation('liveness', `no leader followed by every connected voter within ${LEADER_BOUND_TICKS} ticks of healing (${keepDown.length} voters kept down)`);
   }
   sim.runFor(SETTLE_TICKS);
-  if (!sim.runUntil(() => sim.stableLeader() !== null, LEADER_BOUND_TICKS)) {
+  if (!sim.runUntil(() => sim.stableLeader() !== null, LEADER_BOUND_TICKS, 0.25)) {
     throw new InvariantViolation('liveness', `the leader did not settle: no stable leader ${SETTLE_TICKS + LEADER_BOUND_TICKS} ticks after the first one`);
   }
   const epoch = sim.maxEpoch();

@@ -17,6 +17,8 @@ export const ELECTION_TIMEOUT_TICKS = 10;
 export const FETCH_TIMEOUT_TICKS = 20;
 export const FETCH_WAIT_TICKS = 5;
 
+const ENCODER = new TextEncoder();
+
 type SimEvent =
   | { readonly kind: 'tick'; readonly node: NodeId; readonly incarnation: number }
   | { readonly kind: 'deliver'; readonly message: Message }
@@ -180,14 +182,19 @@ export class Simulation {
     this.runUntil(() => false, ticks);
   }
 
-  /** Run until `done()` holds after an event, or `ticks` pass; whether it held. */
-  runUntil(done: () => boolean, ticks: number): boolean {
+  /**
+   * Run until `done()` holds after an event, or `ticks` pass; whether it held. With `every`, the
+   * condition is only evaluated once per that many ticks (for costly cluster-wide conditions).
+   */
+  runUntil(done: () => boolean, ticks: number, every = 0): boolean {
     const end = this.now + ticks;
+    let nextCheck = this.now;
     while (this.queue.peekTime() <= end) {
       const { at, event } = this.queue.pop();
       this.now = at;
       this.handle(event);
-      if (done()) return true;
+      if (at >= nextCheck && done()) return true;
+      if (every > 0 && at >= nextCheck) nextCheck = at + every;
     }
     this.now = end;
     return false;
@@ -394,6 +401,10 @@ export class Simulation {
   private drain(n: SimNode): void {
     const raft = n.raft;
     if (raft === null) return;
+    if (!raft.hasReady()) {
+      this.observe(n);
+      return;
+    }
     while (raft.hasReady()) {
       const r = raft.ready();
       this.persistAndQueue(n, r);
@@ -416,7 +427,6 @@ export class Simulation {
         this.maybeCompact(n, raft);
       }
     }
-    this.observe(n);
   }
 
   /**
@@ -431,7 +441,7 @@ export class Simulation {
     const last = n.log.entryAt(end - 1);
     if (last === undefined) return;
     const chain = n.log.chainAt(end - 1) as number;
-    const data = new TextEncoder().encode(`state to ${end}: ${chain}`);
+    const data = ENCODER.encode(`state to ${end}: ${chain}`);
     const snapshot: Snapshot = { meta: { id: { endOffset: end, epoch: last.epoch }, voters: this.votersAt(n, end), size: data.byteLength }, data };
     n.disk.installLocalSnapshot(snapshot);
     raft.compact(end, data);
@@ -507,7 +517,7 @@ export class Simulation {
     const hinted = this.leaderHint > 0 ? this.node(this.leaderHint) : undefined;
     const target = hinted?.raft != null ? hinted : this.random.pick(up);
     const raft = target.raft as RaftNode;
-    const data = new TextEncoder().encode(`p${this.proposalCount++}`);
+    const data = ENCODER.encode(`p${this.proposalCount++}`);
     const result = raft.propose(data);
     if (!result.ok) {
       this.leaderHint = result.leaderId;
