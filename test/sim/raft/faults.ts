@@ -31,6 +31,8 @@ export interface FaultPlan {
   /** The nodes' flow control: bytes per fetch response, uncommitted bytes a leader accepts. */
   readonly maxFetchBytes: number;
   readonly maxUncommittedBytes: number;
+  /** Mean ticks between leadership transfers the operator asks of the leader (EndQuorumEpoch hand-offs). */
+  readonly transferEvery: number;
   /** A node snapshots its state machine and compacts once it applied this many entries past its snapshot; 0: never. */
   readonly compactEvery: number;
 }
@@ -55,10 +57,11 @@ export function drawFaults(seed: number): FaultPlan {
     tornRate: r.between(0, 1),
     maxDiskDelay: r.between(0.01, 1.5),
     proposeEvery: r.between(0.5, 5),
-    safetyTicks: r.int(120, 240),
+    safetyTicks: r.int(100, 220),
     maxFetchBytes: r.int(64, 1024),
     maxUncommittedBytes: r.int(200, 4000),
     compactEvery: r.chance(0.3) ? 0 : r.int(5, 80),
+    transferEvery: r.between(30, 300),
   };
 }
 

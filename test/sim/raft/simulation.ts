@@ -26,6 +26,7 @@ type SimEvent =
   | { readonly kind: 'restart'; readonly node: NodeId }
   | { readonly kind: 'propose' }
   | { readonly kind: 'crash' }
+  | { readonly kind: 'transfer' }
   | { readonly kind: 'network' }
   | { readonly kind: 'flap'; readonly generation: number; readonly a: NodeId; readonly b: NodeId }
   | { readonly kind: 'hunt'; readonly generation: number };
@@ -292,6 +293,7 @@ export class Simulation {
     const plan = this.options.plan;
     this.queue.push(this.now + this.exponential(plan.crashEvery), { kind: 'crash' });
     this.queue.push(this.now + this.exponential(plan.networkChangeEvery), { kind: 'network' });
+    this.queue.push(this.now + this.exponential(plan.transferEvery), { kind: 'transfer' });
   }
 
   /** End the safety phase: no more faults, lossless links, every link healed. */
@@ -355,6 +357,11 @@ export class Simulation {
         if (!this.chaos) return;
         this.randomCrash();
         this.queue.push(this.now + this.exponential(this.options.plan.crashEvery), event);
+        return;
+      case 'transfer':
+        if (!this.chaos) return;
+        this.randomTransfer();
+        this.queue.push(this.now + this.exponential(this.options.plan.transferEvery), event);
         return;
       case 'network':
         if (!this.chaos) return;
@@ -506,7 +513,9 @@ export class Simulation {
     if (s.epoch < n.disk.hardState.epoch) {
       throw new InvariantViolation('monotonicEpoch', `node ${n.id} is in epoch ${s.epoch} with ${n.disk.hardState.epoch} persisted`);
     }
-    if (s.role === 'leader') this.checker.leaderObserved(n.id, s.epoch, s.highWatermark, n.log);
+    // A leader that resigns in the step that moved its high watermark (a transfer completing) still
+    // committed as leader of its epoch.
+    if (s.role === 'leader' || (s.role === 'resigned' && s.leaderId === n.id)) this.checker.leaderObserved(n.id, s.epoch, s.highWatermark, n.log);
   }
 
   // ---- the client and the faults ----
@@ -535,6 +544,17 @@ export class Simulation {
     const victim = this.random.pick(up);
     this.crash(victim.id);
     this.queue.push(this.now + this.random.between(1, this.options.plan.maxDowntime), { kind: 'restart', node: victim.id });
+  }
+
+  /** Any node that thinks it leads is asked to hand leadership to a random other voter. */
+  private randomTransfer(): void {
+    const leaders = this.nodes.filter((n) => n.raft !== null && n.raft.status().role === 'leader');
+    if (leaders.length === 0) return;
+    const leader = this.random.pick(leaders);
+    const to = this.random.pick(this.voterIds.filter((id) => id !== leader.id));
+    const raft = leader.raft as RaftNode;
+    if (raft.transferLeadership(to)) this.note(`node ${leader.id} transfers leadership to ${to}`);
+    this.drain(leader);
   }
 
   private randomNetworkChange(): void {
