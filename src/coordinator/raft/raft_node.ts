@@ -841,7 +841,12 @@ export class RaftNode {
   private onFetchRefused(epoch: number, leaderId: NodeId): void {
     if (epoch === this.epoch && leaderId >= 0 && leaderId !== this.leaderId && this.role !== 'leader' && this.role !== 'candidate') {
       this.becomeFollower(epoch, leaderId);
-    } else this.fetchBackoffUntil = this.now + Math.max(1, Math.ceil(this.config.electionTimeoutTicks / 20));
+    } else this.backOffFetching();
+  }
+
+  /** After a refusal, the next fetch waits a little (KRaft's retry backoff) instead of spinning. */
+  private backOffFetching(): void {
+    this.fetchBackoffUntil = this.now + Math.max(1, Math.ceil(this.config.electionTimeoutTicks / 20));
   }
 
   /** A successful answer from `from` proves it leads this epoch. */
@@ -871,11 +876,10 @@ export class RaftNode {
     if (m.divergingEpoch !== null) {
       const local = this.log.endOfEpoch(m.divergingEpoch.epoch);
       const to = local === null ? this.log.logStartOffset : Math.min(local.endOffset, m.divergingEpoch.endOffset);
-      if (to < this.highWatermark) {
-        // KRaft treats this as fatal: a committed entry would be lost.
-        throw new Error(`raft node ${this.id}: leader ${m.from} asks to truncate to ${to}, below the high watermark ${this.highWatermark}`);
-      }
-      this.truncate(to);
+      // Never below the high watermark: that would drop a committed entry (KRaft stops the node here;
+      // a peer's bad answer must not crash this one, so it is ignored and the fetch retried).
+      if (to >= this.highWatermark) this.truncate(to);
+      else this.backOffFetching();
       return;
     }
     for (const entry of m.entries) {
