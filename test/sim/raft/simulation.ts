@@ -108,9 +108,8 @@ class SimNode {
   }
 }
 
-/** A proposal the client made, and where the leader put it. */
+/** Where a leader put a proposal the client made, and in which phase. */
 interface Proposal {
-  readonly data: Uint8Array;
   readonly offset: number;
   readonly liveness: boolean;
 }
@@ -533,7 +532,7 @@ export class Simulation {
       return;
     }
     this.leaderHint = target.id;
-    this.proposals.push({ data, offset: result.offset, liveness: !this.chaos });
+    this.proposals.push({ offset: result.offset, liveness: !this.chaos });
     if (this.traceLines > 0) this.note(`node ${target.id} accepts proposal ${this.proposalCount - 1} at ${result.offset} epoch ${result.epoch}`);
     this.drain(target);
   }
