@@ -111,6 +111,7 @@ class SimNode {
 /** Where a leader put a proposal the client made, and in which phase. */
 interface Proposal {
   readonly offset: number;
+  readonly epoch: number;
   readonly liveness: boolean;
 }
 
@@ -308,10 +309,17 @@ export class Simulation {
     this.queue.push(this.now + FETCH_TIMEOUT_TICKS / 4, { kind: 'hunt', generation: ++this.flapGeneration });
   }
 
-  /** Whether every proposal made in the liveness phase is decided: below the commit point. */
+  /**
+   * Proposals of the liveness phase not yet decided: neither committed nor gone from every log
+   * (an entry no node holds any more can never be committed; one some node still holds might be).
+   */
   undecidedLivenessProposals(): number {
     const end = this.checker.committedEnd;
-    return this.proposals.filter((p) => p.liveness && p.offset >= end).length;
+    return this.proposals.filter((p) => p.liveness && p.offset >= end && this.someNodeHolds(p.offset, p.epoch)).length;
+  }
+
+  private someNodeHolds(offset: number, epoch: number): boolean {
+    return this.nodes.some((n) => (n.raft === null ? n.disk.entryAt(offset) : n.log.entryAt(offset))?.epoch === epoch);
   }
 
   // ---- events ----
@@ -532,7 +540,7 @@ export class Simulation {
       return;
     }
     this.leaderHint = target.id;
-    this.proposals.push({ offset: result.offset, liveness: !this.chaos });
+    this.proposals.push({ offset: result.offset, epoch: result.epoch, liveness: !this.chaos });
     if (this.traceLines > 0) this.note(`node ${target.id} accepts proposal ${this.proposalCount - 1} at ${result.offset} epoch ${result.epoch}`);
     this.drain(target);
   }
