@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { RaftNode, type Mutation, type RaftConfig } from '../../../src/coordinator/raft/raft_node.js';
 import type { Entry, HardState, Message, NodeId, Ready, Snapshot } from '../../../src/coordinator/raft/types.js';
+import { mulberry32 as seeded } from '../../helpers/seeded_random.js';
 
 export interface Disk {
   hardState: HardState;
@@ -24,17 +25,8 @@ export interface NodeOptions {
   readonly restore?: { hardState?: HardState; entries?: Entry[] };
 }
 
-/** Deterministic [0,1) source (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic [0,1) source, for scenario tests and properties. */
+export { seeded };
 
 export const FRESH: HardState = { epoch: 0, votedFor: -1, leaderId: -1 };
 
