@@ -205,7 +205,8 @@ export function messageOfRequest(req: QuorumRequest, receiver: QuorumReceiver): 
     }
     case QuorumApiKey.fetch: {
       const p = onlyPartition(req.body.topics, (t) => t.topicId === METADATA_TOPIC_ID, (q) => q.partition);
-      const from = nodeId(req.body.replicaState.replicaId);
+      // The fetcher's id moved from the top level into ReplicaState at v15 (KIP-903).
+      const from = nodeId(req.version >= 15 ? req.body.replicaState.replicaId : req.body.replicaId);
       return {
         type: 'fetch', from, to, epoch: epoch(p.currentLeaderEpoch), fetchOffset: offset(p.fetchOffset),
         lastFetchedEpoch: epoch(p.lastFetchedEpoch), maxBytes: size(p.partitionMaxBytes), observer: !receiver.isVoter(from),

@@ -191,6 +191,28 @@ describe('quorum transport over loopback', () => {
   });
 });
 
+describe('quorum transport inbound bound', () => {
+  it('answers requests beyond maxPendingInbound at once and keeps them from the core', async () => {
+    const inbox = new Inbox();
+    const node = transport(1, [], inbox, { maxPendingInbound: 2 });
+    const voteFrom = (from: number): QuorumRequest => {
+      const body = {
+        clusterId: CLUSTER, voterId: 1,
+        topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0, candidateEpoch: 2, candidateId: from, candidateDirectoryId: '0'.repeat(32), voterDirectoryId: '0'.repeat(32), lastOffsetEpoch: 1, lastOffset: 5, preVote: false }] }],
+      };
+      return { apiKey: 52, version: 2, body };
+    };
+    const answers = [2, 3, 4].map((from) => node.receive(voteFrom(from)));
+    const third = await answers[2]!;
+    assert.equal(third.body.errorCode, 7, 'REQUEST_TIMED_OUT');
+    assert.deepStrictEqual(inbox.messages.map((m) => m.from), [2, 3]);
+    node.send({ type: 'voteResponse', from: 1, to: 2, epoch: 2, preVote: false, granted: true, leaderId: -1 });
+    assert.equal((await answers[0]!).body.errorCode, 0);
+    node.close();
+    assert.equal((await answers[1]!).body.errorCode, 7);
+  });
+});
+
 /** Two controllers whose servers hand requests to the same transports that send. */
 async function pairServedBy(): Promise<[Node, Node]> {
   const [pa, pb] = [await freePort(), await freePort()];

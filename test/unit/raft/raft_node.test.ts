@@ -4,10 +4,38 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../../../src/protocol/errors.js';
+import type { Mutation } from '../../../src/coordinator/raft/raft_node.js';
 import type { Message } from '../../../src/coordinator/raft/types.js';
 import { Cluster, entry, text } from './raft_fixture.js';
 
 const epochOf = (c: Cluster, id: number): number => c.node(id).status().epoch;
+
+/**
+ * Figure 8 (c) of the Raft paper, in KRaft terms: node 1 led epoch 2 and wrote offset 1 to node 2;
+ * node 5 led epoch 3 and wrote its own offset 1. Node 1 now wins epoch 4 and copies its old entry
+ * to node 3, one entry per fetch, while its epoch-4 leaderChange entry reaches no one: a majority
+ * holds offset 1, yet committing it would let node 5 (log epoch 3) win and overwrite it.
+ */
+function figure8(unsafe?: ReadonlySet<Mutation>): Cluster {
+  const base = [entry(0, 1, '', 'leaderChange')];
+  const at3 = { epoch: 3, votedFor: -1, leaderId: -1 };
+  const slow = { electionTimeoutTicks: 1000, fetchTimeoutTicks: 1000 };
+  const c = new Cluster([1, 2, 3, 4, 5], {
+    1: { electionTimeoutTicks: 10, maxFetchBytes: 1, ...(unsafe ? { unsafe } : {}), restore: { hardState: at3, entries: [...base, entry(1, 2, 'x')] } },
+    2: { ...slow, fetchTimeoutTicks: 300, maxFetchBytes: 1, restore: { hardState: at3, entries: [...base, entry(1, 2, 'x')] } },
+    3: { ...slow, fetchTimeoutTicks: 2000, maxFetchBytes: 1, restore: { hardState: at3, entries: base } },
+    4: { ...slow, restore: { hardState: at3, entries: base } },
+    5: { electionTimeoutTicks: 20, maxFetchBytes: 1, restore: { hardState: at3, entries: [...base, entry(1, 3, 'y')] } },
+  });
+  c.cut(1, 4);
+  c.cut(1, 5);
+  c.drop = (m) => m.type === 'fetchResponse' && m.entries.some((e) => e.epoch === 4);
+  c.tickUntil(() => c.node(1).status().role === 'leader', 200);
+  assert.equal(epochOf(c, 1), 4);
+  c.tickUntil(() => c.node(3).status().logEndOffset === 2, 100);
+  c.tick(20);
+  return c;
+}
 
 describe('RaftNode elections', () => {
   it('elects one leader that every voter follows, and commits its leaderChange entry everywhere', () => {
@@ -130,38 +158,38 @@ describe('RaftNode replication and commit', () => {
     const leader = c.elect();
     c.tickUntil(() => [1, 2, 3].every((id) => c.node(id).status().highWatermark === 1));
     const slow = [1, 2, 3].find((id) => id !== leader)!;
-    c.stall(slow);
+    // It lags, so its next fetch brings entries the high watermark already covers.
+    c.isolate(slow);
     c.propose(leader, 'a');
     c.propose(leader, 'b');
-    c.tick(10);
-    assert.equal(c.node(leader).status().highWatermark, 3);
+    c.tickUntil(() => c.node(leader).status().highWatermark === 3);
+    c.stall(slow);
+    c.heal();
+    c.tickUntil(() => c.node(slow).status().logEndOffset === 3 && c.node(slow).status().highWatermark === 3);
+    c.tick(5);
     assert.equal(c.appliedText(slow).length, 1, 'nothing applied past the durable end');
     c.unstall(slow);
     c.tickUntil(() => c.appliedText(slow).length === 3);
   });
 
+  it('applyBeforeDurable (unsafe) applies on a follower whose disk has not confirmed the entries', () => {
+    const unsafe = new Set<Mutation>(['applyBeforeDurable']);
+    const c = new Cluster([1, 2, 3], { 1: { unsafe }, 2: { unsafe }, 3: { unsafe } });
+    const leader = c.elect();
+    c.tickUntil(() => [1, 2, 3].every((id) => c.node(id).status().highWatermark === 1));
+    const slow = [1, 2, 3].find((id) => id !== leader)!;
+    c.isolate(slow);
+    c.propose(leader, 'a');
+    c.tickUntil(() => c.node(leader).status().highWatermark === 2);
+    c.stall(slow);
+    c.heal();
+    c.tickUntil(() => c.node(slow).status().logEndOffset === 2);
+    assert.equal(c.appliedText(slow).length, 2);
+    assert.equal(c.node(slow).status().durableEndOffset, 1);
+  });
+
   it('the Figure 8 rule: entries of an older epoch commit only once the new leader\'s epoch start offset does', () => {
-    // Figure 8 (c): node 1 led epoch 2 and wrote offset 1 to node 2; node 5 led epoch 3 and wrote
-    // its own offset 1. Node 1 now wins epoch 4 and copies its old entry to node 3: a majority holds
-    // offset 1, yet committing it would let node 5 (log epoch 3) win and overwrite it.
-    const base = [entry(0, 1, '', 'leaderChange')];
-    const at3 = { epoch: 3, votedFor: -1, leaderId: -1 };
-    const slow = { electionTimeoutTicks: 1000, fetchTimeoutTicks: 1000 };
-    const c = new Cluster([1, 2, 3, 4, 5], {
-      1: { electionTimeoutTicks: 10, maxFetchBytes: 1, restore: { hardState: at3, entries: [...base, entry(1, 2, 'x')] } },
-      2: { ...slow, fetchTimeoutTicks: 300, maxFetchBytes: 1, restore: { hardState: at3, entries: [...base, entry(1, 2, 'x')] } },
-      3: { ...slow, fetchTimeoutTicks: 2000, maxFetchBytes: 1, restore: { hardState: at3, entries: base } },
-      4: { ...slow, restore: { hardState: at3, entries: base } },
-      5: { electionTimeoutTicks: 20, maxFetchBytes: 1, restore: { hardState: at3, entries: [...base, entry(1, 3, 'y')] } },
-    });
-    c.cut(1, 4);
-    c.cut(1, 5);
-    // The leaderChange entry of epoch 4 never reaches anyone: only the old entry moves.
-    c.drop = (m) => m.type === 'fetchResponse' && m.entries.some((e) => e.epoch === 4);
-    c.tickUntil(() => c.node(1).status().role === 'leader', 200);
-    assert.equal(epochOf(c, 1), 4);
-    c.tickUntil(() => c.node(3).status().logEndOffset === 2, 100);
-    c.tick(20);
+    const c = figure8();
     assert.equal(c.node(1).status().highWatermark, 0, 'offset 1 is on a majority but must not commit');
     assert.deepEqual(c.appliedText(1), []);
     // Node 1 crashes; node 5 wins with its epoch-3 log and replaces offset 1 everywhere.
@@ -170,6 +198,16 @@ describe('RaftNode replication and commit', () => {
     c.tickUntil(() => c.node(5).status().role === 'leader' && c.node(5).status().highWatermark >= 3, 5000);
     c.tickUntil(() => [2, 3, 4].every((id) => c.node(id).status().highWatermark === c.node(5).status().highWatermark));
     for (const id of [2, 3, 4, 5]) assert.equal(text(c.disks.get(id)!.entries[1]!), '1@3:y');
+  });
+
+  it('countOldTermReplicas (unsafe) commits the old entry early, and node 5 later overwrites it', () => {
+    const c = figure8(new Set(['countOldTermReplicas']));
+    assert.equal(c.node(1).status().highWatermark, 2);
+    assert.deepEqual(c.appliedText(1), ['0@1:', '1@2:x']);
+    c.crash(1);
+    c.drop = () => false;
+    c.tickUntil(() => c.node(5).status().role === 'leader' && c.node(5).status().highWatermark >= 3, 5000);
+    assert.equal(c.appliedText(5)[1], '1@3:y', 'a committed entry was replaced');
   });
 
   it('a diverging follower truncates to the common prefix in one round trip', () => {

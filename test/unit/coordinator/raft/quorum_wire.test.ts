@@ -105,6 +105,16 @@ describe('quorum wire', () => {
     }), { numRuns: 1000 });
   });
 
+  it('reads the fetcher id from the top level before Fetch v15 and refuses a consumer (-1)', () => {
+    const m: RequestMessage = { type: 'fetch', from: 3, to: 1, epoch: 4, fetchOffset: 10, lastFetchedEpoch: 2, maxBytes: 4096, observer: false };
+    const req = requestOf(m, CLUSTER);
+    if (req.apiKey !== QuorumApiKey.fetch) throw new Error('unexpected api');
+    const v14 = overTheWire({ apiKey: req.apiKey, version: 14, body: { ...req.body, replicaId: 3 } });
+    assert.deepStrictEqual(messageOfRequest(v14, receiverFor(m)), m);
+    const consumer = overTheWire({ apiKey: req.apiKey, version: 14, body: { ...req.body, replicaId: -1 } });
+    assert.throws(() => messageOfRequest(consumer, receiverFor(m)), refusedWith(ErrorCode.INVALID_REQUEST));
+  });
+
   it('uses the api keys and the versions the quorum speaks', () => {
     assert.deepStrictEqual(
       [QuorumApiKey.fetch, QuorumApiKey.vote, QuorumApiKey.beginQuorumEpoch, QuorumApiKey.endQuorumEpoch, QuorumApiKey.fetchSnapshot],
