@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { RaftNode, type RaftStatus } from '../../coordinator/raft/raft_node.js';
 import type { Entry, Message, NodeId, ProposeResult, Ready, Role, Snapshot } from '../../coordinator/raft/types.js';
 import type { QuorumRequest, QuorumResponse } from '../../coordinator/raft/quorum_wire.js';
+import type { IoBackend } from '../../log/io_backend.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { openQuorumStorage, type QuorumStorage } from './quorum_storage.js';
 
@@ -70,6 +71,8 @@ export interface QuorumDriverOptions {
   /** Voters when neither snapshot nor log names them (the static `--controller-voters` set). */
   readonly bootstrapVoters: readonly NodeId[];
   readonly stateMachine: QuorumStateMachine;
+  /** The metadata log's write-and-fdatasync path (the native io_uring backend when loaded); default libuv's pool. */
+  readonly io?: IoBackend;
   /** Built by the caller around `deliver` (which the driver supplies) and `isVoter`. */
   readonly transport: (hooks: { deliver: (m: Message) => void; isVoter: (id: NodeId) => boolean }) => QuorumLink;
   readonly log: Logger;
@@ -143,7 +146,7 @@ export class QuorumDriver {
     this.snapshotEveryEntries = opts.snapshotEveryEntries ?? QUORUM_DEFAULTS.snapshotEveryEntries;
     this.snapshotEveryBytes = opts.snapshotEveryBytes ?? QUORUM_DEFAULTS.snapshotEveryBytes;
     this.sm = opts.stateMachine;
-    const opened = openQuorumStorage(opts.dir, { bootstrapVoters: opts.bootstrapVoters });
+    const opened = openQuorumStorage(opts.dir, { bootstrapVoters: opts.bootstrapVoters, ...(opts.io ? { io: opts.io } : {}) });
     for (const refused of opened.refusedSnapshots) opts.log.warn({ err: refused }, 'damaged metadata snapshot refused; an older one is in force');
     this.storage = opened.storage;
     const random = opts.random ?? Math.random;
@@ -362,11 +365,14 @@ export class QuorumDriver {
     this.pending.clear();
   }
 
+  /** No more ticks, messages or applies; listeners hear that this node leads nothing any more. */
   private halt(code: ErrorCode): void {
     this.stopped = true;
     clearInterval(this.timer);
     this.transport.close();
     this.failPending(code);
+    this.last = { epoch: this.last.epoch, leaderId: -1, role: 'resigned' };
+    for (const listener of this.listeners) listener(this.last);
   }
 
   private fatal(err: unknown): void {

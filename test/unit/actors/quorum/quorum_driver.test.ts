@@ -7,12 +7,19 @@ import { afterEach, describe, it } from 'node:test';
 import { encodeSnapshot } from '../../../../src/cluster/metadata/snapshot.js';
 import { AddRaftVoterApi } from '../../../../src/protocol/apis/add_raft_voter.js';
 import { ApiVersionsApi } from '../../../../src/protocol/apis/api_versions.js';
+import { AllocateProducerIdsApi } from '../../../../src/protocol/apis/allocate_producer_ids.js';
+import { BrokerHeartbeatApi } from '../../../../src/protocol/apis/broker_heartbeat.js';
 import { BrokerRegistrationApi, type BrokerRegistrationResponse } from '../../../../src/protocol/apis/broker_registration.js';
+import { CreatePartitionsApi } from '../../../../src/protocol/apis/create_partitions.js';
+import { CreateTopicsApi } from '../../../../src/protocol/apis/create_topics.js';
+import { DeleteTopicsApi } from '../../../../src/protocol/apis/delete_topics.js';
 import { DescribeQuorumApi } from '../../../../src/protocol/apis/describe_quorum.js';
 import { METADATA_TOPIC_NAME } from '../../../../src/protocol/apis/quorum_common.js';
 import { RemoveRaftVoterApi } from '../../../../src/protocol/apis/remove_raft_voter.js';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
 import { ZERO_UUID } from '../../../../src/protocol/schema.js';
+import { StorageError, type IoBackend } from '../../../../src/log/io_backend.js';
+import { QuorumProposalError } from '../../../../src/actors/quorum/quorum_driver.js';
 import { CONTROLLER_APIS } from '../../../../src/net/controller_server.js';
 import { call, CLUSTER_ID, QuorumFixture, sleep, waitFor, type FixtureNode } from './quorum_fixture.js';
 
@@ -186,5 +193,83 @@ describe('controller listener', { concurrency: false, timeout: 60_000 }, () => {
     assert.deepEqual(await describe(), [1, 2, 3]);
     const foreign = await call(leader.port, RemoveRaftVoterApi, 0, { clusterId: 'another-cluster', voterId: 3, voterDirectoryId: ZERO_UUID });
     assert.equal(foreign.errorCode, ErrorCode.INCONSISTENT_CLUSTER_ID);
+  });
+});
+
+describe('controller RPCs on the controller listener', { concurrency: false, timeout: 60_000 }, () => {
+  it('registers, unfences on a caught-up heartbeat, hands out producer-id blocks and changes topics once committed', async () => {
+    const f = await cluster([1, 2, 3]);
+    const brokerEpoch = await registerThroughLeader(f, 101);
+    const leader = await f.waitForLeader();
+    const beat = { brokerId: 101, brokerEpoch, currentMetadataOffset: brokerEpoch, wantFence: false, wantShutDown: false, offlineLogDirs: [] };
+    const hb = await call(leader.port, BrokerHeartbeatApi, 1, beat);
+    assert.deepEqual([hb.errorCode, hb.isCaughtUp, hb.isFenced], [0, true, false]);
+    await waitFor('every node to see broker 101 unfenced', () => ([...f.running.values()].every((n) => n.quorum.image.brokers.get(101)?.fenced === false) ? true : undefined));
+    const stale = await call(leader.port, BrokerHeartbeatApi, 1, { ...beat, brokerEpoch: brokerEpoch + 1000 });
+    assert.notEqual(stale.errorCode, 0, 'a heartbeat naming another broker epoch is refused');
+
+    const ids = [0, 1].map(() => call(leader.port, AllocateProducerIdsApi, 0, { brokerId: 101, brokerEpoch }));
+    const [a, b] = await Promise.all(ids);
+    assert.equal(a!.errorCode, 0);
+    assert.equal(b!.errorCode, 0);
+    assert.equal(b!.producerIdStart, a!.producerIdStart + a!.producerIdLen, 'blocks do not overlap');
+
+    const created = await call(leader.port, CreateTopicsApi, 7, {
+      topics: [{ name: 'orders', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false,
+    });
+    assert.equal(created.topics[0]!.errorCode, 0, created.topics[0]!.errorMessage ?? '');
+    assert.equal(created.topics[0]!.numPartitions, 2);
+    await waitFor('every node to apply the topic', () => ([...f.running.values()].every((n) => n.quorum.image.topicsByName.has('orders')) ? true : undefined));
+    const grown = await call(leader.port, CreatePartitionsApi, 3, { topics: [{ name: 'orders', count: 3, assignments: null }], timeoutMs: 5000, validateOnly: false });
+    assert.equal(grown.results[0]!.errorCode, 0, grown.results[0]!.errorMessage ?? '');
+    assert.equal(leader.quorum.image.topicsByName.get('orders')!.partitions, 3);
+    const deleted = await call(leader.port, DeleteTopicsApi, 6, { topics: [{ name: 'orders', topicId: ZERO_UUID }, { name: null, topicId: '1'.repeat(32) }], topicNames: [], timeoutMs: 5000 });
+    assert.deepEqual(deleted.responses.map((r) => r.errorCode), [0, ErrorCode.UNKNOWN_TOPIC_ID]);
+    assert.equal(leader.quorum.image.topicsByName.has('orders'), false);
+
+    const follower = followerOf(f, leader);
+    const refused = await call(follower.port, CreateTopicsApi, 7, {
+      topics: [{ name: 'other', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false,
+    });
+    assert.equal(refused.topics[0]!.errorCode, ErrorCode.NOT_CONTROLLER);
+  });
+
+  it('fails a pending reply with NOT_CONTROLLER when leadership is lost before it commits', async () => {
+    const f = await cluster([1, 2, 3]);
+    await registerThroughLeader(f, 101);
+    const leader = await f.waitForLeader();
+    leader.cut = true;
+    const pending = leader.quorum.registerBroker({ brokerId: 102, incarnationId: 'b'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9999, securityProtocol: 0 }], rack: null });
+    await assert.rejects(pending, (err: unknown) => err instanceof QuorumProposalError && err.code === ErrorCode.NOT_CONTROLLER);
+    assert.equal(leader.quorum.image.brokers.has(102), false, 'the uncommitted registration is reverted');
+  });
+});
+
+/** A write path whose fdatasyncs start failing once `failing` is set. */
+class FailingIo implements IoBackend {
+  readonly name = 'failing';
+  failing = false;
+  constructor(private readonly inner: IoBackend) {}
+  commit(...args: Parameters<IoBackend['commit']>): Promise<void> {
+    return this.failing ? Promise.reject(new StorageError('injected fdatasync failure', 'EIO')) : this.inner.commit(...args);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+describe('quorum driver on a failing disk', { concurrency: false, timeout: 60_000 }, () => {
+  it('stops the node and reports the failure instead of going on', async () => {
+    const { NodeIoBackend } = await import('../../../../src/log/io_backend.js');
+    const io = new FailingIo(new NodeIoBackend());
+    fixture = await QuorumFixture.create({ voters: [1], nodes: [1], io: () => io });
+    const node = await fixture.start(1);
+    const f = fixture;
+    await registerThroughLeader(f, 101);
+    io.failing = true;
+    await assert.rejects(node.quorum.registerBroker({ brokerId: 102, incarnationId: 'c'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9999, securityProtocol: 0 }], rack: null }), QuorumProposalError);
+    await waitFor('the fatal report', () => (f.fatal.length > 0 ? true : undefined));
+    assert.ok(f.fatal[0] instanceof StorageError);
+    await assert.rejects(node.quorum.driver.propose(new Uint8Array(1)), QuorumProposalError);
   });
 });

@@ -12,6 +12,7 @@ import type { ControllerConfig } from '../../../../src/cluster/metadata/controll
 import { createLogger } from '../../../../src/common/logger.js';
 import { DescriptorBudget } from '../../../../src/common/descriptor_budget.js';
 import type { NodeId } from '../../../../src/coordinator/raft/types.js';
+import type { IoBackend } from '../../../../src/log/io_backend.js';
 import { startControllerListener, type ControllerEndpoint } from '../../../../src/net/controller_server.js';
 import type { KafkaServer } from '../../../../src/net/kafka_server.js';
 import { QuorumTransport } from '../../../../src/net/quorum_transport.js';
@@ -72,6 +73,8 @@ export interface FixtureOptions {
   /** Every node that may run (voters and observers); each gets a controller port. */
   readonly nodes: readonly NodeId[];
   readonly snapshotEveryEntries?: number;
+  /** The metadata log's write path per node (default libuv's pool). */
+  readonly io?: (id: NodeId) => IoBackend | undefined;
 }
 
 export class QuorumFixture {
@@ -103,6 +106,7 @@ export class QuorumFixture {
       electionTimeoutTicks: 20,
       fetchTimeoutTicks: 40,
       fetchWaitTicks: 10,
+      ...(this.opts.io?.(id) ? { io: this.opts.io(id)! } : {}),
       ...(this.opts.snapshotEveryEntries !== undefined ? { snapshotEveryEntries: this.opts.snapshotEveryEntries } : {}),
       controller: controllerConfig,
       transport: ({ deliver, isVoter }) => {
