@@ -122,7 +122,12 @@ export class MetadataQuorum implements QuorumStateMachine {
     if (!this.controller.isActive) return Promise.reject(this.notController());
     const outcome = decide(this.driver.status().logEndOffset);
     if (outcome.kind === 'answered') return Promise.resolve(outcome.reply);
-    const offset = this.propose(outcome.offset, outcome);
+    let offset: number;
+    try {
+      offset = this.propose(outcome.offset, outcome);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise((resolve, reject) => this.waiting.set(offset, { resolve, reject }));
   }
 
