@@ -61,7 +61,7 @@ export class SnapshotStore {
 
   /** Removes partial files, loads the newest valid snapshot. Synchronous. */
   static open(dir: string): OpenedSnapshots {
-    const ids = [];
+    const ids: OffsetAndEpoch[] = [];
     for (const name of readdirSync(dir)) {
       if (name.endsWith(PART_SUFFIX)) rmSync(join(dir, name), { force: true });
       const id = parseSnapshotFileName(name);

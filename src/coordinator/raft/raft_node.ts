@@ -7,7 +7,7 @@
 // round trip, snapshots are pulled in chunks, and a pre-vote round precedes every election.
 import { ErrorCode } from '../../protocol/errors.js';
 import { RaftLog, entryBytes } from './log.js';
-import { ProgressTracker } from './progress.js';
+import { MAX_TRACKED_OBSERVERS, ProgressTracker } from './progress.js';
 import type {
   Entry,
   FetchRequest,
@@ -86,7 +86,7 @@ export interface RaftStatus {
   readonly logEndOffset: number;
   readonly durableEndOffset: number;
   readonly voters: readonly NodeId[];
-  /** Leader only: what it knows of every replica that fetches from it. */
+  /** Leader only: itself first, then what it knows of every replica that fetches from it. */
   readonly replicas: readonly ReplicaStatus[];
 }
 
@@ -353,6 +353,10 @@ export class RaftNode {
   status(): RaftStatus {
     const voters = this.log.voters;
     const replicas: ReplicaStatus[] = [];
+    if (this.leadership !== null) {
+      // DescribeQuorum lists the leader too, always caught up with itself.
+      replicas.push({ id: this.id, logEndOffset: this.log.endOffset, lastFetchTick: this.now, lastCaughtUpTick: this.now, voter: voters.includes(this.id) });
+    }
     for (const p of this.leadership?.progress.all() ?? []) {
       replicas.push({ id: p.id, logEndOffset: p.logEndOffset, lastFetchTick: p.lastFetchTick, lastCaughtUpTick: p.lastCaughtUpTick, voter: voters.includes(p.id) });
     }
@@ -730,7 +734,9 @@ export class RaftNode {
       this.send(this.fetchResponse(m, { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }));
       return;
     }
-    if (m.fetchOffset < this.log.endOffset || this.highWatermark > progress.sentHighWatermark) this.answerFetch(m);
+    // Parked fetches are keyed by fetcher, and fetchers are bounded like the tracked observers.
+    const room = leadership.parked.has(m.from) || leadership.parked.size < MAX_TRACKED_OBSERVERS + voters.length;
+    if (m.fetchOffset < this.log.endOffset || this.highWatermark > progress.sentHighWatermark || !room) this.answerFetch(m);
     else leadership.parked.set(m.from, { request: m, parkedAt: this.now });
     this.maybeCompleteTransfer();
   }
