@@ -131,7 +131,7 @@ function failed(name: string, err: unknown): TopicResult {
 }
 
 /** Leader and ISR changes that take broker `id` out of every partition's leadership and ISR (KRaft's handleBrokerFenced, without election). */
-export function leadershipRemoval(image: MetadataImage, id: number): MetadataRecord[] {
+function leadershipRemoval(image: MetadataImage, id: number): MetadataRecord[] {
   const out: MetadataRecord[] = [];
   for (const t of image.topicsById.values()) {
     for (const p of t.table.involving(id)) {

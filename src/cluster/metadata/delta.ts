@@ -1,6 +1,6 @@
 // Applying committed metadata records to an image: a MetadataDelta replays a batch onto a base
-// image and builds the next image, copying only what the batch touches (a map on its first
-// change, a topic's partition columns on its first partition change) and sharing the rest.
+// image and builds the next image, copying only what the batch touches (a map bucket on its
+// first change, a topic's partition columns on its first partition change) and sharing the rest.
 // A record that contradicts the image (an unknown topic, a stale broker epoch, a gap in a
 // topic's partitions) throws INVALID_RECORD; the base image is untouched, so a batch applies
 // whole or not at all. Pure; any thread.
@@ -11,50 +11,29 @@ import {
   type BrokerRegistration, type Configs, type MetaTopic, type ProducerIdsImage,
 } from './image.js';
 import { PartitionTable, type PartitionTableBuilder } from './partitions.js';
+import type { SharedMapBuilder } from './shared_map.js';
 import { ConfigResource, forEachRecord, LEADER_UNCHANGED, type MetadataRecord } from './records.js';
 
 function invalid(message: string): KafkaError {
   return new KafkaError(ErrorCode.INVALID_RECORD, `metadata record does not apply: ${message}`);
 }
 
-/** A map copied from the base image on its first change. */
-class CowMap<K, V> {
-  private own: Map<K, V> | null = null;
-  constructor(private readonly base: ReadonlyMap<K, V>) {}
-
-  get(k: K): V | undefined {
-    return (this.own ?? this.base).get(k);
-  }
-
-  set(k: K, v: V): void {
-    (this.own ??= new Map(this.base)).set(k, v);
-  }
-
-  delete(k: K): void {
-    if ((this.own ?? this.base).has(k)) (this.own ??= new Map(this.base)).delete(k);
-  }
-
-  result(): ReadonlyMap<K, V> {
-    return this.own ?? this.base;
-  }
-}
-
 export class MetadataDelta {
-  private readonly features: CowMap<string, number>;
-  private readonly brokers: CowMap<number, BrokerRegistration>;
-  private readonly byName: CowMap<string, MetaTopic>;
-  private readonly byId: CowMap<string, MetaTopic>;
-  private readonly configs: CowMap<string, Configs>;
+  private readonly features: SharedMapBuilder<string, number>;
+  private readonly brokers: SharedMapBuilder<number, BrokerRegistration>;
+  private readonly byName: SharedMapBuilder<string, MetaTopic>;
+  private readonly byId: SharedMapBuilder<string, MetaTopic>;
+  private readonly configs: SharedMapBuilder<string, Configs>;
   private producerIds: ProducerIdsImage;
   /** Partition tables being changed, by topic id; their topics are rebuilt around them. */
   private readonly tables = new Map<string, PartitionTableBuilder>();
 
   constructor(readonly base: MetadataImage) {
-    this.features = new CowMap(base.features);
-    this.brokers = new CowMap(base.brokers);
-    this.byName = new CowMap(base.topicsByName);
-    this.byId = new CowMap(base.topicsById);
-    this.configs = new CowMap(base.configs);
+    this.features = base.features.builder();
+    this.brokers = base.brokers.builder();
+    this.byName = base.topicsByName.builder();
+    this.byId = base.topicsById.builder();
+    this.configs = base.configs.builder();
     this.producerIds = base.producerIds;
   }
 
@@ -151,8 +130,8 @@ export class MetadataDelta {
     }
     this.tables.clear();
     return new MetadataImage(
-      provenance, this.features.result(), this.brokers.result(), this.byName.result(), this.byId.result(),
-      this.configs.result(), this.producerIds,
+      provenance, this.features.build(), this.brokers.build(), this.byName.build(), this.byId.build(),
+      this.configs.build(), this.producerIds,
     );
   }
 

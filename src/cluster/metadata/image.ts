@@ -2,10 +2,11 @@
 // and their partitions, configs, the next producer-id block, feature levels), immutable, so a
 // reader holding one image sees one consistent version while the next is built. A delta
 // (delta.ts) makes the next image sharing every unchanged part with this one: an untouched
-// topic, its partition table and the maps nobody changed are the same objects. Pure; any thread.
+// topic, its partition table and the map buckets nobody changed are the same objects. Pure; any thread.
 import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
 import type { TopicImage } from '../cluster_view.js';
 import type { PartitionTable } from './partitions.js';
+import { SharedMap } from './shared_map.js';
 import type { BrokerEndpointRecord } from './records.js';
 
 export interface BrokerRegistration {
@@ -43,19 +44,19 @@ export const NO_CONFIGS: Configs = Object.freeze({});
 
 export class MetadataImage {
   static readonly EMPTY = new MetadataImage(
-    { endOffset: 0, epoch: 0 }, new Map(), new Map(), new Map(), new Map(), new Map(),
+    { endOffset: 0, epoch: 0 }, SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(),
     { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 },
   );
 
   constructor(
     /** The log position this image reflects: every batch below `endOffset` is in it. */
     readonly provenance: OffsetAndEpoch,
-    readonly features: ReadonlyMap<string, number>,
-    readonly brokers: ReadonlyMap<number, BrokerRegistration>,
-    readonly topicsByName: ReadonlyMap<string, MetaTopic>,
-    readonly topicsById: ReadonlyMap<string, MetaTopic>,
+    readonly features: SharedMap<string, number>,
+    readonly brokers: SharedMap<number, BrokerRegistration>,
+    readonly topicsByName: SharedMap<string, MetaTopic>,
+    readonly topicsById: SharedMap<string, MetaTopic>,
     /** Overrides per resource (configKey), topics' included: a topic's are also its MetaTopic.configs. */
-    readonly configs: ReadonlyMap<string, Configs>,
+    readonly configs: SharedMap<string, Configs>,
     readonly producerIds: ProducerIdsImage,
   ) {}
 

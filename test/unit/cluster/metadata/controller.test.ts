@@ -9,6 +9,8 @@ import {
   MetadataController, type ControllerConfig, type ControllerReply, type Outcome,
 } from '../../../../src/cluster/metadata/controller.js';
 import { MetadataImage } from '../../../../src/cluster/metadata/image.js';
+import type { MetadataRecord } from '../../../../src/cluster/metadata/records.js';
+import { describeImage } from '../../../helpers/metadata_fixture.js';
 import { placeBalanced, type PlacementBroker } from '../../../../src/cluster/replica_placement.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
 
@@ -33,6 +35,8 @@ class Harness {
   next = 0;
   readonly replies = new Map<number, ControllerReply | null>();
   epochs = new Map<number, number>();
+  /** Every batch proposed, as a standby would read them from the log. */
+  readonly log: { offset: number; records: readonly MetadataRecord[] }[] = [];
 
   constructor(cfg: ControllerConfig = config(), now = 0) {
     this.c = new MetadataController(cfg, MetadataImage.EMPTY);
@@ -43,6 +47,7 @@ class Harness {
   run(step: (next: number) => Outcome): ControllerReply | number {
     const out = step(this.next);
     if (out.kind === 'answered') return out.reply;
+    this.log.push(out);
     this.next++;
     return out.offset;
   }
@@ -281,5 +286,30 @@ describe('MetadataController', () => {
     assert.deepStrictEqual(deleted.results.map((r) => r.errorCode), [ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
     assert.equal(h.c.image.topicsByName.size, 0);
     assert.equal(h.c.image.configs.size, 0);
+  });
+
+  it('replays committed batches as a standby and takes over from them; unregisters brokers', () => {
+    const h = new Harness();
+    h.brokers([1, 2]);
+    h.now((next) => h.c.createTopics([{ name: 'a', numPartitions: 4, replicationFactor: 2, assignment: null, configs: {} }], false, next));
+    const gone = h.now<Extract<ControllerReply, { kind: 'unregisterBroker' }>>((next) => h.c.unregisterBroker(1, next));
+    assert.equal(gone.errorCode, ErrorCode.NONE);
+    assert.equal(h.c.image.brokers.has(1), false);
+    const t = h.c.image.topicsByName.get('a')!;
+    for (let p = 0; p < 4; p++) {
+      assert.deepStrictEqual(t.table.isr(p), [2]);
+      assert.notEqual(t.table.leader(p), 1);
+    }
+    const again = h.now<Extract<ControllerReply, { kind: 'unregisterBroker' }>>((next) => h.c.unregisterBroker(1, next));
+    assert.equal(again.errorCode, ErrorCode.BROKER_ID_NOT_REGISTERED);
+
+    const standby = new MetadataController(config(), MetadataImage.EMPTY);
+    for (const { offset, records } of h.log) standby.replay(records, offset, 1);
+    assert.deepStrictEqual(describeImage(standby.image), describeImage(h.c.committedImage));
+    const refused = standby.allocateProducerIds(2, h.epochs.get(2)!, h.next);
+    assert.ok(refused.kind === 'answered' && refused.reply.kind === 'allocateProducerIds' && refused.reply.errorCode === ErrorCode.NOT_CONTROLLER);
+    standby.activate(2, 0);
+    assert.equal(standby.allocateProducerIds(2, h.epochs.get(2)!, h.next).kind, 'propose');
+    assert.throws(() => standby.replay([], h.next + 1, 2));
   });
 });
