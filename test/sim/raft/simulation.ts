@@ -5,7 +5,7 @@
 // asserts the invariants after every event. Everything random comes from the seed. Tests only.
 import { RaftNode, type Mutation, type RaftConfig } from '../../../src/coordinator/raft/raft_node.js';
 import type { Entry, Message, NodeId, Ready, Snapshot } from '../../../src/coordinator/raft/types.js';
-import { decodeVoters } from '../../../src/coordinator/raft/voters.js';
+import { decodeVoters } from '../../../src/coordinator/raft/entry_batches.js';
 import { Checker, InvariantViolation, MirrorLog } from './checker.js';
 import { SimDisk } from './disk.js';
 import type { FaultPlan } from './faults.js';
