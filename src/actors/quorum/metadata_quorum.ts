@@ -6,7 +6,7 @@
 // proposed through the driver and are answered once they commit. When leadership goes the
 // controller reverts to the committed image and every pending reply fails with NOT_CONTROLLER.
 import type { Logger } from 'pino';
-import { MetadataController, type AlterConfigsRequest, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type HeartbeatRequest, type Outcome, type RegisterBrokerRequest } from '../../cluster/metadata/controller.js';
+import { MetadataController, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type HeartbeatRequest, type Outcome, type RegisterBrokerRequest } from '../../cluster/metadata/controller.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -104,10 +104,6 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   deleteTopics(names: readonly string[]): Promise<ControllerReply> {
     return this.run((next) => this.controller.deleteTopics(names, next));
-  }
-
-  alterConfigs(req: AlterConfigsRequest): Promise<ControllerReply> {
-    return this.run((next) => this.controller.alterConfigs(req, next));
   }
 
   stop(): Promise<void> {

@@ -175,10 +175,6 @@ export class QuorumDriver {
     this.timer.unref();
   }
 
-  get id(): NodeId {
-    return this.opts.id;
-  }
-
   /** The inbound hook for the controller listener's quorum handlers. */
   get inbound(): Pick<QuorumLink, 'receive'> {
     return this.transport;
