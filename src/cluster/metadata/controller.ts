@@ -1,0 +1,539 @@
+// The metadata controller, pure: requests in, the records to append and the replies out, with
+// the clock passed in (ms). The active controller applies each batch it proposes to a working
+// image at once (later requests see it) and keeps the reply until the batch commits: the driver
+// proposes the records to the Raft core at the offset it named and calls committed(offset) as
+// the high watermark passes it; losing leadership reverts to the last committed image
+// (cluster.md §2.3). A standby controller replays committed batches instead. Broker sessions
+// (last heartbeat per broker) live only on the active controller, as in KRaft. Main thread.
+// Without partition replication there is no safe leader election: fencing a broker leaves the
+// partitions it led without a leader (-1) until it comes back unfenced and leads them again.
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { checkAssignment, checkReplicationFactor, placeBalanced } from '../replica_placement.js';
+import { validateTopicName } from '../../coordinator/topic_table.js';
+import { applyRecords } from './delta.js';
+import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
+import {
+  ConfigResource, LEADER_UNCHANGED, MAX_ENDPOINTS, MAX_REPLICAS, NO_LEADER,
+  type BrokerEndpointRecord, type MetadataRecord,
+} from './records.js';
+
+/** Producer ids per AllocateProducerIds, as Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE. */
+export const PRODUCER_ID_BLOCK = 1000;
+/** Bound on config overrides of one resource (broker configs are not checked against a schema). */
+export const MAX_CONFIGS_PER_RESOURCE = 1000;
+
+const UUID = /^[0-9a-f]{32}$/;
+const ZERO_UUID = '0'.repeat(32);
+
+export interface ControllerConfig {
+  /** A broker without a heartbeat for this long is fenced (broker.session.timeout.ms, Kafka: 9000). */
+  readonly sessionTimeoutMs: number;
+  /** Bound on registered brokers. */
+  readonly maxBrokers: number;
+  /** Bound on partitions in the cluster. */
+  readonly maxPartitions: number;
+  /** Bound on batches proposed and not yet committed; past it requests are refused with REQUEST_TIMED_OUT. */
+  readonly maxPendingBatches: number;
+  readonly defaultPartitions: number;
+  readonly defaultReplicationFactor: number;
+  /** A fresh random topic id (32 hex chars); injected so the controller stays deterministic in tests. */
+  readonly newTopicId: () => string;
+  /** Throws INVALID_CONFIG (a KafkaError) for topic overrides the brokers would refuse. */
+  readonly checkTopicConfigs: (configs: Record<string, string>) => void;
+}
+
+export interface RegisterBrokerRequest {
+  readonly brokerId: number;
+  readonly incarnationId: string;
+  readonly endpoints: readonly BrokerEndpointRecord[];
+  readonly rack: string | null;
+}
+
+export interface HeartbeatRequest {
+  readonly brokerId: number;
+  readonly brokerEpoch: number;
+  /** The last metadata offset the broker has applied. */
+  readonly currentMetadataOffset: number;
+  readonly wantFence: boolean;
+  readonly wantShutDown: boolean;
+}
+
+export interface CreatableTopic {
+  readonly name: string;
+  /** -1: the default. */
+  readonly numPartitions: number;
+  /** -1: the default. */
+  readonly replicationFactor: number;
+  /** The client's replica lists, or null to let the controller place them. */
+  readonly assignment: readonly (readonly number[])[] | null;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+export interface AlterConfigsRequest {
+  readonly resourceType: number;
+  /** A topic name, or for brokers a broker id ('' for the cluster-wide default). */
+  readonly resourceName: string;
+  /** value null removes the override. */
+  readonly changes: readonly { readonly name: string; readonly value: string | null }[];
+}
+
+export interface TopicResult {
+  readonly name: string;
+  readonly errorCode: ErrorCode;
+  readonly message: string | null;
+  /** ZERO_UUID when the topic was not created (or not found). */
+  readonly topicId: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+}
+
+export type ControllerReply =
+  | { readonly kind: 'registerBroker'; readonly errorCode: ErrorCode; readonly brokerEpoch: number }
+  | { readonly kind: 'heartbeat'; readonly errorCode: ErrorCode; readonly isCaughtUp: boolean; readonly isFenced: boolean; readonly shouldShutDown: boolean }
+  | { readonly kind: 'unregisterBroker'; readonly errorCode: ErrorCode }
+  | { readonly kind: 'topics'; readonly results: readonly TopicResult[] }
+  | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
+  | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number };
+
+/** What a request comes to: an answer now (nothing to write), or records to propose at `offset`. */
+export type Outcome =
+  | { readonly kind: 'answered'; readonly reply: ControllerReply }
+  | { readonly kind: 'propose'; readonly offset: number; readonly records: readonly MetadataRecord[] };
+
+export interface Completion {
+  readonly offset: number;
+  /** Null for the controller's own batches (session expiry). */
+  readonly reply: ControllerReply | null;
+}
+
+interface Pending {
+  readonly offset: number;
+  /** The working image once this batch is applied. */
+  readonly image: MetadataImage;
+  readonly reply: ControllerReply | null;
+}
+
+type Refuse = (code: ErrorCode, message: string) => ControllerReply;
+
+const refuseRegistration: Refuse = (errorCode) => ({ kind: 'registerBroker', errorCode, brokerEpoch: -1 });
+const refuseHeartbeat: Refuse = (errorCode) => ({ kind: 'heartbeat', errorCode, isCaughtUp: false, isFenced: true, shouldShutDown: false });
+const refuseUnregistration: Refuse = (errorCode) => ({ kind: 'unregisterBroker', errorCode });
+const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', errorCode, message });
+const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
+/** Every named topic gets the request's error. */
+function refuseTopics(names: readonly string[]): Refuse {
+  return (code, message) => ({ kind: 'topics', results: names.map((name) => failed(name, new KafkaError(code, message))) });
+}
+
+function failed(name: string, err: unknown): TopicResult {
+  if (!(err instanceof KafkaError)) throw err;
+  return { name, errorCode: err.code, message: err.message, topicId: ZERO_UUID, partitions: -1, replicationFactor: -1 };
+}
+
+/** Leader and ISR changes that take broker `id` out of every partition's leadership and ISR (KRaft's handleBrokerFenced, without election). */
+export function leadershipRemoval(image: MetadataImage, id: number): MetadataRecord[] {
+  const out: MetadataRecord[] = [];
+  for (const t of image.topicsById.values()) {
+    for (const p of t.table.involving(id)) {
+      const isr = t.table.isr(p);
+      // The last ISR member stays in the ISR: it is the replica that has every committed record.
+      const shrink = isr.includes(id) && isr.length > 1;
+      const leader = t.table.leader(p) === id ? NO_LEADER : LEADER_UNCHANGED;
+      if (!shrink && leader === LEADER_UNCHANGED) continue;
+      out.push({
+        type: 'partitionChange', topicId: t.id, partition: p, leader,
+        isr: shrink ? isr.filter((r) => r !== id) : null, replicas: null, removingReplicas: null, addingReplicas: null,
+      });
+    }
+  }
+  return out;
+}
+
+/** Leaderless partitions whose ISR holds broker `id`: it has their data and leads them again. */
+function leadershipReturn(image: MetadataImage, id: number): MetadataRecord[] {
+  const out: MetadataRecord[] = [];
+  for (const t of image.topicsById.values()) {
+    for (let p = 0; p < t.table.count; p++) {
+      if (t.table.leader(p) !== NO_LEADER || !t.table.isr(p).includes(id)) continue;
+      out.push({ type: 'partitionChange', topicId: t.id, partition: p, leader: id, isr: null, replicas: null, removingReplicas: null, addingReplicas: null });
+    }
+  }
+  return out;
+}
+
+export class MetadataController {
+  /** The image of every committed batch. */
+  private lastCommitted: MetadataImage;
+  /** committedImage plus the pending batches, in offset order. */
+  private pending: Pending[] = [];
+  private active = false;
+  private epoch = -1;
+  /** Last heartbeat per registered broker (active only; bounded by the registered brokers). */
+  private readonly lastHeartbeat = new Map<number, number>();
+
+  constructor(
+    private readonly config: ControllerConfig,
+    image: MetadataImage,
+  ) {
+    this.lastCommitted = image;
+  }
+
+  /** The working image: what the active controller has proposed, committed or not. */
+  get image(): MetadataImage {
+    return this.pending.length === 0 ? this.lastCommitted : this.pending[this.pending.length - 1]!.image;
+  }
+
+  /** The image of every committed batch (what a revert returns to). */
+  get committedImage(): MetadataImage {
+    return this.lastCommitted;
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  /**
+   * This node leads the quorum at `epoch` and every batch below the leader's epoch start is
+   * replayed. Every registered broker gets a full session from now: none has had a chance to
+   * heartbeat to this controller yet.
+   */
+  activate(epoch: number, nowMs: number): void {
+    this.active = true;
+    this.epoch = epoch;
+    this.lastHeartbeat.clear();
+    for (const id of this.lastCommitted.brokers.keys()) this.lastHeartbeat.set(id, nowMs);
+  }
+
+  /** Leadership is lost: back to the committed image. Returns the offsets whose replies are dropped (answer them NOT_CONTROLLER). */
+  deactivate(): number[] {
+    const dropped = this.pending.map((p) => p.offset);
+    this.pending = [];
+    this.active = false;
+    this.lastHeartbeat.clear();
+    return dropped;
+  }
+
+  /** A standby's committed batch from the log. */
+  replay(records: readonly MetadataRecord[], offset: number, epoch: number): void {
+    if (this.active) throw new Error('the active controller learns commits through committed(), not replay()');
+    this.lastCommitted = applyRecords(this.lastCommitted, records, { endOffset: offset + 1, epoch });
+  }
+
+  /** The high watermark passed `offset`: the batches up to it are committed; their replies go out. */
+  committed(offset: number): Completion[] {
+    const done: Completion[] = [];
+    while (this.pending.length > 0 && this.pending[0]!.offset <= offset) {
+      const p = this.pending.shift()!;
+      this.lastCommitted = p.image;
+      done.push({ offset: p.offset, reply: p.reply });
+    }
+    return done;
+  }
+
+  /** The core refused the batch proposed at `offset` (the last one): it is undone. */
+  refused(offset: number): void {
+    const last = this.pending[this.pending.length - 1];
+    if (last === undefined || last.offset !== offset) throw new Error(`refused offset ${offset} is not the last proposed batch`);
+    this.pending.pop();
+  }
+
+  registerBroker(req: RegisterBrokerRequest, nextOffset: number, nowMs: number): Outcome {
+    const kind = 'registerBroker';
+    return this.guarded(refuseRegistration, () => {
+      const image = this.image;
+      const id = req.brokerId;
+      if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new KafkaError(ErrorCode.INVALID_REQUEST, `broker id ${id}`);
+      if (!UUID.test(req.incarnationId) || req.incarnationId === ZERO_UUID) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'incarnation id must be 32 hex chars, not all zero');
+      if (req.endpoints.length === 0 || req.endpoints.length > MAX_ENDPOINTS) throw new KafkaError(ErrorCode.INVALID_REQUEST, `a broker needs 1 to ${MAX_ENDPOINTS} endpoints`);
+      const existing = image.brokers.get(id);
+      if (existing === undefined && image.brokers.size >= this.config.maxBrokers) {
+        throw new KafkaError(ErrorCode.POLICY_VIOLATION, `the cluster has its maximum of ${this.config.maxBrokers} brokers`);
+      }
+      // A new registration (a restart, or a retry) starts fenced: the old incarnation leads nothing from here.
+      const records: MetadataRecord[] = existing === undefined ? [] : leadershipRemoval(image, id);
+      records.push({
+        type: 'registerBroker', brokerId: id, incarnationId: req.incarnationId, brokerEpoch: nextOffset,
+        endpoints: req.endpoints, rack: req.rack, fenced: true, inControlledShutdown: false,
+      });
+      this.lastHeartbeat.set(id, nowMs);
+      return this.propose(nextOffset, records, { kind, errorCode: ErrorCode.NONE, brokerEpoch: nextOffset });
+    });
+  }
+
+  heartbeat(req: HeartbeatRequest, nextOffset: number, nowMs: number): Outcome {
+    const kind = 'heartbeat';
+    return this.guarded(refuseHeartbeat, () => {
+      const b = this.registered(req.brokerId, req.brokerEpoch);
+      this.lastHeartbeat.set(b.id, nowMs);
+      const caughtUp = req.currentMetadataOffset >= b.epoch;
+      const reply = (isFenced: boolean, shouldShutDown: boolean): ControllerReply => ({ kind, errorCode: ErrorCode.NONE, isCaughtUp: caughtUp, isFenced, shouldShutDown });
+      if (req.wantShutDown) {
+        // Shutting down gives up leadership at once (no controlled moving of leaders without replication).
+        if (b.fenced) return { kind: 'answered', reply: reply(true, true) };
+        return this.propose(nextOffset, this.fencing(b, true), reply(true, true));
+      }
+      if (req.wantFence) {
+        if (b.fenced) return { kind: 'answered', reply: reply(true, false) };
+        return this.propose(nextOffset, this.fencing(b, false), reply(true, false));
+      }
+      if (b.fenced && caughtUp && !b.inControlledShutdown) {
+        const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: -1, inControlledShutdown: false }];
+        records.push(...leadershipReturn(this.image, b.id));
+        return this.propose(nextOffset, records, reply(false, false));
+      }
+      return { kind: 'answered', reply: reply(b.fenced, false) };
+    });
+  }
+
+  unregisterBroker(brokerId: number, nextOffset: number): Outcome {
+    const kind = 'unregisterBroker';
+    return this.guarded(refuseUnregistration, () => {
+      const b = this.image.brokers.get(brokerId);
+      if (b === undefined) throw new KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, `broker ${brokerId} is not registered`);
+      const records = leadershipRemoval(this.image, b.id);
+      records.push({ type: 'unregisterBroker', brokerId: b.id, brokerEpoch: b.epoch });
+      this.lastHeartbeat.delete(b.id);
+      return this.propose(nextOffset, records, { kind, errorCode: ErrorCode.NONE });
+    });
+  }
+
+  /**
+   * Fences the unfenced broker whose session ran out longest ago, if any (one batch per call:
+   * the driver calls again while it returns a proposal).
+   */
+  expireSessions(nextOffset: number, nowMs: number): Outcome | null {
+    if (!this.active || this.pending.length >= this.config.maxPendingBatches) return null;
+    let oldest: BrokerRegistration | null = null;
+    let oldestAt = Infinity;
+    for (const b of this.image.brokers.values()) {
+      const last = this.lastHeartbeat.get(b.id) ?? nowMs;
+      if (!b.fenced && nowMs - last > this.config.sessionTimeoutMs && last < oldestAt) {
+        oldest = b;
+        oldestAt = last;
+      }
+    }
+    return oldest === null ? null : this.propose(nextOffset, this.fencing(oldest, false), null);
+  }
+
+  createTopics(topics: readonly CreatableTopic[], validateOnly: boolean, nextOffset: number): Outcome {
+    const kind = 'topics';
+    return this.guarded(refuseTopics(topics.map((t) => t.name)), () => {
+      const image = this.image;
+      const live = this.liveBrokers(image);
+      const records: MetadataRecord[] = [];
+      const results: TopicResult[] = [];
+      const names = new Set<string>();
+      const taken = new Set<string>();
+      let partitions = image.partitionCount();
+      for (const [i, t] of topics.entries()) {
+        try {
+          if (names.has(t.name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `topic '${t.name}' is named twice in the request`);
+          names.add(t.name);
+          validateTopicName(t.name);
+          if (image.topicsByName.has(t.name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `topic '${t.name}' already exists`);
+          const assignment = this.assignmentFor(t, live, image.topicsById.size + i);
+          this.config.checkTopicConfigs({ ...t.configs });
+          if (partitions + assignment.length > this.config.maxPartitions) {
+            throw new KafkaError(ErrorCode.POLICY_VIOLATION, `the cluster would hold more than ${this.config.maxPartitions} partitions`);
+          }
+          partitions += assignment.length;
+          const topicId = this.freshTopicId(image, taken);
+          taken.add(topicId);
+          records.push({ type: 'topic', name: t.name, topicId });
+          for (const [name, value] of Object.entries(t.configs)) {
+            records.push({ type: 'config', resourceType: ConfigResource.TOPIC, resourceName: t.name, name, value });
+          }
+          for (const [p, replicas] of assignment.entries()) records.push(partitionRecord(topicId, p, replicas));
+          results.push({ name: t.name, errorCode: ErrorCode.NONE, message: null, topicId, partitions: assignment.length, replicationFactor: assignment[0]!.length });
+        } catch (err) {
+          results.push(failed(t.name, err));
+        }
+      }
+      return this.finish(validateOnly ? [] : records, nextOffset, { kind, results });
+    });
+  }
+
+  /** Grows topics to `count` partitions each; `assignment` (or null) places the new ones. */
+  createPartitions(requests: readonly { readonly name: string; readonly count: number; readonly assignment: readonly (readonly number[])[] | null }[], validateOnly: boolean, nextOffset: number): Outcome {
+    const kind = 'topics';
+    return this.guarded(refuseTopics(requests.map((r) => r.name)), () => {
+      const image = this.image;
+      const live = this.liveBrokers(image);
+      const records: MetadataRecord[] = [];
+      const results: TopicResult[] = [];
+      const names = new Set<string>();
+      let partitions = image.partitionCount();
+      for (const req of requests) {
+        try {
+          if (names.has(req.name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `topic '${req.name}' is named twice in the request`);
+          names.add(req.name);
+          const t = image.topicsByName.get(req.name);
+          if (t === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${req.name}'`);
+          const have = t.table.count;
+          if (!Number.isInteger(req.count) || req.count <= have) {
+            throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `topic '${req.name}' has ${have} partitions; new count ${req.count} must be larger`);
+          }
+          const adding = req.count - have;
+          if (partitions + adding > this.config.maxPartitions) {
+            throw new KafkaError(ErrorCode.POLICY_VIOLATION, `the cluster would hold more than ${this.config.maxPartitions} partitions`);
+          }
+          const rf = have > 0 ? t.table.replicas(0).length : this.config.defaultReplicationFactor;
+          let assignment: readonly (readonly number[])[];
+          if (req.assignment !== null) {
+            if (req.assignment.length !== adding) {
+              throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `${req.assignment.length} assignments given for ${adding} new partitions`);
+            }
+            checkAssignment(req.assignment, live.map((b) => b.id), rf);
+            assignment = req.assignment;
+          } else {
+            assignment = placeBalanced(live, adding, rf, have);
+          }
+          partitions += adding;
+          for (const [i, replicas] of assignment.entries()) records.push(partitionRecord(t.id, have + i, replicas));
+          results.push({ name: req.name, errorCode: ErrorCode.NONE, message: null, topicId: t.id, partitions: req.count, replicationFactor: rf });
+        } catch (err) {
+          results.push(failed(req.name, err));
+        }
+      }
+      return this.finish(validateOnly ? [] : records, nextOffset, { kind, results });
+    });
+  }
+
+  deleteTopics(names: readonly string[], nextOffset: number): Outcome {
+    const kind = 'topics';
+    return this.guarded(refuseTopics(names), () => {
+      const image = this.image;
+      const records: MetadataRecord[] = [];
+      const removed = new Set<string>();
+      const results = names.map((name): TopicResult => {
+        const t = image.topicsByName.get(name);
+        if (t === undefined || removed.has(t.id)) return failed(name, new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`));
+        removed.add(t.id);
+        records.push({ type: 'removeTopic', topicId: t.id });
+        return { name, errorCode: ErrorCode.NONE, message: null, topicId: t.id, partitions: t.table.count, replicationFactor: -1 };
+      });
+      return this.finish(records, nextOffset, { kind, results });
+    });
+  }
+
+  alterConfigs(req: AlterConfigsRequest, nextOffset: number): Outcome {
+    const kind = 'alterConfigs';
+    return this.guarded(refuseConfigs, () => {
+      const image = this.image;
+      const before = image.configs.get(configKey(req.resourceType, req.resourceName)) ?? NO_CONFIGS;
+      const after: Record<string, string> = { ...before };
+      for (const c of req.changes) {
+        if (c.value === null) delete after[c.name];
+        else after[c.name] = c.value;
+      }
+      if (req.resourceType === ConfigResource.TOPIC) {
+        if (!image.topicsByName.has(req.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${req.resourceName}'`);
+        this.config.checkTopicConfigs(after);
+      } else if (req.resourceType === ConfigResource.BROKER) {
+        const id = Number(req.resourceName);
+        if (req.resourceName !== '' && (String(id) !== req.resourceName || !image.brokers.has(id))) {
+          throw new KafkaError(ErrorCode.INVALID_REQUEST, `broker '${req.resourceName.slice(0, 100)}' is not registered`);
+        }
+      } else {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `config resource type ${req.resourceType} is not supported`);
+      }
+      if (Object.keys(after).length > MAX_CONFIGS_PER_RESOURCE) {
+        throw new KafkaError(ErrorCode.INVALID_CONFIG, `more than ${MAX_CONFIGS_PER_RESOURCE} config overrides on one resource`);
+      }
+      const records = req.changes.map((c): MetadataRecord => ({ type: 'config', resourceType: req.resourceType, resourceName: req.resourceName, name: c.name, value: c.value }));
+      return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, message: null });
+    });
+  }
+
+  allocateProducerIds(brokerId: number, brokerEpoch: number, nextOffset: number): Outcome {
+    const kind = 'allocateProducerIds';
+    return this.guarded(refuseProducerIds, () => {
+      this.registered(brokerId, brokerEpoch);
+      const start = this.image.producerIds.nextProducerId;
+      return this.propose(nextOffset, [{ type: 'producerIds', brokerId, brokerEpoch, nextProducerId: start + PRODUCER_ID_BLOCK }], {
+        kind, errorCode: ErrorCode.NONE, producerIdStart: start, producerIdLen: PRODUCER_ID_BLOCK,
+      });
+    });
+  }
+
+  /** Runs a request on the active controller; KafkaErrors become the reply's error code. */
+  private guarded(refuse: Refuse, handle: () => Outcome): Outcome {
+    if (!this.active) return { kind: 'answered', reply: refuse(ErrorCode.NOT_CONTROLLER, 'not the active controller') };
+    if (this.pending.length >= this.config.maxPendingBatches) {
+      return { kind: 'answered', reply: refuse(ErrorCode.REQUEST_TIMED_OUT, `${this.pending.length} metadata batches await commit`) };
+    }
+    try {
+      return handle();
+    } catch (err) {
+      if (err instanceof KafkaError) return { kind: 'answered', reply: refuse(err.code, err.message) };
+      throw err;
+    }
+  }
+
+  /** Answers at once when there is nothing to write. */
+  private finish(records: readonly MetadataRecord[], nextOffset: number, reply: ControllerReply): Outcome {
+    return records.length === 0 ? { kind: 'answered', reply } : this.propose(nextOffset, records, reply);
+  }
+
+  private propose(offset: number, records: readonly MetadataRecord[], reply: ControllerReply | null): Outcome {
+    const last = this.pending[this.pending.length - 1];
+    if (last !== undefined && offset <= last.offset) throw new Error(`proposal at ${offset} does not follow the pending one at ${last.offset}`);
+    const image = applyRecords(this.image, records, { endOffset: offset + 1, epoch: this.epoch });
+    this.pending.push({ offset, image, reply });
+    return { kind: 'propose', offset, records };
+  }
+
+  private registered(brokerId: number, brokerEpoch: number): BrokerRegistration {
+    const b = this.image.brokers.get(brokerId);
+    if (b === undefined) throw new KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, `broker ${brokerId} is not registered`);
+    if (b.epoch !== brokerEpoch) throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `broker ${brokerId} is at epoch ${b.epoch}, not ${brokerEpoch}`);
+    return b;
+  }
+
+  /** One batch: the broker loses its leaderships and ISR places, then is marked fenced. */
+  private fencing(b: BrokerRegistration, shutdown: boolean): MetadataRecord[] {
+    const records = leadershipRemoval(this.image, b.id);
+    records.push({ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: 1, inControlledShutdown: shutdown });
+    return records;
+  }
+
+  /** Brokers new replicas may go to: registered, unfenced and not shutting down, by id. */
+  private liveBrokers(image: MetadataImage): { id: number; rack: string | null }[] {
+    const out: { id: number; rack: string | null }[] = [];
+    for (const b of image.brokers.values()) if (!b.fenced && !b.inControlledShutdown) out.push({ id: b.id, rack: b.rack });
+    return out.sort((a, b) => a.id - b.id);
+  }
+
+  private assignmentFor(t: CreatableTopic, live: readonly { id: number; rack: string | null }[], rotation: number): readonly (readonly number[])[] {
+    if (t.assignment !== null) {
+      if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, 'an assignment comes without partition count and replication factor');
+      }
+      if (t.assignment.length === 0) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'an assignment needs at least one partition');
+      const rf = t.assignment[0]!.length;
+      if (rf > MAX_REPLICAS) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, `replication factor ${rf} exceeds ${MAX_REPLICAS}`);
+      checkAssignment(t.assignment, live.map((b) => b.id), rf);
+      return t.assignment;
+    }
+    const count = t.numPartitions === -1 ? this.config.defaultPartitions : t.numPartitions;
+    if (!Number.isInteger(count) || count < 1) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `partition count must be at least 1, got ${count}`);
+    if (count > this.config.maxPartitions) throw new KafkaError(ErrorCode.POLICY_VIOLATION, `the cluster would hold more than ${this.config.maxPartitions} partitions`);
+    const rf = t.replicationFactor === -1 ? Math.min(this.config.defaultReplicationFactor, live.length) : t.replicationFactor;
+    checkReplicationFactor(rf, live.length);
+    return placeBalanced(live, count, rf, rotation);
+  }
+
+  private freshTopicId(image: MetadataImage, taken: ReadonlySet<string>): string {
+    for (;;) {
+      const id = this.config.newTopicId();
+      if (id !== ZERO_UUID && UUID.test(id) && !image.topicsById.has(id) && !taken.has(id)) return id;
+    }
+  }
+}
+
+function partitionRecord(topicId: string, partition: number, replicas: readonly number[]): MetadataRecord {
+  return {
+    type: 'partition', topicId, partition, replicas, isr: replicas, removingReplicas: [], addingReplicas: [],
+    leader: replicas[0]!, leaderEpoch: 0, partitionEpoch: 0,
+  };
+}

@@ -1,0 +1,208 @@
+// Applying committed metadata records to an image: a MetadataDelta replays a batch onto a base
+// image and builds the next image, copying only what the batch touches (a map on its first
+// change, a topic's partition columns on its first partition change) and sharing the rest.
+// A record that contradicts the image (an unknown topic, a stale broker epoch, a gap in a
+// topic's partitions) throws INVALID_RECORD; the base image is untouched, so a batch applies
+// whole or not at all. Pure; any thread.
+import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import {
+  configKey, makeTopic, MetadataImage, NO_CONFIGS,
+  type BrokerRegistration, type Configs, type MetaTopic, type ProducerIdsImage,
+} from './image.js';
+import { PartitionTable, type PartitionTableBuilder } from './partitions.js';
+import { ConfigResource, forEachRecord, LEADER_UNCHANGED, type MetadataRecord } from './records.js';
+
+function invalid(message: string): KafkaError {
+  return new KafkaError(ErrorCode.INVALID_RECORD, `metadata record does not apply: ${message}`);
+}
+
+/** A map copied from the base image on its first change. */
+class CowMap<K, V> {
+  private own: Map<K, V> | null = null;
+  constructor(private readonly base: ReadonlyMap<K, V>) {}
+
+  get(k: K): V | undefined {
+    return (this.own ?? this.base).get(k);
+  }
+
+  set(k: K, v: V): void {
+    (this.own ??= new Map(this.base)).set(k, v);
+  }
+
+  delete(k: K): void {
+    if ((this.own ?? this.base).has(k)) (this.own ??= new Map(this.base)).delete(k);
+  }
+
+  result(): ReadonlyMap<K, V> {
+    return this.own ?? this.base;
+  }
+}
+
+export class MetadataDelta {
+  private readonly features: CowMap<string, number>;
+  private readonly brokers: CowMap<number, BrokerRegistration>;
+  private readonly byName: CowMap<string, MetaTopic>;
+  private readonly byId: CowMap<string, MetaTopic>;
+  private readonly configs: CowMap<string, Configs>;
+  private producerIds: ProducerIdsImage;
+  /** Partition tables being changed, by topic id; their topics are rebuilt around them. */
+  private readonly tables = new Map<string, PartitionTableBuilder>();
+
+  constructor(readonly base: MetadataImage) {
+    this.features = new CowMap(base.features);
+    this.brokers = new CowMap(base.brokers);
+    this.byName = new CowMap(base.topicsByName);
+    this.byId = new CowMap(base.topicsById);
+    this.configs = new CowMap(base.configs);
+    this.producerIds = base.producerIds;
+  }
+
+  replay(rec: MetadataRecord): void {
+    switch (rec.type) {
+      case 'registerBroker':
+        if (rec.brokerId < 0) throw invalid(`broker id ${rec.brokerId}`);
+        this.brokers.set(rec.brokerId, {
+          id: rec.brokerId, incarnationId: rec.incarnationId, epoch: rec.brokerEpoch, endpoints: rec.endpoints,
+          rack: rec.rack, fenced: rec.fenced, inControlledShutdown: rec.inControlledShutdown,
+        });
+        return;
+      case 'unregisterBroker':
+        this.broker(rec.brokerId, rec.brokerEpoch);
+        this.brokers.delete(rec.brokerId);
+        return;
+      case 'brokerRegistrationChange': {
+        const b = this.broker(rec.brokerId, rec.brokerEpoch);
+        const fenced = rec.fenced === 0 ? b.fenced : rec.fenced === 1;
+        this.brokers.set(b.id, { ...b, fenced, inControlledShutdown: b.inControlledShutdown || rec.inControlledShutdown });
+        return;
+      }
+      case 'topic': {
+        if (this.byName.get(rec.name) !== undefined) throw invalid(`topic '${rec.name}' exists`);
+        if (this.byId.get(rec.topicId) !== undefined) throw invalid(`topic id ${rec.topicId} exists`);
+        const configs = this.configs.get(configKey(ConfigResource.TOPIC, rec.name)) ?? NO_CONFIGS;
+        const topic = makeTopic(rec.name, rec.topicId, configs, PartitionTable.EMPTY);
+        this.byName.set(rec.name, topic);
+        this.byId.set(rec.topicId, topic);
+        return;
+      }
+      case 'partition': {
+        const table = this.table(rec.topicId);
+        if (!Number.isInteger(rec.partition) || rec.partition < 0 || rec.partition > table.count) {
+          throw invalid(`partition ${rec.partition} of topic ${rec.topicId}, which has ${table.count}`);
+        }
+        table.set(rec.partition, rec);
+        return;
+      }
+      case 'partitionChange': {
+        const table = this.table(rec.topicId);
+        if (!Number.isInteger(rec.partition) || rec.partition < 0 || rec.partition >= table.count) {
+          throw invalid(`change of partition ${rec.partition} of topic ${rec.topicId}, which has ${table.count}`);
+        }
+        const s = table.state(rec.partition);
+        // KRaft's epoch rule: every change bumps the partition epoch, a leader change the leader epoch too.
+        const leaderSet = rec.leader !== LEADER_UNCHANGED;
+        table.set(rec.partition, {
+          replicas: rec.replicas ?? s.replicas,
+          isr: rec.isr ?? s.isr,
+          removingReplicas: rec.removingReplicas ?? s.removingReplicas,
+          addingReplicas: rec.addingReplicas ?? s.addingReplicas,
+          leader: leaderSet ? rec.leader : s.leader,
+          leaderEpoch: leaderSet ? s.leaderEpoch + 1 : s.leaderEpoch,
+          partitionEpoch: s.partitionEpoch + 1,
+        });
+        return;
+      }
+      case 'config':
+        this.replayConfig(rec.resourceType, rec.resourceName, rec.name, rec.value);
+        return;
+      case 'producerIds':
+        if (rec.nextProducerId <= this.producerIds.nextProducerId) {
+          throw invalid(`next producer id ${rec.nextProducerId} does not pass ${this.producerIds.nextProducerId}`);
+        }
+        this.producerIds = { nextProducerId: rec.nextProducerId, brokerId: rec.brokerId, brokerEpoch: rec.brokerEpoch };
+        return;
+      case 'removeTopic': {
+        const t = this.byId.get(rec.topicId);
+        if (t === undefined) throw invalid(`removal of unknown topic id ${rec.topicId}`);
+        this.byId.delete(t.id);
+        this.byName.delete(t.name);
+        this.tables.delete(t.id);
+        // A topic's configs go with it (a topic created later under the name starts clean).
+        this.configs.delete(configKey(ConfigResource.TOPIC, t.name));
+        return;
+      }
+      case 'featureLevel':
+        if (rec.featureLevel === 0) this.features.delete(rec.name);
+        else this.features.set(rec.name, rec.featureLevel);
+        return;
+      case 'noOp':
+        return;
+    }
+  }
+
+  /** The next image, at `provenance`. */
+  apply(provenance: OffsetAndEpoch): MetadataImage {
+    for (const [id, builder] of this.tables) {
+      const t = this.byId.get(id)!;
+      const topic = makeTopic(t.name, t.id, t.configs, builder.build());
+      this.byId.set(id, topic);
+      this.byName.set(t.name, topic);
+    }
+    this.tables.clear();
+    return new MetadataImage(
+      provenance, this.features.result(), this.brokers.result(), this.byName.result(), this.byId.result(),
+      this.configs.result(), this.producerIds,
+    );
+  }
+
+  private broker(id: number, epoch: number): BrokerRegistration {
+    const b = this.brokers.get(id);
+    if (b === undefined) throw invalid(`broker ${id} is not registered`);
+    if (b.epoch !== epoch) throw invalid(`broker ${id} is at epoch ${b.epoch}, not ${epoch}`);
+    return b;
+  }
+
+  private table(topicId: string): PartitionTableBuilder {
+    let b = this.tables.get(topicId);
+    if (b === undefined) {
+      const t = this.byId.get(topicId);
+      if (t === undefined) throw invalid(`unknown topic id ${topicId}`);
+      b = t.table.builder();
+      this.tables.set(topicId, b);
+    }
+    return b;
+  }
+
+  private replayConfig(resourceType: number, resourceName: string, name: string, value: string | null): void {
+    const key = configKey(resourceType, resourceName);
+    const before = this.configs.get(key) ?? NO_CONFIGS;
+    if (value === null && !(name in before)) return;
+    const after: Record<string, string> = { ...before };
+    if (value === null) delete after[name];
+    else after[name] = value;
+    const configs = Object.keys(after).length === 0 ? NO_CONFIGS : Object.freeze(after);
+    if (configs === NO_CONFIGS) this.configs.delete(key);
+    else this.configs.set(key, configs);
+    const t = resourceType === ConfigResource.TOPIC ? this.byName.get(resourceName) : undefined;
+    if (t !== undefined) {
+      const topic = makeTopic(t.name, t.id, configs, t.table);
+      this.byName.set(t.name, topic);
+      this.byId.set(t.id, topic);
+    }
+  }
+}
+
+/** The image after one batch of records. */
+export function applyRecords(base: MetadataImage, records: Iterable<MetadataRecord>, provenance: OffsetAndEpoch): MetadataImage {
+  const delta = new MetadataDelta(base);
+  for (const rec of records) delta.replay(rec);
+  return delta.apply(provenance);
+}
+
+/** The image after one committed Raft `data` entry (bad bytes: CORRUPT_MESSAGE; records that do not apply: INVALID_RECORD). */
+export function applyEntry(base: MetadataImage, data: Uint8Array, provenance: OffsetAndEpoch): MetadataImage {
+  const delta = new MetadataDelta(base);
+  forEachRecord(data, (rec) => delta.replay(rec));
+  return delta.apply(provenance);
+}

@@ -1,0 +1,71 @@
+// The metadata image: everything the cluster metadata log says at one offset (brokers, topics
+// and their partitions, configs, the next producer-id block, feature levels), immutable, so a
+// reader holding one image sees one consistent version while the next is built. A delta
+// (delta.ts) makes the next image sharing every unchanged part with this one: an untouched
+// topic, its partition table and the maps nobody changed are the same objects. Pure; any thread.
+import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
+import type { TopicImage } from '../cluster_view.js';
+import type { PartitionTable } from './partitions.js';
+import type { BrokerEndpointRecord } from './records.js';
+
+export interface BrokerRegistration {
+  readonly id: number;
+  readonly incarnationId: string;
+  /** The offset of its registration record: a heartbeat naming another epoch is stale. */
+  readonly epoch: number;
+  readonly endpoints: readonly BrokerEndpointRecord[];
+  readonly rack: string | null;
+  readonly fenced: boolean;
+  readonly inControlledShutdown: boolean;
+}
+
+/** A topic in the image: ClusterView's TopicImage plus its partition table. */
+export interface MetaTopic extends TopicImage {
+  readonly table: PartitionTable;
+}
+
+export interface ProducerIdsImage {
+  /** The first id of the next block the controller hands out. */
+  readonly nextProducerId: number;
+  /** The broker (and its epoch) that took the latest block; -1 before any. */
+  readonly brokerId: number;
+  readonly brokerEpoch: number;
+}
+
+/** The key of a config resource in MetadataImage.configs. */
+export function configKey(resourceType: number, resourceName: string): string {
+  return `${resourceType}:${resourceName}`;
+}
+
+export type Configs = Readonly<Record<string, string>>;
+
+export const NO_CONFIGS: Configs = Object.freeze({});
+
+export class MetadataImage {
+  static readonly EMPTY = new MetadataImage(
+    { endOffset: 0, epoch: 0 }, new Map(), new Map(), new Map(), new Map(), new Map(),
+    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 },
+  );
+
+  constructor(
+    /** The log position this image reflects: every batch below `endOffset` is in it. */
+    readonly provenance: OffsetAndEpoch,
+    readonly features: ReadonlyMap<string, number>,
+    readonly brokers: ReadonlyMap<number, BrokerRegistration>,
+    readonly topicsByName: ReadonlyMap<string, MetaTopic>,
+    readonly topicsById: ReadonlyMap<string, MetaTopic>,
+    /** Overrides per resource (configKey), topics' included: a topic's are also its MetaTopic.configs. */
+    readonly configs: ReadonlyMap<string, Configs>,
+    readonly producerIds: ProducerIdsImage,
+  ) {}
+
+  partitionCount(): number {
+    let n = 0;
+    for (const t of this.topicsById.values()) n += t.table.count;
+    return n;
+  }
+}
+
+export function makeTopic(name: string, id: string, configs: Configs, table: PartitionTable): MetaTopic {
+  return { name, id, configs, table, partitions: table.count };
+}

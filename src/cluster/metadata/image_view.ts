@@ -1,0 +1,83 @@
+// The cluster view a broker answers from once it follows the metadata quorum: the latest
+// metadata image, read through the ClusterView interface the handlers and the reconciler
+// already use. Live brokers are the registered, unfenced ones, each reached at its endpoint of
+// the listener clients use. Main thread; update() swaps in the next committed image at once, so
+// every read sees one image.
+import type { BrokerEndpoint, ClusterView, PartitionRecord, TopicImage } from '../cluster_view.js';
+import type { BrokerRegistration, MetadataImage } from './image.js';
+
+export class ImageClusterView implements ClusterView {
+  private current: MetadataImage;
+  private live: readonly BrokerEndpoint[];
+  private controller = -1;
+
+  constructor(
+    readonly clusterId: string,
+    readonly localId: number,
+    /** The listener whose endpoint clients are given (a broker without it is left out). */
+    private readonly listenerName: string,
+    image: MetadataImage,
+  ) {
+    this.current = image;
+    this.live = this.liveBrokers(image);
+  }
+
+  get image(): MetadataImage {
+    return this.current;
+  }
+
+  update(image: MetadataImage): void {
+    if (image.brokers !== this.current.brokers) this.live = this.liveBrokers(image);
+    this.current = image;
+  }
+
+  /** The active controller as the quorum last reported it, -1 when none is known. */
+  setControllerId(id: number): void {
+    this.controller = id;
+  }
+
+  /** The image's end offset: it grows with every committed batch. */
+  get revision(): number {
+    return this.current.provenance.endOffset;
+  }
+
+  brokers(): readonly BrokerEndpoint[] {
+    return this.live;
+  }
+
+  controllerId(): number {
+    return this.controller;
+  }
+
+  topics(): Iterable<TopicImage> {
+    return this.current.topicsByName.values();
+  }
+
+  topic(name: string): TopicImage | undefined {
+    return this.current.topicsByName.get(name);
+  }
+
+  topicById(id: string): TopicImage | undefined {
+    return this.current.topicsById.get(id);
+  }
+
+  partition(topic: string, partition: number): PartitionRecord | undefined {
+    const t = this.current.topicsByName.get(topic);
+    return t?.table.record(t.id, partition);
+  }
+
+  private liveBrokers(image: MetadataImage): BrokerEndpoint[] {
+    const out: BrokerEndpoint[] = [];
+    for (const b of image.brokers.values()) {
+      const e = this.endpointOf(b);
+      if (e !== undefined) out.push(e);
+    }
+    return out.sort((a, b) => a.id - b.id);
+  }
+
+  private endpointOf(b: BrokerRegistration): BrokerEndpoint | undefined {
+    if (b.fenced) return undefined;
+    const e = b.endpoints.find((x) => x.name === this.listenerName);
+    return e === undefined ? undefined : { id: b.id, host: e.host, port: e.port, rack: b.rack };
+  }
+}

@@ -1,0 +1,331 @@
+// The records of the cluster metadata log, after KRaft's metadata records (cluster.md §2.1), and
+// their binary form. One Raft `data` entry holds one batch: a record count, then one frame per
+// record (apiKey uvarint, version uvarint, the fields), applied atomically. Integers that may be
+// -1 are zigzag varints, offsets and producer ids varlongs, ids 16 raw bytes, strings compact.
+// Pure; any thread. Decoding never trusts a length or a count it reads: bad bytes throw a
+// KafkaError with CORRUPT_MESSAGE, which the caller turns into a refusal, never a crash.
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { ProtocolError, Reader } from '../../protocol/reader.js';
+import { Writer } from '../../protocol/writer.js';
+
+export interface BrokerEndpointRecord {
+  /** The listener's name, e.g. PLAINTEXT. */
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  /** Kafka's SecurityProtocol id: 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL. */
+  readonly securityProtocol: number;
+}
+
+/** BrokerRegistrationChange's `fenced`: -1 unfence, 0 unchanged, 1 fence (KRaft's BrokerRegistrationFencingChange). */
+export type FencingChange = -1 | 0 | 1;
+
+/** PartitionChange's `leader` when the leader stays as it is. */
+export const LEADER_UNCHANGED = -2;
+/** No leader (a partition whose leader was fenced and has no eligible successor yet). */
+export const NO_LEADER = -1;
+
+/** Resource types of ConfigRecord, as DescribeConfigs numbers them. */
+export const ConfigResource = { TOPIC: 2, BROKER: 4 } as const;
+
+export type MetadataRecord =
+  | {
+    readonly type: 'registerBroker';
+    readonly brokerId: number;
+    /** 32 hex chars: a new one per broker process start. */
+    readonly incarnationId: string;
+    /** The metadata log offset at which this registration was written. */
+    readonly brokerEpoch: number;
+    readonly endpoints: readonly BrokerEndpointRecord[];
+    readonly rack: string | null;
+    readonly fenced: boolean;
+    readonly inControlledShutdown: boolean;
+  }
+  | { readonly type: 'unregisterBroker'; readonly brokerId: number; readonly brokerEpoch: number }
+  | {
+    readonly type: 'brokerRegistrationChange';
+    readonly brokerId: number;
+    readonly brokerEpoch: number;
+    readonly fenced: FencingChange;
+    /** True marks the broker in controlled shutdown; false leaves the mark as it is (KRaft: 0 same, 1 yes). */
+    readonly inControlledShutdown: boolean;
+  }
+  | { readonly type: 'topic'; readonly name: string; readonly topicId: string }
+  | {
+    readonly type: 'partition';
+    readonly topicId: string;
+    readonly partition: number;
+    readonly replicas: readonly number[];
+    readonly isr: readonly number[];
+    readonly removingReplicas: readonly number[];
+    readonly addingReplicas: readonly number[];
+    readonly leader: number;
+    readonly leaderEpoch: number;
+    readonly partitionEpoch: number;
+  }
+  | {
+    /** Only the fields that change; null (leader: LEADER_UNCHANGED) leaves a field as it is. */
+    readonly type: 'partitionChange';
+    readonly topicId: string;
+    readonly partition: number;
+    readonly leader: number;
+    readonly isr: readonly number[] | null;
+    readonly replicas: readonly number[] | null;
+    readonly removingReplicas: readonly number[] | null;
+    readonly addingReplicas: readonly number[] | null;
+  }
+  | {
+    readonly type: 'config';
+    readonly resourceType: number;
+    readonly resourceName: string;
+    readonly name: string;
+    /** Null deletes the override. */
+    readonly value: string | null;
+  }
+  | { readonly type: 'producerIds'; readonly brokerId: number; readonly brokerEpoch: number; readonly nextProducerId: number }
+  | { readonly type: 'removeTopic'; readonly topicId: string }
+  | { readonly type: 'featureLevel'; readonly name: string; readonly featureLevel: number }
+  | { readonly type: 'noOp' };
+
+export type MetadataRecordType = MetadataRecord['type'];
+
+/** KRaft's record apiKeys, so a log dump reads like Kafka's. */
+const API_KEYS: Readonly<Record<MetadataRecordType, number>> = {
+  registerBroker: 0,
+  unregisterBroker: 1,
+  topic: 2,
+  partition: 3,
+  config: 4,
+  partitionChange: 5,
+  removeTopic: 9,
+  featureLevel: 12,
+  producerIds: 15,
+  brokerRegistrationChange: 17,
+  noOp: 20,
+};
+const TYPES = new Map<number, MetadataRecordType>(Object.entries(API_KEYS).map(([type, key]) => [key, type as MetadataRecordType]));
+
+/** Every record is at version 0 of our own encoding; a newer one is refused rather than misread. */
+const VERSION = 0;
+
+/** Bound on the elements of one replica list: more replicas than any cluster has brokers. */
+export const MAX_REPLICAS = 1024;
+/** Bound on a broker's listeners. */
+export const MAX_ENDPOINTS = 64;
+
+// PartitionChange's presence bits: which of the optional fields follow.
+const HAS_LEADER = 1;
+const HAS_ISR = 2;
+const HAS_REPLICAS = 4;
+const HAS_REMOVING = 8;
+const HAS_ADDING = 16;
+const ALL_CHANGE_BITS = HAS_LEADER | HAS_ISR | HAS_REPLICAS | HAS_REMOVING | HAS_ADDING;
+
+function writeIds(w: Writer, ids: readonly number[]): void {
+  w.uvarint(ids.length);
+  for (const id of ids) w.varint(id);
+}
+
+function readIds(r: Reader): number[] {
+  const n = r.uvarint();
+  if (n > MAX_REPLICAS) throw new ProtocolError(`replica list of ${n} exceeds ${MAX_REPLICAS}`);
+  r.checkCount(n, 1);
+  const ids = new Array<number>(n);
+  for (let i = 0; i < n; i++) ids[i] = r.varint();
+  return ids;
+}
+
+export function writeRecord(w: Writer, rec: MetadataRecord): void {
+  w.uvarint(API_KEYS[rec.type]);
+  w.uvarint(VERSION);
+  switch (rec.type) {
+    case 'registerBroker':
+      w.varint(rec.brokerId);
+      w.uuid(rec.incarnationId);
+      w.varlong(rec.brokerEpoch);
+      w.uvarint(rec.endpoints.length);
+      for (const e of rec.endpoints) {
+        w.compactString(e.name);
+        w.compactString(e.host);
+        w.uvarint(e.port);
+        w.int8(e.securityProtocol);
+      }
+      w.compactNullableString(rec.rack);
+      w.bool(rec.fenced);
+      w.bool(rec.inControlledShutdown);
+      return;
+    case 'unregisterBroker':
+      w.varint(rec.brokerId);
+      w.varlong(rec.brokerEpoch);
+      return;
+    case 'brokerRegistrationChange':
+      w.varint(rec.brokerId);
+      w.varlong(rec.brokerEpoch);
+      w.int8(rec.fenced);
+      w.bool(rec.inControlledShutdown);
+      return;
+    case 'topic':
+      w.compactString(rec.name);
+      w.uuid(rec.topicId);
+      return;
+    case 'partition':
+      w.uuid(rec.topicId);
+      w.varint(rec.partition);
+      writeIds(w, rec.replicas);
+      writeIds(w, rec.isr);
+      writeIds(w, rec.removingReplicas);
+      writeIds(w, rec.addingReplicas);
+      w.varint(rec.leader);
+      w.varint(rec.leaderEpoch);
+      w.varint(rec.partitionEpoch);
+      return;
+    case 'partitionChange': {
+      w.uuid(rec.topicId);
+      w.varint(rec.partition);
+      const bits = (rec.leader !== LEADER_UNCHANGED ? HAS_LEADER : 0) | (rec.isr !== null ? HAS_ISR : 0) |
+        (rec.replicas !== null ? HAS_REPLICAS : 0) | (rec.removingReplicas !== null ? HAS_REMOVING : 0) |
+        (rec.addingReplicas !== null ? HAS_ADDING : 0);
+      w.uvarint(bits);
+      if (rec.leader !== LEADER_UNCHANGED) w.varint(rec.leader);
+      if (rec.isr !== null) writeIds(w, rec.isr);
+      if (rec.replicas !== null) writeIds(w, rec.replicas);
+      if (rec.removingReplicas !== null) writeIds(w, rec.removingReplicas);
+      if (rec.addingReplicas !== null) writeIds(w, rec.addingReplicas);
+      return;
+    }
+    case 'config':
+      w.varint(rec.resourceType);
+      w.compactString(rec.resourceName);
+      w.compactString(rec.name);
+      w.compactNullableString(rec.value);
+      return;
+    case 'producerIds':
+      w.varint(rec.brokerId);
+      w.varlong(rec.brokerEpoch);
+      w.varlong(rec.nextProducerId);
+      return;
+    case 'removeTopic':
+      w.uuid(rec.topicId);
+      return;
+    case 'featureLevel':
+      w.compactString(rec.name);
+      w.varint(rec.featureLevel);
+      return;
+    case 'noOp':
+      return;
+  }
+}
+
+function readFencing(r: Reader): FencingChange {
+  const v = r.int8();
+  if (v !== -1 && v !== 0 && v !== 1) throw new ProtocolError(`fencing change ${v}`);
+  return v;
+}
+
+/** The next record of `r`; throws ProtocolError on bad bytes. */
+function readRecord(r: Reader): MetadataRecord {
+  const apiKey = r.uvarint();
+  const type = TYPES.get(apiKey);
+  if (type === undefined) throw new ProtocolError(`unknown metadata record apiKey ${apiKey}`);
+  const version = r.uvarint();
+  if (version !== VERSION) throw new ProtocolError(`metadata record ${type} at unsupported version ${version}`);
+  switch (type) {
+    case 'registerBroker': {
+      const brokerId = r.varint();
+      const incarnationId = r.uuid();
+      const brokerEpoch = r.varlong();
+      const n = r.uvarint();
+      if (n > MAX_ENDPOINTS) throw new ProtocolError(`${n} endpoints exceed ${MAX_ENDPOINTS}`);
+      r.checkCount(n, 4);
+      const endpoints: BrokerEndpointRecord[] = [];
+      for (let i = 0; i < n; i++) {
+        endpoints.push({ name: r.compactString(), host: r.compactString(), port: r.uvarint(), securityProtocol: r.int8() });
+      }
+      const rack = r.compactNullableString();
+      return { type, brokerId, incarnationId, brokerEpoch, endpoints, rack, fenced: r.bool(), inControlledShutdown: r.bool() };
+    }
+    case 'unregisterBroker':
+      return { type, brokerId: r.varint(), brokerEpoch: r.varlong() };
+    case 'brokerRegistrationChange':
+      return { type, brokerId: r.varint(), brokerEpoch: r.varlong(), fenced: readFencing(r), inControlledShutdown: r.bool() };
+    case 'topic':
+      return { type, name: r.compactString(), topicId: r.uuid() };
+    case 'partition':
+      return {
+        type, topicId: r.uuid(), partition: r.varint(),
+        replicas: readIds(r), isr: readIds(r), removingReplicas: readIds(r), addingReplicas: readIds(r),
+        leader: r.varint(), leaderEpoch: r.varint(), partitionEpoch: r.varint(),
+      };
+    case 'partitionChange': {
+      const topicId = r.uuid();
+      const partition = r.varint();
+      const bits = r.uvarint();
+      if ((bits & ~ALL_CHANGE_BITS) !== 0) throw new ProtocolError(`partition change presence bits ${bits}`);
+      const leader = (bits & HAS_LEADER) !== 0 ? r.varint() : LEADER_UNCHANGED;
+      if ((bits & HAS_LEADER) !== 0 && leader === LEADER_UNCHANGED) throw new ProtocolError('partition change names leader -2');
+      return {
+        type, topicId, partition, leader,
+        isr: (bits & HAS_ISR) !== 0 ? readIds(r) : null,
+        replicas: (bits & HAS_REPLICAS) !== 0 ? readIds(r) : null,
+        removingReplicas: (bits & HAS_REMOVING) !== 0 ? readIds(r) : null,
+        addingReplicas: (bits & HAS_ADDING) !== 0 ? readIds(r) : null,
+      };
+    }
+    case 'config':
+      return { type, resourceType: r.varint(), resourceName: r.compactString(), name: r.compactString(), value: r.compactNullableString() };
+    case 'producerIds':
+      return { type, brokerId: r.varint(), brokerEpoch: r.varlong(), nextProducerId: r.varlong() };
+    case 'removeTopic':
+      return { type, topicId: r.uuid() };
+    case 'featureLevel':
+      return { type, name: r.compactString(), featureLevel: r.varint() };
+    case 'noOp':
+      return { type };
+  }
+}
+
+/** One batch's bytes: the records of one Raft `data` entry. */
+export function encodeBatch(records: readonly MetadataRecord[]): Buffer {
+  const w = new Writer(64 + records.length * 32);
+  w.uvarint(records.length);
+  for (const rec of records) writeRecord(w, rec);
+  const chunks = w.finish();
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/**
+ * Calls `visit` with each record of a batch in order, without collecting them (a snapshot's one
+ * batch holds a record per partition). Bad bytes throw CORRUPT_MESSAGE before or while visiting:
+ * a caller that must apply a batch atomically visits into a delta it drops on error.
+ */
+export function forEachRecord(data: Uint8Array, visit: (rec: MetadataRecord) => void): void {
+  const r = new Reader(asBuffer(data));
+  const n = decoding(() => {
+    const count = r.uvarint();
+    // The smallest record (NoOp) takes two bytes.
+    r.checkCount(count, 2);
+    return count;
+  });
+  for (let i = 0; i < n; i++) visit(decoding(() => readRecord(r)));
+  if (r.remaining() !== 0) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `metadata batch: ${r.remaining()} bytes after the last record`);
+}
+
+/** Runs one read, turning the reader's errors into CORRUPT_MESSAGE (errors of `visit` pass unchanged). */
+function decoding<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof ProtocolError) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `metadata batch: ${err.reason}`);
+    throw err;
+  }
+}
+
+export function decodeBatch(data: Uint8Array): MetadataRecord[] {
+  const out: MetadataRecord[] = [];
+  forEachRecord(data, (rec) => out.push(rec));
+  return out;
+}

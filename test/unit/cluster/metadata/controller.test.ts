@@ -1,0 +1,285 @@
+// The pure metadata controller: balanced, rack-distinct placement with spread leaders; producer-id
+// blocks that never overlap across commits and controller failovers; fencing exactly when a
+// session runs out, taking leadership and ISR places with it; replies only once committed and a
+// revert to the committed image on losing leadership; Kafka error codes for bad requests.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  MetadataController, type ControllerConfig, type ControllerReply, type Outcome,
+} from '../../../../src/cluster/metadata/controller.js';
+import { MetadataImage } from '../../../../src/cluster/metadata/image.js';
+import { placeBalanced, type PlacementBroker } from '../../../../src/cluster/replica_placement.js';
+import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
+
+const SESSION_MS = 9000;
+
+function config(over: Partial<ControllerConfig> = {}): ControllerConfig {
+  let ids = 0;
+  return {
+    sessionTimeoutMs: SESSION_MS, maxBrokers: 100, maxPartitions: 100_000, maxPendingBatches: 64,
+    defaultPartitions: 3, defaultReplicationFactor: 3,
+    newTopicId: () => (++ids).toString(16).padStart(32, '0'),
+    checkTopicConfigs: (c) => {
+      if ('bad' in c) throw new KafkaError(ErrorCode.INVALID_CONFIG, 'bad config');
+    },
+    ...over,
+  };
+}
+
+/** A controller over a log that takes every proposal at the next offset and commits on demand. */
+class Harness {
+  readonly c: MetadataController;
+  next = 0;
+  readonly replies = new Map<number, ControllerReply | null>();
+  epochs = new Map<number, number>();
+
+  constructor(cfg: ControllerConfig = config(), now = 0) {
+    this.c = new MetadataController(cfg, MetadataImage.EMPTY);
+    this.c.activate(1, now);
+  }
+
+  /** The reply at once, or the offset it waits on. */
+  run(step: (next: number) => Outcome): ControllerReply | number {
+    const out = step(this.next);
+    if (out.kind === 'answered') return out.reply;
+    this.next++;
+    return out.offset;
+  }
+
+  commitAll(): (ControllerReply | null)[] {
+    return this.c.committed(this.next - 1).map((d) => d.reply);
+  }
+
+  /** Runs a request and commits it; returns its reply. */
+  now<R extends ControllerReply>(step: (next: number) => Outcome): R {
+    const r = this.run(step);
+    if (typeof r !== 'number') return r as R;
+    const done = this.c.committed(r);
+    return done[done.length - 1]!.reply as R;
+  }
+
+  /** Registers and unfences brokers (racks by the function), committed. */
+  brokers(ids: readonly number[], rack: (id: number) => string | null = () => null, now = 0): Map<number, number> {
+    const epochs = new Map<number, number>();
+    for (const id of ids) {
+      const r = this.now<Extract<ControllerReply, { kind: 'registerBroker' }>>((next) => this.c.registerBroker({
+        brokerId: id, incarnationId: (id + 1).toString(16).padStart(32, 'a'), rack: rack(id),
+        endpoints: [{ name: 'PLAINTEXT', host: `b${id}`, port: 9092, securityProtocol: 0 }],
+      }, next, now));
+      assert.equal(r.errorCode, ErrorCode.NONE);
+      epochs.set(id, r.brokerEpoch);
+    }
+    for (const id of ids) {
+      const hb = this.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => this.c.heartbeat({ brokerId: id, brokerEpoch: epochs.get(id)!, currentMetadataOffset: this.next, wantFence: false, wantShutDown: false }, next, now));
+      assert.equal(hb.isFenced, false);
+    }
+    for (const [id, e] of epochs) this.epochs.set(id, e);
+    return epochs;
+  }
+}
+
+function counts(lists: readonly (readonly number[])[], ids: readonly number[], leadersOnly: boolean): number[] {
+  const m = new Map(ids.map((id) => [id, 0]));
+  for (const l of lists) for (const id of leadersOnly ? l.slice(0, 1) : l) m.set(id, m.get(id)! + 1);
+  return [...m.values()];
+}
+
+const spread = (xs: readonly number[]): number => Math.max(...xs) - Math.min(...xs);
+
+describe('placeBalanced', () => {
+  const cluster = fc.integer({ min: 1, max: 24 }).chain((n) => fc.record({
+    brokers: fc.constant(Array.from({ length: n }, (_, i) => i * 3 + 1)),
+    racks: fc.integer({ min: 0, max: 5 }),
+    rf: fc.integer({ min: 1, max: Math.min(n, 4) }),
+    count: fc.integer({ min: 1, max: 200 }),
+    rotation: fc.nat({ max: 1000 }),
+  }));
+
+  it('places distinct brokers, balances replicas and leaders to within one without racks', () => {
+    fc.assert(fc.property(cluster, ({ brokers, rf, count, rotation }) => {
+      const placed = placeBalanced(brokers.map((id) => ({ id, rack: null })), count, rf, rotation);
+      assert.equal(placed.length, count);
+      for (const l of placed) {
+        assert.equal(l.length, rf);
+        assert.equal(new Set(l).size, rf);
+      }
+      assert.ok(spread(counts(placed, brokers, false)) <= 1, 'replica counts');
+      assert.ok(spread(counts(placed, brokers, true)) <= 1, 'leader counts');
+    }), { numRuns: 300 });
+  });
+
+  it('puts every partition on as many racks as it can', () => {
+    fc.assert(fc.property(cluster, ({ brokers, racks, rf, count, rotation }) => {
+      const rackOf = (id: number): string | null => (racks === 0 ? null : `r${id % racks}`);
+      const pbs: PlacementBroker[] = brokers.map((id) => ({ id, rack: rackOf(id) }));
+      const rackCount = new Set(pbs.map((b) => b.rack)).size;
+      for (const l of placeBalanced(pbs, count, rf, rotation)) {
+        assert.equal(new Set(l.map(rackOf)).size, Math.min(rf, rackCount));
+      }
+    }), { numRuns: 300 });
+  });
+
+  it('refuses a replication factor beyond the brokers', () => {
+    assert.throws(() => placeBalanced([{ id: 1, rack: null }], 1, 2, 0), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.INVALID_REPLICATION_FACTOR);
+  });
+});
+
+describe('MetadataController', () => {
+  it('hands out producer-id blocks that never overlap, across commits and failovers', () => {
+    type Op = ['alloc', number] | ['commit'] | ['failover'];
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.tuple(fc.constant('alloc' as const), fc.integer({ min: 0, max: 2 })),
+      fc.constant(['commit'] as Op),
+      fc.constant(['failover'] as Op),
+    );
+    fc.assert(fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+      const h = new Harness();
+      h.brokers([0, 1, 2]);
+      const blocks: [number, number][] = [];
+      const take = (replies: readonly (ControllerReply | null)[]): void => {
+        for (const r of replies) if (r?.kind === 'allocateProducerIds' && r.errorCode === ErrorCode.NONE) blocks.push([r.producerIdStart, r.producerIdStart + r.producerIdLen]);
+      };
+      for (const o of ops) {
+        if (o[0] === 'alloc') {
+          const r = h.run((next) => h.c.allocateProducerIds(o[1], h.epochs.get(o[1])!, next));
+          assert.equal(typeof r, 'number', 'a block waits for its commit');
+        } else if (o[0] === 'commit') {
+          take(h.commitAll());
+        } else {
+          // The uncommitted tail is lost with leadership; the next leader's log reuses its offsets.
+          const dropped = h.c.deactivate();
+          h.next -= dropped.length;
+          h.c.activate(2, 0);
+        }
+      }
+      take(h.commitAll());
+      blocks.sort((a, b) => a[0] - b[0]);
+      for (let i = 1; i < blocks.length; i++) assert.ok(blocks[i]![0] >= blocks[i - 1]![1], `blocks ${blocks[i - 1]} and ${blocks[i]} overlap`);
+      for (const [s, e] of blocks) assert.equal(e - s, 1000);
+    }), { numRuns: 200 });
+  });
+
+  it('fences a broker once its session has run out, and only then, with its leaderships and ISR places', () => {
+    fc.assert(fc.property(fc.array(fc.integer({ min: 1, max: 2 * SESSION_MS }), { minLength: 1, maxLength: 20 }), fc.boolean(), (gaps, lastCheck) => {
+      const h = new Harness();
+      h.brokers([1, 2]);
+      const created = h.now<Extract<ControllerReply, { kind: 'topics' }>>((next) => h.c.createTopics([{ name: 't', numPartitions: 4, replicationFactor: 2, assignment: null, configs: {} }], false, next));
+      assert.equal(created.results[0]!.errorCode, ErrorCode.NONE);
+      let now = 0;
+      let lastBeat = 0;
+      for (const gap of gaps) {
+        now += gap;
+        // Broker 2 heartbeats throughout; broker 1 only when asked to.
+        h.now((next) => h.c.heartbeat({ brokerId: 2, brokerEpoch: h.epochs.get(2)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false }, next, now));
+        const out = h.c.expireSessions(h.next, now);
+        if (now - lastBeat > SESSION_MS) {
+          assert.ok(out !== null && out.kind === 'propose', `fenced at ${now - lastBeat} ms after the last heartbeat`);
+          h.next++;
+          h.commitAll();
+          const t = h.c.image.topicsByName.get('t')!;
+          for (let p = 0; p < t.table.count; p++) {
+            assert.notEqual(t.table.leader(p), 1);
+            assert.deepStrictEqual(t.table.isr(p), [2]);
+            if (t.table.replicas(p)[0] === 1) assert.equal(t.table.leader(p), -1);
+          }
+          assert.equal(h.c.image.brokers.get(1)!.fenced, true);
+          assert.equal(h.c.expireSessions(h.next, now), null, 'a fenced broker is fenced once');
+          return;
+        }
+        assert.equal(out, null, `not fenced at ${now - lastBeat} ms`);
+        if (lastCheck) {
+          h.now((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: h.epochs.get(1)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false }, next, now));
+          lastBeat = now;
+        }
+      }
+    }), { numRuns: 200 });
+  });
+
+  it('unfences only a broker that has caught up to its registration, and gives back its leaderless partitions', () => {
+    const h = new Harness();
+    h.brokers([1]);
+    h.now((next) => h.c.createTopics([{ name: 't', numPartitions: 2, replicationFactor: 1, assignment: null, configs: {} }], false, next));
+    const out = h.c.expireSessions(h.next, SESSION_MS + 1);
+    assert.equal(out?.kind, 'propose');
+    h.next++;
+    h.commitAll();
+    assert.equal(h.c.image.topicsByName.get('t')!.table.leader(0), -1);
+    const reg = h.now<Extract<ControllerReply, { kind: 'registerBroker' }>>((next) => h.c.registerBroker({ brokerId: 1, incarnationId: 'f'.repeat(32), rack: null, endpoints: [{ name: 'PLAINTEXT', host: 'b1', port: 1, securityProtocol: 0 }] }, next, 0));
+    const behind = h.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: reg.brokerEpoch, currentMetadataOffset: reg.brokerEpoch - 1, wantFence: false, wantShutDown: false }, next, 0));
+    assert.deepStrictEqual([behind.isFenced, behind.isCaughtUp], [true, false]);
+    const caughtUp = h.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: reg.brokerEpoch, currentMetadataOffset: reg.brokerEpoch, wantFence: false, wantShutDown: false }, next, 0));
+    assert.deepStrictEqual([caughtUp.isFenced, caughtUp.isCaughtUp], [false, true]);
+    const t = h.c.image.topicsByName.get('t')!;
+    assert.deepStrictEqual([t.table.leader(0), t.table.leader(1)], [1, 1]);
+    assert.deepStrictEqual([t.table.leaderEpoch(0), t.table.leaderEpoch(1)], [2, 2]);
+  });
+
+  it('answers only once the batch commits and reverts to the committed image on losing leadership', () => {
+    const h = new Harness();
+    h.brokers([1, 2, 3]);
+    const committedBefore = h.c.committedImage;
+    const offset = h.run((next) => h.c.createTopics([{ name: 'a', numPartitions: 6, replicationFactor: 3, assignment: null, configs: { 'retention.ms': '5' } }], false, next));
+    assert.equal(typeof offset, 'number');
+    assert.ok(h.c.image.topicsByName.has('a'), 'the working image has the topic at once');
+    const again = h.run((next) => h.c.createTopics([{ name: 'a', numPartitions: 1, replicationFactor: 1, assignment: null, configs: {} }], false, next));
+    assert.equal(typeof again === 'object' && again.kind === 'topics' && again.results[0]!.errorCode, ErrorCode.TOPIC_ALREADY_EXISTS);
+    assert.deepStrictEqual(h.c.committed((offset as number) - 1), []);
+    assert.deepStrictEqual(h.c.deactivate(), [offset]);
+    assert.equal(h.c.image, committedBefore);
+    assert.equal(h.c.image.topicsByName.has('a'), false);
+    const refused = h.run((next) => h.c.createTopics([{ name: 'b', numPartitions: 1, replicationFactor: 1, assignment: null, configs: {} }], false, next));
+    assert.equal(typeof refused === 'object' && refused.kind === 'topics' && refused.results[0]!.errorCode, ErrorCode.NOT_CONTROLLER);
+  });
+
+  it('refuses bad requests with Kafka error codes', () => {
+    const h = new Harness(config({ maxPendingBatches: 2, maxBrokers: 3 }));
+    const epochs = h.brokers([1, 2]);
+    const topic = (over: object): number => {
+      const r = h.run((next) => h.c.createTopics([{ name: 'x', numPartitions: 1, replicationFactor: 1, assignment: null, configs: {}, ...over }], true, next));
+      assert.ok(typeof r === 'object' && r.kind === 'topics');
+      return r.results[0]!.errorCode;
+    };
+    assert.equal(topic({ replicationFactor: 3 }), ErrorCode.INVALID_REPLICATION_FACTOR);
+    assert.equal(topic({ replicationFactor: 0 }), ErrorCode.INVALID_REPLICATION_FACTOR);
+    assert.equal(topic({ numPartitions: 0 }), ErrorCode.INVALID_PARTITIONS);
+    assert.equal(topic({ name: 'bad/name' }), ErrorCode.INVALID_TOPIC_EXCEPTION);
+    assert.equal(topic({ configs: { bad: '1' } }), ErrorCode.INVALID_CONFIG);
+    assert.equal(topic({ numPartitions: -1, replicationFactor: -1, assignment: [[1, 1]] }), ErrorCode.INVALID_REPLICA_ASSIGNMENT);
+    assert.equal(topic({ numPartitions: -1, replicationFactor: -1, assignment: [[9]] }), ErrorCode.INVALID_REPLICA_ASSIGNMENT);
+    assert.equal(topic({ numPartitions: 200_000 }), ErrorCode.POLICY_VIOLATION);
+    assert.equal(topic({}), ErrorCode.NONE);
+    const code = (r: ControllerReply | number): number => (typeof r === 'number' ? ErrorCode.NONE : 'errorCode' in r ? r.errorCode : -99);
+    assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: epochs.get(1)! + 100, currentMetadataOffset: 0, wantFence: false, wantShutDown: false }, next, 0))), ErrorCode.STALE_BROKER_EPOCH);
+    assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 7, brokerEpoch: 0, currentMetadataOffset: 0, wantFence: false, wantShutDown: false }, next, 0))), ErrorCode.BROKER_ID_NOT_REGISTERED);
+    assert.equal(code(h.run((next) => h.c.allocateProducerIds(1, epochs.get(1)! - 1, next))), ErrorCode.STALE_BROKER_EPOCH);
+    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'nope', changes: [{ name: 'retention.ms', value: '1' }] }, next))), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 4, resourceName: '01', changes: [{ name: 'k', value: '1' }] }, next))), ErrorCode.INVALID_REQUEST);
+    const reg = (id: number): number => code(h.run((next) => h.c.registerBroker({ brokerId: id, incarnationId: 'c'.repeat(32), rack: null, endpoints: [{ name: 'P', host: 'h', port: 1, securityProtocol: 0 }] }, next, 0)));
+    assert.equal(reg(-1), ErrorCode.INVALID_REQUEST);
+    assert.equal(reg(3), ErrorCode.NONE);
+    // Two batches await commit now (the bound): the next request is refused, not queued.
+    assert.equal(code(h.run((next) => h.c.allocateProducerIds(1, epochs.get(1)!, next))), ErrorCode.NONE);
+    assert.equal(code(h.run((next) => h.c.allocateProducerIds(1, epochs.get(1)!, next))), ErrorCode.REQUEST_TIMED_OUT);
+    h.commitAll();
+    assert.equal(reg(4), ErrorCode.POLICY_VIOLATION);
+  });
+
+  it('deletes topics, grows them with balanced placement and alters their configs', () => {
+    const h = new Harness();
+    h.brokers([1, 2, 3, 4]);
+    h.now((next) => h.c.createTopics([{ name: 'a', numPartitions: 2, replicationFactor: 2, assignment: null, configs: {} }], false, next));
+    const grown = h.now<Extract<ControllerReply, { kind: 'topics' }>>((next) => h.c.createPartitions([{ name: 'a', count: 10, assignment: null }, { name: 'zz', count: 3, assignment: null }], false, next));
+    assert.deepStrictEqual(grown.results.map((r) => r.errorCode), [ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    const t = h.c.image.topicsByName.get('a')!;
+    assert.equal(t.partitions, 10);
+    for (let p = 0; p < 10; p++) assert.equal(t.table.replicas(p).length, 2);
+    const cfg = h.now<Extract<ControllerReply, { kind: 'alterConfigs' }>>((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'a', changes: [{ name: 'retention.ms', value: '7' }] }, next));
+    assert.equal(cfg.errorCode, ErrorCode.NONE);
+    assert.deepStrictEqual(h.c.image.topicsByName.get('a')!.configs, { 'retention.ms': '7' });
+    const deleted = h.now<Extract<ControllerReply, { kind: 'topics' }>>((next) => h.c.deleteTopics(['a', 'a', 'b'], next));
+    assert.deepStrictEqual(deleted.results.map((r) => r.errorCode), [ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    assert.equal(h.c.image.topicsByName.size, 0);
+    assert.equal(h.c.image.configs.size, 0);
+  });
+});
