@@ -49,6 +49,12 @@ test('the listener gate stays shut while the image lags behind the registration'
   assert.equal(open, false);
   assert.equal(lifecycle.state, 'fenced');
   assert.ok(channel.sent.filter((s) => s.request.kind === 'heartbeat').length >= 2);
+  // The registration arrives; the controller unfences on the next heartbeat, but that batch lags here.
+  channel.release();
+  await until('unfenced on the controller', () => channel.controller.image.brokers.get(4)?.fenced === false);
+  await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 3));
+  assert.equal(open, false);
+  assert.deepEqual(view.brokers(), []);
   channel.holdBack = false;
   channel.release();
   await lifecycle.unfenced();
