@@ -7,7 +7,7 @@
 // the controller unfences it once a heartbeat shows it caught up, as in KRaft. stop()
 // sends a last heartbeat asking to shut down, so the controller moves leadership away at once.
 // `unfenced()` gates the Kafka listener: it resolves once the controller has unfenced this
-// broker and the local image has applied the unfencing, so a client is never routed by an image
+// broker and the local image shows it unfenced at its current epoch, so a client is never routed by an image
 // older than this broker's own registration. Main thread.
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
@@ -26,6 +26,8 @@ export interface BrokerIdentity {
 export interface LifecycleTimings {
   /** broker.heartbeat.interval.ms: also the bound on one registration or heartbeat attempt. */
   readonly heartbeatIntervalMs: number;
+  /** broker.session.timeout.ms: how long an unfencing may take to show in the local image. */
+  readonly sessionTimeoutMs: number;
 }
 
 export type LifecycleState = 'registering' | 'fenced' | 'running' | 'stopped';
@@ -114,9 +116,8 @@ export class BrokerLifecycle {
 
   /** Returns true to go on at once (the registration was lost). */
   private async heartbeat(): Promise<boolean> {
-    const answer = await this.callWithOffset({ kind: 'heartbeat', request: this.heartbeatOf(false) });
-    if (answer === null || answer.reply.kind !== 'heartbeat') return false;
-    const reply = answer.reply;
+    const reply = await this.call({ kind: 'heartbeat', request: this.heartbeatOf(false) });
+    if (reply === null || reply.kind !== 'heartbeat') return false;
     if (FORGOTTEN.has(reply.errorCode)) return this.forget(errorName(reply.errorCode));
     if (reply.errorCode !== ErrorCode.NONE) {
       this.log.warn({ error: errorName(reply.errorCode) }, 'heartbeat refused');
@@ -130,7 +131,14 @@ export class BrokerLifecycle {
       return false;
     }
     if (this.current !== 'running') {
-      await this.metadata.applied(answer.offset);
+      const { brokerId } = this.identity;
+      const epoch = this.epoch;
+      try {
+        await this.metadata.until((image) => image.brokers.get(brokerId)?.fenced === false && image.brokers.get(brokerId)?.epoch === epoch, this.timings.sessionTimeoutMs);
+      } catch (err) {
+        if (!(err instanceof KafkaError)) throw err;
+        return false;
+      }
       this.current = 'running';
       this.log.info({ brokerEpoch: this.epoch, appliedOffset: this.metadata.appliedOffset() }, 'unfenced: caught up with the metadata log');
       this.markUnfenced();
@@ -155,12 +163,8 @@ export class BrokerLifecycle {
     };
   }
 
-  private async call(request: ControllerRequest): Promise<ControllerReply | null> {
-    return (await this.callWithOffset(request))?.reply ?? null;
-  }
-
   /** One attempt within the interval; an unreachable or absent controller is logged and answered null. */
-  private async callWithOffset(request: ControllerRequest): Promise<{ reply: ControllerReply; offset: number } | null> {
+  private async call(request: ControllerRequest): Promise<ControllerReply | null> {
     try {
       return await callActiveController(this.channel, request, this.timings.heartbeatIntervalMs);
     } catch (err) {

@@ -1,6 +1,6 @@
 // A broker's requests to the active controller (broker registration and heartbeats, forwarded
 // topic changes, producer-id blocks) as the broker side sees them: one typed request, one typed
-// reply plus the metadata offset its records were committed at. Which node is active comes from
+// reply, sent once the request's records committed. Which node is active comes from
 // the local quorum member; the channel carries a request to a named controller over the
 // controller listener. callActiveController adds the one retry rule every caller shares: a
 // controller that is not (or no longer) active answers NOT_CONTROLLER, a lost connection fails
@@ -19,15 +19,6 @@ export type ControllerRequest =
   | { readonly kind: 'deleteTopics'; readonly names: readonly string[] }
   | { readonly kind: 'allocateProducerIds'; readonly brokerId: number; readonly brokerEpoch: number };
 
-export interface ControllerAnswer {
-  readonly reply: ControllerReply;
-  /**
-   * The offset of the last metadata record the request wrote, committed before the answer was
-   * sent; -1 when it wrote nothing. A broker whose image has applied it sees the change.
-   */
-  readonly offset: number;
-}
-
 export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
   activeController(): number;
@@ -38,7 +29,7 @@ export interface ControllerChannel {
    * NOT_CONTROLLER in the reply; a node that cannot be reached within `timeoutMs` rejects with a
    * KafkaError (NOT_CONTROLLER when the connection failed, REQUEST_TIMED_OUT when it was silent).
    */
-  send(id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerAnswer>;
+  send(id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply>;
 }
 
 /** A controller that lost (or never had) leadership refuses every request, each topic included. */
@@ -55,7 +46,7 @@ export const CONTROLLER_RETRY_BACKOFF_MS = 50;
  * passed; then rejects with REQUEST_TIMED_OUT (or the last NOT_CONTROLLER). Errors other than
  * NOT_CONTROLLER are the controller's answer and reject at once.
  */
-export async function callActiveController(channel: ControllerChannel, request: ControllerRequest, timeoutMs: number): Promise<ControllerAnswer> {
+export async function callActiveController(channel: ControllerChannel, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply> {
   const deadline = performance.now() + timeoutMs;
   let last: KafkaError | null = null;
   for (;;) {
@@ -67,8 +58,8 @@ export async function callActiveController(channel: ControllerChannel, request: 
       continue;
     }
     try {
-      const answer = await channel.send(id, request, left);
-      if (!isNotController(answer.reply)) return answer;
+      const reply = await channel.send(id, request, left);
+      if (!isNotController(reply)) return reply;
       last = new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} is not the active controller`);
     } catch (err) {
       if (!(err instanceof KafkaError) || err.code !== ErrorCode.NOT_CONTROLLER) throw err;

@@ -36,7 +36,7 @@ export class ControllerProducerIds implements ProducerIdSource {
   private async requestBlock(): Promise<void> {
     const epoch = this.registration.brokerEpoch;
     if (epoch === -1) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'this broker is not registered with the controller yet');
-    const { reply } = await callActiveController(this.channel, { kind: 'allocateProducerIds', brokerId: this.brokerId, brokerEpoch: epoch }, this.timeoutMs);
+    const reply = await callActiveController(this.channel, { kind: 'allocateProducerIds', brokerId: this.brokerId, brokerEpoch: epoch }, this.timeoutMs);
     if (reply.kind !== 'allocateProducerIds') throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `the controller answered AllocateProducerIds with ${reply.kind}`);
     if (reply.errorCode !== ErrorCode.NONE) throw new KafkaError(reply.errorCode, 'producer id block refused by the controller');
     this.next = reply.producerIdStart;

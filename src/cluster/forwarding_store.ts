@@ -1,12 +1,13 @@
 // The MetadataStore of a broker in a metadata quorum: TopicAdmin's validated change goes to the
 // active controller (following leadership changes within the request's timeout), and the
-// answer is held back until this broker's own image has applied the batch the controller
-// committed, so the client that is answered finds the change in this broker's Metadata at once.
-// Main thread.
+// answer is held back until this broker's own image shows what the controller committed (the
+// topic id it created, the partition count it reached, the topic id gone), so the client that
+// is answered finds the change in this broker's Metadata at once. Main thread.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { ClusterView, TopicImage } from './cluster_view.js';
 import { callActiveController, type ControllerChannel, type ControllerRequest } from './controller_channel.js';
-import type { ControllerReply } from './metadata/controller.js';
+import type { ControllerReply, TopicResult } from './metadata/controller.js';
+import type { MetadataImage } from './metadata/image.js';
 import type { AppliedMetadata } from './metadata_follower.js';
 import type { Committed, MetadataStore, TopicChange } from './metadata_store.js';
 
@@ -24,9 +25,11 @@ export class ForwardingMetadataStore implements MetadataStore {
     if (change.kind !== 'createTopic' && before === undefined) {
       throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${change.name}'`);
     }
-    const answer = await callActiveController(this.channel, requestOf(change, before), this.timeoutMs);
-    throwIfRefused(answer.reply, change.name);
-    await this.metadata.applied(answer.offset);
+    const started = performance.now();
+    const request = requestOf(change, before);
+    const result = resultFor(await callActiveController(this.channel, request, this.timeoutMs), change.name);
+    const left = Math.max(1, this.timeoutMs - (performance.now() - started));
+    await this.metadata.until((image) => shows(image, request, result.topicId), left);
     const topic = change.kind === 'deleteTopic' ? before : this.view.topic(change.name);
     if (topic === undefined) {
       // Applied, yet gone (or not there): a later change overtook this one.
@@ -50,10 +53,25 @@ function requestOf(change: TopicChange, before: TopicImage | undefined): Control
   }
 }
 
-/** The controller's verdict on the one topic the request named. */
-function throwIfRefused(reply: ControllerReply, name: string): void {
+/** The controller's verdict on the one topic the request named; a refusal throws with its code. */
+function resultFor(reply: ControllerReply, name: string): TopicResult {
   if (reply.kind !== 'topics') throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `the controller answered a topic change with ${reply.kind}`);
   const result = reply.results.find((r) => r.name === name);
   if (result === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `the controller's answer does not name topic '${name}'`);
   if (result.errorCode !== ErrorCode.NONE) throw new KafkaError(result.errorCode, result.message ?? undefined);
+  return result;
+}
+
+/** Whether `image` holds the committed change (or something later that replaced it). */
+function shows(image: MetadataImage, request: ControllerRequest, topicId: string): boolean {
+  switch (request.kind) {
+    case 'createTopics':
+      return image.topicsById.has(topicId);
+    case 'createPartitions': {
+      const t = image.topicsById.get(topicId);
+      return t === undefined || t.partitions >= request.count;
+    }
+    default:
+      return !image.topicsById.has(topicId);
+  }
 }

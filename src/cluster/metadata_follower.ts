@@ -1,89 +1,70 @@
-// Every node's state machine over the committed metadata log (the quorum driver's
-// QuorumStateMachine): applies each committed entry to the metadata image in offset order,
-// publishes the new image to the ImageClusterView, and wakes whoever waits for an offset to be
-// applied (a forwarded topic change, a broker waiting to be caught up). The driver decides when
-// to snapshot and asks for the bytes. Main thread.
-import type { Entry, Snapshot } from '../coordinator/raft/types.js';
+// A broker's side of the committed metadata log: takes each new committed image (from the
+// metadata quorum's image listener), publishes it to the ImageClusterView, and wakes whoever
+// waits for the image to show something (a forwarded topic change, a broker waiting to see its
+// own unfencing). Waiting on what the image shows, not on an offset, works the same whether the
+// answer came from this process's controller or over the controller listener, whose Kafka
+// responses carry no offset. Main thread.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { applyEntry } from './metadata/delta.js';
-import { MetadataImage } from './metadata/image.js';
+import type { MetadataImage } from './metadata/image.js';
 import type { ImageClusterView } from './metadata/image_view.js';
-import { encodeSnapshot, loadSnapshot } from './metadata/snapshot.js';
 
-/** Bound on callers waiting for an offset: each is a request in flight on some connection. */
-export const MAX_APPLY_WAITERS = 100_000;
+/** Bound on callers waiting for the image: each is a request in flight on some connection. */
+export const MAX_IMAGE_WAITERS = 10_000;
 
-/** What waits for the image to reach an offset (the forwarding store, the broker lifecycle). */
+/** What waits for the committed image (the forwarding store, the broker lifecycle). */
 export interface AppliedMetadata {
   /** The offset of the last applied entry; -1 before any. */
   appliedOffset(): number;
-  /** Resolves once the entry at `offset` is applied (at once if it already is). */
-  applied(offset: number): Promise<void>;
+  /**
+   * Resolves once an applied image satisfies `holds` (at once if the current one does); rejects
+   * with REQUEST_TIMED_OUT after `timeoutMs`.
+   */
+  until(holds: (image: MetadataImage) => boolean, timeoutMs: number): Promise<void>;
 }
 
 interface Waiter {
-  readonly offset: number;
-  readonly resolve: () => void;
+  readonly holds: (image: MetadataImage) => boolean;
+  readonly done: () => void;
 }
 
 export class MetadataFollower implements AppliedMetadata {
-  private current: MetadataImage = MetadataImage.EMPTY;
-  private waiters: Waiter[] = [];
+  private readonly waiters = new Set<Waiter>();
 
-  constructor(private readonly view: ImageClusterView) {
-    this.current = view.image;
-  }
+  constructor(private readonly view: ImageClusterView) {}
 
   get image(): MetadataImage {
-    return this.current;
+    return this.view.image;
   }
 
   appliedOffset(): number {
-    return this.current.provenance.endOffset - 1;
+    return this.view.image.provenance.endOffset - 1;
   }
 
-  applied(offset: number): Promise<void> {
-    if (offset <= this.appliedOffset()) return Promise.resolve();
-    if (this.waiters.length >= MAX_APPLY_WAITERS) {
-      return Promise.reject(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${this.waiters.length} requests already wait for metadata to apply`));
+  until(holds: (image: MetadataImage) => boolean, timeoutMs: number): Promise<void> {
+    if (holds(this.view.image)) return Promise.resolve();
+    if (this.waiters.size >= MAX_IMAGE_WAITERS) {
+      return Promise.reject(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${this.waiters.size} requests already wait for metadata to apply`));
     }
-    return new Promise((resolve) => this.waiters.push({ offset, resolve }));
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        holds,
+        done: () => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `the change was committed but not applied here within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
   }
 
-  /**
-   * Committed entries in offset order. Control entries (leader changes, voter sets) move the
-   * applied offset without touching the image's contents. One image is published per call.
-   */
-  apply(entries: readonly Entry[]): void {
-    for (const entry of entries) {
-      const provenance = { endOffset: entry.offset + 1, epoch: entry.epoch };
-      if (entry.kind === 'data') {
-        this.current = applyEntry(this.current, entry.data, provenance);
-      } else {
-        const c = this.current;
-        this.current = new MetadataImage(provenance, c.features, c.brokers, c.topicsByName, c.topicsById, c.configs, c.producerIds);
-      }
-    }
-    if (entries.length > 0) this.publish();
-  }
-
-  /** A snapshot replaces everything applied so far (a restart, or a follower too far behind the leader's log). */
-  restore(snapshot: Snapshot): void {
-    this.current = loadSnapshot(snapshot.data, snapshot.meta.id);
-    this.publish();
-  }
-
-  /** The applied image as snapshot bytes (the driver compacts the log below appliedOffset() + 1). */
-  snapshot(): Uint8Array {
-    return encodeSnapshot(this.current);
-  }
-
-  private publish(): void {
-    this.view.update(this.current);
-    const applied = this.appliedOffset();
-    if (this.waiters.length === 0 || this.waiters.every((w) => w.offset > applied)) return;
-    const ready = this.waiters.filter((w) => w.offset <= applied);
-    this.waiters = this.waiters.filter((w) => w.offset > applied);
-    for (const w of ready) w.resolve();
+  /** The next committed image. */
+  publish(image: MetadataImage): void {
+    this.view.update(image);
+    for (const w of [...this.waiters]) if (w.holds(image)) w.done();
   }
 }

@@ -3,8 +3,9 @@
 // test releases it (a lagging broker). Tests can refuse sends (a node that is not the controller),
 // switch the active controller, or replace the controller with one that forgot every broker.
 import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
-import { runOnController, type ControllerAnswer, type ControllerChannel, type ControllerRequest } from '../../src/cluster/controller_channel.js';
-import { MetadataController, type Completion, type ControllerConfig, type Outcome } from '../../src/cluster/metadata/controller.js';
+import { runOnController, type ControllerChannel, type ControllerRequest } from '../../src/cluster/controller_channel.js';
+import { applyEntry } from '../../src/cluster/metadata/delta.js';
+import { MetadataController, type Completion, type ControllerConfig, type ControllerReply, type Outcome } from '../../src/cluster/metadata/controller.js';
 import { MetadataImage } from '../../src/cluster/metadata/image.js';
 import { encodeBatch } from '../../src/cluster/metadata/records.js';
 import type { MetadataFollower } from '../../src/cluster/metadata_follower.js';
@@ -71,16 +72,16 @@ export class FakeControllerChannel implements ControllerChannel {
   release(): void {
     const entries = this.held;
     this.held = [];
-    this.follower.apply(entries);
+    for (const e of entries) this.deliver(e);
   }
 
-  async send(id: number, request: ControllerRequest): Promise<ControllerAnswer> {
+  async send(id: number, request: ControllerRequest): Promise<ControllerReply> {
     this.sent.push({ id, request });
     await Promise.resolve();
     if (id !== this.actual) throw new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} is not the controller`);
     const outcome = runOnController(this.controller, request, this.nextOffset, this.nowMs);
-    if (outcome.kind === 'answered') return { reply: outcome.reply, offset: -1 };
-    return { reply: this.commit(outcome).reply!, offset: outcome.offset };
+    if (outcome.kind === 'answered') return outcome.reply;
+    return this.commit(outcome).reply!;
   }
 
   /** The controller's own session check at `nowMs`: fences every broker whose session ran out. */
@@ -98,7 +99,11 @@ export class FakeControllerChannel implements ControllerChannel {
     this.nextOffset = outcome.offset + 1;
     const done = this.controller.committed(outcome.offset);
     if (this.holdBack) this.held.push(entry);
-    else this.follower.apply([entry]);
+    else this.deliver(entry);
     return done.at(-1)!;
+  }
+
+  private deliver(e: Entry): void {
+    this.follower.publish(applyEntry(this.follower.image, e.data, { endOffset: e.offset + 1, epoch: e.epoch }));
   }
 }

@@ -17,7 +17,7 @@ function setup(): { channel: FakeControllerChannel; view: ImageClusterView; life
   const follower = new MetadataFollower(view);
   const channel = new FakeControllerChannel(follower);
   const identity = { brokerId: 4, endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9092, securityProtocol: 0 }], rack: 'r1' };
-  return { channel, view, lifecycle: new BrokerLifecycle(identity, channel, follower, { heartbeatIntervalMs: INTERVAL_MS }, quiet) };
+  return { channel, view, lifecycle: new BrokerLifecycle(identity, channel, follower, { heartbeatIntervalMs: INTERVAL_MS, sessionTimeoutMs: 2000 }, quiet) };
 }
 
 async function until(what: string, holds: () => boolean, ms = 2000): Promise<void> {

@@ -13,11 +13,12 @@ import { FakeControllerChannel } from '../../helpers/fake_controller.js';
 test('ids come from controller blocks, one request per block even under concurrent callers', async () => {
   const follower = new MetadataFollower(new ImageClusterView('c', 1, 'PLAINTEXT', MetadataImage.EMPTY));
   const channel = new FakeControllerChannel(follower);
-  const { offset } = await channel.send(1, { kind: 'registerBroker', request: { brokerId: 1, incarnationId: 'b'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: 'h', port: 1, securityProtocol: 0 }], rack: null } });
+  const registered = await channel.send(1, { kind: 'registerBroker', request: { brokerId: 1, incarnationId: 'b'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: 'h', port: 1, securityProtocol: 0 }], rack: null } });
   const registration = { brokerEpoch: -1 };
   const ids = new ControllerProducerIds(1, registration, channel, 1000);
   await assert.rejects(ids.allocate(), (err: unknown) => err instanceof KafkaError && err.code === ErrorCode.COORDINATOR_NOT_AVAILABLE);
-  registration.brokerEpoch = offset;
+  assert.ok(registered.kind === 'registerBroker');
+  registration.brokerEpoch = registered.brokerEpoch;
   channel.sent.length = 0;
   const got = await Promise.all(Array.from({ length: PRODUCER_ID_BLOCK + 5 }, () => ids.allocate()));
   assert.deepEqual(got, Array.from({ length: PRODUCER_ID_BLOCK + 5 }, (_, i) => i));

@@ -22,8 +22,10 @@ const create = (name: string, partitions = 2) =>
 
 /** Broker 1 registered and unfenced, so replicas may be placed on it. */
 async function registerBroker(channel: FakeControllerChannel): Promise<void> {
-  const { offset } = await channel.send(1, { kind: 'registerBroker', request: { brokerId: 1, incarnationId: 'a'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: 'h', port: 1, securityProtocol: 0 }], rack: null } });
-  await channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: offset, currentMetadataOffset: offset, wantFence: false, wantShutDown: false } });
+  const registered = await channel.send(1, { kind: 'registerBroker', request: { brokerId: 1, incarnationId: 'a'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: 'h', port: 1, securityProtocol: 0 }], rack: null } });
+  assert.ok(registered.kind === 'registerBroker');
+  const epoch = registered.brokerEpoch;
+  await channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: epoch, wantFence: false, wantShutDown: false } });
   channel.sent.length = 0;
 }
 
