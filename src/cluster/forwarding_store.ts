@@ -27,9 +27,19 @@ export class ForwardingMetadataStore implements MetadataStore {
     }
     const started = performance.now();
     const request = requestOf(change, before);
-    const result = resultFor(await callActiveController(this.channel, request, this.timeoutMs), change.name);
+    const reply = await callActiveController(this.channel, request, this.timeoutMs);
     const left = Math.max(1, this.timeoutMs - (performance.now() - started));
-    await this.metadata.until((image) => shows(image, request, result.topicId), left);
+    let result: TopicResult;
+    try {
+      result = resultFor(reply, change.name);
+    } catch (err) {
+      // Another broker created it first: the refusal waits until this broker sees that topic, so the caller can read it.
+      if (err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) await this.metadata.until((image) => image.topicsByName.has(change.name), left);
+      throw err;
+    }
+    // A created topic's id is the controller's; CreatePartitions answers name no id.
+    const topicId = before?.id ?? result.topicId;
+    await this.metadata.until((image) => shows(image, request, topicId), left);
     const topic = change.kind === 'deleteTopic' ? before : this.view.topic(change.name);
     if (topic === undefined) {
       // Applied, yet gone (or not there): a later change overtook this one.

@@ -62,9 +62,13 @@ export class MetadataFollower implements AppliedMetadata {
     });
   }
 
+  /** Called after each published image (the partition reconciler follows the view). */
+  onPublish: () => void = () => {};
+
   /** The next committed image. */
   publish(image: MetadataImage): void {
     this.view.update(image);
+    this.onPublish();
     for (const w of [...this.waiters]) if (w.holds(image)) w.done();
   }
 }
