@@ -294,11 +294,12 @@ export class RaftNode {
     return true;
   }
 
-  compact(snapshotEndOffset: number, data: Uint8Array): void {
+  /** Returns the snapshot as the core now holds it (id and voters filled in), for the driver to make durable. */
+  compact(snapshotEndOffset: number, data: Uint8Array): Snapshot {
     if (snapshotEndOffset > this.applied) {
       throw new RangeError(`snapshot at ${snapshotEndOffset} is past the applied offset ${this.applied}`);
     }
-    this.log.compact(snapshotEndOffset, data);
+    return this.log.compact(snapshotEndOffset, data);
   }
 
   // ---- work out ----

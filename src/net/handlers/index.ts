@@ -10,7 +10,7 @@ import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
 import type { SegmentReader } from '../segment_reader.js';
-import { apiVersionsHandler } from './api_versions.js';
+import { apiVersionsHandler, BROKER_API_KEYS } from './api_versions.js';
 import { consumerGroupDescribeHandler } from './consumer_group_describe.js';
 import { consumerGroupHeartbeatHandler } from './consumer_group_heartbeat.js';
 import { deleteGroupsHandler } from './delete_groups.js';
@@ -52,7 +52,7 @@ export interface BrokerServices {
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
-    bindHandler(apiVersionsHandler, {}),
+    bindHandler(apiVersionsHandler, { apiKeys: BROKER_API_KEYS }),
     bindHandler(metadataHandler, { cluster: s.cluster, partitions: s.partitions, topics: s.topics, autoCreateTopics: s.config.autoCreateTopics }),
     bindHandler(produceHandler, s),
     bindHandler(fetchHandler, s),

@@ -1,0 +1,183 @@
+// The metadata quorum of one process (main thread): the QuorumDriver and the pure
+// MetadataController joined. Committed data entries are metadata record batches; every node
+// (voter or observer) replays them into its committed MetadataImage, which brokers read. On the
+// Raft leader the controller is active from the moment this epoch's leaderChange entry is applied
+// (every earlier batch is then in its image): broker and topic requests become record batches
+// proposed through the driver and are answered once they commit. When leadership goes the
+// controller reverts to the committed image and every pending reply fails with NOT_CONTROLLER.
+import type { Logger } from 'pino';
+import { MetadataController, type AlterConfigsRequest, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type HeartbeatRequest, type Outcome, type RegisterBrokerRequest } from '../../cluster/metadata/controller.js';
+import { MetadataImage } from '../../cluster/metadata/image.js';
+import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
+import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
+import type { Entry, Snapshot } from '../../coordinator/raft/types.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { QuorumDriver, QuorumProposalError, type Proposal, type QuorumDriverOptions, type QuorumStateMachine } from './quorum_driver.js';
+
+export interface MetadataQuorumOptions extends Omit<QuorumDriverOptions, 'stateMachine' | 'onTick'> {
+  readonly controller: ControllerConfig;
+}
+
+interface WaitingReply {
+  readonly resolve: (reply: ControllerReply) => void;
+  readonly reject: (err: Error) => void;
+}
+
+export class MetadataQuorum implements QuorumStateMachine {
+  readonly driver: QuorumDriver;
+  private controller: MetadataController;
+  /** Replies awaiting the commit of their batch, by offset (bounded by the controller's maxPendingBatches). */
+  private readonly waiting = new Map<number, WaitingReply>();
+  private readonly imageListeners: ((image: MetadataImage) => void)[] = [];
+  private readonly log: Logger;
+
+  constructor(private readonly opts: MetadataQuorumOptions) {
+    this.log = opts.log;
+    this.controller = new MetadataController(opts.controller, MetadataImage.EMPTY);
+    this.driver = new QuorumDriver({ ...opts, stateMachine: this, onTick: (now) => this.onTick(now) });
+    this.driver.onLeaderChange((c) => {
+      if (c.role !== 'leader' && this.controller.isActive) this.deactivate();
+    });
+  }
+
+  /** The image of every committed metadata batch applied here. */
+  get image(): MetadataImage {
+    return this.controller.committedImage;
+  }
+
+  /** Called after every applied batch with the new committed image. */
+  onImage(listener: (image: MetadataImage) => void): void {
+    this.imageListeners.push(listener);
+  }
+
+  get isActiveController(): boolean {
+    return this.controller.isActive;
+  }
+
+  // ---- QuorumStateMachine ----
+
+  restore(snapshot: Snapshot): void {
+    this.controller = new MetadataController(this.opts.controller, loadSnapshot(snapshot.data, snapshot.meta.id));
+    this.publish();
+  }
+
+  apply(entries: readonly Entry[]): void {
+    let changed = false;
+    for (const e of entries) {
+      if (e.kind === 'leaderChange') {
+        const s = this.driver.status();
+        if (s.role === 'leader' && s.epoch === e.epoch && !this.controller.isActive) this.controller.activate(e.epoch, Date.now());
+      } else if (e.kind === 'data') {
+        if (this.controller.isActive) this.complete(this.controller.committed(e.offset));
+        else this.controller.replay(decodeBatch(e.data), e.offset, e.epoch);
+        changed = true;
+      }
+    }
+    if (changed) this.publish();
+  }
+
+  snapshot(): Uint8Array {
+    return encodeSnapshot(this.controller.committedImage);
+  }
+
+  // ---- controller requests (answered NOT_CONTROLLER unless this node is the active controller) ----
+
+  registerBroker(req: RegisterBrokerRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.registerBroker(req, next, Date.now()));
+  }
+
+  heartbeat(req: HeartbeatRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.heartbeat(req, next, Date.now()));
+  }
+
+  allocateProducerIds(brokerId: number, brokerEpoch: number): Promise<ControllerReply> {
+    return this.run((next) => this.controller.allocateProducerIds(brokerId, brokerEpoch, next));
+  }
+
+  createTopics(topics: readonly CreatableTopic[], validateOnly: boolean): Promise<ControllerReply> {
+    return this.run((next) => this.controller.createTopics(topics, validateOnly, next));
+  }
+
+  createPartitions(requests: Parameters<MetadataController['createPartitions']>[0], validateOnly: boolean): Promise<ControllerReply> {
+    return this.run((next) => this.controller.createPartitions(requests, validateOnly, next));
+  }
+
+  deleteTopics(names: readonly string[]): Promise<ControllerReply> {
+    return this.run((next) => this.controller.deleteTopics(names, next));
+  }
+
+  alterConfigs(req: AlterConfigsRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterConfigs(req, next));
+  }
+
+  stop(): Promise<void> {
+    return this.driver.stop();
+  }
+
+  /**
+   * Hands the controller the offset its batch will get, proposes the batch there and keeps the
+   * reply until it commits. Rejects with QuorumProposalError (NOT_CONTROLLER and the leader hint).
+   */
+  private run(decide: (nextOffset: number) => Outcome): Promise<ControllerReply> {
+    if (!this.controller.isActive) return Promise.reject(this.notController());
+    const outcome = decide(this.driver.status().logEndOffset);
+    if (outcome.kind === 'answered') return Promise.resolve(outcome.reply);
+    const offset = this.propose(outcome.offset, outcome);
+    return new Promise((resolve, reject) => this.waiting.set(offset, { resolve, reject }));
+  }
+
+  /** Proposes `outcome`'s records at `offset`, undoing the controller's pending batch if the core refuses. */
+  private propose(offset: number, outcome: Outcome & { kind: 'propose' }): number {
+    let proposal: Proposal;
+    try {
+      proposal = this.driver.proposeAt(encodeBatch(outcome.records));
+    } catch (err) {
+      this.controller.refused(offset);
+      throw err;
+    }
+    if (proposal.offset !== offset) throw new Error(`the core appended at ${proposal.offset}, not at the ${offset} the controller was given`);
+    // Loss is reported through deactivate(); the driver's own rejection carries nothing more.
+    proposal.committed.catch(() => undefined);
+    return offset;
+  }
+
+  private onTick(now: number): void {
+    if (!this.controller.isActive) return;
+    const outcome = this.controller.expireSessions(this.driver.status().logEndOffset, now);
+    if (outcome === null || outcome.kind !== 'propose') return;
+    try {
+      this.propose(outcome.offset, outcome);
+    } catch (err) {
+      if (!(err instanceof KafkaError)) throw err;
+      this.log.debug({ err }, 'session expiry not proposed');
+    }
+  }
+
+  private complete(done: readonly Completion[]): void {
+    for (const c of done) {
+      const w = this.waiting.get(c.offset);
+      if (w === undefined) continue;
+      this.waiting.delete(c.offset);
+      if (c.reply !== null) w.resolve(c.reply);
+    }
+  }
+
+  private deactivate(): void {
+    const err = this.notController();
+    for (const offset of this.controller.deactivate()) {
+      this.waiting.get(offset)?.reject(err);
+      this.waiting.delete(offset);
+    }
+    this.publish();
+  }
+
+  private notController(): QuorumProposalError {
+    const leader = this.driver.leader;
+    return new QuorumProposalError(ErrorCode.NOT_CONTROLLER, leader.role === 'leader' ? -1 : leader.leaderId, 'this node is not the active controller');
+  }
+
+  private publish(): void {
+    const image = this.controller.committedImage;
+    for (const listener of this.imageListeners) listener(image);
+  }
+}

@@ -1,0 +1,317 @@
+// The controller listener (main thread): KRaft's CONTROLLER listener, a KafkaServer of its own so
+// quorum traffic never queues behind client traffic. It serves the quorum APIs (Vote,
+// BeginQuorumEpoch, EndQuorumEpoch, Fetch of __cluster_metadata, FetchSnapshot) through the
+// driver's inbound hook, DescribeQuorum from the driver's status, AddRaftVoter/RemoveRaftVoter,
+// and the controller RPCs brokers send (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds,
+// and CreateTopics/DeleteTopics/CreatePartitions forwarded by brokers), each answered once its
+// records commit, NOT_CONTROLLER when this node is not the active controller or stops being it
+// first. ApiVersions lists exactly these APIs.
+import type { Logger } from 'pino';
+import type { MetadataQuorum } from '../actors/quorum/metadata_quorum.js';
+import type { QuorumDriver } from '../actors/quorum/quorum_driver.js';
+import type { ControllerReply, TopicResult } from '../cluster/metadata/controller.js';
+import type { DescriptorBudget } from '../common/descriptor_budget.js';
+import { QuorumApiKey, type QuorumRequest } from '../coordinator/raft/quorum_wire.js';
+import type { NodeId } from '../coordinator/raft/types.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
+import { AddRaftVoterApi, type AddRaftVoterRequest } from '../protocol/apis/add_raft_voter.js';
+import { AllocateProducerIdsApi, type AllocateProducerIdsRequest, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
+import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
+import { BrokerHeartbeatApi, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse } from '../protocol/apis/broker_heartbeat.js';
+import { BrokerRegistrationApi, type BrokerRegistrationRequest, type BrokerRegistrationResponse } from '../protocol/apis/broker_registration.js';
+import { CreatePartitionsApi, type CreatePartitionsRequest, type CreatePartitionsResponse } from '../protocol/apis/create_partitions.js';
+import { CreateTopicsApi, type CreateTopicsRequest, type CreateTopicsResponse } from '../protocol/apis/create_topics.js';
+import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../protocol/apis/delete_topics.js';
+import { DescribeQuorumApi, type DescribeQuorumReplicaState, type DescribeQuorumRequest, type DescribeQuorumResponse } from '../protocol/apis/describe_quorum.js';
+import { apiByKey } from '../protocol/apis/index.js';
+import { METADATA_TOPIC_NAME, type RaftVoterChangeResponse } from '../protocol/apis/quorum_common.js';
+import { RemoveRaftVoterApi, type RemoveRaftVoterRequest } from '../protocol/apis/remove_raft_voter.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
+import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire } from './handler.js';
+import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
+import { KafkaServer, type KafkaServerOptions } from './kafka_server.js';
+
+/** A controller's listener address, as `--controller-voters` names it. */
+export interface ControllerEndpoint {
+  readonly id: NodeId;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** KRaft's name for the listener DescribeQuorum v2 reports. */
+const LISTENER_NAME = 'CONTROLLER';
+
+const QUORUM_KEYS = [QuorumApiKey.fetch, QuorumApiKey.vote, QuorumApiKey.beginQuorumEpoch, QuorumApiKey.endQuorumEpoch, QuorumApiKey.fetchSnapshot] as const;
+
+// ---- DescribeQuorum (also served on the client listener) ----
+
+export interface DescribeQuorumDeps {
+  readonly driver: Pick<QuorumDriver, 'status' | 'tickToMs'>;
+  /** Controller listeners by node id, for v2's node list. */
+  readonly endpoints: readonly ControllerEndpoint[];
+}
+
+/**
+ * The leader's view of the quorum, as KRaft answers DescribeQuorum: voters and observers with
+ * their log end offsets and last fetch / caught-up times. A node that is not the leader answers
+ * NOT_LEADER_OR_FOLLOWER for the partition, naming the leader it knows.
+ */
+export const describeQuorumHandler = handler({
+  api: DescribeQuorumApi,
+  handle(_ctx, req: DescribeQuorumRequest, deps: DescribeQuorumDeps): Wire<DescribeQuorumResponse> {
+    const s = deps.driver.status();
+    const now = Date.now();
+    const byId = new Map(s.replicas.map((r) => [r.id, r]));
+    const state = (id: NodeId): DescribeQuorumReplicaState => {
+      if (id === s.leaderId) return { replicaId: id, replicaDirectoryId: ZERO_UUID, logEndOffset: s.logEndOffset, lastFetchTimestamp: now, lastCaughtUpTimestamp: now };
+      const r = byId.get(id);
+      return {
+        replicaId: id,
+        replicaDirectoryId: ZERO_UUID,
+        logEndOffset: r?.logEndOffset ?? -1,
+        lastFetchTimestamp: deps.driver.tickToMs(r?.lastFetchTick ?? -1),
+        lastCaughtUpTimestamp: deps.driver.tickToMs(r?.lastCaughtUpTick ?? -1),
+      };
+    };
+    const leading = s.role === 'leader';
+    const topics = req.topics.map((t) => ({
+      topicName: t.topicName,
+      partitions: t.partitions.map(({ partitionIndex }) => {
+        const base = { partitionIndex, leaderId: s.leaderId, leaderEpoch: s.epoch, highWatermark: -1, currentVoters: [], observers: [] };
+        if (t.topicName !== METADATA_TOPIC_NAME || partitionIndex !== 0) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null };
+        if (!leading) return { ...base, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: 'this node is not the quorum leader' };
+        return {
+          ...base,
+          errorCode: 0,
+          errorMessage: null,
+          highWatermark: s.highWatermark,
+          currentVoters: s.voters.map(state),
+          observers: s.replicas.filter((r) => !r.voter).map((r) => state(r.id)),
+        };
+      }),
+    }));
+    const nodes = deps.endpoints.map((e) => ({ nodeId: e.id, listeners: [{ name: LISTENER_NAME, host: e.host, port: e.port }] }));
+    return { errorCode: 0, errorMessage: null, topics, nodes };
+  },
+});
+
+// ---- the controller listener's own handlers ----
+
+export interface ControllerHandlerDeps {
+  readonly quorum: MetadataQuorum;
+  readonly clusterId: string;
+  readonly endpoints: readonly ControllerEndpoint[];
+}
+
+/** The error code a failed controller or quorum call answers with. */
+function codeOf(err: unknown): { errorCode: ErrorCode; errorMessage: string } {
+  if (!(err instanceof KafkaError)) throw err;
+  return { errorCode: err.code, errorMessage: err.message };
+}
+
+function foreignCluster(clusterId: string | null, deps: ControllerHandlerDeps): boolean {
+  return clusterId !== null && clusterId !== deps.clusterId;
+}
+
+/** Awaits a controller reply of `kind`, or turns a refusal (NOT_CONTROLLER, ...) into `refuse`'s answer. */
+async function reply<K extends ControllerReply['kind'], R>(
+  call: Promise<ControllerReply>,
+  kind: K,
+  answer: (r: Extract<ControllerReply, { kind: K }>) => R,
+  refuse: (errorCode: ErrorCode) => R,
+): Promise<R> {
+  let r: ControllerReply;
+  try {
+    r = await call;
+  } catch (err) {
+    return refuse(codeOf(err).errorCode);
+  }
+  if (r.kind !== kind) throw new Error(`controller answered ${r.kind} to a ${kind} request`);
+  return answer(r as Extract<ControllerReply, { kind: K }>);
+}
+
+const brokerRegistrationHandler = handler({
+  api: BrokerRegistrationApi,
+  handle(_ctx, req: BrokerRegistrationRequest, deps: ControllerHandlerDeps): Promise<Wire<BrokerRegistrationResponse>> {
+    const refuse = (errorCode: ErrorCode): Wire<BrokerRegistrationResponse> => ({ throttleTimeMs: 0, errorCode, brokerEpoch: -1 });
+    if (foreignCluster(req.clusterId, deps)) return Promise.resolve(refuse(ErrorCode.INCONSISTENT_CLUSTER_ID));
+    const call = deps.quorum.registerBroker({
+      brokerId: req.brokerId,
+      incarnationId: req.incarnationId,
+      endpoints: req.listeners.map((l) => ({ name: l.name, host: l.host, port: l.port, securityProtocol: l.securityProtocol })),
+      rack: req.rack,
+    });
+    return reply(call, 'registerBroker', (r) => ({ throttleTimeMs: 0, errorCode: r.errorCode, brokerEpoch: r.brokerEpoch }), refuse);
+  },
+});
+
+const brokerHeartbeatHandler = handler({
+  api: BrokerHeartbeatApi,
+  handle(_ctx, req: BrokerHeartbeatRequest, deps: ControllerHandlerDeps): Promise<Wire<BrokerHeartbeatResponse>> {
+    const call = deps.quorum.heartbeat({
+      brokerId: req.brokerId,
+      brokerEpoch: req.brokerEpoch,
+      currentMetadataOffset: req.currentMetadataOffset,
+      wantFence: req.wantFence,
+      wantShutDown: req.wantShutDown,
+    });
+    return reply(
+      call,
+      'heartbeat',
+      (r) => ({ throttleTimeMs: 0, errorCode: r.errorCode, isCaughtUp: r.isCaughtUp, isFenced: r.isFenced, shouldShutDown: r.shouldShutDown }),
+      (errorCode) => ({ throttleTimeMs: 0, errorCode, isCaughtUp: false, isFenced: true, shouldShutDown: false }),
+    );
+  },
+});
+
+const allocateProducerIdsHandler = handler({
+  api: AllocateProducerIdsApi,
+  handle(_ctx, req: AllocateProducerIdsRequest, deps: ControllerHandlerDeps): Promise<Wire<AllocateProducerIdsResponse>> {
+    return reply(
+      deps.quorum.allocateProducerIds(req.brokerId, req.brokerEpoch),
+      'allocateProducerIds',
+      (r) => ({ throttleTimeMs: 0, errorCode: r.errorCode, producerIdStart: r.producerIdStart, producerIdLen: r.producerIdLen }),
+      (errorCode) => ({ throttleTimeMs: 0, errorCode, producerIdStart: -1, producerIdLen: 0 }),
+    );
+  },
+});
+
+/** The per-topic results of a topic change, or every topic refused with one code. */
+function topicResults(call: Promise<ControllerReply>, names: readonly string[]): Promise<readonly TopicResult[]> {
+  return reply(call, 'topics', (r) => r.results, (errorCode) =>
+    names.map((name) => ({ name, errorCode, message: null, topicId: ZERO_UUID, partitions: -1, replicationFactor: -1 } as TopicResult)));
+}
+
+const forwardedCreateTopicsHandler = handler({
+  api: CreateTopicsApi,
+  async handle(_ctx, req: CreateTopicsRequest, deps: ControllerHandlerDeps): Promise<Wire<CreateTopicsResponse>> {
+    const topics = req.topics.map((t) => {
+      const configs: Record<string, string> = {};
+      for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
+      const assignment = t.assignments.length > 0 ? [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex).map((a) => a.brokerIds) : null;
+      return { name: t.name, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor, assignment, configs };
+    });
+    const results = await topicResults(deps.quorum.createTopics(topics, req.validateOnly), topics.map((t) => t.name));
+    return {
+      throttleTimeMs: 0,
+      topics: results.map((r) => ({
+        name: r.name, topicId: r.topicId, errorCode: r.errorCode, errorMessage: r.message,
+        numPartitions: r.partitions, replicationFactor: r.replicationFactor, configs: null,
+      })),
+    };
+  },
+});
+
+const forwardedDeleteTopicsHandler = handler({
+  api: DeleteTopicsApi,
+  async handle(ctx, req: DeleteTopicsRequest, deps: ControllerHandlerDeps): Promise<Wire<DeleteTopicsResponse>> {
+    const image = deps.quorum.image;
+    const names = ctx.version >= 6 ? req.topics.map((t) => t.name ?? image.topicsById.get(t.topicId)?.name ?? null) : req.topicNames;
+    const known = names.filter((n): n is string => n !== null);
+    const results = new Map((await topicResults(deps.quorum.deleteTopics(known), known)).map((r) => [r.name, r]));
+    return {
+      throttleTimeMs: 0,
+      responses: names.map((name, i) => {
+        if (name === null) return { name: null, topicId: req.topics[i]!.topicId, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: 'unknown topic id' };
+        const r = results.get(name);
+        return { name, topicId: r?.topicId ?? ZERO_UUID, errorCode: r?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: r?.message ?? null };
+      }),
+    };
+  },
+});
+
+const forwardedCreatePartitionsHandler = handler({
+  api: CreatePartitionsApi,
+  async handle(_ctx, req: CreatePartitionsRequest, deps: ControllerHandlerDeps): Promise<Wire<CreatePartitionsResponse>> {
+    const asks = req.topics.map((t) => ({ name: t.name, count: t.count, assignment: t.assignments?.map((a) => a.brokerIds) ?? null }));
+    const results = await topicResults(deps.quorum.createPartitions(asks, req.validateOnly), asks.map((a) => a.name));
+    return { throttleTimeMs: 0, results: results.map((r) => ({ name: r.name, errorCode: r.errorCode, errorMessage: r.message })) };
+  },
+});
+
+/** AddRaftVoter / RemoveRaftVoter: answered once the voters entry commits (KIP-853). */
+function voterChange(clusterId: string | null, deps: ControllerHandlerDeps, change: () => Promise<number>): Promise<Wire<RaftVoterChangeResponse>> {
+  if (foreignCluster(clusterId, deps)) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_CLUSTER_ID, errorMessage: null });
+  return change().then(
+    () => ({ throttleTimeMs: 0, errorCode: 0, errorMessage: null }),
+    (err: unknown) => ({ throttleTimeMs: 0, ...codeOf(err) }),
+  );
+}
+
+const addRaftVoterHandler = handler({
+  api: AddRaftVoterApi,
+  handle: (_ctx, req: AddRaftVoterRequest, deps: ControllerHandlerDeps) => voterChange(req.clusterId, deps, () => deps.quorum.driver.addVoter(req.voterId)),
+});
+
+const removeRaftVoterHandler = handler({
+  api: RemoveRaftVoterApi,
+  handle: (_ctx, req: RemoveRaftVoterRequest, deps: ControllerHandlerDeps) => voterChange(req.clusterId, deps, () => deps.quorum.driver.removeVoter(req.voterId)),
+});
+
+/** A quorum API handed to the driver's inbound hook, which answers with the core's response. */
+function quorumHandler(apiKey: QuorumRequest['apiKey'], driver: QuorumDriver): BoundHandler {
+  return {
+    api: apiByKey.get(apiKey)! as BoundHandler['api'],
+    barrier: false,
+    handle: async (ctx, body) => (await driver.inbound.receive({ apiKey, version: ctx.version, body } as QuorumRequest)).body,
+  };
+}
+
+/** Every API the controller listener serves, and so what its ApiVersions lists. */
+export const CONTROLLER_APIS: readonly AnyApi[] = [
+  ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
+  BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, CreateTopicsApi, DeleteTopicsApi, CreatePartitionsApi,
+] as readonly AnyApi[];
+
+export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
+  const bound = [
+    bindHandler(apiVersionsHandler, { apiKeys: apiKeysOf(CONTROLLER_APIS) }),
+    ...QUORUM_KEYS.map((key) => quorumHandler(key, deps.quorum.driver)),
+    bindHandler(describeQuorumHandler, { driver: deps.quorum.driver, endpoints: deps.endpoints }),
+    bindHandler(addRaftVoterHandler, deps),
+    bindHandler(removeRaftVoterHandler, deps),
+    bindHandler(brokerRegistrationHandler, deps),
+    bindHandler(brokerHeartbeatHandler, deps),
+    bindHandler(allocateProducerIdsHandler, deps),
+    bindHandler(forwardedCreateTopicsHandler, deps),
+    bindHandler(forwardedDeleteTopicsHandler, deps),
+    bindHandler(forwardedCreatePartitionsHandler, deps),
+  ];
+  return new Map(bound.map((h) => [h.api.key, h]));
+}
+
+export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected'>;
+
+/** Limits of the controller listener: few peers and brokers, requests up to a fetch's worth of metadata. */
+const CONTROLLER_LIMITS = {
+  maxConnections: 1024,
+  maxRequestBytes: 16 << 20,
+  maxPartialRequestBytes: 64 << 20,
+  maxInflight: 16,
+  idleTimeoutMs: 10 * 60_000,
+  maxQueuedResponseBytes: 64 << 20,
+} as const;
+
+export interface ControllerListenerOptions {
+  readonly host: string;
+  /** 0: an ephemeral port (the one-voter quorum of a single node). */
+  readonly port: number;
+}
+
+/** Starts the controller listener; resolves with the server and the port it bound. */
+export async function startControllerListener(
+  deps: ControllerHandlerDeps,
+  opts: ControllerListenerOptions,
+  services: { readonly log: Logger; readonly metrics: ControllerMetrics; readonly descriptors: DescriptorBudget },
+): Promise<{ readonly server: KafkaServer; readonly port: number }> {
+  const serverOpts: KafkaServerOptions = { ...CONTROLLER_LIMITS, host: opts.host, port: opts.port };
+  const server = new KafkaServer(
+    { handlers: buildControllerHandlers(deps), metrics: services.metrics, releaseLeases: () => {}, blockedShards: () => [] },
+    serverOpts,
+    services.log,
+    services.descriptors,
+  );
+  const port = await server.listen();
+  return { server, port };
+}
