@@ -161,8 +161,11 @@ function readyLineAfter(logPath: string, from: number): string | null {
   return null;
 }
 
-/** Starts the given nodes together (a quorum needs a majority up before anyone is ready) and waits for all. */
-async function startNodes(dir: string, cluster: DevCluster, ids: readonly number[], timeoutMs: number, io: CliIo): Promise<DevCluster> {
+/**
+ * Starts the given nodes together (a quorum needs a majority up before anyone is ready), records
+ * their pids in cluster.json and waits for all; returns the cluster as saved.
+ */
+export async function startNodes(dir: string, cluster: DevCluster, ids: readonly number[], timeoutMs: number, io: CliIo): Promise<DevCluster> {
   let current = cluster;
   const waits: Promise<void>[] = [];
   for (const id of ids) {
