@@ -212,9 +212,10 @@ export async function waitUntil(what: string, cond: () => boolean | Promise<bool
 
 /**
  * The cluster metadata a node serves, in a canonical form for comparing nodes: brokers, and per
- * topic its id and each partition's leader, epoch, replicas and ISR.
+ * topic its id and each partition's replicas, and unless `leadership` is false its leader, leader
+ * epoch and ISR (which a restart of the brokers legitimately moves).
  */
-export async function metadataDigest(c: ProcessCluster, id: number): Promise<string> {
+export async function metadataDigest(c: ProcessCluster, id: number, leadership = true): Promise<string> {
   const conn = await c.connect(id);
   try {
     const res = await metadata(conn, null);
@@ -223,7 +224,7 @@ export async function metadataDigest(c: ProcessCluster, id: number): Promise<str
       .filter((t) => !t.name?.startsWith('__'))
       .map((t) => ({
         name: t.name, id: t.topicId, error: t.errorCode,
-        partitions: t.partitions.map((p) => [p.partitionIndex, p.leaderId, p.leaderEpoch, p.replicaNodes.join('.'), p.isrNodes.join('.')].join(':')).sort(),
+        partitions: t.partitions.map((p) => [p.partitionIndex, p.replicaNodes.join('.'), ...(leadership ? [p.leaderId, p.leaderEpoch, p.isrNodes.join('.')] : [])].join(':')).sort(),
       }))
       .sort((a, b) => ((a.name ?? '') < (b.name ?? '') ? -1 : 1));
     return JSON.stringify({ brokers, topics });
@@ -233,10 +234,10 @@ export async function metadataDigest(c: ProcessCluster, id: number): Promise<str
 }
 
 /** Waits until every node in `ids` serves the same metadata; returns it. */
-export async function waitSameMetadata(c: ProcessCluster, ids: readonly number[], timeoutMs = 15_000): Promise<string> {
+export async function waitSameMetadata(c: ProcessCluster, ids: readonly number[], timeoutMs = 15_000, leadership = true): Promise<string> {
   let digests: string[] = [];
   await waitUntil(`identical metadata on nodes ${ids.join(',')}`, async () => {
-    digests = await Promise.all(ids.map((id) => metadataDigest(c, id).catch((err: unknown) => `error: ${String(err)}`)));
+    digests = await Promise.all(ids.map((id) => metadataDigest(c, id, leadership).catch((err: unknown) => `error: ${String(err)}`)));
     return digests.every((d) => d === digests[0] && !d.startsWith('error'));
   }, timeoutMs).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}: ${digests.join('\n')}`);
