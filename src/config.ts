@@ -14,6 +14,20 @@ import { IO_MODES, type IoMode } from './native/addon.js';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** What a process does in a cluster (KRaft's process.roles). */
+export const NODE_ROLES = ['broker', 'controller'] as const;
+export type NodeRole = (typeof NODE_ROLES)[number];
+
+/** One member of the static controller quorum: its node id and controller listener. */
+export interface ControllerVoter {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Bound on --controller-voters entries: every voter is a connection and a Raft replica. */
+export const MAX_CONTROLLER_VOTERS = 32;
+
 export interface BrokerConfig {
   readonly dataDir: string;
   /** Normalized HOST:PORT (IPv6 hosts in brackets); kafkaHost/kafkaPort are its parts. */
@@ -24,6 +38,25 @@ export interface BrokerConfig {
   readonly adminHost: string;
   readonly adminPort: number;
   readonly nodeId: number;
+  /**
+   * The static controller quorum (KRaft's controller.quorum.voters); empty: this node alone is a
+   * one-voter quorum on an ephemeral loopback controller port.
+   */
+  readonly controllerVoters: readonly ControllerVoter[];
+  /** Never empty once resolved: unset means broker+controller for a voter, broker otherwise. */
+  readonly roles: readonly NodeRole[];
+  /**
+   * This node's controller listener HOST:PORT: its entry in controllerVoters unless set, port 0
+   * on loopback with no voters, '' for a node without the controller role.
+   */
+  readonly controllerAddr: string;
+  readonly controllerHost: string;
+  readonly controllerPort: number;
+  readonly rack: string | null;
+  readonly metadataSnapshotRecords: number;
+  readonly metadataSnapshotBytes: number;
+  readonly brokerHeartbeatIntervalMs: number;
+  readonly brokerSessionTimeoutMs: number;
   readonly shards: number;
   readonly flush: FlushPolicy;
   /** Storage I/O backend of the shards; 'native' fails startup when the io_uring addon is unavailable. */
@@ -94,7 +127,7 @@ export class ConfigError extends Error {
 
 // ---- option table ----------------------------------------------------------------------------
 
-type DerivedKey = 'kafkaHost' | 'kafkaPort' | 'adminHost' | 'adminPort';
+type DerivedKey = 'kafkaHost' | 'kafkaPort' | 'adminHost' | 'adminPort' | 'controllerHost' | 'controllerPort';
 type OptionKey = Exclude<keyof BrokerConfig, DerivedKey>;
 type Printable = string | number | boolean;
 
@@ -220,11 +253,80 @@ const logLevel: Option<LogLevel> = {
   },
 };
 
+/** `id@host:port,...` (KRaft's controller.quorum.voters); ids distinct. */
+const controllerVoters: Option<readonly ControllerVoter[]> = {
+  help: 'the controller quorum, ID@HOST:PORT of each voter\'s controller listener (Kafka\'s controller.quorum.voters); unset: a one-voter quorum of this node',
+  hint: 'ID@HOST:PORT,...',
+  default: () => [],
+  parse(raw) {
+    if (raw.trim() === '') return [];
+    const entries = raw.split(',');
+    if (entries.length > MAX_CONTROLLER_VOTERS) throw new InvalidValue(`at most ${MAX_CONTROLLER_VOTERS} voters, got ${entries.length}`);
+    const voters: ControllerVoter[] = [];
+    for (const entry of entries) {
+      const m = /^(\d+)@(.+)$/.exec(entry.trim());
+      if (m === null) throw new InvalidValue(`"${entry}" must be ID@HOST:PORT`);
+      const id = parseInteger(m[1] ?? '');
+      if (id > INT32_MAX) throw new InvalidValue(`voter id ${id} is out of range [0, ${INT32_MAX}]`);
+      if (voters.some((v) => v.id === id)) throw new InvalidValue(`voter id ${id} appears twice`);
+      const { host, port } = splitHostPort(m[2] ?? '');
+      if (port === 0) throw new InvalidValue(`voter ${id} needs a fixed port, not 0`);
+      voters.push({ id, host, port });
+    }
+    return voters;
+  },
+  format: (voters) => voters.map((v) => `${v.id}@${joinHostPort(v.host, v.port)}`).join(','),
+};
+
+/** Empty (or '') until derived: the default depends on whether this node is a voter. */
+const roles: Option<readonly NodeRole[]> = {
+  help: 'broker, controller or broker,controller (Kafka\'s process.roles); default: both for a voter, broker otherwise',
+  hint: 'ROLES',
+  default: () => [],
+  parse(raw) {
+    const out: NodeRole[] = [];
+    if (raw.trim() === '') return out;
+    for (const name of raw.split(',')) {
+      const role = NODE_ROLES.find((r) => r === name.trim());
+      if (role === undefined) throw new InvalidValue(`"${name}" must be one of ${NODE_ROLES.join(', ')}`);
+      if (!out.includes(role)) out.push(role);
+    }
+    return out;
+  },
+  format: (r) => r.join(','),
+};
+
+/** '' (unset) until derived from the voters list. */
+const controllerAddr: Option<string> = {
+  ...address('this node\'s controller listener HOST:PORT to bind (default: its entry in controller-voters)', ''),
+  parse: (raw) => (raw.trim() === '' ? '' : address('', '').parse(raw)),
+};
+
+const rack: Option<string | null> = {
+  help: 'rack of this broker, for rack-aware replica placement (Kafka\'s broker.rack)',
+  hint: 'RACK',
+  default: () => null,
+  parse(raw) {
+    if (raw.trim() === '') return null;
+    if (raw.length > 255) throw new InvalidValue('must be at most 255 characters');
+    return raw;
+  },
+  format: (r) => r ?? '',
+};
+
 const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   dataDir: text('directory holding partition logs and checkpoints', 'DIR', './sluice-data'),
   kafkaAddr: address('Kafka protocol listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9092'),
   adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
   nodeId: int('this broker\'s node id', 0, 0, INT32_MAX),
+  controllerVoters,
+  roles,
+  controllerAddr,
+  rack,
+  metadataSnapshotRecords: int('records applied between metadata snapshots (Kafka counts bytes: metadata.log.max.record.bytes.between.snapshots)', 10000, 1, INT32_MAX),
+  metadataSnapshotBytes: int('record bytes applied between metadata snapshots (Kafka\'s metadata.log.max.record.bytes.between.snapshots)', 20971520, 1024, Number.MAX_SAFE_INTEGER),
+  brokerHeartbeatIntervalMs: int('how often a broker heartbeats to the active controller (ms; Kafka\'s broker.heartbeat.interval.ms)', 2000, 10, MAX_TIMER_MS),
+  brokerSessionTimeoutMs: int('a broker without a heartbeat this long is fenced (ms; Kafka\'s broker.session.timeout.ms)', 9000, 20, MAX_TIMER_MS),
   shards: int('number of shard worker threads', () => availableParallelism(), 1, 256),
   flush,
   io,
@@ -460,11 +562,51 @@ const RELATIONS: readonly Relation[] = [
       `group-min-session-timeout-ms (${c.groupMinSessionTimeoutMs}) must not exceed group-max-session-timeout-ms (${c.groupMaxSessionTimeoutMs})`,
   },
   {
+    keys: ['brokerHeartbeatIntervalMs', 'brokerSessionTimeoutMs'],
+    holds: (c) => c.brokerHeartbeatIntervalMs < c.brokerSessionTimeoutMs,
+    message: (c) =>
+      `broker-heartbeat-interval-ms (${c.brokerHeartbeatIntervalMs}) must be less than broker-session-timeout-ms (${c.brokerSessionTimeoutMs}), or every broker is fenced between heartbeats`,
+  },
+  {
+    keys: ['roles', 'controllerVoters', 'nodeId'],
+    holds: (c) => !c.roles.includes('controller') || c.controllerVoters.length === 0 || isVoter(c),
+    message: (c) => `node ${c.nodeId} has the controller role but is not in controller-voters`,
+  },
+  {
+    // Without voters this node is the whole quorum, so it must run it.
+    keys: ['roles', 'controllerVoters'],
+    holds: (c) => c.controllerVoters.length > 0 || c.roles.length === 0 || (c.roles.includes('broker') && c.roles.includes('controller')),
+    message: (c) => `roles ${c.roles.join(',')} without controller-voters: a single node must be broker,controller`,
+  },
+  {
+    keys: ['controllerAddr', 'controllerVoters', 'roles'],
+    holds: (c) => c.controllerAddr === '' || derivedRoles(c).includes('controller'),
+    message: (c) => `controller-addr is set but node ${c.nodeId} runs no controller (not in controller-voters, or roles lack controller)`,
+  },
+  {
     keys: ['kafkaAddr', 'adminAddr'],
     holds: (c) => c.kafkaAddr !== c.adminAddr || splitHostPort(c.kafkaAddr).port === 0,
     message: (c) => `kafka-addr and admin-addr are both ${c.kafkaAddr}`,
   },
 ];
+
+function isVoter(c: Pick<Resolved, 'controllerVoters' | 'nodeId'>): boolean {
+  return c.controllerVoters.some((v) => v.id === c.nodeId);
+}
+
+/** Roles as set, or their default: both for a voter or a lone node, broker for an observer. */
+function derivedRoles(c: Resolved): readonly NodeRole[] {
+  if (c.roles.length > 0) return c.roles;
+  return c.controllerVoters.length === 0 || isVoter(c) ? NODE_ROLES : ['broker'];
+}
+
+/** The controller listener to bind, '' for a node without the controller role. */
+function derivedControllerAddr(c: Resolved, roles: readonly NodeRole[]): string {
+  if (!roles.includes('controller')) return '';
+  if (c.controllerAddr !== '') return c.controllerAddr;
+  const self = c.controllerVoters.find((v) => v.id === c.nodeId);
+  return self === undefined ? '127.0.0.1:0' : joinHostPort(self.host, self.port);
+}
 
 function checkRelations(values: Resolved, raws: Map<OptionKey, RawValue>, issues: ConfigIssue[]): void {
   for (const rel of RELATIONS) {
@@ -480,8 +622,15 @@ function checkRelations(values: Resolved, raws: Map<OptionKey, RawValue>, issues
 function expand(values: Resolved): BrokerConfig {
   const kafka = splitHostPort(values.kafkaAddr);
   const admin = splitHostPort(values.adminAddr);
+  const roles = derivedRoles(values);
+  const controllerAddr = derivedControllerAddr(values, roles);
+  const controller = controllerAddr === '' ? { host: '', port: -1 } : splitHostPort(controllerAddr);
   return Object.freeze({
     ...values,
+    roles,
+    controllerAddr,
+    controllerHost: controller.host,
+    controllerPort: controller.port,
     kafkaHost: kafka.host,
     kafkaPort: kafka.port,
     adminHost: admin.host,
@@ -494,6 +643,7 @@ function sourcesOf(raws: Map<OptionKey, RawValue>): ConfigSources {
   for (const key of OPTION_KEYS) sources[key] = raws.get(key)?.source ?? 'default';
   sources.kafkaHost = sources.kafkaPort = sources.kafkaAddr;
   sources.adminHost = sources.adminPort = sources.adminAddr;
+  sources.controllerHost = sources.controllerPort = sources.controllerAddr;
   return sources;
 }
 

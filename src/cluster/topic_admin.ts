@@ -99,7 +99,15 @@ export class TopicAdmin {
     const assignment = placeReplicas(live, 0, partitions, Math.min(this.config.defaultReplicationFactor, live.length));
     // The broker's own topics are needed whatever the budget says: their descriptors come first.
     this.descriptors.acquire('partitions', partitions * PARTITION_FDS);
-    return (await this.apply({ kind: 'createTopic', name, configs, assignment }, assignment[0]!.length)).topic;
+    try {
+      return (await this.apply({ kind: 'createTopic', name, configs, assignment }, assignment[0]!.length)).topic;
+    } catch (err) {
+      // In a cluster every broker creates it on its first start; the first one's wins.
+      const created = err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS ? this.view.topic(name) : undefined;
+      if (created === undefined) throw err;
+      this.descriptors.release('partitions', partitions * PARTITION_FDS);
+      return created;
+    }
   }
 
   /** Grows a topic to `total` partitions; `assignment` (or null) gives the new partitions' replicas. */

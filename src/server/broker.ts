@@ -1,7 +1,8 @@
-// Assembles a single-node broker: topic table and cluster id from the data dir behind the
-// cluster view, one shard worker per configured shard, the topic front end and the partition
+// Assembles a broker: topic table and cluster id from the data dir behind the cluster view (or,
+// with --controller-voters, the metadata quorum's image: see cluster_node.ts), one shard worker per configured shard, the topic front end and the partition
 // reconciler (which reopens partition actors, with log recovery, on their shards), the request
-// handlers bound to their dependencies, the Kafka listener and the admin HTTP server. stop() reverses it: stop accepting, finish
+// handlers bound to their dependencies, the Kafka listener (in cluster mode only once the controller unfenced this broker and its
+// image shows it) and the admin HTTP server. stop() reverses it: stop accepting, finish
 // in-flight requests, let shards commit and checkpoint, then exit.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
-import { OFFSETS_TOPIC } from '../cluster/cluster_view.js';
+import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
 import { LocalClusterView } from '../cluster/local_view.js';
 import { LocalMetadataStore } from '../cluster/metadata_store.js';
 import { TopicAdmin } from '../cluster/topic_admin.js';
@@ -29,6 +30,7 @@ import { selectSender } from '../net/native_sender.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
+import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit } from './descriptor_limit.js';
 
 export interface Broker {
@@ -37,14 +39,15 @@ export interface Broker {
   stop(): Promise<void>;
 }
 
-function loadClusterId(metaDir: string): string {
+/** The data dir's cluster id; a new one is `fresh` (cluster mode: derived from the voters) or random. */
+function loadClusterId(metaDir: string, fresh: string | null): string {
   const file = join(metaDir, 'cluster_id');
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const id = randomBytes(16).toString('base64url');
+  const id = fresh ?? randomBytes(16).toString('base64url');
   writeFileSync(file, id);
   return id;
 }
@@ -138,16 +141,34 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   router.attach(hosts);
   const io = await awaitShards(hosts);
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
-  const cluster = new LocalClusterView(loadClusterId(metaDir), { id: config.nodeId, host: config.kafkaHost, port: config.kafkaPort, rack: null }, table);
+  const clusterMode = config.controllerVoters.length > 0;
+  const clusterId = loadClusterId(metaDir, clusterMode ? clusterIdOfVoters(config.controllerVoters) : null);
+  // A cluster node registers its Kafka port before the listener opens, so port 0 is resolved first.
+  const kafkaPortWanted = clusterMode && config.kafkaPort === 0 ? await reservePort(config.kafkaHost) : config.kafkaPort;
+  const node = clusterMode
+    ? await startClusterNode(config, {
+        clusterId, kafkaPort: kafkaPortWanted, log: logger, metrics, descriptors,
+        onFatal: () => {
+          process.exitCode = 1;
+          void stop();
+        },
+      })
+    : null;
+  const local = node === null ? new LocalClusterView(clusterId, { id: config.nodeId, host: config.kafkaHost, port: config.kafkaPort, rack: config.rack }, table) : null;
+  const cluster: ClusterView = node?.view ?? local!;
   const segments = new SegmentReader(readerCacheFor(descriptors.limit));
   const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir));
-  const topics = new TopicAdmin(config, cluster, new LocalMetadataStore(table, config.nodeId), reconciler, descriptors);
+  const topics = new TopicAdmin(config, cluster, node?.store ?? new LocalMetadataStore(table, config.nodeId), reconciler, descriptors);
   const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {
     const infos = groups.topicInfos();
     return Promise.all(hosts.map((h) => h.control.setTopics(infos)));
   };
   reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
+  if (node !== null) {
+    // Topics other brokers create (or delete) reach this one only through the image.
+    node.follower.onPublish = () => void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
+  }
   const handlers = buildHandlers({
     config,
     cluster,
@@ -156,7 +177,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     router,
     offsets: router,
     segments,
-    producerIds: new ProducerIdAllocator(metaDir),
+    producerIds: node?.producerIds ?? new ProducerIdAllocator(metaDir),
     groups,
     metrics,
     // Every shard's inbound ring has the same size.
@@ -167,7 +188,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     },
   });
   const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards() };
-  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: config.kafkaPort, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender);
+  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
@@ -176,7 +197,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     health: () => ({
       status,
       details: {
-        shards: config.shards, topics: table.size, connections: kafka.connectionCount, io, ioThreads,
+        shards: config.shards, topics: node?.view.image.topicsByName.size ?? table.size, connections: kafka.connectionCount, io, ioThreads,
         descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
       },
     }),
@@ -184,13 +205,18 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
   });
   const started = performance.now();
+  if (node !== null) {
+    // Placing __consumer_offsets needs this broker live, and clients must not see an older image.
+    node.lifecycle.start();
+    await node.lifecycle.unfenced();
+  }
   // Coordinators load with the topic list already in place.
   await pushTopics();
   await reconciler.applied(cluster.revision);
   await groups.start();
-  logger.info({ topics: table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
+  logger.info({ topics: node?.view.image.topicsByName.size ?? table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
   const kafkaPort = await kafka.listen();
-  cluster.setAdvertisedPort(kafkaPort);
+  local?.setAdvertisedPort(kafkaPort);
   status = 'ready';
 
   let stopping: Promise<void> | null = null;
@@ -198,6 +224,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     stopping ??= (async () => {
       status = 'draining';
       await kafka.close();
+      await node?.stop();
       await Promise.all(hosts.map((h) => h.stop()));
       segments.closeAll();
       await admin.close();

@@ -3,7 +3,7 @@
 // so a transactional id is refused instead of half-served.
 import { handler, type Wire } from '../handler.js';
 import { InitProducerIdApi, type InitProducerIdRequest, type InitProducerIdResponse } from '../../protocol/apis/init_producer_id.js';
-import { ErrorCode } from '../../protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 
 export interface InitProducerIdDeps {
@@ -16,6 +16,12 @@ export const initProducerIdHandler = handler({
     if (req.transactionalId !== null) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, producerId: -1, producerEpoch: -1 };
     }
-    return { throttleTimeMs: 0, errorCode: 0, producerId: await deps.producerIds.allocate(), producerEpoch: 0 };
+    try {
+      return { throttleTimeMs: 0, errorCode: 0, producerId: await deps.producerIds.allocate(), producerEpoch: 0 };
+    } catch (err) {
+      // In a quorum the ids come from the controller, which may be unreachable for a while.
+      if (!(err instanceof KafkaError)) throw err;
+      return { throttleTimeMs: 0, errorCode: err.code, producerId: -1, producerEpoch: -1 };
+    }
   },
 });

@@ -186,3 +186,65 @@ test('describeConfig prints every key with value and source', () => {
   assert.match(text, /^flush\s+5\s+flag$/m);
   assert.equal(text.split('\n').length, CONFIG_FLAGS.length);
 });
+
+test('cluster mode: voters parse, a voter defaults to broker,controller on its own voter address', () => {
+  const voters = '1@127.0.0.1:9193,2@127.0.0.1:9293,3@[::1]:9393';
+  const { config, sources } = resolveConfig(['--node-id', '2', '--controller-voters', voters, '--rack', 'r2'], {});
+  assert.deepEqual(config.controllerVoters, [
+    { id: 1, host: '127.0.0.1', port: 9193 },
+    { id: 2, host: '127.0.0.1', port: 9293 },
+    { id: 3, host: '::1', port: 9393 },
+  ]);
+  assert.deepEqual(config.roles, ['broker', 'controller']);
+  assert.equal(sources.roles, 'default');
+  assert.equal(config.controllerAddr, '127.0.0.1:9293');
+  assert.equal(config.controllerPort, 9293);
+  assert.equal(config.rack, 'r2');
+  assert.equal(config.brokerHeartbeatIntervalMs, 2000);
+  assert.equal(config.brokerSessionTimeoutMs, 9000);
+  assert.equal(config.metadataSnapshotRecords, 10000);
+  const printed = describeConfig(config, sources);
+  assert.match(printed, /^controller-voters\s+1@127\.0\.0\.1:9193,2@127\.0\.0\.1:9293,3@\[::1\]:9393\s+flag$/m);
+  assert.match(printed, /^roles\s+broker,controller\s+default$/m);
+});
+
+test('cluster mode: a node outside the voters is a broker-only observer without a controller listener', () => {
+  const { config } = resolveConfig(['--node-id', '7', '--controller-voters', '1@h1:9193'], {});
+  assert.deepEqual(config.roles, ['broker']);
+  assert.equal(config.controllerAddr, '');
+  assert.equal(config.rack, null);
+});
+
+test('single node: no voters means a one-voter quorum on an ephemeral loopback controller port', () => {
+  const { config } = resolveConfig([], {});
+  assert.deepEqual(config.controllerVoters, []);
+  assert.deepEqual(config.roles, ['broker', 'controller']);
+  assert.equal(config.controllerHost, '127.0.0.1');
+  assert.equal(config.controllerPort, 0);
+});
+
+test('cluster mode: bad voter lists and inconsistent roles are refused with the key', () => {
+  const cases: [string[], string, RegExp][] = [
+    [['--controller-voters', '1@h:1,1@h:2'], 'controller-voters', /appears twice/],
+    [['--controller-voters', '1@h'], 'controller-voters', /HOST:PORT/],
+    [['--controller-voters', 'x@h:1'], 'controller-voters', /ID@HOST:PORT/],
+    [['--controller-voters', '1@h:0'], 'controller-voters', /fixed port/],
+    [['--node-id', '4', '--controller-voters', '1@h:1', '--roles', 'controller'], 'roles', /not in controller-voters/],
+    [['--roles', 'broker'], 'roles', /single node must be broker,controller/],
+    [['--roles', 'leader'], 'roles', /must be one of/],
+    [['--node-id', '4', '--controller-voters', '1@h:1', '--controller-addr', '0.0.0.0:9'], 'controller-addr', /runs no controller/],
+    [['--broker-heartbeat-interval-ms', '9000'], 'broker-heartbeat-interval-ms', /less than broker-session-timeout-ms/],
+  ];
+  for (const [argv, key, message] of cases) {
+    const issues = issuesOf(() => resolveConfig(argv, {}));
+    assert.equal(issues.length, 1, `${argv.join(' ')}: ${JSON.stringify(issues)}`);
+    assert.equal(issues[0]!.key, key, argv.join(' '));
+    assert.match(issues[0]!.message, message, argv.join(' '));
+  }
+});
+
+test('cluster mode: an explicit controller-addr binds elsewhere than the advertised voter address', () => {
+  const { config } = resolveConfig(['--node-id', '1', '--controller-voters', '1@10.0.0.1:9193', '--controller-addr', '0.0.0.0:9193', '--roles', 'controller'], {});
+  assert.equal(config.controllerAddr, '0.0.0.0:9193');
+  assert.deepEqual(config.roles, ['controller']);
+});

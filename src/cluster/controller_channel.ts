@@ -1,0 +1,89 @@
+// A broker's requests to the active controller (broker registration and heartbeats, forwarded
+// topic changes, producer-id blocks) as the broker side sees them: one typed request, one typed
+// reply, sent once the request's records committed. Which node is active comes from
+// the local quorum member; the channel carries a request to a named controller over the
+// controller listener. callActiveController adds the one retry rule every caller shares: a
+// controller that is not (or no longer) active answers NOT_CONTROLLER, a lost connection fails
+// the same way, and the request goes again to whichever node the quorum names next, until the
+// caller's deadline. Main thread.
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import type {
+  CreatableTopic, ControllerReply, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest,
+} from './metadata/controller.js';
+
+export type ControllerRequest =
+  | { readonly kind: 'registerBroker'; readonly request: RegisterBrokerRequest }
+  | { readonly kind: 'heartbeat'; readonly request: HeartbeatRequest }
+  | { readonly kind: 'createTopics'; readonly topics: readonly CreatableTopic[] }
+  | { readonly kind: 'createPartitions'; readonly name: string; readonly count: number; readonly assignment: readonly (readonly number[])[] | null }
+  | { readonly kind: 'deleteTopics'; readonly names: readonly string[] }
+  | { readonly kind: 'allocateProducerIds'; readonly brokerId: number; readonly brokerEpoch: number };
+
+export interface ControllerChannel {
+  /** The active controller as the local quorum member last learned it; -1 when none is known. */
+  activeController(): number;
+  /** Resolves when activeController() changes, or after `ms` at the latest. */
+  controllerChange(ms: number): Promise<void>;
+  /**
+   * Sends one request to controller `id`. A node that is not the active controller answers with
+   * NOT_CONTROLLER in the reply; a node that cannot be reached within `timeoutMs` rejects with a
+   * KafkaError (NOT_CONTROLLER when the connection failed, REQUEST_TIMED_OUT when it was silent).
+   */
+  send(id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply>;
+}
+
+/** A controller that lost (or never had) leadership refuses every request, each topic included. */
+function isNotController(reply: ControllerReply): boolean {
+  if (reply.kind === 'topics') return reply.results.length > 0 && reply.results.every((r) => r.errorCode === ErrorCode.NOT_CONTROLLER);
+  return reply.errorCode === ErrorCode.NOT_CONTROLLER;
+}
+
+/** Pause before asking the same controller again when the quorum has not named another yet. */
+export const CONTROLLER_RETRY_BACKOFF_MS = 50;
+
+/**
+ * Sends `request` to the active controller, following leadership changes until `timeoutMs` has
+ * passed; then rejects with REQUEST_TIMED_OUT (or the last NOT_CONTROLLER). Errors other than
+ * NOT_CONTROLLER are the controller's answer and reject at once.
+ */
+export async function callActiveController(channel: ControllerChannel, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply> {
+  const deadline = performance.now() + timeoutMs;
+  let last: KafkaError | null = null;
+  for (;;) {
+    const left = deadline - performance.now();
+    if (left <= 0) throw last ?? new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `no active controller within ${timeoutMs} ms`);
+    const id = channel.activeController();
+    if (id === -1) {
+      await channel.controllerChange(left);
+      continue;
+    }
+    try {
+      const reply = await channel.send(id, request, left);
+      if (!isNotController(reply)) return reply;
+      last = new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} is not the active controller`);
+    } catch (err) {
+      if (!(err instanceof KafkaError) || err.code !== ErrorCode.NOT_CONTROLLER) throw err;
+      last = err;
+    }
+    // Wait for the quorum to name someone else, but not forever: it may name the same node again.
+    if (channel.activeController() === id) await channel.controllerChange(Math.min(CONTROLLER_RETRY_BACKOFF_MS, Math.max(0, deadline - performance.now())));
+  }
+}
+
+/** Runs a broker's request on the (pure) controller, as the active controller serves it. */
+export function runOnController(controller: MetadataController, request: ControllerRequest, nextOffset: number, nowMs: number): Outcome {
+  switch (request.kind) {
+    case 'registerBroker':
+      return controller.registerBroker(request.request, nextOffset, nowMs);
+    case 'heartbeat':
+      return controller.heartbeat(request.request, nextOffset, nowMs);
+    case 'createTopics':
+      return controller.createTopics(request.topics, false, nextOffset);
+    case 'createPartitions':
+      return controller.createPartitions([{ name: request.name, count: request.count, assignment: request.assignment }], false, nextOffset);
+    case 'deleteTopics':
+      return controller.deleteTopics(request.names, nextOffset);
+    case 'allocateProducerIds':
+      return controller.allocateProducerIds(request.brokerId, request.brokerEpoch, nextOffset);
+  }
+}

@@ -1,0 +1,170 @@
+// A broker's connections to the controller listeners (main thread): the broker's requests to the
+// active controller (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds and the forwarded
+// CreateTopics / DeleteTopics / CreatePartitions) as Kafka requests over TCP, one connection per
+// controller opened on first use. Responses arrive in request order; each request has its own
+// deadline. A connection that fails rejects what it carried with NOT_CONTROLLER (the caller asks
+// whichever node the quorum names next) and is opened afresh by the next request. Requests in
+// flight per controller are bounded.
+import { connect as netConnect, type Socket } from 'node:net';
+import type { ControllerRequest } from '../cluster/controller_channel.js';
+import type { ControllerReply, TopicResult } from '../cluster/metadata/controller.js';
+import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
+import { BrokerHeartbeatApi, type BrokerHeartbeatResponse } from '../protocol/apis/broker_heartbeat.js';
+import { BrokerRegistrationApi, type BrokerRegistrationResponse } from '../protocol/apis/broker_registration.js';
+import { CreatePartitionsApi, type CreatePartitionsResponse } from '../protocol/apis/create_partitions.js';
+import { CreateTopicsApi, type CreateTopicsResponse } from '../protocol/apis/create_topics.js';
+import { DeleteTopicsApi, type DeleteTopicsResponse } from '../protocol/apis/delete_topics.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
+import { readResponseHeader } from '../protocol/header.js';
+import { Reader } from '../protocol/reader.js';
+import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
+
+/** Bound on one connection's requests awaiting an answer (a broker sends a handful at a time). */
+export const MAX_CONTROLLER_INFLIGHT = 256;
+const MAX_RESPONSE_BYTES = 16 << 20;
+const CLIENT_ID = 'sluice-broker';
+
+export interface ControllerAddress {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+interface InFlight {
+  readonly api: AnyApi;
+  readonly version: number;
+  readonly correlationId: number;
+  readonly resolve: (body: unknown) => void;
+  readonly reject: (err: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** One controller's connection. */
+class ControllerConnection {
+  private socket: Socket | null = null;
+  private frames = new FrameReader(MAX_RESPONSE_BYTES);
+  private inflight: InFlight[] = [];
+  private nextCorrelation = 0;
+
+  constructor(private readonly address: ControllerAddress) {}
+
+  call(api: AnyApi, version: number, body: unknown, timeoutMs: number): Promise<unknown> {
+    if (this.inflight.length >= MAX_CONTROLLER_INFLIGHT) {
+      return Promise.reject(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${this.inflight.length} requests already wait for controller ${this.address.id}`));
+    }
+    const socket = this.socket ?? this.connect();
+    const correlationId = (this.nextCorrelation = (this.nextCorrelation + 1) | 0);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(socket, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `controller ${this.address.id} did not answer ${api.name} within ${timeoutMs} ms`)), timeoutMs);
+      this.inflight.push({ api, version, correlationId, resolve, reject, timer });
+      for (const chunk of encodeRequestFrame(api, version, correlationId, CLIENT_ID, body)) socket.write(chunk);
+    });
+  }
+
+  close(): void {
+    if (this.socket !== null) this.fail(this.socket, new KafkaError(ErrorCode.NOT_CONTROLLER, 'closed'));
+  }
+
+  private connect(): Socket {
+    const socket = netConnect({ host: this.address.host, port: this.address.port });
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.on('data', (data: Buffer) => {
+      try {
+        this.frames.push(data, (frame) => this.answer(frame));
+      } catch (err) {
+        this.fail(socket, new KafkaError(ErrorCode.NOT_CONTROLLER, `bad answer from controller ${this.address.id}: ${(err as Error).message}`));
+      }
+    });
+    const lost = (): void => this.fail(socket, new KafkaError(ErrorCode.NOT_CONTROLLER, `connection to controller ${this.address.id} lost`));
+    socket.on('error', lost);
+    socket.on('close', lost);
+    return socket;
+  }
+
+  private answer(frame: Buffer): void {
+    const head = this.inflight.shift();
+    if (head === undefined) throw new Error('an answer nobody asked for');
+    clearTimeout(head.timer);
+    const r = new Reader(frame);
+    if (readResponseHeader(r, head.api.key, head.api.isFlexible(head.version)) !== head.correlationId) throw new Error('correlation id out of order');
+    head.resolve(head.api.decodeResponse(head.version, r));
+  }
+
+  /** Every request the connection carried fails with `err`; the next call connects afresh. */
+  private fail(socket: Socket, err: KafkaError): void {
+    if (socket !== this.socket) return;
+    this.socket = null;
+    this.frames = new FrameReader(MAX_RESPONSE_BYTES);
+    socket.destroy();
+    const lost = this.inflight;
+    this.inflight = [];
+    for (const f of lost) {
+      clearTimeout(f.timer);
+      f.reject(err);
+    }
+  }
+}
+
+/** The broker's client of the controller listeners. */
+export class ControllerClient {
+  private readonly connections = new Map<number, ControllerConnection>();
+
+  constructor(
+    controllers: readonly ControllerAddress[],
+    private readonly clusterId: string,
+  ) {
+    for (const c of controllers) this.connections.set(c.id, new ControllerConnection(c));
+  }
+
+  async send(id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply> {
+    const conn = this.connections.get(id);
+    if (conn === undefined) throw new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} has no controller listener`);
+    switch (request.kind) {
+      case 'registerBroker': {
+        const q = request.request;
+        const res = (await conn.call(BrokerRegistrationApi, 3, {
+          brokerId: q.brokerId, clusterId: this.clusterId, incarnationId: q.incarnationId,
+          listeners: q.endpoints.map((e) => ({ ...e })), features: [], rack: q.rack,
+          isMigratingZkBroker: false, logDirs: [], previousBrokerEpoch: -1,
+        }, timeoutMs)) as BrokerRegistrationResponse;
+        return { kind: 'registerBroker', errorCode: res.errorCode as ErrorCode, brokerEpoch: res.brokerEpoch };
+      }
+      case 'heartbeat': {
+        const res = (await conn.call(BrokerHeartbeatApi, 1, { ...request.request, offlineLogDirs: [] }, timeoutMs)) as BrokerHeartbeatResponse;
+        return { kind: 'heartbeat', errorCode: res.errorCode as ErrorCode, isCaughtUp: res.isCaughtUp, isFenced: res.isFenced, shouldShutDown: res.shouldShutDown };
+      }
+      case 'allocateProducerIds': {
+        const res = (await conn.call(AllocateProducerIdsApi, 0, { brokerId: request.brokerId, brokerEpoch: request.brokerEpoch }, timeoutMs)) as AllocateProducerIdsResponse;
+        return { kind: 'allocateProducerIds', errorCode: res.errorCode as ErrorCode, producerIdStart: res.producerIdStart, producerIdLen: res.producerIdLen };
+      }
+      case 'createTopics': {
+        const topics = request.topics.map((t) => ({
+          name: t.name, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor,
+          assignments: (t.assignment ?? []).map((brokerIds, partitionIndex) => ({ partitionIndex, brokerIds: [...brokerIds] })),
+          configs: Object.entries(t.configs).map(([name, value]) => ({ name, value })),
+        }));
+        const res = (await conn.call(CreateTopicsApi, 7, { topics, timeoutMs, validateOnly: false }, timeoutMs)) as CreateTopicsResponse;
+        return topicsReply(res.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, message: t.errorMessage, topicId: t.topicId, partitions: t.numPartitions, replicationFactor: t.replicationFactor })));
+      }
+      case 'createPartitions': {
+        const assignments = request.assignment?.map((brokerIds) => ({ brokerIds: [...brokerIds] })) ?? null;
+        const res = (await conn.call(CreatePartitionsApi, 3, { topics: [{ name: request.name, count: request.count, assignments }], timeoutMs, validateOnly: false }, timeoutMs)) as CreatePartitionsResponse;
+        return topicsReply(res.results.map((r) => ({ name: r.name, errorCode: r.errorCode, message: r.errorMessage, topicId: ZERO_UUID, partitions: request.count, replicationFactor: -1 })));
+      }
+      case 'deleteTopics': {
+        const res = (await conn.call(DeleteTopicsApi, 6, { topics: request.names.map((name) => ({ name, topicId: ZERO_UUID })), topicNames: [], timeoutMs }, timeoutMs)) as DeleteTopicsResponse;
+        return topicsReply(res.responses.map((r) => ({ name: r.name ?? '', errorCode: r.errorCode, message: r.errorMessage, topicId: r.topicId, partitions: -1, replicationFactor: -1 })));
+      }
+    }
+  }
+
+  close(): void {
+    for (const c of this.connections.values()) c.close();
+  }
+}
+
+function topicsReply(results: readonly { name: string; errorCode: number; message: string | null; topicId: string; partitions: number; replicationFactor: number }[]): ControllerReply {
+  return { kind: 'topics', results: results.map((r): TopicResult => ({ ...r, errorCode: r.errorCode as ErrorCode })) };
+}

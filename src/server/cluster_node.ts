@@ -1,0 +1,222 @@
+// The metadata-quorum half of a broker in cluster mode (main thread): the MetadataQuorum (Raft
+// driver plus controller) over `<data-dir>/meta/quorum`, the controller listener when this node
+// is a voter, the ImageClusterView fed by every committed image, and the broker's side of the
+// controller: its lifecycle (registration, heartbeats, the listener gate), the forwarding
+// MetadataStore TopicAdmin proposes to, and producer ids from controller blocks. A request for
+// the active controller goes straight to the local MetadataQuorum when this node is it, and over
+// the controller listener (ControllerClient) otherwise.
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { MetadataQuorum } from '../actors/quorum/metadata_quorum.js';
+import type { QuorumLink } from '../actors/quorum/quorum_driver.js';
+import { BrokerLifecycle } from '../cluster/broker_lifecycle.js';
+import type { ControllerChannel, ControllerRequest } from '../cluster/controller_channel.js';
+import { ControllerProducerIds } from '../cluster/controller_producer_ids.js';
+import { ForwardingMetadataStore } from '../cluster/forwarding_store.js';
+import type { ControllerConfig, ControllerReply } from '../cluster/metadata/controller.js';
+import { ImageClusterView } from '../cluster/metadata/image_view.js';
+import { MetadataImage } from '../cluster/metadata/image.js';
+import { MetadataFollower } from '../cluster/metadata_follower.js';
+import type { DescriptorBudget } from '../common/descriptor_budget.js';
+import type { BrokerConfig, ControllerVoter } from '../config.js';
+import { validateTopicConfigs } from '../coordinator/topic_configs.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
+import { startControllerListener } from '../net/controller_server.js';
+import { ControllerClient } from '../net/controller_client.js';
+import type { KafkaServer } from '../net/kafka_server.js';
+import { QuorumTransport } from '../net/quorum_transport.js';
+
+/** The listener name brokers register and clients are given (security protocol PLAINTEXT). */
+export const CLIENT_LISTENER = 'PLAINTEXT';
+/** How long a forwarded topic change or a producer-id block may take, leader changes included. */
+const CONTROLLER_REQUEST_TIMEOUT_MS = 30_000;
+/** Bound on brokers and partitions the controller admits. */
+const MAX_BROKERS = 1000;
+const MAX_CLUSTER_PARTITIONS = 1_000_000;
+const MAX_PENDING_BATCHES = 1000;
+
+/**
+ * A cluster's id before any node has one: derived from the voters list, so every node of a
+ * cluster started with the same --controller-voters agrees on it without a format step.
+ */
+export function clusterIdOfVoters(voters: readonly ControllerVoter[]): string {
+  const spec = voters.map((v) => `${v.id}@${v.host}:${v.port}`).join(',');
+  return createHash('sha256').update(`sluice-cluster:${spec}`).digest().subarray(0, 16).toString('base64url');
+}
+
+/** A free port on `host`, for a Kafka listener configured with port 0 that must be registered before it opens. */
+export function reservePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function controllerConfigOf(config: BrokerConfig): ControllerConfig {
+  return {
+    sessionTimeoutMs: config.brokerSessionTimeoutMs,
+    maxBrokers: MAX_BROKERS,
+    maxPartitions: MAX_CLUSTER_PARTITIONS,
+    maxPendingBatches: MAX_PENDING_BATCHES,
+    defaultPartitions: config.numPartitions,
+    defaultReplicationFactor: config.defaultReplicationFactor,
+    newTopicId: () => crypto.randomUUID().replace(/-/g, ''),
+    checkTopicConfigs: (configs) => validateTopicConfigs(configs, config),
+  };
+}
+
+/** A request for the active controller run on this process's MetadataQuorum. */
+function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promise<ControllerReply> {
+  switch (request.kind) {
+    case 'registerBroker':
+      return quorum.registerBroker(request.request);
+    case 'heartbeat':
+      return quorum.heartbeat(request.request);
+    case 'createTopics':
+      return quorum.createTopics(request.topics, false);
+    case 'createPartitions':
+      return quorum.createPartitions([{ name: request.name, count: request.count, assignment: request.assignment }], false);
+    case 'deleteTopics':
+      return quorum.deleteTopics(request.names);
+    case 'allocateProducerIds':
+      return quorum.allocateProducerIds(request.brokerId, request.brokerEpoch);
+  }
+}
+
+/** The active controller as the local quorum member knows it, reached locally or over TCP. */
+class QuorumControllerChannel implements ControllerChannel {
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    private readonly self: number,
+    private readonly quorum: MetadataQuorum,
+    private readonly remote: ControllerClient,
+  ) {
+    quorum.driver.onLeaderChange(() => {
+      for (const wake of [...this.waiting]) wake();
+    });
+  }
+
+  activeController(): number {
+    return this.quorum.driver.leader.leaderId;
+  }
+
+  controllerChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.waiting.add(wake);
+    });
+  }
+
+  send(id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply> {
+    return id === this.self ? runOnQuorum(this.quorum, request) : this.remote.send(id, request, timeoutMs);
+  }
+}
+
+export interface ClusterNode {
+  readonly view: ImageClusterView;
+  readonly follower: MetadataFollower;
+  readonly store: ForwardingMetadataStore;
+  readonly producerIds: ControllerProducerIds;
+  readonly lifecycle: BrokerLifecycle;
+  /** The controller listener's port; -1 without the controller role. */
+  readonly controllerPort: number;
+  stop(): Promise<void>;
+}
+
+export interface ClusterNodeServices {
+  readonly clusterId: string;
+  /** The Kafka listener's port as registered (known before the listener opens). */
+  readonly kafkaPort: number;
+  readonly log: Logger;
+  readonly metrics: BrokerMetrics;
+  readonly descriptors: DescriptorBudget;
+  /** A storage failure of the metadata log. */
+  readonly onFatal: (err: unknown) => void;
+}
+
+export async function startClusterNode(config: BrokerConfig, services: ClusterNodeServices): Promise<ClusterNode> {
+  const { clusterId, log } = services;
+  const dir = join(config.dataDir, 'meta', 'quorum');
+  mkdirSync(dir, { recursive: true });
+  const voters = config.controllerVoters;
+  const view = new ImageClusterView(clusterId, config.nodeId, CLIENT_LISTENER, MetadataImage.EMPTY);
+  const follower = new MetadataFollower(view);
+  const quorum = new MetadataQuorum({
+    id: config.nodeId,
+    dir,
+    bootstrapVoters: voters.map((v) => v.id),
+    log,
+    onFatal: services.onFatal,
+    snapshotEveryEntries: config.metadataSnapshotRecords,
+    snapshotEveryBytes: config.metadataSnapshotBytes,
+    controller: controllerConfigOf(config),
+    transport: ({ deliver, isVoter }): QuorumLink => {
+      const t = new QuorumTransport({
+        self: config.nodeId,
+        clusterId,
+        peers: voters.filter((v) => v.id !== config.nodeId),
+        deliver,
+        isVoter,
+        maxQueuedPerPeer: 256,
+        maxInflightPerPeer: 8,
+        requestTimeoutMs: 2000,
+        maxPendingInbound: 1024,
+        maxResponseBytes: 16 << 20,
+      });
+      return { send: (m) => t.send(m), receive: (req) => t.receive(req), close: () => t.close() };
+    },
+  });
+  follower.publish(quorum.image);
+  quorum.onImage((image) => follower.publish(image));
+  view.setControllerId(quorum.driver.leader.leaderId);
+  quorum.driver.onLeaderChange((c) => view.setControllerId(c.leaderId));
+
+  let listener: KafkaServer | null = null;
+  let controllerPort = -1;
+  if (config.roles.includes('controller')) {
+    const started = await startControllerListener(
+      { quorum, clusterId, endpoints: voters },
+      { host: config.controllerHost, port: config.controllerPort },
+      { log, metrics: services.metrics, descriptors: services.descriptors },
+    );
+    listener = started.server;
+    controllerPort = started.port;
+  }
+  const remote = new ControllerClient(voters, clusterId);
+  const channel = new QuorumControllerChannel(config.nodeId, quorum, remote);
+  const lifecycle = new BrokerLifecycle(
+    { brokerId: config.nodeId, endpoints: [{ name: CLIENT_LISTENER, host: config.kafkaHost, port: services.kafkaPort, securityProtocol: 0 }], rack: config.rack },
+    channel,
+    follower,
+    { heartbeatIntervalMs: config.brokerHeartbeatIntervalMs, sessionTimeoutMs: config.brokerSessionTimeoutMs },
+    log,
+  );
+  return {
+    view,
+    follower,
+    store: new ForwardingMetadataStore(channel, follower, view, CONTROLLER_REQUEST_TIMEOUT_MS),
+    producerIds: new ControllerProducerIds(config.nodeId, lifecycle, channel, CONTROLLER_REQUEST_TIMEOUT_MS),
+    lifecycle,
+    controllerPort,
+    async stop() {
+      await lifecycle.stop();
+      remote.close();
+      await listener?.close();
+      await quorum.stop();
+    },
+  };
+}

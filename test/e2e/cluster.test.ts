@@ -1,0 +1,120 @@
+// Three `sluice start` processes on loopback forming one cluster through the metadata quorum:
+// every broker lists all three with their racks, a topic created through one broker has leaders
+// on all three and every broker describes it identically, a non-leader refuses Produce naming the
+// leader (KIP-951), FindCoordinator follows the leader of the group's __consumer_offsets
+// partition, and kcat produces through one bootstrap broker and consumes through another.
+import { after, afterEach, before, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { BrokerProcess, freePort } from '../helpers/broker_process.js';
+import { kcat } from '../helpers/kcat.js';
+import { RawConn, requestFrame } from '../helpers/raw_socket.js';
+import { offsetsPartitionFor } from '../../src/coordinator/groups/group_api.js';
+import { CreateTopicsApi, type CreateTopicsResponse } from '../../src/protocol/apis/create_topics.js';
+import { FindCoordinatorApi, type FindCoordinatorResponse } from '../../src/protocol/apis/find_coordinator.js';
+import { MetadataApi, type MetadataResponse } from '../../src/protocol/apis/metadata.js';
+import { ProduceApi, type ProduceResponse } from '../../src/protocol/apis/produce.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
+import { encodeRecordBatch } from '../../src/protocol/records.js';
+import { readResponseHeader } from '../../src/protocol/header.js';
+import { Reader } from '../../src/protocol/reader.js';
+import type { AnyApi } from '../../src/protocol/schema.js';
+
+const TOPIC = 'spread';
+let brokers: BrokerProcess[] = [];
+
+before(async () => {
+  const controllerPorts = [await freePort(), await freePort(), await freePort()];
+  const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
+  // Each waits for a quorum, so they start together.
+  brokers = await Promise.all([1, 2, 3].map((id) =>
+    BrokerProcess.start({ shards: 1, args: ['--node-id', String(id), '--controller-voters', voters, '--rack', `rack-${id}`], startTimeoutMs: 60_000 })));
+});
+
+afterEach((t) => {
+  for (const b of brokers) b.noteResult(t);
+});
+
+after(async () => {
+  await Promise.all(brokers.map((b) => b.dispose()));
+});
+
+let correlation = 0;
+
+async function call<Res>(broker: BrokerProcess, api: AnyApi, version: number, req: unknown): Promise<Res> {
+  const conn = await RawConn.open(broker.kafkaPort);
+  try {
+    const id = ++correlation;
+    conn.write(requestFrame(api, version, id, req));
+    const out = await conn.wait({ frames: 1, timeoutMs: 30_000 });
+    const frame = out.frames[0];
+    assert.ok(frame !== undefined, `an answer to ${api.name}`);
+    const r = new Reader(frame);
+    assert.equal(readResponseHeader(r, api.key, api.isFlexible(version)), id);
+    return api.decodeResponse(version, r) as Res;
+  } finally {
+    conn.destroy();
+  }
+}
+
+const metadata = (b: BrokerProcess, topics: string[] | null): Promise<MetadataResponse> =>
+  call(b, MetadataApi, 12, { topics: topics?.map((name) => ({ name, topicId: '0'.repeat(32) })) ?? null, allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+
+it('every broker lists the three brokers with their racks and names one controller', async () => {
+  const answers = await Promise.all(brokers.map((b) => metadata(b, [])));
+  for (const m of answers) {
+    assert.deepEqual(
+      m.brokers.map((b) => [b.nodeId, b.port, b.rack]).sort((x, y) => Number(x[0]) - Number(y[0])),
+      brokers.map((b, i) => [i + 1, b.kafkaPort, `rack-${i + 1}`]),
+    );
+    assert.ok([1, 2, 3].includes(m.controllerId));
+    assert.equal(m.clusterId, answers[0]!.clusterId);
+  }
+});
+
+it('a 12-partition topic created through broker 2 has leaders on all three, described identically everywhere', async () => {
+  const created = await call<CreateTopicsResponse>(brokers[1]!, CreateTopicsApi, 7, {
+    topics: [{ name: TOPIC, numPartitions: 12, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false,
+  });
+  assert.equal(created.topics[0]!.errorCode, ErrorCode.NONE);
+  const answers = await Promise.all(brokers.map((b) => metadata(b, [TOPIC])));
+  const topic = answers[0]!.topics[0]!;
+  assert.equal(topic.errorCode, ErrorCode.NONE);
+  assert.equal(topic.partitions.length, 12);
+  assert.deepEqual(new Set(topic.partitions.map((p) => p.leaderId)), new Set([1, 2, 3]));
+  for (const m of answers) assert.deepEqual(m.topics, answers[0]!.topics);
+});
+
+it('Produce to a broker that does not lead the partition names the leader and its endpoint', async () => {
+  const m = await metadata(brokers[0]!, [TOPIC]);
+  const p = m.topics[0]!.partitions.find((x) => x.leaderId !== 1)!;
+  const records = encodeRecordBatch([{ key: null, value: Buffer.from('x'), timestamp: Date.now() }]);
+  const res = await call<ProduceResponse>(brokers[0]!, ProduceApi, 10, {
+    transactionalId: null, acks: 1, timeoutMs: 10_000, topicData: [{ name: TOPIC, partitionData: [{ index: p.partitionIndex, records }] }],
+  });
+  const part = res.responses[0]!.partitionResponses[0]!;
+  assert.equal(part.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  assert.deepEqual(part.currentLeader, { leaderId: p.leaderId, leaderEpoch: p.leaderEpoch });
+  const leader = brokers[p.leaderId - 1]!;
+  assert.deepEqual(res.nodeEndpoints, [{ nodeId: p.leaderId, host: '127.0.0.1', port: leader.kafkaPort, rack: `rack-${p.leaderId}` }]);
+});
+
+it('FindCoordinator on any broker answers the leader of the group\'s __consumer_offsets partition', async () => {
+  const groups = ['g-one', 'g-two', 'g-three', 'g-four'];
+  const offsets = (await metadata(brokers[2]!, ['__consumer_offsets'])).topics[0]!;
+  for (const b of brokers) {
+    const res = await call<FindCoordinatorResponse>(b, FindCoordinatorApi, 4, { key: '', keyType: 0, coordinatorKeys: groups });
+    for (const c of res.coordinators) {
+      const leader = offsets.partitions.find((p) => p.partitionIndex === offsetsPartitionFor(c.key, offsets.partitions.length))!.leaderId;
+      assert.equal(c.errorCode, ErrorCode.NONE);
+      assert.equal(c.nodeId, leader);
+      assert.equal(c.port, brokers[leader - 1]!.kafkaPort);
+    }
+  }
+});
+
+it('kcat produces through one bootstrap broker and consumes everything through another', async () => {
+  const lines = Array.from({ length: 60 }, (_, i) => `m-${i}`);
+  await kcat(['-b', brokers[2]!.bootstrap, '-P', '-t', TOPIC, '-X', 'topic.partitioner=murmur2_random'], { input: Buffer.from(lines.join('\n') + '\n') });
+  const out = await kcat(['-b', brokers[0]!.bootstrap, '-C', '-t', TOPIC, '-o', 'beginning', '-e', '-q']);
+  assert.deepEqual(out.stdout.toString().trim().split('\n').sort(), [...lines].sort());
+});
