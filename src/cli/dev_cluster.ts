@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { KafkaConnection } from '../client/connection.js';
 import { DescribeQuorumApi } from '../protocol/apis/describe_quorum.js';
 import type { DescribeQuorumResponsePartition } from '../protocol/apis/describe_quorum.js';
-import { errorName } from '../protocol/errors.js';
+import { ErrorCode, errorName } from '../protocol/errors.js';
 import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import {
@@ -275,10 +275,12 @@ function requireCluster(dir: string): DevCluster {
 // ---- status ----------------------------------------------------------------------------------
 
 export interface QuorumView {
-  /** This node as the leader's DescribeQuorum answer sees it. */
+  /** This node's place: from its own answer (leader) or the leader's lists. */
   readonly role: 'leader' | 'follower' | 'observer' | 'unknown';
+  /** The leader and epoch this node knows (the leader's, for a node without a controller listener). */
   readonly leaderId: number;
   readonly epoch: number;
+  /** -1 when no leader answered. */
   readonly highWatermark: number;
   /** The leader's log end minus this node's; null when either is unknown. */
   readonly lag: number | null;
@@ -297,23 +299,32 @@ export interface NodeStatus {
   readonly health: string;
 }
 
-/** One node's place in a DescribeQuorum answer (pure). */
-export function quorumView(id: number, p: DescribeQuorumResponsePartition): QuorumView {
-  const voter = p.currentVoters.find((r) => r.replicaId === id);
-  const observer = p.observers.find((r) => r.replicaId === id);
-  const leaderEnd = p.currentVoters.find((r) => r.replicaId === p.leaderId)?.logEndOffset ?? -1;
+/**
+ * One node's quorum view (pure). `own` is the node's DescribeQuorum answer (null for a node
+ * without a controller listener); `leader` is the leader's full answer, if any node gave one.
+ */
+export function quorumView(id: number, own: DescribeQuorumResponsePartition | null, leader: DescribeQuorumResponsePartition | null): QuorumView | null {
+  const known = own ?? leader;
+  if (known === null) return null;
+  const voter = leader?.currentVoters.find((r) => r.replicaId === id);
+  const observer = leader?.observers.find((r) => r.replicaId === id);
+  const leaderEnd = leader?.currentVoters.find((r) => r.replicaId === leader.leaderId)?.logEndOffset ?? -1;
   const ownEnd = (voter ?? observer)?.logEndOffset ?? -1;
-  const role = p.leaderId === id ? 'leader' : voter !== undefined ? 'follower' : observer !== undefined ? 'observer' : 'unknown';
+  const role = own?.errorCode === 0 ? 'leader' : voter !== undefined ? 'follower' : observer !== undefined ? 'observer' : 'unknown';
   return {
     role,
-    leaderId: p.leaderId,
-    epoch: p.leaderEpoch,
-    highWatermark: p.highWatermark,
+    leaderId: known.leaderId,
+    epoch: known.leaderEpoch,
+    highWatermark: leader?.highWatermark ?? -1,
     lag: leaderEnd >= 0 && ownEnd >= 0 ? Math.max(0, leaderEnd - ownEnd) : null,
   };
 }
 
-/** DescribeQuorum of the metadata partition over one node's Kafka listener. */
+/**
+ * DescribeQuorum of the metadata partition over a controller listener. The leader answers in
+ * full; another voter answers NOT_LEADER_OR_FOLLOWER with the leader and epoch it knows, which is
+ * returned as is (errorCode set); any other failure throws.
+ */
 export async function describeQuorum(port: number, timeoutMs = PROBE_TIMEOUT_MS): Promise<DescribeQuorumResponsePartition> {
   const conn = await KafkaConnection.connect({ host: CLUSTER_HOST, port, clientId: 'sluice-dev-cluster', requestTimeoutMs: timeoutMs });
   try {
@@ -321,7 +332,7 @@ export async function describeQuorum(port: number, timeoutMs = PROBE_TIMEOUT_MS)
     const p = res.topics[0]?.partitions[0];
     if (res.errorCode !== 0) throw new Error(errorName(res.errorCode));
     if (p === undefined) throw new Error('DescribeQuorum answered without the metadata partition');
-    if (p.errorCode !== 0) throw new Error(errorName(p.errorCode));
+    if (p.errorCode !== 0 && p.errorCode !== ErrorCode.NOT_LEADER_OR_FOLLOWER) throw new Error(errorName(p.errorCode));
     return p;
   } finally {
     await conn.close();
@@ -339,23 +350,34 @@ async function health(port: number): Promise<string> {
   }
 }
 
-async function nodeStatus(dir: string, node: DevNode): Promise<NodeStatus> {
-  const running = nodeRunning(dir, node);
-  const base = { id: node.id, pid: node.pid, running, roles: rolesOf(node), kafka: `${CLUSTER_HOST}:${node.kafkaPort}` };
-  if (!running) return { ...base, quorum: null, quorumError: 'not running', health: 'down' };
-  const [quorum, h] = await Promise.all([
-    describeQuorum(node.kafkaPort).then(
-      (p) => ({ view: quorumView(node.id, p), error: null }),
-      (err: unknown) => ({ view: null, error: err instanceof Error ? err.message : String(err) }),
-    ),
-    health(node.adminPort),
-  ]);
-  return { ...base, quorum: quorum.view, quorumError: quorum.error, health: h };
+type Answer = DescribeQuorumResponsePartition | string;
+
+/** Every running voter's DescribeQuorum answer (or why there is none), by node id. */
+export async function quorumAnswers(dir: string, cluster: DevCluster): Promise<Map<number, Answer>> {
+  const voters = cluster.nodes.filter((n) => isVoter(n) && nodeRunning(dir, n));
+  const answers = await Promise.all(voters.map((n) => describeQuorum(n.controllerPort as number).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
+  return new Map(voters.map((n, i) => [n.id, answers[i] as Answer]));
+}
+
+/** The leader's full answer among `answers`, if one gave it. */
+export function leaderAnswer(answers: ReadonlyMap<number, Answer>): DescribeQuorumResponsePartition | null {
+  for (const a of answers.values()) if (typeof a !== 'string' && a.errorCode === 0) return a;
+  return null;
 }
 
 export async function clusterStatus(dir: string): Promise<NodeStatus[]> {
   const cluster = requireCluster(dir);
-  return Promise.all(cluster.nodes.map((n) => nodeStatus(dir, n)));
+  const answers = await quorumAnswers(dir, cluster);
+  const leader = leaderAnswer(answers);
+  return Promise.all(cluster.nodes.map(async (node): Promise<NodeStatus> => {
+    const running = nodeRunning(dir, node);
+    const base = { id: node.id, pid: node.pid, running, roles: rolesOf(node), kafka: `${CLUSTER_HOST}:${node.kafkaPort}` };
+    if (!running) return { ...base, quorum: null, quorumError: 'not running', health: 'down' };
+    const own = answers.get(node.id);
+    const view = typeof own === 'string' ? null : quorumView(node.id, own ?? null, leader);
+    const quorumError = view !== null ? null : typeof own === 'string' ? own : 'no leader answered DescribeQuorum';
+    return { ...base, quorum: view, quorumError, health: await health(node.adminPort) };
+  }));
 }
 
 export function formatStatus(statuses: readonly NodeStatus[]): string {
@@ -418,8 +440,8 @@ ${COMMON_HELP}
   status: `Usage: sluice dev cluster status [--dir DIR] [--format text|json]
 
 Per node: id, pid, whether it runs, its roles, its Kafka listener, its place in the metadata
-quorum (leader, follower or observer, from DescribeQuorum over its Kafka listener), the leader,
-the epoch, its lag behind the leader's log end, and its /v1/health status.
+quorum (leader, follower or observer, from DescribeQuorum over the voters' controller listeners),
+the leader and epoch it knows, its lag behind the leader's log end, and its /v1/health status.
 
 Options:
 ${COMMON_HELP}

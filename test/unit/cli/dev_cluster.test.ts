@@ -15,6 +15,7 @@ import {
 } from '../../../src/cli/dev_cluster_file.js';
 import type { DevCluster } from '../../../src/cli/dev_cluster_file.js';
 import { clusterStatus, formatStatus, parseDevCluster, quorumView, saveCluster } from '../../../src/cli/dev_cluster.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
 import { DescribeQuorumApi } from '../../../src/protocol/apis/describe_quorum.js';
 import type { DescribeQuorumResponsePartition } from '../../../src/protocol/apis/describe_quorum.js';
 import { FakeBroker, respond } from '../client/fake_broker.js';
@@ -123,12 +124,14 @@ const quorum = (over: Partial<DescribeQuorumResponsePartition> = {}): DescribeQu
 });
 
 test('a node\'s quorum view: leader, follower or observer, and its lag behind the leader\'s log end', () => {
-  assert.deepEqual(quorumView(2, quorum()), { role: 'leader', leaderId: 2, epoch: 7, highWatermark: 90, lag: 0 });
-  assert.deepEqual(quorumView(3, quorum()), { role: 'follower', leaderId: 2, epoch: 7, highWatermark: 90, lag: 30 });
-  assert.equal(quorumView(4, quorum()).role, 'observer');
-  assert.equal(quorumView(4, quorum()).lag, 40);
-  assert.equal(quorumView(9, quorum()).role, 'unknown');
-  assert.equal(quorumView(1, quorum({ leaderId: -1 })).lag, null, 'no leader: no lag');
+  const full = quorum();
+  const notLeader = quorum({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, currentVoters: [], observers: [] });
+  assert.deepEqual(quorumView(2, full, full), { role: 'leader', leaderId: 2, epoch: 7, highWatermark: 90, lag: 0 });
+  assert.deepEqual(quorumView(3, notLeader, full), { role: 'follower', leaderId: 2, epoch: 7, highWatermark: 90, lag: 30 });
+  assert.deepEqual(quorumView(4, null, full), { role: 'observer', leaderId: 2, epoch: 7, highWatermark: 90, lag: 40 });
+  assert.equal(quorumView(9, null, full)?.role, 'unknown');
+  assert.deepEqual(quorumView(3, quorum({ ...notLeader, leaderId: 1, leaderEpoch: 6 }), null), { role: 'unknown', leaderId: 1, epoch: 6, highWatermark: -1, lag: null }, 'a voter\'s own view without the leader\'s');
+  assert.equal(quorumView(4, null, null), null);
 });
 
 test('status asks each running node for DescribeQuorum and reports a stopped one as down', async (t) => {
@@ -136,7 +139,7 @@ test('status asks each running node for DescribeQuorum and reports a stopped one
     advertise: new Map([[DescribeQuorumApi.key, [0, 2]]]),
     handlers: new Map([[DescribeQuorumApi.key, (h) => respond(DescribeQuorumApi, h.apiVersion, h.correlationId, {
       errorCode: 0, errorMessage: null, nodes: [],
-      topics: [{ topicName: '__cluster_metadata', partitions: [quorum()] }],
+      topics: [{ topicName: '__cluster_metadata', partitions: [quorum({ leaderId: 3, currentVoters: quorum().currentVoters.map((v) => ({ ...v, logEndOffset: 100 })) })] }],
     })]]),
   });
   t.after(() => fake.stop());
@@ -148,16 +151,16 @@ test('status asks each running node for DescribeQuorum and reports a stopped one
   t.after(() => standIn.kill('SIGKILL'));
   const c: DevCluster = {
     ...base,
-    nodes: [{ ...base.nodes[0]!, pid: process.pid }, base.nodes[1]!, { ...base.nodes[2]!, kafkaPort: fake.port, pid: standIn.pid! }],
+    nodes: [{ ...base.nodes[0]!, pid: process.pid }, base.nodes[1]!, { ...base.nodes[2]!, controllerPort: fake.port, pid: standIn.pid! }],
   };
   saveCluster(dir, c);
   const statuses = await clusterStatus(dir);
   assert.deepEqual(statuses.map((s) => [s.id, s.running, s.quorumError, s.quorum?.role, s.health]), [
     [1, false, 'not running', undefined, 'down'],
     [2, false, 'not running', undefined, 'down'],
-    [3, true, null, 'follower', 'unreachable'],
+    [3, true, null, 'leader', 'unreachable'],
   ]);
-  assert.match(formatStatus(statuses), /^ID\s+PID\s+RUNNING\s+ROLES[^\n]*\n1 .*\n2 .*\n3\s+\d+\s+yes\s+broker,controller\s+127\.0\.0\.1:\d+\s+follower\s+2\s+7\s+30\s+unreachable$/);
+  assert.match(formatStatus(statuses), /^ID\s+PID\s+RUNNING\s+ROLES[^\n]*\n1 .*\n2 .*\n3\s+\d+\s+yes\s+broker,controller\s+127\.0\.0\.1:\d+\s+leader\s+3\s+7\s+0\s+unreachable$/);
   writeFileSync(join(dir, CLUSTER_FILE), '{"version":1}');
   await assert.rejects(clusterStatus(dir), /startArgs must be an array/);
 });
