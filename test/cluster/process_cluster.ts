@@ -124,28 +124,26 @@ export class ProcessCluster {
     return KafkaAdmin.connect({ host: CLUSTER_HOST, port: this.node(id).kafkaPort, clientId: 'sluice-cluster-test', requestTimeoutMs: timeoutMs, operationTimeoutMs: timeoutMs });
   }
 
-  /** The quorum as node `id` reports it (DescribeQuorum on its Kafka listener). */
-  async quorum(id: number): Promise<QuorumState> {
-    return stateOf(await describeQuorum(this.node(id).kafkaPort));
-  }
-
   /**
-   * Polls the running, unpaused nodes in `ask` until all report the same leader, that leader is
-   * one of them and `ok` holds; bounded by `timeoutMs`.
+   * Polls the running, unpaused voters in `ask` (DescribeQuorum on their controller listeners)
+   * until all name the same leader and epoch, that leader is one of them and answers in full, and
+   * `ok` holds for its answer; bounded by `timeoutMs`.
    */
   async waitForLeader(ask: readonly number[], ok: (q: QuorumState) => boolean = () => true, timeoutMs = 15_000): Promise<QuorumState> {
     const deadline = Date.now() + timeoutMs;
-    let last = 'no answer';
+    const voters = ask.filter((id) => this.node(id).controllerPort !== null);
     for (;;) {
-      const answers = await Promise.all(ask.map((id) => this.quorum(id).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
-      const states = answers.filter((a): a is QuorumState => typeof a !== 'string');
-      const first = states[0];
-      if (states.length === ask.length && first !== undefined && first.leaderId >= 0 && ask.includes(first.leaderId)
-        && states.every((s) => s.leaderId === first.leaderId && s.epoch === first.epoch) && ok(first)) {
-        return first;
+      const answers = await Promise.all(voters.map((id) => describeQuorum(this.node(id).controllerPort as number).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
+      const states = answers.filter((a): a is DescribeQuorumResponsePartition => typeof a !== 'string');
+      const leader = states.find((a) => a.errorCode === 0);
+      if (leader !== undefined && states.length === voters.length && voters.includes(leader.leaderId)
+        && states.every((s) => s.leaderId === leader.leaderId && s.leaderEpoch === leader.leaderEpoch) && ok(stateOf(leader))) {
+        return stateOf(leader);
       }
-      last = JSON.stringify(answers);
-      if (Date.now() >= deadline) throw new Error(`no agreed leader among nodes ${ask.join(',')} within ${timeoutMs} ms; last answers: ${last}`);
+      if (Date.now() >= deadline) {
+        const last = JSON.stringify(answers.map((a) => (typeof a === 'string' ? a : { leader: a.leaderId, epoch: a.leaderEpoch, error: a.errorCode, voters: a.currentVoters.map((v) => v.replicaId) })));
+        throw new Error(`no agreed leader among voters ${voters.join(',')} within ${timeoutMs} ms; last answers: ${last}`);
+      }
       await sleep(POLL_MS);
     }
   }
