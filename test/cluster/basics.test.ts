@@ -56,7 +56,7 @@ test('a 12-partition topic leads on all three brokers; kafkajs and kcat produce 
   const tag = 'basics';
   const acked: AckedMessage[] = [];
   // kafkajs through node 3's listener only (it finds the leaders from metadata): messages 0..599.
-  const kafka = kafkajsClient(`127.0.0.1:${c.node(3).kafkaPort}`, 'cluster-basics', 0);
+  const kafka = kafkajsClient(`127.0.0.1:${c.node(3).kafkaPort}`, 'cluster-basics');
   const producer = await connectedProducer(kafka, { idempotent: true, maxInFlightRequests: 1 });
   try {
     for (let i = 0; i < 600; i += 50) {

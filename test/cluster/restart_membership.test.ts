@@ -10,7 +10,7 @@ import { AddRaftVoterApi } from '../../src/protocol/apis/add_raft_voter.js';
 import { RemoveRaftVoterApi } from '../../src/protocol/apis/remove_raft_voter.js';
 import { errorName } from '../../src/protocol/errors.js';
 import { ZERO_UUID } from '../helpers/read_back.js';
-import { CLUSTER_UNAVAILABLE, ProcessCluster, retryUntil, waitSameMetadata } from './process_cluster.js';
+import { CLUSTER_UNAVAILABLE, ProcessCluster, retryUntil, waitSameMetadata, waitUntil } from './process_cluster.js';
 
 let cluster: ProcessCluster | null = null;
 before(async () => {
@@ -78,18 +78,26 @@ test('a voter removed and added back while topics are created: no topic lost, vo
       created.push(name);
     }
   })();
+  // Each change lands between creations: a few topics before, between and after.
+  const moreCreated = async (n: number): Promise<void> => {
+    const target = created.length + n;
+    await waitUntil(`${target} topics created`, () => created.length >= target, 30_000);
+  };
   try {
+    await moreCreated(3);
     await changeVoters(c, 'remove', voter);
     const removed = await c.waitForLeader(c.ids, (q) => !q.voters.includes(voter));
     assert.deepEqual(removed.voters, c.ids.filter((id) => id !== voter));
+    await moreCreated(3);
     await changeVoters(c, 'add', voter);
     const added = await c.waitForLeader(c.ids, (q) => q.voters.includes(voter));
     assert.deepEqual(added.voters, c.ids);
+    await moreCreated(3);
   } finally {
     membershipDone = true;
     await creator;
   }
-  assert.ok(created.length > 0, 'topics were created during the changes');
+  assert.ok(created.length >= 9, 'topics were created before, between and after the changes');
   const digest = await waitSameMetadata(c, c.ids);
   for (const name of created) assert.ok(digest.includes(`"${name}"`), `${name} survived`);
 });
