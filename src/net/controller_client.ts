@@ -53,12 +53,14 @@ class ControllerConnection {
     if (this.inflight.length >= MAX_CONTROLLER_INFLIGHT) {
       return Promise.reject(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${this.inflight.length} requests already wait for controller ${this.address.id}`));
     }
-    const socket = this.socket ?? this.connect();
     const correlationId = (this.nextCorrelation = (this.nextCorrelation + 1) | 0);
+    // Encoded before anything is registered: a request that cannot be encoded leaves no trace.
+    const frame = encodeRequestFrame(api, version, correlationId, CLIENT_ID, body);
+    const socket = this.socket ?? this.connect();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.fail(socket, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `controller ${this.address.id} did not answer ${api.name} within ${timeoutMs} ms`)), timeoutMs);
       this.inflight.push({ api, version, correlationId, resolve, reject, timer });
-      for (const chunk of encodeRequestFrame(api, version, correlationId, CLIENT_ID, body)) socket.write(chunk);
+      for (const chunk of frame) socket.write(chunk);
     });
   }
 
@@ -118,7 +120,9 @@ export class ControllerClient {
     for (const c of controllers) this.connections.set(c.id, new ControllerConnection(c));
   }
 
-  async send(id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply> {
+  async send(id: number, request: ControllerRequest, timeoutLeftMs: number): Promise<ControllerReply> {
+    // The wire's timeouts are whole int32 milliseconds; what is left of a deadline is not.
+    const timeoutMs = Math.max(1, Math.min(0x7fffffff, Math.ceil(timeoutLeftMs)));
     const conn = this.connections.get(id);
     if (conn === undefined) throw new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} has no controller listener`);
     switch (request.kind) {

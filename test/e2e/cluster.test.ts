@@ -1,5 +1,6 @@
 // Three `sluice start` processes on loopback forming one cluster through the metadata quorum:
-// every broker lists all three with their racks, a topic created through one broker has leaders
+// every broker lists all three with their racks, a topic created through a broker that is not
+// the controller (forwarded over the controller listener) has leaders
 // on all three and every broker describes it identically, a non-leader refuses Produce naming the
 // leader (KIP-951), FindCoordinator follows the leader of the group's __consumer_offsets
 // partition, and kcat produces through one bootstrap broker and consumes through another.
@@ -71,8 +72,11 @@ it('every broker lists the three brokers with their racks and names one controll
   }
 });
 
-it('a 12-partition topic created through broker 2 has leaders on all three, described identically everywhere', async () => {
-  const created = await call<CreateTopicsResponse>(brokers[1]!, CreateTopicsApi, 7, {
+it('a 12-partition topic created through a broker that is not the controller has leaders on all three, described identically everywhere', async () => {
+  // Broker 2, unless it leads the quorum: the change must travel to the controller over its listener.
+  const controller = (await metadata(brokers[1]!, [])).controllerId;
+  const via = brokers[controller === 2 ? 0 : 1]!;
+  const created = await call<CreateTopicsResponse>(via, CreateTopicsApi, 7, {
     topics: [{ name: TOPIC, numPartitions: 12, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false,
   });
   assert.equal(created.topics[0]!.errorCode, ErrorCode.NONE);
