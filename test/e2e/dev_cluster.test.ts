@@ -50,6 +50,17 @@ test('dev cluster up, status, add, down and up again', { skip: CLUSTER_UNAVAILAB
   assert.equal(grown[3]?.roles, 'broker');
   assert.equal(grown[3]?.quorum?.role, 'observer', JSON.stringify(grown));
 
+  // A node that died (not stopped through `down`) is restarted by the next `up`.
+  const victim = grown[1]?.pid;
+  assert.ok(typeof victim === 'number');
+  process.kill(victim, 'SIGKILL');
+  await statusUntil(dir, (s) => s[1]?.running === false, 10_000);
+  const revive = await sluice(['dev', 'cluster', 'up', '--dir', dir]);
+  assert.equal(revive.code, 0, revive.stderr);
+  assert.match(revive.stderr, /node 2 ready/);
+  const revived = await statusUntil(dir, agreed(4));
+  assert.ok(agreed(4)(revived) && revived[1]?.pid !== victim, JSON.stringify(revived));
+
   const down = await sluice(['dev', 'cluster', 'down', '--dir', dir]);
   assert.equal(down.code, 0, down.stderr);
   const stopped = await statusUntil(dir, (s) => s.every((x) => !x.running), 1);
