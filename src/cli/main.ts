@@ -14,6 +14,7 @@ import { configPrintHelp, runConfigPrint } from './config_print.js';
 import { printHelp, wantsHelp } from './help.js';
 import { processIo } from './io.js';
 import type { CliIo } from './io.js';
+import { DEV_CLUSTER_HELP, runDevCluster } from './dev_cluster.js';
 import { GROUP_HELP, runGroup } from './group.js';
 import { runStart, startHelp } from './start.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
@@ -31,6 +32,10 @@ Commands:
   group describe GROUP   show a group's members, committed offsets and lag
   group seek GROUP       set an inactive group's committed offsets
   group delete GROUP...  delete inactive groups and their offsets
+  dev cluster up [N]     start (or restart) a local cluster of N nodes
+  dev cluster add [K]    add K broker-only nodes to the local cluster
+  dev cluster status     show each local node's quorum role, leader, lag and health
+  dev cluster down       stop the local cluster
 
 Run 'sluice <command> --help' for a command's options.`;
 
@@ -64,6 +69,14 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (wantsHelp(rest)) return printHelp(io, GROUP_HELP[sub] ?? GROUP_HELP[''] ?? '');
     await runGroup(sub, rest, io);
     return 0;
+  }
+  if (command === 'dev') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, DEV_CLUSTER_HELP[''] ?? '');
+    if (sub !== 'cluster') throw new UsageError(`unknown dev command "${sub}"`);
+    const [verb, ...args] = rest;
+    if (verb === undefined || verb === '--help' || verb === '-h') return printHelp(io, DEV_CLUSTER_HELP[''] ?? '');
+    if (wantsHelp(args)) return printHelp(io, DEV_CLUSTER_HELP[verb] ?? DEV_CLUSTER_HELP[''] ?? '');
+    return runDevCluster(verb, args, io);
   }
   throw new UsageError(`unknown command "${command}"`);
 }
