@@ -288,7 +288,7 @@ export class RaftNode {
 
   transferLeadership(to: NodeId): boolean {
     const leadership = this.leadership;
-    if (leadership === null || leadership.transfer !== null || to === this.id || !this.log.voters.includes(to)) return false;
+    if (leadership === null || leadership.transfer !== null || to === this.id || !this.log.hasVoter(to)) return false;
     leadership.transfer = { to, startedAt: this.now };
     this.maybeCompleteTransfer();
     return true;
@@ -377,7 +377,7 @@ export class RaftNode {
   // ---- roles ----
 
   private isVoter(): boolean {
-    return this.log.voters.includes(this.id);
+    return this.log.hasVoter(this.id);
   }
 
   private isFollowing(): boolean {
@@ -488,7 +488,8 @@ export class RaftNode {
 
   private checkElectionWon(): void {
     const voters = this.log.voters;
-    const granted = [...this.grants].filter((id) => voters.includes(id)).length;
+    let granted = 0;
+    for (const id of this.grants) if (this.log.hasVoter(id)) granted++;
     if (granted < majorityOf(voters)) return;
     if (this.role === 'prospective') this.becomeCandidate();
     else if (this.role === 'candidate') this.becomeLeader();
@@ -728,7 +729,7 @@ export class RaftNode {
       return;
     }
     leadership.progress.recordFetch(progress, m.fetchOffset, this.log.endOffset, this.now);
-    if (voters.includes(m.from)) this.maybeAdvanceHighWatermark();
+    if (this.log.hasVoter(m.from)) this.maybeAdvanceHighWatermark();
     if (this.leadership === null) {
       this.send(this.fetchResponse(m, { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }));
       return;
