@@ -65,12 +65,11 @@ export function runSeed(seed: number, options: SeedOptions = {}): SeedOutcome {
 
 function livenessPhase(sim: Simulation, hunt: boolean, choices: SimRandom): void {
   sim.stopChaos();
-  // A minority of voters may stay down only while no voter change is uncommitted: a node whose own
-  // log removed it neither campaigns nor (holding the longest log) wins anyone's vote, so with an
-  // uncommitted removal it is one more voter missing (the README's known gap).
-  const voters = sim.voterIds;
-  const settled = sim.voterSetsInForce().every((set) => set.length === voters.length && set.every((id) => voters.includes(id)));
-  const keepDown = hunt || !choices.chance(0.3) || !settled ? [] : choices.sample(voters, Math.floor((voters.length - 1) / 2));
+  // Nodes kept down stay a minority of every voter set that may decide (an uncommitted change's too).
+  const sets = sim.voterSetsInForce();
+  const inAll = sim.voterIds.filter((id) => sets.every((set) => set.includes(id)));
+  const tolerated = Math.min(...sets.map((set) => Math.floor((set.length - 1) / 2)));
+  const keepDown = hunt || !choices.chance(0.3) ? [] : choices.sample(inAll, Math.min(tolerated, inAll.length));
   for (const n of sim.nodes) if (!keepDown.includes(n.id)) sim.restart(n.id);
   for (const id of keepDown) sim.crash(id);
   if (hunt) sim.startLeaderHuntingFlap();

@@ -640,17 +640,14 @@ export class Simulation {
   /**
    * The operator adds a non-voter or removes a voter (the leader too) through whoever leads, one
    * change at a time as far as it knows: the core must refuse a second while one is uncommitted.
-   * Removals stop at three voters: a node whose own log removed it never campaigns, so with two
-   * voters an uncommitted removal held only by the removed node stalls the quorum for good (the
-   * README's "known gap"); from three, the other two still make a majority of the old set.
+   * With two voters or fewer it adds when it can; it removes down to the core's floor of one.
    */
   private randomVoterChange(): void {
     const leader = this.leader();
     if (leader === null) return;
     const voters = (leader.raft as RaftNode).status().voters;
     const others = this.nodes.filter((n) => !voters.includes(n.id)).map((n) => n.id);
-    const add = others.length > 0 && (voters.length <= 3 || this.random.chance(0.5));
-    if (!add && voters.length <= 3) return;
+    const add = others.length > 0 && (voters.length <= 2 || this.random.chance(0.5));
     this.changeVoters(add ? 'add' : 'remove', this.random.pick(add ? others : [...voters]));
   }
 
