@@ -576,7 +576,7 @@ export class RaftNode {
     // only that candidate's voters count, so a stale set here must not withhold a needed vote.
     if (m.preVote) {
       // KIP-996: pre-votes change nothing; a leader, or a replica that has fetched from its leader, refuses.
-      const willing = this.role !== 'leader' && !(this.isFollowing() && this.fetchedFromLeader);
+      const willing = this.role !== 'leader' && !(this.isFollowing() && this.leaderId >= 0 && this.fetchedFromLeader);
       this.send(this.voteResponse(m, m.epoch > this.epoch && willing && logOk));
     } else {
       const free = this.votedFor === NO_NODE || this.votedFor === m.from || this.unsafe('voteTwice');

@@ -324,6 +324,20 @@ describe('RaftNode membership and observers', () => {
     assert.deepEqual(r.hardState, { epoch: 2, votedFor: 1, leaderId: -1 });
   });
 
+  it('an observer whose leader went silent grants pre-votes again, having fetched from it before', () => {
+    // Simulation seed 5492: a stale fetchedFromLeader flag made such an observer refuse forever.
+    const c = new Cluster([1, 2], { 1: { electionTimeoutTicks: 5 }, 2: { electionTimeoutTicks: 1000 } }, [3]);
+    assert.equal(c.elect(), 1);
+    c.tickUntil(() => c.node(3).status().highWatermark === 1);
+    c.crash(1);
+    c.cut(2, 3);
+    c.tickUntil(() => c.node(3).status().leaderId === -1, 200);
+    const { epoch } = c.node(3).status();
+    c.node(3).step({ type: 'vote', from: 2, to: 3, epoch: epoch + 1, preVote: true, lastEpoch: epoch, lastOffset: 5 });
+    const answer = c.node(3).ready().messages.find((m) => m.type === 'voteResponse');
+    assert.ok(answer?.type === 'voteResponse' && answer.granted);
+  });
+
   it('a leader that resigned names no leader once it canvasses, so fetchers stop coming back to it', () => {
     // Simulation seed 3678: resigned, then prospective, it kept naming itself in fetch refusals.
     const c = new Cluster([1, 2, 3], { 1: { electionTimeoutTicks: 5 }, 2: { electionTimeoutTicks: 1000 }, 3: { electionTimeoutTicks: 1000 } });
