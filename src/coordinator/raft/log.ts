@@ -31,12 +31,19 @@ export class RaftLog {
   /** `voters` entries still in the log, ascending; the base voters apply below the first. */
   private votersChanges: VotersChange[] = [];
   private baseVoters: readonly NodeId[];
+  /**
+   * The voter set in force at the log end and its members, recomputed only when a `voters` entry,
+   * truncation, compaction or install can change it: the core asks on every event and every fetch.
+   */
+  private inForce: readonly NodeId[] = [];
+  private inForceSet: ReadonlySet<NodeId> = new Set();
 
   constructor(snapshot: Snapshot | null, entries: readonly Entry[], bootstrapVoters: readonly NodeId[]) {
     this.snapshotValue = snapshot;
     this.startOffset = snapshot?.meta.id.endOffset ?? 0;
     this.epochs = [{ epoch: snapshot?.meta.id.epoch ?? 0, startOffset: this.startOffset }];
     this.baseVoters = snapshot?.meta.voters ?? bootstrapVoters;
+    this.refreshInForce();
     for (const entry of entries) this.append(entry);
   }
 
@@ -58,7 +65,12 @@ export class RaftLog {
 
   /** The voters in force at the log end: the last `voters` entry, else the snapshot's, else the bootstrap set. */
   get voters(): readonly NodeId[] {
-    return this.votersChanges[this.votersChanges.length - 1]?.voters ?? this.baseVoters;
+    return this.inForce;
+  }
+
+  /** Whether `id` is in the voter set in force at the log end. */
+  hasVoter(id: NodeId): boolean {
+    return this.inForceSet.has(id);
   }
 
   /** Offset of the last `voters` entry still in the log, or -1. */
@@ -82,7 +94,10 @@ export class RaftLog {
     if (entry.epoch < this.lastEpoch) throw new RangeError(`append of epoch ${entry.epoch} after epoch ${this.lastEpoch}`);
     this.entries.push(entry);
     if (entry.epoch > this.lastEpoch) this.epochs.push({ epoch: entry.epoch, startOffset: entry.offset });
-    if (entry.kind === 'voters') this.votersChanges.push({ offset: entry.offset, voters: decodeVoters(entry.data) });
+    if (entry.kind === 'voters') {
+      this.votersChanges.push({ offset: entry.offset, voters: decodeVoters(entry.data) });
+      this.refreshInForce();
+    }
   }
 
   /** Drops every entry at or above `offset` (never below the log start). */
@@ -92,6 +107,7 @@ export class RaftLog {
     this.entries.length = offset - this.startOffset;
     while (this.epochs.length > 1 && this.epochs[this.epochs.length - 1]!.startOffset >= offset) this.epochs.pop();
     while (this.votersChanges.length > 0 && this.votersChanges[this.votersChanges.length - 1]!.offset >= offset) this.votersChanges.pop();
+    this.refreshInForce();
   }
 
   /**
@@ -148,6 +164,7 @@ export class RaftLog {
     this.epochs = [{ epoch: meta.id.epoch, startOffset: endOffset }, ...later];
     this.startOffset = endOffset;
     this.snapshotValue = { meta, data };
+    this.refreshInForce();
     return this.snapshotValue;
   }
 
@@ -159,5 +176,13 @@ export class RaftLog {
     this.epochs = [{ epoch: snapshot.meta.id.epoch, startOffset: this.startOffset }];
     this.baseVoters = snapshot.meta.voters;
     this.votersChanges = [];
+    this.refreshInForce();
+  }
+
+  private refreshInForce(): void {
+    const voters = this.votersChanges[this.votersChanges.length - 1]?.voters ?? this.baseVoters;
+    if (voters === this.inForce) return;
+    this.inForce = voters;
+    this.inForceSet = new Set(voters);
   }
 }

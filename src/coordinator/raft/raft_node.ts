@@ -288,7 +288,7 @@ export class RaftNode {
 
   transferLeadership(to: NodeId): boolean {
     const leadership = this.leadership;
-    if (leadership === null || leadership.transfer !== null || to === this.id || !this.log.voters.includes(to)) return false;
+    if (leadership === null || leadership.transfer !== null || to === this.id || !this.log.hasVoter(to)) return false;
     leadership.transfer = { to, startedAt: this.now };
     this.maybeCompleteTransfer();
     return true;
@@ -377,8 +377,16 @@ export class RaftNode {
 
   // ---- roles ----
 
+  /**
+   * A member of the voter set in force, or of the set before it while the change that removes this
+   * node is uncommitted (as far as it knows): until then the old set may still decide, and this
+   * node may be the only one holding the removal, so it campaigns and votes as the Raft thesis
+   * (§4.2.2) has a server outside its own latest configuration do.
+   */
   private isVoter(): boolean {
-    return this.log.voters.includes(this.id);
+    if (this.log.hasVoter(this.id)) return true;
+    const at = this.log.lastVotersOffset;
+    return at >= this.highWatermark && this.log.votersAt(at).includes(this.id);
   }
 
   private isFollowing(): boolean {
@@ -453,6 +461,8 @@ export class RaftNode {
 
   /** KIP-996: canvass for epoch+1 without persisting anything; a known leader is still fetched from. */
   private becomeProspective(): void {
+    // A resigned leader no longer names itself: its answers would send fetchers back to it forever.
+    if (this.leaderId === this.id) this.leaderId = NO_NODE;
     this.role = 'prospective';
     this.grants.clear();
     this.grants.add(this.id);
@@ -489,7 +499,8 @@ export class RaftNode {
 
   private checkElectionWon(): void {
     const voters = this.log.voters;
-    const granted = [...this.grants].filter((id) => voters.includes(id)).length;
+    let granted = 0;
+    for (const id of this.grants) if (this.log.hasVoter(id)) granted++;
     if (granted < majorityOf(voters)) return;
     if (this.role === 'prospective') this.becomeCandidate();
     else if (this.role === 'candidate') this.becomeLeader();
@@ -561,15 +572,17 @@ export class RaftNode {
 
   private onVote(m: VoteRequest): void {
     const logOk = m.lastEpoch > this.log.lastEpoch || (m.lastEpoch === this.log.lastEpoch && m.lastOffset >= this.log.endOffset);
-    if (!this.isVoter()) {
-      this.send(this.voteResponse(m, false));
-    } else if (m.preVote) {
-      // KIP-996: pre-votes change nothing; a leader, or a follower that has fetched from its leader, refuses.
-      const willing = this.role !== 'leader' && this.role !== 'observer' && !(this.role === 'follower' && this.fetchedFromLeader);
+    // A node outside its own voter set answers like a voter (Raft thesis §4.2.2: votes are handled
+    // without consulting the configuration): only a candidate whose newer set names it asks, and
+    // only that candidate's voters count, so a stale set here must not withhold a needed vote.
+    if (m.preVote) {
+      // KIP-996: pre-votes change nothing; a leader, or a replica that has fetched from its leader, refuses.
+      const willing = this.role !== 'leader' && !(this.isFollowing() && this.leaderId >= 0 && this.fetchedFromLeader);
       this.send(this.voteResponse(m, m.epoch > this.epoch && willing && logOk));
     } else {
       const free = this.votedFor === NO_NODE || this.votedFor === m.from || this.unsafe('voteTwice');
-      const granted = m.epoch === this.epoch && this.role === 'unattached' && free && logOk;
+      const leaderless = this.role === 'unattached' || (this.role === 'observer' && this.leaderId === NO_NODE);
+      const granted = m.epoch === this.epoch && leaderless && free && logOk;
       if (granted) {
         this.votedFor = m.from;
         this.resetElectionTimer();
@@ -690,7 +703,7 @@ export class RaftNode {
     this.highWatermark = candidate;
     for (const parked of [...leadership.parked.values()]) this.answerFetch(parked.request);
     // KIP-853: a leader that removed itself leads until the removal commits, then hands off.
-    if (!this.isVoter() && this.log.lastVotersOffset < this.highWatermark) this.resign(this.successorsByProgress());
+    if (!this.isVoter()) this.resign(this.successorsByProgress());
   }
 
   private maybeCompleteTransfer(): void {
@@ -729,7 +742,7 @@ export class RaftNode {
       return;
     }
     leadership.progress.recordFetch(progress, m.fetchOffset, this.log.endOffset, this.now);
-    if (voters.includes(m.from)) this.maybeAdvanceHighWatermark();
+    if (this.log.hasVoter(m.from)) this.maybeAdvanceHighWatermark();
     if (this.leadership === null) {
       this.send(this.fetchResponse(m, { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }));
       return;
@@ -894,8 +907,8 @@ export class RaftNode {
       if (entry.offset !== this.log.endOffset || entry.epoch > m.epoch || entry.epoch < this.log.lastEpoch) break;
       this.log.append(entry);
     }
-    this.refreshMembershipRole();
     this.highWatermark = Math.max(this.highWatermark, Math.min(m.highWatermark, this.log.endOffset));
+    this.refreshMembershipRole();
   }
 
   private truncate(offset: number): void {

@@ -61,6 +61,14 @@ export class SimDisk {
     this.pending.length = 0;
   }
 
+  /** Everything is lost: the disk is as a fresh node's. */
+  wipe(): void {
+    this.hardState = { epoch: 0, votedFor: -1, leaderId: -1 };
+    this.snapshot = null;
+    this.entries = [];
+    this.pending.length = 0;
+  }
+
   /** The node's own snapshot (compaction): written before the log below it is dropped. */
   installLocalSnapshot(snapshot: Snapshot): void {
     const end = snapshot.meta.id.endOffset;

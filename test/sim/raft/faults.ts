@@ -35,6 +35,8 @@ export interface FaultPlan {
   readonly transferEvery: number;
   /** A node snapshots its state machine and compacts once it applied this many entries past its snapshot; 0: never. */
   readonly compactEvery: number;
+  /** Mean ticks between voter changes (add or remove, KIP-853) the operator asks of the leader; 0: a static quorum. */
+  readonly membershipEvery: number;
 }
 
 /** Fault parameters for one seed: every run picks its own mix, from calm to hostile. */
@@ -62,6 +64,7 @@ export function drawFaults(seed: number): FaultPlan {
     maxUncommittedBytes: r.int(200, 4000),
     compactEvery: r.chance(0.3) ? 0 : r.int(5, 80),
     transferEvery: r.between(30, 300),
+    membershipEvery: r.chance(0.25) ? 0 : r.between(10, 120),
   };
 }
 

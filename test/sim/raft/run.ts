@@ -1,6 +1,6 @@
-// One seed of the Raft simulation, in two phases. Safety: the client proposes while nodes crash
-// (losing or tearing their unsynced writes) and the network partitions, drops, duplicates and
-// reorders; every event is checked. Liveness: faults stop, links heal, crashed nodes come back
+// One seed of the Raft simulation, in two phases. Safety: the client proposes and adds or removes
+// voters while nodes crash (losing or tearing their unsynced writes) and the network partitions,
+// drops, duplicates and reorders; every event is checked. Liveness: faults stop, links heal, crashed nodes come back
 // (a minority of voters may stay down), or a flapping link keeps cutting the leader off one
 // follower; a stable leader must appear within a bound, elections must stop once it settled, and
 // every proposal made in this phase must end decided (committed, or overwritten and so refused)
@@ -65,8 +65,11 @@ export function runSeed(seed: number, options: SeedOptions = {}): SeedOutcome {
 
 function livenessPhase(sim: Simulation, hunt: boolean, choices: SimRandom): void {
   sim.stopChaos();
-  const voters = sim.voterIds;
-  const keepDown = hunt || !choices.chance(0.3) ? [] : choices.sample(voters, Math.floor((voters.length - 1) / 2));
+  // Nodes kept down stay a minority of every voter set that may decide (an uncommitted change's too).
+  const sets = sim.voterSetsInForce();
+  const inAll = sim.voterIds.filter((id) => sets.every((set) => set.includes(id)));
+  const tolerated = Math.min(...sets.map((set) => Math.floor((set.length - 1) / 2)));
+  const keepDown = hunt || !choices.chance(0.3) ? [] : choices.sample(inAll, Math.min(tolerated, inAll.length));
   for (const n of sim.nodes) if (!keepDown.includes(n.id)) sim.restart(n.id);
   for (const id of keepDown) sim.crash(id);
   if (hunt) sim.startLeaderHuntingFlap();

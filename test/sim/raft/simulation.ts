@@ -2,7 +2,9 @@
 // time by one event queue (node ticks at drifting rates, message deliveries, disk completions,
 // client proposals, crashes and restarts, network changes). The harness is the nodes' driver: it
 // executes each Ready as the contract in src/coordinator/raft/types.ts says, and the Checker
-// asserts the invariants after every event. Everything random comes from the seed. Tests only.
+// asserts the invariants after every event. Voter sets follow the logs (KIP-853): the client adds
+// and removes voters during the safety phase, and a node's disk can be wiped. Everything random
+// comes from the seed. Tests only.
 import { RaftNode, type Mutation, type RaftConfig } from '../../../src/coordinator/raft/raft_node.js';
 import type { Entry, Message, NodeId, Ready, Snapshot } from '../../../src/coordinator/raft/types.js';
 import { decodeVoters } from '../../../src/coordinator/raft/entry_batches.js';
@@ -27,6 +29,7 @@ type SimEvent =
   | { readonly kind: 'propose' }
   | { readonly kind: 'crash' }
   | { readonly kind: 'transfer' }
+  | { readonly kind: 'membership' }
   | { readonly kind: 'network' }
   | { readonly kind: 'flap'; readonly generation: number; readonly a: NodeId; readonly b: NodeId }
   | { readonly kind: 'hunt'; readonly generation: number };
@@ -102,8 +105,10 @@ class SimNode {
   /** End offset of what the state machine applied (this incarnation, or loaded from a snapshot). */
   applied = 0;
   lastHighWatermark = 0;
+  /** The epoch this incarnation was last seen leading, or -1. */
+  ledEpoch = -1;
 
-  constructor(readonly id: NodeId, readonly voter: boolean, readonly tickPeriod: number, readonly random: SimRandom) {
+  constructor(readonly id: NodeId, readonly tickPeriod: number, readonly random: SimRandom) {
     this.disk = new SimDisk(id);
   }
 }
@@ -123,8 +128,11 @@ export interface SimOptions {
   readonly traceLines?: number;
 }
 
+/** A voter change the client asks of whoever leads. */
+export type VoterChange = 'add' | 'remove';
+
 export class Simulation {
-  readonly checker = new Checker();
+  readonly checker: Checker;
   readonly nodes: SimNode[] = [];
   readonly network: SimNetwork;
   now = 0;
@@ -151,9 +159,10 @@ export class Simulation {
     this.network = new SimNetwork(SimRandom.derived(seed, 2), { ...plan });
     const total = plan.voters + plan.observers;
     this.bootstrapVoters = Array.from({ length: plan.voters }, (_, i) => i + 1);
+    this.checker = new Checker(this.bootstrapVoters);
     for (let i = 1; i <= total; i++) {
       const period = 1 + this.random.between(-plan.clockDrift, plan.clockDrift);
-      this.nodes.push(new SimNode(i, i <= plan.voters, period, SimRandom.derived(seed, 100 + i)));
+      this.nodes.push(new SimNode(i, period, SimRandom.derived(seed, 100 + i)));
     }
   }
 
@@ -163,8 +172,14 @@ export class Simulation {
     return n;
   }
 
+  /** The voter set in force at the end of the committed log. */
   get voterIds(): NodeId[] {
-    return this.nodes.filter((n) => n.voter).map((n) => n.id);
+    return [...this.checker.committedVoters];
+  }
+
+  /** Every voter set some node's log holds at its end, and the committed one: the sets that may decide. */
+  voterSetsInForce(): (readonly NodeId[])[] {
+    return [this.checker.committedVoters, ...this.nodes.map((n) => n.log.voters)];
   }
 
   /** Start every node from an empty disk, its clock at a random phase. */
@@ -201,6 +216,16 @@ export class Simulation {
     return false;
   }
 
+  /**
+   * A crash that also loses the node's whole disk: log, snapshot and election state (Kafka's
+   * killAndDeletePersistentState). It restarts as a fresh node knowing only the bootstrap voters.
+   */
+  wipe(id: NodeId): void {
+    this.crash(id);
+    this.note(`wipe ${id}`);
+    this.node(id).disk.wipe();
+  }
+
   crash(id: NodeId): void {
     const n = this.node(id);
     if (n.raft === null) return;
@@ -233,12 +258,15 @@ export class Simulation {
     return this.node(id).raft !== null;
   }
 
-  /** A leader that a majority of voters and every up voter connected to it follow in its epoch, or null. */
+  /**
+   * A leader that a majority of the voters in force in its log, and every up voter of them
+   * connected to it, follow in its epoch, or null.
+   */
   stableLeader(): NodeId | null {
-    const voters = this.nodes.filter((v) => v.voter);
     for (const n of this.nodes) {
       const s = n.raft?.status();
       if (s === undefined || s.role !== 'leader') continue;
+      const voters = s.voters.map((id) => this.node(id));
       let following = 0;
       let stray = false;
       for (const v of voters) {
@@ -267,7 +295,10 @@ export class Simulation {
   /** Grows whenever the commit moves or any up voter's durable log grows. */
   replicationMark(): number {
     let mark = this.checker.committedEnd;
-    for (const n of this.nodes) if (n.voter && n.raft !== null) mark += n.disk.endOffset;
+    for (const id of this.checker.committedVoters) {
+      const n = this.node(id);
+      if (n.raft !== null) mark += n.disk.endOffset;
+    }
     return mark;
   }
 
@@ -294,6 +325,28 @@ export class Simulation {
     this.queue.push(this.now + this.exponential(plan.crashEvery), { kind: 'crash' });
     this.queue.push(this.now + this.exponential(plan.networkChangeEvery), { kind: 'network' });
     this.queue.push(this.now + this.exponential(plan.transferEvery), { kind: 'transfer' });
+    if (plan.membershipEvery > 0) this.queue.push(this.now + this.exponential(plan.membershipEvery), { kind: 'membership' });
+  }
+
+  /** The node that leads the highest epoch anyone leads, or null. */
+  leader(): SimNode | null {
+    let best: SimNode | null = null;
+    for (const n of this.nodes) {
+      const s = n.raft?.status();
+      if (s?.role === 'leader' && (best === null || s.epoch > (best.raft as RaftNode).status().epoch)) best = n;
+    }
+    return best;
+  }
+
+  /** Asks the current leader to add or remove voter `id`; whether it accepted (it refuses while a change is uncommitted). */
+  changeVoters(change: VoterChange, id: NodeId): boolean {
+    const leader = this.leader();
+    if (leader === null) return false;
+    const raft = leader.raft as RaftNode;
+    const result = change === 'add' ? raft.addVoter(id) : raft.removeVoter(id);
+    if (result.ok) this.note(`node ${leader.id} accepts ${change} voter ${id} at ${result.offset} epoch ${result.epoch}`);
+    this.drain(leader);
+    return result.ok;
   }
 
   /** End the safety phase: no more faults, lossless links, every link healed. */
@@ -365,6 +418,11 @@ export class Simulation {
         this.randomCrash();
         this.queue.push(this.now + this.exponential(this.options.plan.crashEvery), event);
         return;
+      case 'membership':
+        if (!this.chaos) return;
+        this.randomVoterChange();
+        this.queue.push(this.now + this.exponential(this.options.plan.membershipEvery), event);
+        return;
       case 'transfer':
         if (!this.chaos) return;
         this.randomTransfer();
@@ -402,10 +460,11 @@ export class Simulation {
     // The mirror of the core's log restarts from what the disk kept.
     const snap = n.disk.snapshot;
     const start = snap?.meta.id.endOffset ?? 0;
-    n.log.reset(start, start === 0 ? 0 : this.snapshotChain(n.id, start, snap?.meta.id.epoch ?? 0));
-    for (const e of n.disk.entries) this.checker.appended(n.id, e, n.log.append(e));
+    n.log.reset(start, start === 0 ? 0 : this.snapshotChain(n.id, start, snap?.meta.id.epoch ?? 0), snap?.meta.voters ?? this.bootstrapVoters);
+    for (const e of n.disk.entries) this.checker.appended(n.id, e, n.log);
     n.applied = start;
     n.lastHighWatermark = 0;
+    n.ledEpoch = -1;
     n.raft = new RaftNode(config, n.disk.restore(this.bootstrapVoters));
     this.queue.push(this.now + this.random.between(0, n.tickPeriod), { kind: 'tick', node: n.id, incarnation: n.incarnation });
     this.drain(n);
@@ -489,11 +548,11 @@ export class Simulation {
       if (id.endOffset < n.applied) {
         throw new InvariantViolation('stateMachineSafety', `node ${n.id} installs a snapshot ending at ${id.endOffset} below what it applied (${n.applied})`);
       }
-      n.log.reset(id.endOffset, this.snapshotChain(n.id, id.endOffset, id.epoch));
+      n.log.reset(id.endOffset, this.snapshotChain(n.id, id.endOffset, id.epoch), r.snapshot.meta.voters);
       n.applied = id.endOffset;
       if (this.traceLines > 0) this.note(`node ${n.id} installs snapshot to ${id.endOffset}`);
     }
-    for (const e of r.entries) this.checker.appended(n.id, e, n.log.append(e));
+    for (const e of r.entries) this.checker.appended(n.id, e, n.log);
     const hasWrites = r.hardState !== null || r.truncateTo !== null || r.snapshot !== null || r.entries.length > 0;
     const doneAt = n.disk.enqueue(r, this.now + (hasWrites ? this.random.between(0, this.options.plan.maxDiskDelay) : 0));
     this.queue.push(doneAt, { kind: 'disk', node: n.id, incarnation: n.incarnation });
@@ -512,6 +571,7 @@ export class Simulation {
     const raft = n.raft;
     if (raft === null) return;
     const s = raft.status();
+    const previousHighWatermark = n.lastHighWatermark;
     if (s.highWatermark < n.lastHighWatermark) {
       throw new InvariantViolation('monotonicCommit', `node ${n.id} high watermark went from ${n.lastHighWatermark} to ${s.highWatermark}`);
     }
@@ -520,9 +580,20 @@ export class Simulation {
     if (s.epoch < n.disk.hardState.epoch) {
       throw new InvariantViolation('monotonicEpoch', `node ${n.id} is in epoch ${s.epoch} with ${n.disk.hardState.epoch} persisted`);
     }
-    // A leader that resigns in the step that moved its high watermark (a transfer completing) still
-    // committed as leader of its epoch.
-    if (s.role === 'leader' || (s.role === 'resigned' && s.leaderId === n.id)) this.checker.leaderObserved(n.id, s.epoch, s.highWatermark, n.log);
+    // A leader that resigns in the step that moved its high watermark (a transfer completing, or
+    // its own removal committing) still committed as leader of its epoch.
+    const resignedOnCommit = n.ledEpoch === s.epoch && s.highWatermark > previousHighWatermark && s.role !== 'follower';
+    if (s.role === 'leader' || resignedOnCommit) {
+      n.ledEpoch = s.epoch;
+      this.checker.leaderObserved(n.id, s.epoch, s.highWatermark, n.log, (voter, end) => this.durablyHolds(voter, end, n.log));
+    }
+  }
+
+  /** Whether `voter`'s disk holds the log up to `end` as `log` does (a snapshot holds only committed entries). */
+  private durablyHolds(voter: NodeId, end: number, log: MirrorLog): boolean {
+    const disk = this.node(voter).disk;
+    if (disk.startOffset >= end) return true;
+    return disk.entryAt(end - 1)?.epoch === log.entryAt(end - 1)?.epoch;
   }
 
   // ---- the client and the faults ----
@@ -558,10 +629,26 @@ export class Simulation {
     const leaders = this.nodes.filter((n) => n.raft !== null && n.raft.status().role === 'leader');
     if (leaders.length === 0) return;
     const leader = this.random.pick(leaders);
-    const to = this.random.pick(this.voterIds.filter((id) => id !== leader.id));
     const raft = leader.raft as RaftNode;
+    const others = raft.status().voters.filter((id) => id !== leader.id);
+    if (others.length === 0) return;
+    const to = this.random.pick(others);
     if (raft.transferLeadership(to)) this.note(`node ${leader.id} transfers leadership to ${to}`);
     this.drain(leader);
+  }
+
+  /**
+   * The operator adds a non-voter or removes a voter (the leader too) through whoever leads, one
+   * change at a time as far as it knows: the core must refuse a second while one is uncommitted.
+   * With two voters or fewer it adds when it can; it removes down to the core's floor of one.
+   */
+  private randomVoterChange(): void {
+    const leader = this.leader();
+    if (leader === null) return;
+    const voters = (leader.raft as RaftNode).status().voters;
+    const others = this.nodes.filter((n) => !voters.includes(n.id)).map((n) => n.id);
+    const add = others.length > 0 && (voters.length <= 2 || this.random.chance(0.5));
+    this.changeVoters(add ? 'add' : 'remove', this.random.pick(add ? others : [...voters]));
   }
 
   private randomNetworkChange(): void {
@@ -607,8 +694,10 @@ export class Simulation {
     }
     const epoch = this.maxEpoch();
     const leader = this.nodes.find((n) => n.raft !== null && n.raft.status().role === 'leader' && n.raft.status().epoch === epoch);
-    const followers = this.nodes.filter((n) => n.voter && n !== leader && n.raft !== null);
-    if (leader !== undefined && followers.length > 0) {
+    const voters = leader?.raft?.status().voters ?? [];
+    const followers = this.nodes.filter((n) => voters.includes(n.id) && n !== leader && n.raft !== null);
+    // Cutting one follower leaves the leader a majority only with three voters or more.
+    if (leader !== undefined && followers.length > 0 && voters.length >= 3) {
       const victim = this.random.pick(followers);
       this.note(`flap cuts leader ${leader.id} off ${victim.id}`);
       this.network.cutLink(leader.id, victim.id, true);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import type { Mutation } from '../../../src/coordinator/raft/raft_node.js';
+import { RaftNode, type Mutation } from '../../../src/coordinator/raft/raft_node.js';
 import type { Message } from '../../../src/coordinator/raft/types.js';
 import { Cluster, entry, text } from './raft_fixture.js';
 
@@ -284,6 +284,67 @@ describe('RaftNode membership and observers', () => {
     assert.notEqual(next, 1);
     assert.deepEqual(c.node(next).status().voters, [2, 3, 4]);
     assert.equal(c.node(1).status().role, 'observer');
+  });
+
+  it('a leader that removed itself and crashed before the removal committed campaigns again to commit it', () => {
+    // Found by simulation seed 2918 (`node dist/test/sim/raft/replay.js --seed 2918`): voters
+    // [1,2]; leader 1 removes itself, the removal reaches
+    // only its own disk, it crashes. Voter 2 needs 1's vote, which a longer log refuses; node 1,
+    // outside its own latest set, must campaign or the quorum is stuck for good.
+    const c = new Cluster([1, 2], { 1: { electionTimeoutTicks: 5 }, 2: { electionTimeoutTicks: 1000 } });
+    assert.equal(c.elect(), 1);
+    c.tickUntil(() => c.node(1).status().highWatermark === 1);
+    c.drop = (m) => m.type === 'fetchResponse' && m.entries.some((e) => e.kind === 'voters');
+    const removed = c.node(1).removeVoter(1);
+    assert.ok(removed.ok);
+    c.drain();
+    assert.equal(c.disks.get(1)!.entries.length, 2, 'the removal is durable on node 1');
+    c.crash(1);
+    c.drop = () => false;
+    c.start(1);
+    c.tickUntil(() => c.node(2).status().role === 'leader' && c.node(2).status().highWatermark > removed.offset, 1000);
+    assert.deepEqual(c.node(2).status().voters, [2]);
+    c.tickUntil(() => c.node(1).status().role === 'observer', 200);
+  });
+
+  it('a node whose stale log leaves it out of the voters still grants a candidate whose newer set names it', () => {
+    // Simulation seed 3678: node 3's log ends before the entry that added it; the candidate's set
+    // [2,3] needs its vote, and refusing as an observer stalled the quorum for good.
+    const node = new RaftNode(
+      { id: 3, electionTimeoutTicks: 10, fetchTimeoutTicks: 20, fetchWaitTicks: 5, maxFetchBytes: 1024, maxUncommittedBytes: 1024, random: () => 0.5 },
+      { hardState: { epoch: 1, votedFor: -1, leaderId: -1 }, snapshot: null, entries: [entry(0, 1, '', 'leaderChange')], bootstrapVoters: [1, 2] },
+    );
+    assert.equal(node.status().role, 'observer');
+    const ask = { type: 'vote', from: 1, to: 3, epoch: 2, lastEpoch: 1, lastOffset: 5 } as const;
+    node.step({ ...ask, preVote: true });
+    node.step({ ...ask, preVote: false });
+    const r = node.ready();
+    const answers = r.messages.filter((m) => m.type === 'voteResponse');
+    assert.deepEqual(answers.map((m) => m.type === 'voteResponse' && m.granted), [true, true]);
+    assert.deepEqual(r.hardState, { epoch: 2, votedFor: 1, leaderId: -1 });
+  });
+
+  it('an observer whose leader went silent grants pre-votes again, having fetched from it before', () => {
+    // Simulation seed 5492: a stale fetchedFromLeader flag made such an observer refuse forever.
+    const c = new Cluster([1, 2], { 1: { electionTimeoutTicks: 5 }, 2: { electionTimeoutTicks: 1000 } }, [3]);
+    assert.equal(c.elect(), 1);
+    c.tickUntil(() => c.node(3).status().highWatermark === 1);
+    c.crash(1);
+    c.cut(2, 3);
+    c.tickUntil(() => c.node(3).status().leaderId === -1, 200);
+    const { epoch } = c.node(3).status();
+    c.node(3).step({ type: 'vote', from: 2, to: 3, epoch: epoch + 1, preVote: true, lastEpoch: epoch, lastOffset: 5 });
+    const answer = c.node(3).ready().messages.find((m) => m.type === 'voteResponse');
+    assert.ok(answer?.type === 'voteResponse' && answer.granted);
+  });
+
+  it('a leader that resigned names no leader once it canvasses, so fetchers stop coming back to it', () => {
+    // Simulation seed 3678: resigned, then prospective, it kept naming itself in fetch refusals.
+    const c = new Cluster([1, 2, 3], { 1: { electionTimeoutTicks: 5 }, 2: { electionTimeoutTicks: 1000 }, 3: { electionTimeoutTicks: 1000 } });
+    assert.equal(c.elect(), 1);
+    c.isolate(1);
+    c.tickUntil(() => c.node(1).status().role === 'prospective', 500);
+    assert.equal(c.node(1).status().leaderId, -1);
   });
 
   it('observers replicate but never count toward the commit nor vote', () => {
