@@ -9,6 +9,7 @@
 // means the disk can no longer vouch for the node's state, and the driver stops the node (KRaft
 // halts on a failed flush) rather than go on.
 import { join } from 'node:path';
+import type { RaftRestore } from '../../coordinator/raft/raft_node.js';
 import type { Entry, HardState, NodeId, OffsetAndEpoch, Ready, Snapshot, SnapshotMeta } from '../../coordinator/raft/types.js';
 import { NodeIoBackend, type IoBackend, type StorageError } from '../../log/io_backend.js';
 import { makeDirDurably } from '../../log/log_recovery.js';
@@ -32,20 +33,9 @@ export interface QuorumStorageOptions {
   readonly onWarning?: (what: string, err: StorageError) => void;
 }
 
-/**
- * What `new RaftNode(config, restore)` takes: the same shape as RaftRestore (raft_node.ts, the
- * core's branch), so it is passed as is.
- */
-export interface QuorumRestore {
-  readonly hardState: HardState;
-  readonly snapshot: Snapshot | null;
-  /** Durable entries after the snapshot, contiguous. */
-  readonly entries: readonly Entry[];
-  readonly bootstrapVoters: readonly NodeId[];
-}
-
 export interface OpenedQuorumStorage {
-  readonly restore: QuorumRestore;
+  /** What `new RaftNode(config, restore)` takes. */
+  readonly restore: RaftRestore;
   readonly storage: QuorumStorage;
   /** Damaged snapshot files refused at open (an older snapshot, or none, is in force): for the driver's log. */
   readonly refusedSnapshots: readonly QuorumStorageError[];
@@ -75,7 +65,7 @@ export function openQuorumStorage(dir: string, options: QuorumStorageOptions): O
   if (snapshot && !logHolds(log, snapshot.meta.id)) log.reset(start);
   // A compaction interrupted by a crash left segments below the snapshot.
   log.deleteBefore(start);
-  const restore: QuorumRestore = { hardState: state, snapshot, entries: log.readFrom(start), bootstrapVoters: options.bootstrapVoters };
+  const restore: RaftRestore = { hardState: state, snapshot, entries: log.readFrom(start), bootstrapVoters: options.bootstrapVoters };
   return { restore, storage: new QuorumStorage(file, snapshots.store, log), refusedSnapshots: snapshots.refused };
 }
 
