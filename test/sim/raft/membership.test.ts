@@ -7,41 +7,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodeId } from '../../../src/coordinator/raft/types.js';
 import { InvariantViolation } from './checker.js';
-import { drawFaults } from './faults.js';
-import { LEADER_BOUND_TICKS } from './run.js';
+import { calm, converge, electLeader, makeProgress } from './scenario_steps.js';
 import { Simulation, type VoterChange } from './simulation.js';
 
 const SEEDS = 20;
-
-function calm(seed: number, voters: number, observers: number): Simulation {
-  const plan = { ...drawFaults(seed), voters, observers, dropRate: 0, duplicateRate: 0 };
-  const sim = new Simulation({ seed, plan, traceLines: 60 });
-  sim.start();
-  return sim;
-}
-
-function electLeader(sim: Simulation, unlike: NodeId = -1): NodeId {
-  const elected = sim.runUntil(() => {
-    const l = sim.stableLeader();
-    return l !== null && l !== unlike;
-  }, LEADER_BOUND_TICKS);
-  assert.ok(elected, `no stable leader within ${LEADER_BOUND_TICKS} ticks`);
-  return sim.stableLeader() as NodeId;
-}
-
-/** The client proposes for a while and the commit moves on. */
-function makeProgress(sim: Simulation, ticks = 40): void {
-  const before = sim.checker.committedEnd;
-  sim.startProposing();
-  sim.runFor(ticks);
-  sim.stopProposing();
-  sim.runUntil(() => sim.checker.committedEnd > before && sim.undecidedLivenessProposals() === 0, 100);
-  assert.ok(sim.checker.committedEnd > before, `commit stuck at ${before}`);
-}
-
-function converge(sim: Simulation): void {
-  assert.ok(sim.runUntil(() => sim.converged(), 300), `nodes did not converge on the committed log (end ${sim.checker.committedEnd})`);
-}
 
 /** Asks whoever leads until one accepts (an observer must catch up first), then waits for the commit. */
 function changeVoters(sim: Simulation, change: VoterChange, id: NodeId, whileWaiting: () => void = () => {}): void {

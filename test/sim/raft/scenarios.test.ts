@@ -8,41 +8,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodeId } from '../../../src/coordinator/raft/types.js';
 import { InvariantViolation } from './checker.js';
-import { drawFaults } from './faults.js';
+import { calm, converge, electLeader, makeProgress } from './scenario_steps.js';
 import { runFigureEight } from './figure_eight.js';
-import { LEADER_BOUND_TICKS } from './run.js';
 import { Simulation } from './simulation.js';
 
 const SEEDS = 20;
-
-function calm(seed: number, voters: number): Simulation {
-  const sim = new Simulation({ seed, plan: { ...drawFaults(seed), voters, dropRate: 0, duplicateRate: 0 }, traceLines: 40 });
-  sim.start();
-  return sim;
-}
-
-function electLeader(sim: Simulation, unlike: NodeId = -1): NodeId {
-  const elected = sim.runUntil(() => {
-    const l = sim.stableLeader();
-    return l !== null && l !== unlike;
-  }, LEADER_BOUND_TICKS);
-  assert.ok(elected, `no stable leader within ${LEADER_BOUND_TICKS} ticks`);
-  return sim.stableLeader() as NodeId;
-}
-
-/** The client proposes for a while and the commit moves on. */
-function makeProgress(sim: Simulation, ticks = 40): void {
-  const before = sim.checker.committedEnd;
-  sim.startProposing();
-  sim.runFor(ticks);
-  sim.stopProposing();
-  sim.runUntil(() => sim.checker.committedEnd > before && sim.undecidedLivenessProposals() === 0, 100);
-  assert.ok(sim.checker.committedEnd > before, `commit stuck at ${before}`);
-}
-
-function converge(sim: Simulation): void {
-  assert.ok(sim.runUntil(() => sim.converged(), 200), `nodes did not converge on the committed log (end ${sim.checker.committedEnd})`);
-}
 
 function forSeeds(voters: number, scenario: (sim: Simulation) => void): void {
   for (let seed = 1; seed <= SEEDS; seed++) {
@@ -62,7 +32,7 @@ describe('raft simulation scenarios (after RaftEventSimulationTest)', () => {
       forSeeds(voters, (sim) => {
         electLeader(sim);
         makeProgress(sim);
-        converge(sim);
+        converge(sim, 200);
       });
     });
 
@@ -75,7 +45,7 @@ describe('raft simulation scenarios (after RaftEventSimulationTest)', () => {
         assert.notEqual(second, first);
         makeProgress(sim);
         sim.restart(first);
-        converge(sim);
+        converge(sim, 200);
       });
     });
 
@@ -88,7 +58,7 @@ describe('raft simulation scenarios (after RaftEventSimulationTest)', () => {
         for (const n of sim.nodes) sim.restart(n.id);
         electLeader(sim);
         makeProgress(sim);
-        converge(sim);
+        converge(sim, 200);
       });
     });
 
@@ -100,7 +70,7 @@ describe('raft simulation scenarios (after RaftEventSimulationTest)', () => {
         electLeader(sim, first);
         makeProgress(sim);
         sim.heal();
-        converge(sim);
+        converge(sim, 200);
       });
     });
 
@@ -117,7 +87,7 @@ describe('raft simulation scenarios (after RaftEventSimulationTest)', () => {
         makeProgress(sim);
         sim.restart(first);
         sim.restart(second);
-        converge(sim);
+        converge(sim, 200);
       });
     });
   }
@@ -135,7 +105,7 @@ describe('raft simulation scenarios (after RaftEventSimulationTest)', () => {
       assert.ok(majority.includes(leader), `leader ${leader} is not on the majority side`);
       makeProgress(sim);
       sim.heal();
-      converge(sim);
+      converge(sim, 200);
     });
   });
 
