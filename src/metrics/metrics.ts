@@ -12,6 +12,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.js';
 import { CumulativeCounter } from './cumulative_counter.js';
 import { GroupMetrics } from './group_metrics.js';
+import { RaftMetrics, type RaftMetricsSource } from './raft_metrics.js';
 
 const MAX_LABEL_VALUES = 64;
 const OVERFLOW_LABEL = 'other';
@@ -119,9 +120,9 @@ export class BrokerMetrics {
   private readonly protocolErrorChildren = new BoundedChildren((r) => this.protocolErrors.labels(r));
   private readonly mainLag = new LoopDelayMonitor();
   private readonly groupMetrics = new GroupMetrics(this.registry);
+  private raft: RaftMetrics | null = null;
   private partitionKeys = new Map<string, PartitionSnapshot>();
   private shardIds = new Set<number>();
-
 
   /** `api` must come from the broker's API table (bounded anyway). */
   recordRequest(api: string, seconds: number): void {
@@ -137,6 +138,12 @@ export class BrokerMetrics {
   connectionClosed(): void { this.connections.dec(); }
   connectionRejected(reason: string): void { this.rejectedChildren.get(reason).inc(); }
   protocolError(reason: string): void { this.protocolErrorChildren.get(reason).inc(); }
+
+  /** Exports the metadata quorum's figures (sluice_raft_*) from now on; once, on a node that runs it. */
+  watchQuorum(driver: RaftMetricsSource): void {
+    if (this.raft !== null) throw new Error('the quorum is already watched');
+    this.raft = new RaftMetrics(this.registry, driver);
+  }
 
   /** Replaces all shard-fed figures with these snapshots (one per live shard). */
   applyShardSnapshots(snapshots: readonly ShardSnapshot[]): void {
@@ -160,6 +167,7 @@ export class BrokerMetrics {
   /** Prometheus text exposition of everything recorded and applied so far. */
   async metricsText(): Promise<string> {
     this.sampleMainLag();
+    this.raft?.sample();
     return this.registry.metrics();
   }
 

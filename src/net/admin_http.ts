@@ -1,4 +1,5 @@
-// Admin HTTP endpoint (main thread): GET /v1/health, GET /metrics (Prometheus), GET /v1/actors.
+// Admin HTTP endpoint (main thread): GET /v1/health, GET /metrics (Prometheus), GET /v1/actors,
+// GET /v1/quorum (the metadata quorum as this node sees it; 404 on a node without one).
 // Read-only and small by design: plain node:http, bounded connections, bounded time per request,
 // no request bodies read. Shard figures are pulled per scrape with a deadline, so a stuck shard
 // makes /metrics report main-thread figures instead of hanging the scraper.
@@ -20,9 +21,12 @@ export interface AdminServerOptions {
   port: number;
   logger: Logger;
   metrics: BrokerMetrics;
-  health(): { status: HealthStatus; details: Record<string, unknown> };
+  /** HTTP 200 only when `status` is ready and nothing is `failing` (e.g. the metadata quorum is lost). */
+  health(): { status: HealthStatus; failing: readonly string[]; details: Record<string, unknown> };
   actors(): Promise<unknown>;
   snapshots(): Promise<ShardSnapshot[]>;
+  /** The metadata quorum's report; absent on a node that does not run the quorum. */
+  quorum?: () => unknown;
   /** Defaults: 64 connections, 10 s per request, 5 s for shard snapshots / actor listings. */
   maxConnections?: number;
   requestTimeoutMs?: number;
@@ -57,8 +61,12 @@ function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string
   const { logger, metrics } = opts;
   return new Map<string, Handler>([
     ['/v1/health', async (res) => {
-      const { status, details } = opts.health();
-      sendJson(res, status === 'ready' ? 200 : 503, { ...details, status });
+      const { status, failing, details } = opts.health();
+      sendJson(res, status === 'ready' && failing.length === 0 ? 200 : 503, { ...details, status, ...(failing.length > 0 ? { failing } : {}) });
+    }],
+    ['/v1/quorum', async (res) => {
+      if (opts.quorum === undefined) return sendJson(res, 404, { error: 'this node does not run the metadata quorum (no --controller-voters)' });
+      sendJson(res, 200, opts.quorum());
     }],
     ['/metrics', async (res) => {
       try {

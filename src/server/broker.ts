@@ -14,6 +14,7 @@ import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
 import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
+import { quorumReport } from '../actors/quorum/quorum_report.js';
 import type { BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
@@ -180,6 +181,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     producerIds: node?.producerIds ?? new ProducerIdAllocator(metaDir),
     groups,
     metrics,
+    quorum: node === null ? null : { driver: node.driver, endpoints: node.voters },
     // Every shard's inbound ring has the same size.
     limits: {
       maxProduceBatchBytes: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,
@@ -194,15 +196,21 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     port: config.adminPort,
     logger,
     metrics,
-    health: () => ({
-      status,
-      details: {
-        shards: config.shards, topics: node?.view.image.topicsByName.size ?? table.size, connections: kafka.connectionCount, io, ioThreads,
-        descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
-      },
-    }),
+    health: () => {
+      const quorum = node?.quorumHealth.check();
+      return {
+        status,
+        failing: quorum?.state === 'lost' ? ['quorum'] : [],
+        details: {
+          shards: config.shards, topics: node?.view.image.topicsByName.size ?? table.size, connections: kafka.connectionCount, io, ioThreads,
+          descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
+          ...(quorum === undefined ? {} : { quorum }),
+        },
+      };
+    },
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
+    ...(node === null ? {} : { quorum: () => quorumReport(node.driver) }),
   });
   const started = performance.now();
   if (node !== null) {

@@ -11,7 +11,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { MetadataQuorum } from '../actors/quorum/metadata_quorum.js';
-import type { QuorumLink } from '../actors/quorum/quorum_driver.js';
+import type { QuorumDriver, QuorumLink } from '../actors/quorum/quorum_driver.js';
+import { QuorumHealth } from '../actors/quorum/quorum_report.js';
 import { BrokerLifecycle } from '../cluster/broker_lifecycle.js';
 import type { ControllerChannel, ControllerRequest } from '../cluster/controller_channel.js';
 import { ControllerProducerIds } from '../cluster/controller_producer_ids.js';
@@ -134,6 +135,12 @@ export interface ClusterNode {
   readonly lifecycle: BrokerLifecycle;
   /** The controller listener's port; -1 without the controller role. */
   readonly controllerPort: number;
+  /** The quorum's Raft driver (status, leader), for /v1/quorum and DescribeQuorum on the client listener. */
+  readonly driver: QuorumDriver;
+  /** Whether the quorum has been leaderless for too long, for /v1/health. */
+  readonly quorumHealth: QuorumHealth;
+  /** The controller listeners of the voters, as --controller-voters names them. */
+  readonly voters: readonly ControllerVoter[];
   stop(): Promise<void>;
 }
 
@@ -184,6 +191,7 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
   quorum.onImage((image) => follower.publish(image));
   view.setControllerId(quorum.driver.leader.leaderId);
   quorum.driver.onLeaderChange((c) => view.setControllerId(c.leaderId));
+  services.metrics.watchQuorum(quorum.driver);
 
   let listener: KafkaServer | null = null;
   let controllerPort = -1;
@@ -212,6 +220,9 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     producerIds: new ControllerProducerIds(config.nodeId, lifecycle, channel, CONTROLLER_REQUEST_TIMEOUT_MS),
     lifecycle,
     controllerPort,
+    driver: quorum.driver,
+    quorumHealth: new QuorumHealth(quorum.driver),
+    voters,
     async stop() {
       await lifecycle.stop();
       remote.close();

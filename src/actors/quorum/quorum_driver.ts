@@ -113,6 +113,8 @@ const RESIGN_WAIT_MS = 500;
 
 interface PendingProposal {
   readonly epoch: number;
+  /** performance.now() when proposed. */
+  readonly proposedAt: number;
   readonly resolve: (offset: number) => void;
   readonly reject: (err: Error) => void;
 }
@@ -123,6 +125,7 @@ export class QuorumDriver {
   private readonly transport: QuorumLink;
   private readonly sm: QuorumStateMachine;
   private readonly tickMs: number;
+  private readonly electionTimeoutTicks: number;
   private readonly timer: NodeJS.Timeout;
   private lastTickAt: number;
   /** A Ready is being executed; the next waits for its advance(). */
@@ -131,6 +134,7 @@ export class QuorumDriver {
   private readonly pending = new Map<number, PendingProposal>();
   private readonly maxPending: number;
   private readonly listeners: ((c: LeaderChange) => void)[] = [];
+  private readonly commitListeners: ((latencyMs: number) => void)[] = [];
   private last: LeaderChange;
   private readonly snapshotEveryEntries: number;
   private readonly snapshotEveryBytes: number;
@@ -142,6 +146,7 @@ export class QuorumDriver {
 
   constructor(private readonly opts: QuorumDriverOptions) {
     this.tickMs = opts.tickMs ?? QUORUM_DEFAULTS.tickMs;
+    this.electionTimeoutTicks = opts.electionTimeoutTicks ?? QUORUM_DEFAULTS.electionTimeoutTicks;
     this.maxPending = opts.maxPendingProposals ?? QUORUM_DEFAULTS.maxPendingProposals;
     this.snapshotEveryEntries = opts.snapshotEveryEntries ?? QUORUM_DEFAULTS.snapshotEveryEntries;
     this.snapshotEveryBytes = opts.snapshotEveryBytes ?? QUORUM_DEFAULTS.snapshotEveryBytes;
@@ -153,7 +158,7 @@ export class QuorumDriver {
     this.node = new RaftNode(
       {
         id: opts.id,
-        electionTimeoutTicks: opts.electionTimeoutTicks ?? QUORUM_DEFAULTS.electionTimeoutTicks,
+        electionTimeoutTicks: this.electionTimeoutTicks,
         fetchTimeoutTicks: opts.fetchTimeoutTicks ?? QUORUM_DEFAULTS.fetchTimeoutTicks,
         fetchWaitTicks: opts.fetchWaitTicks ?? QUORUM_DEFAULTS.fetchWaitTicks,
         maxFetchBytes: opts.maxFetchBytes ?? QUORUM_DEFAULTS.maxFetchBytes,
@@ -180,6 +185,15 @@ export class QuorumDriver {
     return this.transport;
   }
 
+  get nodeId(): NodeId {
+    return this.opts.id;
+  }
+
+  /** The election timeout in wall-clock ms (operators judge quorum loss against it). */
+  get electionTimeoutMs(): number {
+    return this.electionTimeoutTicks * this.tickMs;
+  }
+
   get isLeader(): boolean {
     return this.last.role === 'leader';
   }
@@ -199,6 +213,11 @@ export class QuorumDriver {
 
   onLeaderChange(listener: (c: LeaderChange) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Called on the leader as each of its proposals commits, with the ms from propose to commit. */
+  onProposalCommitted(listener: (latencyMs: number) => void): void {
+    this.commitListeners.push(listener);
   }
 
   /** Appends `data` as the leader; resolves with its offset once committed and applied here. */
@@ -267,7 +286,7 @@ export class QuorumDriver {
       const code = r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER ? notLeaderCode : (r.errorCode as ErrorCode);
       throw new QuorumProposalError(code, r.leaderId);
     }
-    const committed = new Promise<number>((resolve, reject) => this.pending.set(r.offset, { epoch: r.epoch, resolve, reject }));
+    const committed = new Promise<number>((resolve, reject) => this.pending.set(r.offset, { epoch: r.epoch, proposedAt: performance.now(), resolve, reject }));
     this.pump();
     return { offset: r.offset, committed };
   }
@@ -334,8 +353,11 @@ export class QuorumDriver {
       if (waiting === undefined) continue;
       this.pending.delete(e.offset);
       // Another leader's entry took the offset: the proposal was lost with its epoch.
-      if (waiting.epoch === e.epoch) waiting.resolve(e.offset);
-      else waiting.reject(new QuorumProposalError(ErrorCode.NOT_CONTROLLER, this.last.leaderId, 'leadership was lost before the proposal committed'));
+      if (waiting.epoch === e.epoch) {
+        const latencyMs = performance.now() - waiting.proposedAt;
+        for (const listener of this.commitListeners) listener(latencyMs);
+        waiting.resolve(e.offset);
+      } else waiting.reject(new QuorumProposalError(ErrorCode.NOT_CONTROLLER, this.last.leaderId, 'leadership was lost before the proposal committed'));
     }
     if (this.entriesSinceSnapshot >= this.snapshotEveryEntries || this.bytesSinceSnapshot >= this.snapshotEveryBytes) this.takeSnapshot();
   }

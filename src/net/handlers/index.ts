@@ -8,9 +8,12 @@ import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import type { BrokerConfig } from '../../config.js';
 import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
+import { DescribeQuorumApi } from '../../protocol/apis/describe_quorum.js';
+import { advertisedApis } from '../../protocol/apis/index.js';
+import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
 import type { SegmentReader } from '../segment_reader.js';
-import { apiVersionsHandler, BROKER_API_KEYS } from './api_versions.js';
+import { apiKeysOf, apiVersionsHandler, BROKER_API_KEYS } from './api_versions.js';
 import { consumerGroupDescribeHandler } from './consumer_group_describe.js';
 import { consumerGroupHeartbeatHandler } from './consumer_group_heartbeat.js';
 import { deleteGroupsHandler } from './delete_groups.js';
@@ -48,11 +51,16 @@ export interface BrokerServices {
   readonly groups: GroupCalls;
   readonly metrics: BrokerMetrics;
   readonly limits: ProduceDeps['limits'] & FetchDeps['limits'];
+  /** A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward it); null: not advertised. */
+  readonly quorum: DescribeQuorumDeps | null;
 }
+
+/** The client listener's ApiVersions list with DescribeQuorum, for a node running the quorum. */
+const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi]);
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
-    bindHandler(apiVersionsHandler, { apiKeys: BROKER_API_KEYS }),
+    bindHandler(apiVersionsHandler, { apiKeys: s.quorum === null ? BROKER_API_KEYS : QUORUM_BROKER_API_KEYS }),
     bindHandler(metadataHandler, { cluster: s.cluster, partitions: s.partitions, topics: s.topics, autoCreateTopics: s.config.autoCreateTopics }),
     bindHandler(produceHandler, s),
     bindHandler(fetchHandler, s),
@@ -76,6 +84,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     bindHandler(offsetDeleteHandler, s),
     bindHandler(consumerGroupHeartbeatHandler, s),
     bindHandler(consumerGroupDescribeHandler, s),
+    ...(s.quorum === null ? [] : [bindHandler(describeQuorumHandler, s.quorum)]),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

@@ -33,7 +33,7 @@ async function withServer(
     port: 0,
     logger: createLogger('silent'),
     metrics,
-    health: () => ({ status, details: { shards: 2 } }),
+    health: () => ({ status, failing: [], details: { shards: 2 } }),
     actors: async () => [{ topic: 't', partition: 0, shard: 0 }],
     snapshots: overrides.snapshots ?? (async () => [snapshot]),
     collectTimeoutMs: 200,
@@ -103,7 +103,7 @@ test('a busy port is reported as a startup error', async (t) => {
     await assert.rejects(
       startAdminServer({
         host: '127.0.0.1', port, logger: createLogger('silent'), metrics,
-        health: () => ({ status: 'ready', details: {} }), actors: async () => [], snapshots: async () => [],
+        health: () => ({ status: 'ready', failing: [], details: {} }), actors: async () => [], snapshots: async () => [],
       }),
       /EADDRINUSE/,
     );
