@@ -3,7 +3,10 @@
 // the controller (forwarded over the controller listener) has leaders
 // on all three and every broker describes it identically, a non-leader refuses Produce naming the
 // leader (KIP-951), FindCoordinator follows the leader of the group's __consumer_offsets
-// partition, and kcat produces through one bootstrap broker and consumes through another.
+// partition, and kcat produces through one bootstrap broker and consumes through another. The
+// quorum's operator surface: /v1/quorum on the leader lists the three voters with their lag,
+// /v1/health names the leader, /metrics has the raft series, DescribeQuorum is answered on the
+// client listener; and with two of three nodes killed the survivor's health reports the quorum lost.
 import { after, afterEach, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { BrokerProcess, freePort } from '../helpers/broker_process.js';
@@ -14,6 +17,10 @@ import { CreateTopicsApi, type CreateTopicsResponse } from '../../src/protocol/a
 import { FindCoordinatorApi, type FindCoordinatorResponse } from '../../src/protocol/apis/find_coordinator.js';
 import { MetadataApi, type MetadataResponse } from '../../src/protocol/apis/metadata.js';
 import { ProduceApi, type ProduceResponse } from '../../src/protocol/apis/produce.js';
+import { ApiVersionsApi, type ApiVersionsResponse } from '../../src/protocol/apis/api_versions.js';
+import { DescribeQuorumApi, type DescribeQuorumResponse } from '../../src/protocol/apis/describe_quorum.js';
+import { METADATA_TOPIC_NAME } from '../../src/protocol/apis/quorum_common.js';
+import type { QuorumHealthReport, QuorumReport } from '../../src/actors/quorum/quorum_report.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeRecordBatch } from '../../src/protocol/records.js';
 import { readResponseHeader } from '../../src/protocol/header.js';
@@ -121,4 +128,92 @@ it('kcat produces through one bootstrap broker and consumes everything through a
   await kcat(['-b', brokers[2]!.bootstrap, '-P', '-t', TOPIC, '-X', 'topic.partitioner=murmur2_random'], { input: Buffer.from(lines.join('\n') + '\n') });
   const out = await kcat(['-b', brokers[0]!.bootstrap, '-C', '-t', TOPIC, '-o', 'beginning', '-e', '-q']);
   assert.deepEqual(out.stdout.toString().trim().split('\n').sort(), [...lines].sort());
+});
+
+async function admin<T>(b: BrokerProcess, path: string): Promise<{ status: number; body: T }> {
+  const res = await fetch(`http://127.0.0.1:${b.adminPort}${path}`, { signal: AbortSignal.timeout(5000) });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/** The quorum leader's index in `brokers`, as every node's /v1/quorum agrees on it. */
+async function quorumLeader(): Promise<number> {
+  const reports = await Promise.all(brokers.map((b) => admin<QuorumReport>(b, '/v1/quorum')));
+  const leaders = new Set(reports.map((r) => r.body.leaderId));
+  assert.equal(leaders.size, 1, `one leader known everywhere: ${JSON.stringify(reports.map((r) => r.body))}`);
+  const id = [...leaders][0]!;
+  assert.ok([1, 2, 3].includes(id));
+  return id - 1;
+}
+
+it('/v1/quorum on the leader lists the three voters with their lag; /v1/health names the leader', async () => {
+  const leader = await quorumLeader();
+  const { status, body } = await admin<QuorumReport>(brokers[leader]!, '/v1/quorum');
+  assert.equal(status, 200);
+  assert.equal(body.role, 'leader');
+  assert.equal(body.nodeId, leader + 1);
+  assert.deepEqual([...body.voters].sort(), [1, 2, 3]);
+  const voters = (body.replicas ?? []).filter((r) => r.voter);
+  assert.deepEqual(voters.map((r) => r.id).sort(), [1, 2, 3]);
+  for (const r of voters) {
+    assert.equal(r.lagOffsets, body.logEndOffset - r.logEndOffset);
+    assert.ok(r.lagOffsets >= 0 && r.lastFetchMsAgo >= 0 && r.lastFetchMsAgo < 5000, JSON.stringify(r));
+  }
+  const follower = await admin<QuorumReport>(brokers[(leader + 1) % 3]!, '/v1/quorum');
+  assert.equal(follower.body.role, 'follower');
+  assert.equal(follower.body.replicas, undefined);
+  for (const b of brokers) {
+    const health = await admin<{ status: string; quorum: QuorumHealthReport }>(b, '/v1/health');
+    assert.equal(health.status, 200);
+    assert.equal(health.body.quorum.state, 'ok');
+    assert.equal(health.body.quorum.leaderId, leader + 1);
+    assert.equal(health.body.quorum.epoch, body.epoch);
+  }
+});
+
+it('/metrics on the leader has the raft epoch, leader changes, commit latency and each voter\'s lag', async () => {
+  const leader = brokers[await quorumLeader()]!;
+  const { epoch } = (await admin<QuorumReport>(leader, '/v1/quorum')).body;
+  assert.equal(await leader.metric('sluice_raft_epoch'), epoch);
+  assert.ok(await leader.metric('sluice_raft_leader_changes_total') >= 1);
+  // Broker registrations and the topic above were proposed and committed on this leader.
+  assert.ok(await leader.metric('sluice_raft_commit_latency_seconds_count') > 0);
+  const text = await (await fetch(`http://127.0.0.1:${leader.adminPort}/metrics`)).text();
+  for (const voter of [1, 2, 3]) {
+    assert.match(text, new RegExp(`^sluice_raft_append_lag_offsets\\{voter="${voter}"\\} \\d+$`, 'm'));
+  }
+});
+
+it('DescribeQuorum on the client listener: the leader describes the voters, a follower names the leader; ApiVersions lists it', async () => {
+  const leader = await quorumLeader();
+  const ask = { topics: [{ topicName: METADATA_TOPIC_NAME, partitions: [{ partitionIndex: 0 }] }] };
+  const res = await call<DescribeQuorumResponse>(brokers[leader]!, DescribeQuorumApi, 2, ask);
+  const p = res.topics[0]!.partitions[0]!;
+  assert.equal(p.errorCode, ErrorCode.NONE);
+  assert.equal(p.leaderId, leader + 1);
+  assert.deepEqual(p.currentVoters.map((v) => v.replicaId).sort(), [1, 2, 3]);
+  assert.deepEqual(res.nodes.map((n) => n.nodeId).sort(), [1, 2, 3]);
+  const other = await call<DescribeQuorumResponse>(brokers[(leader + 1) % 3]!, DescribeQuorumApi, 2, ask);
+  assert.equal(other.topics[0]!.partitions[0]!.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  assert.equal(other.topics[0]!.partitions[0]!.leaderId, leader + 1);
+  const versions = await call<ApiVersionsResponse>(brokers[0]!, ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
+  assert.deepEqual(versions.apiKeys.find((k) => k.apiKey === DescribeQuorumApi.key), { apiKey: 55, minVersion: 0, maxVersion: 2 });
+});
+
+it('with two of the three nodes killed, the survivor reports the quorum lost (HTTP 503)', async () => {
+  // Runs last: the cluster does not come back.
+  const survivor = brokers[(await quorumLeader() + 1) % 3]!;
+  await Promise.all(brokers.filter((b) => b !== survivor).map((b) => b.kill9()));
+  const deadline = Date.now() + 30_000;
+  let last: { status: number; body: { status: string; failing?: string[]; quorum: QuorumHealthReport } } | null = null;
+  while (Date.now() < deadline) {
+    last = await admin(survivor, '/v1/health');
+    if (last.body.quorum.state === 'lost') break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  assert.ok(last !== null);
+  assert.equal(last.status, 503, JSON.stringify(last.body));
+  assert.equal(last.body.status, 'ready');
+  assert.deepEqual(last.body.failing, ['quorum']);
+  assert.ok(!['leader', 'follower'].includes(last.body.quorum.role), last.body.quorum.role);
+  assert.ok(last.body.quorum.leaderlessMs > 2000);
 });

@@ -1,8 +1,12 @@
 // BrokerMetrics: shard snapshots become gauges/counters, vanished partitions and shards lose their
-// label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded.
+// label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded;
+// raft figures appear only once a quorum is watched, and voter lag series follow leadership.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { LeaderChange } from '../../src/actors/quorum/quorum_driver.js';
+import type { RaftStatus } from '../../src/coordinator/raft/raft_node.js';
 import { BrokerMetrics } from '../../src/metrics/metrics.js';
+import type { RaftMetricsSource } from '../../src/metrics/raft_metrics.js';
 import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot } from '../../src/actors/shard_snapshot.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
@@ -122,4 +126,61 @@ test('group figures: states, members, rebalances by reason, committed offsets an
   assert.match(text, /sluice_group_rebalance_duration_seconds_count 2/);
   assert.equal(sample(text, 'sluice_group_lag_messages', 'group="h",topic="orders",partition="0"'), 0);
   assert.equal(sample(text, 'sluice_group_committed_offset', 'group="g",topic="orders",partition="0"'), undefined, 'vanished group series are removed');
+});
+
+/** A quorum driver's surface as the raft metrics see it, driven by the test. */
+class FakeQuorum implements RaftMetricsSource {
+  readonly nodeId = 1;
+  leader: LeaderChange = { epoch: 0, leaderId: -1, role: 'unattached' };
+  state: RaftStatus = {
+    role: 'unattached', epoch: 0, leaderId: -1, votedFor: -1, highWatermark: 0, appliedOffset: 0, logStartOffset: 0, logEndOffset: 0, durableEndOffset: 0, voters: [1, 2, 3], replicas: [],
+  };
+  private readonly leaderListeners: ((c: LeaderChange) => void)[] = [];
+  private readonly commitListeners: ((ms: number) => void)[] = [];
+  status(): RaftStatus { return this.state; }
+  tickToMs(tick: number): number { return tick; }
+  onLeaderChange(l: (c: LeaderChange) => void): void { this.leaderListeners.push(l); }
+  onProposalCommitted(l: (ms: number) => void): void { this.commitListeners.push(l); }
+  change(c: LeaderChange, state: Partial<RaftStatus>): void {
+    this.leader = c;
+    this.state = { ...this.state, ...state, epoch: c.epoch, leaderId: c.leaderId, role: c.role };
+    for (const l of this.leaderListeners) l(c);
+  }
+  commit(ms: number): void { for (const l of this.commitListeners) l(ms); }
+}
+
+test('raft figures: none until a quorum is watched; epoch, leader changes, commit latency, lag per voter on the leader only', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  assert.doesNotMatch(await m.metricsText(), /sluice_raft_/);
+  const q = new FakeQuorum();
+  m.watchQuorum(q);
+  q.change({ epoch: 1, leaderId: -1, role: 'candidate' }, {});
+  q.change({ epoch: 1, leaderId: 1, role: 'leader' }, {
+    logEndOffset: 50,
+    replicas: [
+      { id: 1, logEndOffset: 50, lastFetchTick: 0, lastCaughtUpTick: 0, voter: true },
+      { id: 2, logEndOffset: 45, lastFetchTick: 0, lastCaughtUpTick: 0, voter: true },
+      { id: 3, logEndOffset: 10, lastFetchTick: 0, lastCaughtUpTick: 0, voter: true },
+      { id: 9, logEndOffset: 0, lastFetchTick: 0, lastCaughtUpTick: 0, voter: false },
+    ],
+  });
+  q.commit(4);
+  let text = await m.metricsText();
+  assert.match(text, /^sluice_raft_epoch 1$/m);
+  assert.match(text, /^sluice_raft_leader_changes_total 1$/m);
+  assert.match(text, /^sluice_raft_commit_latency_seconds_count 1$/m);
+  assert.equal(sample(text, 'sluice_raft_commit_latency_seconds_bucket', 'le="0.005"'), 1);
+  assert.equal(sample(text, 'sluice_raft_commit_latency_seconds_bucket', 'le="0.0025"'), 0);
+  assert.equal(sample(text, 'sluice_raft_append_lag_offsets', 'voter="1"'), 0);
+  assert.equal(sample(text, 'sluice_raft_append_lag_offsets', 'voter="2"'), 5);
+  assert.equal(sample(text, 'sluice_raft_append_lag_offsets', 'voter="3"'), 40);
+  assert.equal(sample(text, 'sluice_raft_append_lag_offsets', 'voter="9"'), undefined);
+  // Leadership moves to node 2 in a new epoch: one more change, and the lag series go with it.
+  q.change({ epoch: 2, leaderId: 2, role: 'follower' }, { replicas: [] });
+  text = await m.metricsText();
+  assert.match(text, /^sluice_raft_epoch 2$/m);
+  assert.match(text, /^sluice_raft_leader_changes_total 2$/m);
+  assert.doesNotMatch(text, /^sluice_raft_append_lag_offsets\{/m);
+  assert.throws(() => m.watchQuorum(q), /already watched/);
 });

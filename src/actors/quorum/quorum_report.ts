@@ -2,6 +2,8 @@
 // GET /v1/quorum and the raft metrics (on the leader, every replica's lag behind its log end), and
 // the health judgement that the quorum is lost when no leader has been known for longer than
 // twice the election timeout (one timeout to notice the leader is gone, one for an election).
+// A prospective or candidate node may still name its last leader (KIP-996's pre-vote keeps it),
+// but it has stopped hearing from it: only a leader, follower or observer with a leader has one.
 import type { NodeId, Role } from '../../coordinator/raft/types.js';
 import type { LeaderChange, QuorumDriver } from './quorum_driver.js';
 
@@ -60,8 +62,12 @@ export interface QuorumHealthReport {
   readonly leaderId: NodeId;
   readonly epoch: number;
   readonly role: Role;
-  /** Ms without a known leader; 0 while one is known. */
+  /** Ms without a leader this node follows (or is); 0 while there is one. */
   readonly leaderlessMs: number;
+}
+
+function hasLeader(c: LeaderChange): boolean {
+  return c.leaderId >= 0 && (c.role === 'leader' || c.role === 'follower' || c.role === 'observer');
 }
 
 export type LeaderSource = Pick<QuorumDriver, 'leader' | 'onLeaderChange' | 'electionTimeoutMs'>;
@@ -74,9 +80,9 @@ export class QuorumHealth {
     private readonly driver: LeaderSource,
     private readonly clock: () => number = Date.now,
   ) {
-    this.leaderlessSince = driver.leader.leaderId < 0 ? clock() : null;
+    this.leaderlessSince = hasLeader(driver.leader) ? null : clock();
     driver.onLeaderChange((c: LeaderChange) => {
-      if (c.leaderId >= 0) this.leaderlessSince = null;
+      if (hasLeader(c)) this.leaderlessSince = null;
       else this.leaderlessSince ??= this.clock();
     });
   }

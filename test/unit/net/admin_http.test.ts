@@ -1,5 +1,6 @@
-// Admin HTTP: health status codes, metrics text fed by shard snapshots (and served even when
-// snapshots fail), actor listing, 404/405, and closing.
+// Admin HTTP: health status codes (503 too while something is failing, e.g. the quorum), metrics
+// text fed by shard snapshots (and served even when snapshots fail), actor listing, /v1/quorum
+// (404 on a node without the quorum), 404/405, and closing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger } from '../../../src/common/logger.js';
@@ -23,23 +24,25 @@ const snapshot: ShardSnapshot = {
 };
 
 async function withServer(
-  overrides: { snapshots?: () => Promise<ShardSnapshot[]> },
-  body: (base: string, setStatus: (s: HealthStatus) => void) => Promise<void>,
+  overrides: { snapshots?: () => Promise<ShardSnapshot[]>; quorum?: () => unknown },
+  body: (base: string, setStatus: (s: HealthStatus, failing?: string[]) => void) => Promise<void>,
 ): Promise<void> {
   let status: HealthStatus = 'starting';
+  let failing: string[] = [];
   const metrics = new BrokerMetrics();
   const server = await startAdminServer({
     host: '127.0.0.1',
     port: 0,
     logger: createLogger('silent'),
     metrics,
-    health: () => ({ status, failing: [], details: { shards: 2 } }),
+    health: () => ({ status, failing, details: { shards: 2 } }),
     actors: async () => [{ topic: 't', partition: 0, shard: 0 }],
     snapshots: overrides.snapshots ?? (async () => [snapshot]),
     collectTimeoutMs: 200,
+    ...(overrides.quorum === undefined ? {} : { quorum: overrides.quorum }),
   });
   try {
-    await body(`http://127.0.0.1:${server.port}`, (s) => { status = s; });
+    await body(`http://127.0.0.1:${server.port}`, (s, f = []) => { status = s; failing = f; });
   } finally {
     await server.close();
     metrics.close();
@@ -57,6 +60,28 @@ test('health answers 503 until ready and while draining', async () => {
     assert.equal(((await res.json()) as { status: string }).status, 'ready');
     setStatus('draining');
     assert.equal((await fetch(`${base}/v1/health`)).status, 503);
+  });
+});
+
+test('a ready node with something failing answers 503 and names it', async () => {
+  await withServer({}, async (base, setStatus) => {
+    setStatus('ready', ['quorum']);
+    const res = await fetch(`${base}/v1/health`);
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), { status: 'ready', failing: ['quorum'], shards: 2 });
+  });
+});
+
+test('/v1/quorum serves the quorum report, or 404 with a reason on a node without the quorum', async () => {
+  await withServer({}, async (base) => {
+    const res = await fetch(`${base}/v1/quorum`);
+    assert.equal(res.status, 404);
+    assert.match(((await res.json()) as { error: string }).error, /does not run the metadata quorum/);
+  });
+  await withServer({ quorum: () => ({ nodeId: 1, role: 'leader' }) }, async (base) => {
+    const res = await fetch(`${base}/v1/quorum`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { nodeId: 1, role: 'leader' });
   });
 });
 
