@@ -360,7 +360,14 @@ export class Connection {
       const w = new Writer(256);
       const at = w.reserveInt32();
       writeResponseHeader(w, correlationId, h.api.key, h.api.isFlexible(version));
-      h.api.encodeResponse(version, res, w);
+      try {
+        h.api.encodeResponse(version, res, w);
+      } catch (err) {
+        // A handler answered something its version cannot carry: a bug, but one that must cost this
+        // connection only, never the process and every other client with it.
+        slot.done = true;
+        return this.failed(h, err);
+      }
       w.setInt32(at, w.length - 4);
       slot.chunks = w.finishChunks();
     }

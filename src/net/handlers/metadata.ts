@@ -51,7 +51,8 @@ async function lookup(ctx: HandlerContext, req: MetadataRequest, deps: MetadataD
   const live = deps.cluster.brokers();
   if (name === null) {
     const byId = deps.cluster.topicById(topicId);
-    return byId ? topicOut(deps, live, byId) : topicError(null, topicId, ErrorCode.UNKNOWN_TOPIC_ID);
+    // A response's topic name is nullable only from v12; v10-11 requests may already name a topic by id alone.
+    return byId ? topicOut(deps, live, byId) : topicError(ctx.version >= 12 ? null : '', topicId, ErrorCode.UNKNOWN_TOPIC_ID);
   }
   const existing = deps.cluster.topic(name);
   if (existing) return topicOut(deps, live, existing);

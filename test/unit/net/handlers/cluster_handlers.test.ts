@@ -11,8 +11,9 @@ import { describeConfigsHandler } from '../../../../src/net/handlers/describe_co
 import { findCoordinatorHandler } from '../../../../src/net/handlers/find_coordinator.js';
 import { initProducerIdHandler } from '../../../../src/net/handlers/init_producer_id.js';
 import { metadataHandler, type MetadataDeps } from '../../../../src/net/handlers/metadata.js';
-import type { MetadataRequest } from '../../../../src/protocol/apis/metadata.js';
+import { MetadataApi, type MetadataRequest } from '../../../../src/protocol/apis/metadata.js';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
+import { Writer } from '../../../../src/protocol/writer.js';
 import { clusterView, endpoint } from '../../../helpers/cluster_fixture.js';
 import { answered, requestContext } from '../../../helpers/handler_context.js';
 
@@ -69,6 +70,14 @@ describe('Metadata', () => {
     const created = answered(await metadataHandler.handle(requestContext(3, 12), req, metadataDeps({ topics: { ensure }, autoCreateTopics: true })));
     assert.equal(created.topics?.[0]?.errorCode, ErrorCode.NONE);
     assert.deepEqual(asked, ['new']);
+  });
+  it('answers an unknown topic id in every version that can ask by id with a response that encodes', async () => {
+    const req: MetadataRequest = { ...allTopics, topics: [{ name: null, topicId: 'c'.repeat(32) }] };
+    for (const version of [10, 11, 12]) {
+      const res = answered(await metadataHandler.handle(requestContext(3, version), req, metadataDeps()));
+      assert.equal(res.topics?.[0]?.errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
+      assert.doesNotThrow(() => MetadataApi.encodeResponse(version, res, new Writer(256)), `v${version}`);
+    }
   });
 });
 
