@@ -5,6 +5,7 @@
 // Pure; any thread. Decoding never trusts a length or a count it reads: bad bytes throw a
 // KafkaError with CORRUPT_MESSAGE, which the caller turns into a refusal, never a crash.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import type { PartitionRecord } from '../cluster_view.js';
 import { ProtocolError, Reader } from '../../protocol/reader.js';
 import { Writer } from '../../protocol/writer.js';
 
@@ -51,18 +52,7 @@ export type MetadataRecord =
     readonly inControlledShutdown: boolean;
   }
   | { readonly type: 'topic'; readonly name: string; readonly topicId: string }
-  | {
-    readonly type: 'partition';
-    readonly topicId: string;
-    readonly partition: number;
-    readonly replicas: readonly number[];
-    readonly isr: readonly number[];
-    readonly removingReplicas: readonly number[];
-    readonly addingReplicas: readonly number[];
-    readonly leader: number;
-    readonly leaderEpoch: number;
-    readonly partitionEpoch: number;
-  }
+  | ({ readonly type: 'partition' } & PartitionRecord)
   | {
     /** Only the fields that change; null (leader: LEADER_UNCHANGED) leaves a field as it is. */
     readonly type: 'partitionChange';
