@@ -57,6 +57,11 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     return this.shards.handleOf(topic, partition);
   }
 
+  /** The latest view revision whose partitions were all opened (or closed): -1 before the first pass. */
+  get settledRevision(): number {
+    return this.appliedRevision;
+  }
+
   applied(revision: number): Promise<void> {
     if (revision <= this.appliedRevision) return Promise.resolve();
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ revision, resolve, reject }));

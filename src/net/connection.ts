@@ -18,7 +18,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ShardHost } from '../actors/shard_host.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
-import { CloseConnection, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
+import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { isFlexibleRequest } from '../protocol/apis/index.js';
@@ -361,7 +361,8 @@ export class Connection {
       const at = w.reserveInt32();
       writeResponseHeader(w, correlationId, h.api.key, h.api.isFlexible(version));
       try {
-        h.api.encodeResponse(version, res, w);
+        if (res instanceof EncodedBody) for (const c of res.chunks) w.appendRef(c);
+        else h.api.encodeResponse(version, res, w);
       } catch (err) {
         // A handler answered something its version cannot carry: a bug, but one that must cost this
         // connection only, never the process and every other client with it.

@@ -1,6 +1,6 @@
 // The contract between the connection layer and the per-API handlers in src/net/handlers.
 // A handler decodes nothing itself: it receives the decoded request and returns the response
-// object (or NO_RESPONSE for acks=0 produce). Each handler declares the few dependencies it
+// object (or NO_RESPONSE for acks=0 produce, or an EncodedBody it shares between requests). Each handler declares the few dependencies it
 // uses as its own `Deps` type; the broker binds them once at startup (bindHandler), so the
 // connection sees only bound handlers and a handler's test passes plain objects.
 // `barrier` handlers change metadata; the connection dispatches nothing after them until they
@@ -20,7 +20,15 @@ export class CloseConnection {
   ) {}
 }
 
-export type HandlerResult<Res> = Wire<Res> | typeof NO_RESPONSE | CloseConnection;
+/**
+ * A response body already encoded for the request's version, sent by reference after the
+ * header (for answers shared by many requests, such as the all-topics Metadata response).
+ */
+export class EncodedBody {
+  constructor(readonly chunks: readonly Buffer[]) {}
+}
+
+export type HandlerResult<Res> = Wire<Res> | typeof NO_RESPONSE | CloseConnection | EncodedBody;
 
 /** What the connection knows about one request. */
 export interface HandlerContext {

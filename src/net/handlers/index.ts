@@ -35,14 +35,14 @@ import { fetchHandler, type FetchDeps } from './fetch.js';
 import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
 import { listOffsetsHandler, type OffsetLookup } from './list_offsets.js';
-import { metadataHandler } from './metadata.js';
+import { AllTopicsCache, metadataHandler } from './metadata.js';
 import { produceHandler, type ProduceDeps } from './produce.js';
 
 /** Everything some handler depends on; each handler is handed only the part its Deps names. */
 export interface BrokerServices {
   readonly config: BrokerConfig;
   readonly cluster: ClusterView;
-  readonly partitions: PartitionLookup;
+  readonly partitions: PartitionLookup & { readonly settledRevision: number };
   readonly topics: TopicAdmin;
   readonly router: Pick<PartitionRouter, 'produce' | 'fetch'>;
   readonly offsets: OffsetLookup;
@@ -61,7 +61,10 @@ const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi])
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
     bindHandler(apiVersionsHandler, { apiKeys: s.quorum === null ? BROKER_API_KEYS : QUORUM_BROKER_API_KEYS }),
-    bindHandler(metadataHandler, { cluster: s.cluster, partitions: s.partitions, topics: s.topics, autoCreateTopics: s.config.autoCreateTopics }),
+    bindHandler(metadataHandler, {
+      cluster: s.cluster, partitions: s.partitions, topics: s.topics, autoCreateTopics: s.config.autoCreateTopics,
+      allTopicsCache: new AllTopicsCache(() => s.partitions.settledRevision),
+    }),
     bindHandler(produceHandler, s),
     bindHandler(fetchHandler, s),
     bindHandler(listOffsetsHandler, s),

@@ -2,12 +2,16 @@
 // them, with auto-creation when the request and the broker allow it. Topics are created before
 // answering, so a client's first Metadata for a new topic already sees its partitions.
 // A partition this broker leads but has not opened yet is answered LEADER_NOT_AVAILABLE.
+// The all-topics answer is encoded once per version and view state and shared by every request
+// until the view changes (AllTopicsCache): building it per request is what KAFKA-9670 measured
+// at 9.6 ms and 6.7 MB per request at 10k partitions, and ours costs more.
 import { isInternalTopic, offlineReplicas, type BrokerEndpoint, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
 import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
-import { handler, type HandlerContext, type Wire } from '../handler.js';
+import { EncodedBody, handler, type HandlerContext, type HandlerResult, type Wire } from '../handler.js';
 import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../../protocol/apis/metadata.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { Writer } from '../../protocol/writer.js';
 
 type TopicOut = Wire<MetadataResponse['topics'][number]>;
 
@@ -16,6 +20,50 @@ export interface MetadataDeps {
   readonly partitions: PartitionLookup;
   readonly topics: Pick<TopicAdmin, 'ensure'>;
   readonly autoCreateTopics: boolean;
+  /** Null: every all-topics request builds its own answer. */
+  readonly allTopicsCache: AllTopicsCache | null;
+}
+
+interface CachedAnswer {
+  readonly revision: number;
+  readonly controllerId: number;
+  readonly brokers: readonly BrokerEndpoint[];
+  readonly body: EncodedBody;
+}
+
+/**
+ * Encoded all-topics answers, one per Metadata version (so bounded by the versions served).
+ * An answer is kept only while the view's revision, controller and live brokers are those it
+ * was built from, and only once the reconciler has opened every partition of that revision:
+ * before that, partitions this broker leads answer LEADER_NOT_AVAILABLE one by one as they open.
+ */
+export class AllTopicsCache {
+  private readonly byVersion = new Map<number, CachedAnswer>();
+
+  constructor(
+    /** The latest view revision whose partitions this broker has all opened. */
+    private readonly settledRevision: () => number,
+  ) {}
+
+  answer(version: number, cluster: ClusterView, build: () => Wire<MetadataResponse>): EncodedBody | Wire<MetadataResponse> {
+    const revision = cluster.revision;
+    const controllerId = cluster.controllerId();
+    const brokers = cluster.brokers();
+    const hit = this.byVersion.get(version);
+    if (hit !== undefined && hit.revision === revision && hit.controllerId === controllerId && sameBrokers(hit.brokers, brokers)) return hit.body;
+    const res = build();
+    if (this.settledRevision() < revision) return res;
+    const w = new Writer(64 * 1024);
+    MetadataApi.encodeResponse(version, res, w);
+    const body = new EncodedBody(w.finish());
+    this.byVersion.set(version, { revision, controllerId, brokers, body });
+    return body;
+  }
+}
+
+/** Live broker lists are equal when they hold the same endpoint objects (views keep them until a change). */
+function sameBrokers(a: readonly BrokerEndpoint[], b: readonly BrokerEndpoint[]): boolean {
+  return a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
 }
 
 function partitionsOf(deps: MetadataDeps, live: readonly BrokerEndpoint[], t: TopicImage): TopicOut['partitions'] {
@@ -69,19 +117,29 @@ async function lookup(ctx: HandlerContext, req: MetadataRequest, deps: MetadataD
 
 export const metadataHandler = handler({
   api: MetadataApi,
-  async handle(ctx, req: MetadataRequest, deps: MetadataDeps): Promise<Wire<MetadataResponse>> {
-    const { cluster } = deps;
+  async handle(ctx, req: MetadataRequest, deps: MetadataDeps): Promise<HandlerResult<MetadataResponse>> {
     const all = req.topics === null || (ctx.version === 0 && req.topics.length === 0);
-    const live = cluster.brokers();
-    const topics = all
-      ? [...cluster.topics()].map((t) => topicOut(deps, live, t))
-      : await Promise.all(req.topics!.map((t) => lookup(ctx, req, deps, t.name, t.topicId)));
-    return {
-      throttleTimeMs: 0,
-      brokers: cluster.brokers().map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
-      clusterId: cluster.clusterId,
-      controllerId: cluster.controllerId(),
-      topics,
-    };
+    if (!all) return answer(deps, await Promise.all(req.topics!.map((t) => lookup(ctx, req, deps, t.name, t.topicId))));
+    return allTopicsAnswer(deps, ctx.version);
   },
 });
+
+/** Every topic, from the cache when there is one. */
+export function allTopicsAnswer(deps: MetadataDeps, version: number): EncodedBody | Wire<MetadataResponse> {
+  const build = (): Wire<MetadataResponse> => {
+    const live = deps.cluster.brokers();
+    return answer(deps, [...deps.cluster.topics()].map((t) => topicOut(deps, live, t)));
+  };
+  return deps.allTopicsCache === null ? build() : deps.allTopicsCache.answer(version, deps.cluster, build);
+}
+
+function answer(deps: MetadataDeps, topics: TopicOut[]): Wire<MetadataResponse> {
+  const { cluster } = deps;
+  return {
+    throttleTimeMs: 0,
+    brokers: cluster.brokers().map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
+    clusterId: cluster.clusterId,
+    controllerId: cluster.controllerId(),
+    topics,
+  };
+}

@@ -3,19 +3,19 @@
 // controller, leaders, epochs, replicas) and the producer-id source, never from this node's id.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { OFFSETS_TOPIC } from '../../../../src/cluster/cluster_view.js';
+import { OFFSETS_TOPIC, type ClusterView } from '../../../../src/cluster/cluster_view.js';
 import { resolveConfig } from '../../../../src/config.js';
 import { offsetsPartitionFor } from '../../../../src/coordinator/groups/group_api.js';
 import { describeClusterHandler } from '../../../../src/net/handlers/describe_cluster.js';
 import { describeConfigsHandler } from '../../../../src/net/handlers/describe_configs.js';
 import { findCoordinatorHandler } from '../../../../src/net/handlers/find_coordinator.js';
 import { initProducerIdHandler } from '../../../../src/net/handlers/init_producer_id.js';
-import { metadataHandler, type MetadataDeps } from '../../../../src/net/handlers/metadata.js';
+import { AllTopicsCache, metadataHandler, type MetadataDeps } from '../../../../src/net/handlers/metadata.js';
 import { MetadataApi, type MetadataRequest } from '../../../../src/protocol/apis/metadata.js';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
 import { Writer } from '../../../../src/protocol/writer.js';
 import { clusterView, endpoint } from '../../../helpers/cluster_fixture.js';
-import { answered, requestContext } from '../../../helpers/handler_context.js';
+import { answered, encodedAnswer, requestContext } from '../../../helpers/handler_context.js';
 
 const config = resolveConfig([], {}).config;
 const three = [endpoint(1), endpoint(2), endpoint(3)];
@@ -29,6 +29,7 @@ function metadataDeps(over: Partial<MetadataDeps> = {}): MetadataDeps {
     partitions: { handleOf: () => 0 },
     topics: { ensure: () => Promise.reject(new Error('no auto-creation expected')) },
     autoCreateTopics: false,
+    allTopicsCache: null,
     ...over,
   };
 }
@@ -78,6 +79,45 @@ describe('Metadata', () => {
       assert.equal(res.topics?.[0]?.errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
       assert.doesNotThrow(() => MetadataApi.encodeResponse(version, res, new Writer(256)), `v${version}`);
     }
+  });
+});
+
+describe('Metadata for all topics, cached per view state', () => {
+  it('encodes the answer once per version and reuses it until the revision, controller or live brokers change', async () => {
+    const base = metadataDeps().cluster;
+    const state = { revision: 1, controllerId: 3, brokers: three, builds: 0, settled: 1 };
+    const cluster: ClusterView = {
+      ...base,
+      get revision() { return state.revision; },
+      controllerId: () => state.controllerId,
+      brokers: () => state.brokers,
+      topics: () => {
+        state.builds++;
+        return base.topics();
+      },
+    };
+    const deps = metadataDeps({ cluster, allTopicsCache: new AllTopicsCache(() => state.settled) });
+    const ask = async (version = 12) => encodedAnswer(MetadataApi, version, await metadataHandler.handle(requestContext(3, version), allTopics, deps));
+    const first = await ask();
+    assert.deepEqual(first.topics?.[0]?.partitions?.map((p) => p.leaderId), [1, 2, -1]);
+    assert.deepEqual(await ask(), first);
+    assert.equal(state.builds, 1, 'the second request reuses the first answer');
+    await ask(9);
+    assert.equal(state.builds, 2, 'each version is encoded for itself');
+    state.controllerId = 2;
+    assert.equal((await ask()).controllerId, 2);
+    state.brokers = [endpoint(1), endpoint(2)];
+    assert.deepEqual((await ask()).brokers?.map((b) => b.nodeId), [1, 2]);
+    assert.equal(state.builds, 4);
+    state.revision = 2;
+    // Not all partitions of revision 2 are open yet: each request builds its own answer.
+    assert.equal(answered(await metadataHandler.handle(requestContext(3, 12), allTopics, deps)).controllerId, 2);
+    assert.equal(answered(await metadataHandler.handle(requestContext(3, 12), allTopics, deps)).controllerId, 2);
+    assert.equal(state.builds, 6);
+    state.settled = 2;
+    await ask();
+    await ask();
+    assert.equal(state.builds, 7, 'once settled, the answer is cached again');
   });
 });
 
