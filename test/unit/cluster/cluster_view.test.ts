@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import {
-  checkLeaderEpoch, coordinatorOf, leadershipOf, NO_EPOCH, OFFSETS_TOPIC, offlineReplicas,
+  checkLeaderEpoch, coordinatorOf, leadershipOf, NO_EPOCH, OFFSETS_TOPIC, offlineReplicas, type PartitionRecord,
 } from '../../../src/cluster/cluster_view.js';
 import { LocalClusterView } from '../../../src/cluster/local_view.js';
 import { checkAssignment, placeReplicas } from '../../../src/cluster/replica_placement.js';
@@ -55,6 +55,15 @@ describe('leadership and group placement', () => {
   it('counts replicas on brokers that are not live as offline', () => {
     const view = clusterView({ brokers: [endpoint(1), endpoint(3)], topics: [{ name: 't', partitions: 1, replicas: [1, 2, 3] }] });
     assert.deepEqual(offlineReplicas(view.partition('t', 0)!, view.brokers()), [2]);
+  });
+
+  it('finds offline replicas among any ascending list of live brokers', () => {
+    const ids = fc.uniqueArray(fc.integer({ min: 0, max: 60 }), { maxLength: 40 });
+    fc.assert(fc.property(ids, fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 5 }), (liveIds, replicas) => {
+      const live = [...liveIds].sort((a, b) => a - b).map((id) => endpoint(id));
+      const rec: PartitionRecord = { topicId: 'a'.repeat(32), partition: 0, replicas, isr: replicas, removingReplicas: [], addingReplicas: [], leader: -1, leaderEpoch: 0, partitionEpoch: 0 };
+      assert.deepEqual(offlineReplicas(rec, live), replicas.filter((r) => !liveIds.includes(r)));
+    }));
   });
 });
 
