@@ -2,7 +2,7 @@
 // host reaches every other and this process reaches all; cut, cutOneWay, blockConnects and isolate
 // stop exactly the traffic they name and heal restores it; destroy leaves nothing behind, and
 // cleanupStale removes a dead run's leftovers but not a live fabric. Hosts run a small TCP and UDP
-// server on port 7000 (below the ephemeral range, as blockConnects requires).
+// server on port 7000 (below the ephemeral range, as blockConnects requires) and probe from there.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -17,34 +17,87 @@ const PORT = 7000;
 const PROBE_MS = 1_000;
 
 let fabric: NetFabric | null = null;
-const servers: ChildProcess[] = [];
-/** What each host's server printed: one line per UDP datagram received. */
-const received = new Map<number, string[]>();
 
-function serverScript(addr: string): string {
+/**
+ * A node process in one host: serves TCP (a greeting) and UDP (prints each datagram) on PORT, and
+ * runs probes the test writes to its stdin, so a probe costs a line instead of a process start.
+ */
+function agentScript(addr: string): string {
   return `const net = require('net'), dgram = require('dgram');
 net.createServer((s) => s.end('hi')).listen(${PORT}, '${addr}', () => {
   const u = dgram.createSocket('udp4');
   u.on('message', (m) => console.log('udp ' + m));
   u.bind(${PORT}, '${addr}', () => console.log('ready'));
+});
+require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  const [op, id, target] = line.split(' ');
+  if (op === 'udp') {
+    const c = dgram.createSocket('udp4');
+    c.send(id, ${PORT}, target, () => { c.close(); console.log('sent ' + id); });
+    return;
+  }
+  const s = net.connect(${PORT}, target);
+  let got = '', done = false;
+  const end = (r) => { if (!done) { done = true; s.destroy(); console.log('tcp ' + id + ' ' + r); } };
+  s.setTimeout(${PROBE_MS}, () => end('timeout'));
+  s.on('data', (d) => { got += d; });
+  s.on('end', () => end(got === 'hi' ? 'ok' : 'bad ' + got));
+  s.on('error', (e) => end(e.code));
 });`;
 }
 
-/** Runs a short node script in host `h` (0: this namespace) and returns its output. */
-function runIn(f: NetFabric, h: number, script: string): Promise<string> {
-  const child = h === 0 ? spawn(process.execPath, ['-e', script]) : f.spawnIn(h, process.execPath, ['-e', script]);
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
-  return new Promise((resolve) => child.once('close', () => resolve(out.trim())));
+class Agent {
+  /** Datagrams this host received, by payload. */
+  readonly datagrams = new Set<string>();
+  private readonly waiting = new Map<string, (answer: string) => void>();
+  private nextId = 0;
+  readonly ready: Promise<void>;
+
+  constructor(private readonly child: ChildProcess) {
+    let buf = '';
+    let markReady = (): void => undefined;
+    this.ready = new Promise((resolve, reject) => {
+      markReady = resolve;
+      child.once('exit', (code) => reject(new Error(`agent exited with ${String(code)}`)));
+    });
+    child.stdout?.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop() ?? '';
+      for (const line of lines) {
+        const [kind, id, ...rest] = line.split(' ');
+        if (kind === 'ready') markReady();
+        else if (kind === 'udp') this.datagrams.add(id ?? '');
+        else this.waiting.get(id ?? '')?.(rest.join(' '));
+      }
+    });
+  }
+
+  private ask(op: 'tcp' | 'udp', id: string, target: string): Promise<string> {
+    return new Promise((resolve) => {
+      this.waiting.set(id, (answer) => {
+        this.waiting.delete(id);
+        resolve(answer);
+      });
+      this.child.stdin?.write(`${op} ${id} ${target}\n`);
+    });
+  }
+
+  tcp(target: string): Promise<string> {
+    return this.ask('tcp', String(this.nextId++), target);
+  }
+
+  async udp(target: string, mark: string): Promise<void> {
+    await this.ask('udp', mark, target);
+  }
 }
 
+const agents = new Map<number, Agent>();
+
 /** 'ok' if host `from` (0: this process) opens a TCP connection to `to` and reads its greeting; else why not. */
-async function tcp(f: NetFabric, from: number, to: number): Promise<string> {
-  const script = `const s = require('net').connect(${PORT}, '${f.address(to)}'); let got = '';
-s.setTimeout(${PROBE_MS}, () => { console.log('timeout'); process.exit(0); });
-s.on('data', (d) => { got += d; }); s.on('end', () => { console.log(got === 'hi' ? 'ok' : 'bad ' + got); process.exit(0); });
-s.on('error', (e) => { console.log(e.code); process.exit(0); });`;
-  if (from !== 0) return runIn(f, from, script);
+function tcp(f: NetFabric, from: number, to: number): Promise<string> {
+  const agent = agents.get(from);
+  if (agent !== undefined) return agent.tcp(f.address(to));
   return new Promise((resolve) => {
     const s = connect(PORT, f.address(to));
     let got = '';
@@ -55,12 +108,12 @@ s.on('error', (e) => { console.log(e.code); process.exit(0); });`;
   });
 }
 
-/** Sends one UDP datagram from host `from` to host `to`; true if `to`'s server printed it. */
+/** Sends one UDP datagram from host `from` to host `to`; true if `to` received it. */
 async function udpArrives(f: NetFabric, from: number, to: number): Promise<boolean> {
-  const mark = `from-${from}-${Date.now()}-${Math.random()}`;
-  await runIn(f, from, `const u = require('dgram').createSocket('udp4'); u.send('${mark}', ${PORT}, '${f.address(to)}', () => u.close());`);
-  await sleep(300);
-  return (received.get(to) ?? []).includes(`udp ${mark}`);
+  const mark = `from-${from}-${Date.now()}`;
+  await (agents.get(from) as Agent).udp(f.address(to), mark);
+  await sleep(200);
+  return (agents.get(to) as Agent).datagrams.has(mark);
 }
 
 /** TCP reachability of every ordered pair among hosts 1..3 and from this process, as "a>b" -> result. */
@@ -81,22 +134,8 @@ before(async () => {
   cleanupStale();
   const f = NetFabric.create(3);
   fabric = f;
-  await Promise.all([1, 2, 3].map((h) => new Promise<void>((resolve, reject) => {
-    const child = f.spawnIn(h, process.execPath, ['-e', serverScript(f.address(h))]);
-    servers.push(child);
-    received.set(h, []);
-    let buf = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const lines = buf.split('\n');
-      buf = lines.pop() ?? '';
-      for (const line of lines) {
-        if (line === 'ready') resolve();
-        else received.get(h)?.push(line);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server in host ${h} exited with ${String(code)}`)));
-  })));
+  for (const h of [1, 2, 3]) agents.set(h, new Agent(f.spawnIn(h, process.execPath, ['-e', agentScript(f.address(h))], { stdio: ['pipe', 'pipe', 'inherit'] })));
+  await Promise.all([...agents.values()].map((a) => a.ready));
 });
 after(() => {
   fabric?.destroy();
