@@ -155,7 +155,7 @@ export function launchNode(dir: string, cluster: DevCluster, node: DevNode, time
 }
 
 /** The ready line `sluice start` printed after byte `from` of its log, if any. */
-function readyLineAfter(logPath: string, from: number): string | null {
+export function readyLineAfter(logPath: string, from: number): string | null {
   const text = readFileSync(logPath).subarray(from).toString('utf8');
   for (const line of text.split('\n')) if (line.startsWith(READY_PREFIX)) return line;
   return null;
@@ -325,8 +325,8 @@ export function quorumView(id: number, own: DescribeQuorumResponsePartition | nu
  * full; another voter answers NOT_LEADER_OR_FOLLOWER with the leader and epoch it knows, which is
  * returned as is (errorCode set); any other failure throws.
  */
-export async function describeQuorum(port: number, timeoutMs = PROBE_TIMEOUT_MS): Promise<DescribeQuorumResponsePartition> {
-  const conn = await KafkaConnection.connect({ host: CLUSTER_HOST, port, clientId: 'sluice-dev-cluster', requestTimeoutMs: timeoutMs });
+export async function describeQuorum(port: number, timeoutMs = PROBE_TIMEOUT_MS, host = CLUSTER_HOST): Promise<DescribeQuorumResponsePartition> {
+  const conn = await KafkaConnection.connect({ host, port, clientId: 'sluice-dev-cluster', requestTimeoutMs: timeoutMs });
   try {
     const res = await conn.request(DescribeQuorumApi, { topics: [{ topicName: METADATA_TOPIC, partitions: [{ partitionIndex: 0 }] }] });
     const p = res.topics[0]?.partitions[0];

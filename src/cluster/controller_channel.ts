@@ -4,7 +4,8 @@
 // the local quorum member; the channel carries a request to a named controller over the
 // controller listener. callActiveController adds the one retry rule every caller shares: a
 // controller that is not (or no longer) active answers NOT_CONTROLLER, a lost connection fails
-// the same way, and the request goes again to whichever node the quorum names next, until the
+// the same way, a request still unanswered when the quorum names another node is abandoned the
+// same way, and the request goes again to whichever node the quorum names next, until the
 // caller's deadline. Main thread.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type {
@@ -58,9 +59,9 @@ export async function callActiveController(channel: ControllerChannel, request: 
       continue;
     }
     try {
-      const reply = await channel.send(id, request, left);
-      if (!isNotController(reply)) return reply;
-      last = new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} is not the active controller`);
+      const reply = await sendWhileActive(channel, id, request, left);
+      if (reply !== 'moved' && !isNotController(reply)) return reply;
+      last = new KafkaError(ErrorCode.NOT_CONTROLLER, reply === 'moved' ? `node ${id} stopped being the active controller before it answered` : `node ${id} is not the active controller`);
     } catch (err) {
       if (!(err instanceof KafkaError) || err.code !== ErrorCode.NOT_CONTROLLER) throw err;
       last = err;
@@ -68,6 +69,37 @@ export async function callActiveController(channel: ControllerChannel, request: 
     // Wait for the quorum to name someone else, but not forever: it may name the same node again.
     if (channel.activeController() === id) await channel.controllerChange(Math.min(CONTROLLER_RETRY_BACKOFF_MS, Math.max(0, deadline - performance.now())));
   }
+}
+
+/** How often a request in flight looks whether the quorum named another controller (a change also wakes it). */
+const IN_FLIGHT_CHECK_MS = 250;
+
+/**
+ * channel.send, abandoned ('moved') once the quorum names another node active. A controller cut
+ * off by a silent network partition answers nothing until the request times out, while the
+ * others elect its successor within an election timeout; waiting for the old one would hold the
+ * change for the whole timeout. While the quorum names no controller at all the answer is still
+ * awaited: the old one may yet reply.
+ */
+async function sendWhileActive(channel: ControllerChannel, id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply | 'moved'> {
+  let settled = false;
+  const sent = channel.send(id, request, timeoutMs).finally(() => {
+    settled = true;
+  });
+  // An abandoned send may still fail later; that failure is nobody's answer any more.
+  sent.catch(() => undefined);
+  const moved = (async (): Promise<'moved' | null> => {
+    const deadline = performance.now() + timeoutMs;
+    while (!settled) {
+      const active = channel.activeController();
+      if (active !== id && active !== -1) return 'moved';
+      const left = deadline - performance.now();
+      if (left <= 0) return null;
+      await channel.controllerChange(Math.min(left, IN_FLIGHT_CHECK_MS));
+    }
+    return null;
+  })();
+  return Promise.race([sent, moved.then<ControllerReply | 'moved'>((m) => (m === 'moved' ? m : sent))]);
 }
 
 /** Runs a broker's request on the (pure) controller, as the active controller serves it. */

@@ -46,7 +46,7 @@ export interface QuorumState {
   readonly observers: readonly number[];
 }
 
-export class ProcessCluster {
+export class ProcessCluster implements TestCluster {
   private keep = false;
 
   private constructor(readonly dir: string) {}
@@ -124,28 +124,17 @@ export class ProcessCluster {
     return KafkaAdmin.connect({ host: CLUSTER_HOST, port: this.node(id).kafkaPort, clientId: 'sluice-cluster-test', requestTimeoutMs: timeoutMs, operationTimeoutMs: timeoutMs });
   }
 
-  /**
-   * Polls the running, unpaused voters in `ask` (DescribeQuorum on their controller listeners)
-   * until all name the same leader and epoch, that leader is one of them and answers in full, and
-   * `ok` holds for its answer; bounded by `timeoutMs`.
-   */
-  async waitForLeader(ask: readonly number[], ok: (q: QuorumState) => boolean = () => true, timeoutMs = 15_000): Promise<QuorumState> {
-    const deadline = Date.now() + timeoutMs;
-    const voters = ask.filter((id) => this.node(id).controllerPort !== null);
-    for (;;) {
-      const answers = await Promise.all(voters.map((id) => describeQuorum(this.node(id).controllerPort as number).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
-      const states = answers.filter((a): a is DescribeQuorumResponsePartition => typeof a !== 'string');
-      const leader = states.find((a) => a.errorCode === 0);
-      if (leader !== undefined && states.length === voters.length && voters.includes(leader.leaderId)
-        && states.every((s) => s.leaderId === leader.leaderId && s.leaderEpoch === leader.leaderEpoch) && ok(stateOf(leader))) {
-        return stateOf(leader);
-      }
-      if (Date.now() >= deadline) {
-        const last = JSON.stringify(answers.map((a) => (typeof a === 'string' ? a : { leader: a.leaderId, epoch: a.leaderEpoch, error: a.errorCode, voters: a.currentVoters.map((v) => v.replicaId) })));
-        throw new Error(`no agreed leader among voters ${voters.join(',')} within ${timeoutMs} ms; last answers: ${last}`);
-      }
-      await sleep(POLL_MS);
-    }
+  isVoter(id: number): boolean {
+    return this.node(id).controllerPort !== null;
+  }
+
+  describeQuorum(id: number): Promise<DescribeQuorumResponsePartition> {
+    return describeQuorum(this.node(id).controllerPort as number);
+  }
+
+  /** See waitForLeader below. */
+  waitForLeader(ask: readonly number[], ok: (q: QuorumState) => boolean = () => true, timeoutMs = 15_000): Promise<QuorumState> {
+    return waitForLeader(this, ask, ok, timeoutMs);
   }
 
   /** For afterEach: keeps the directory (logs) if the test failed. */
@@ -166,6 +155,39 @@ export class ProcessCluster {
       return;
     }
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** What the quorum and metadata checks below need of a cluster under test, wherever its nodes run. */
+export interface TestCluster {
+  isVoter(id: number): boolean;
+  /** DescribeQuorum on the node's controller listener, as dev_cluster.ts describeQuorum answers it. */
+  describeQuorum(id: number): Promise<DescribeQuorumResponsePartition>;
+  /** Connection to the node's Kafka listener (the caller closes it). */
+  connect(id: number, timeoutMs?: number): Promise<KafkaConnection>;
+}
+
+/**
+ * Polls the running, unpaused voters in `ask` (DescribeQuorum on their controller listeners)
+ * until all name the same leader and epoch, that leader is one of them and answers in full, and
+ * `ok` holds for its answer; bounded by `timeoutMs`.
+ */
+export async function waitForLeader(c: TestCluster, ask: readonly number[], ok: (q: QuorumState) => boolean = () => true, timeoutMs = 15_000): Promise<QuorumState> {
+  const deadline = Date.now() + timeoutMs;
+  const voters = ask.filter((id) => c.isVoter(id));
+  for (;;) {
+    const answers = await Promise.all(voters.map((id) => c.describeQuorum(id).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
+    const states = answers.filter((a): a is DescribeQuorumResponsePartition => typeof a !== 'string');
+    const leader = states.find((a) => a.errorCode === 0);
+    if (leader !== undefined && states.length === voters.length && voters.includes(leader.leaderId)
+      && states.every((s) => s.leaderId === leader.leaderId && s.leaderEpoch === leader.leaderEpoch) && ok(stateOf(leader))) {
+      return stateOf(leader);
+    }
+    if (Date.now() >= deadline) {
+      const last = JSON.stringify(answers.map((a) => (typeof a === 'string' ? a : { leader: a.leaderId, epoch: a.leaderEpoch, error: a.errorCode, voters: a.currentVoters.map((v) => v.replicaId) })));
+      throw new Error(`no agreed leader among voters ${voters.join(',')} within ${timeoutMs} ms; last answers: ${last}`);
+    }
+    await sleep(POLL_MS);
   }
 }
 
@@ -213,7 +235,7 @@ export async function waitUntil(what: string, cond: () => boolean | Promise<bool
  * topic its id and each partition's replicas, and unless `leadership` is false its leader, leader
  * epoch and ISR (which a restart of the brokers legitimately moves).
  */
-export async function metadataDigest(c: ProcessCluster, id: number, leadership = true): Promise<string> {
+export async function metadataDigest(c: TestCluster, id: number, leadership = true): Promise<string> {
   const conn = await c.connect(id);
   try {
     const res = await metadata(conn, null);
@@ -232,7 +254,7 @@ export async function metadataDigest(c: ProcessCluster, id: number, leadership =
 }
 
 /** Waits until every node in `ids` serves the same metadata; returns it. */
-export async function waitSameMetadata(c: ProcessCluster, ids: readonly number[], timeoutMs = 15_000, leadership = true): Promise<string> {
+export async function waitSameMetadata(c: TestCluster, ids: readonly number[], timeoutMs = 15_000, leadership = true): Promise<string> {
   let digests: string[] = [];
   await waitUntil(`identical metadata on nodes ${ids.join(',')}`, async () => {
     digests = await Promise.all(ids.map((id) => metadataDigest(c, id, leadership).catch((err: unknown) => `error: ${String(err)}`)));

@@ -1,7 +1,8 @@
 // A controller channel over a real pure MetadataController and an in-memory log: every proposal
 // commits at once, and its batch reaches the broker's MetadataFollower either at once or when the
 // test releases it (a lagging broker). Tests can refuse sends (a node that is not the controller),
-// switch the active controller, or replace the controller with one that forgot every broker.
+// answer late or never (a node behind a silent partition), switch the active controller, or
+// replace the controller with one that forgot every broker.
 import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
 import { runOnController, type ControllerChannel, type ControllerRequest } from '../../src/cluster/controller_channel.js';
 import { applyEntry } from '../../src/cluster/metadata/delta.js';
@@ -29,6 +30,8 @@ export class FakeControllerChannel implements ControllerChannel {
   known = 1;
   /** The node that really is the active controller. */
   actual = 1;
+  /** Per node, how long its answers take; Infinity for one behind a silent network partition. */
+  readonly answerDelayMs = new Map<number, number>();
   /** Hold committed batches back from the follower until release(). */
   holdBack = false;
   nowMs = 0;
@@ -78,7 +81,9 @@ export class FakeControllerChannel implements ControllerChannel {
 
   async send(id: number, request: ControllerRequest): Promise<ControllerReply> {
     this.sent.push({ id, request });
-    await Promise.resolve();
+    const delay = this.answerDelayMs.get(id) ?? 0;
+    if (delay === Infinity) return new Promise<never>(() => undefined);
+    await (delay > 0 ? new Promise((resolve) => setTimeout(resolve, delay)) : Promise.resolve());
     if (id !== this.actual) throw new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} is not the controller`);
     const outcome = runOnController(this.controller, request, this.nextOffset, this.nowMs);
     if (outcome.kind === 'answered') return outcome.reply;

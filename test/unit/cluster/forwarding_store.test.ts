@@ -1,6 +1,7 @@
 // The forwarding metadata store: a topic change goes to the active controller, follows it when
-// another node turns out to be active (NOT_CONTROLLER), answers only once the broker's own image
-// shows the change, and passes the controller's refusals through with their codes.
+// another node turns out to be active (NOT_CONTROLLER) or is elected while a request is in
+// flight, answers only once the broker's own image shows the change, and passes the
+// controller's refusals through with their codes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ForwardingMetadataStore } from '../../../src/cluster/forwarding_store.js';
@@ -43,6 +44,31 @@ test('a change sent to a node that is no longer the controller follows the new o
   assert.equal(view.topic('t')?.id, committed.topic.id);
   assert.equal(committed.revision, view.revision);
   assert.deepEqual(view.partition('t', 1)?.replicas, [1]);
+});
+
+test('a change in flight to a controller that fell silent goes to the one elected next, long before its timeout', { timeout: 5_000 }, async () => {
+  const { channel, store } = setup(60_000);
+  await registerBroker(channel);
+  channel.answerDelayMs.set(1, Infinity);
+  channel.actual = 2;
+  const started = performance.now();
+  const done = store.propose(create('t'));
+  setTimeout(() => channel.learn(-1), 20);
+  setTimeout(() => channel.learn(2), 300);
+  const committed = await done;
+  assert.equal(committed.topic.name, 't');
+  assert.deepEqual(channel.sent.map((s) => s.id), [1, 2], 'no second send while the quorum named no controller');
+  assert.ok(performance.now() - started < 2_000, `answered after ${(performance.now() - started).toFixed(0)} ms`);
+});
+
+test('while the quorum names no controller, the change in flight still takes the old one\'s late answer', { timeout: 5_000 }, async () => {
+  const { channel, store } = setup(60_000);
+  await registerBroker(channel);
+  channel.answerDelayMs.set(1, 200);
+  const done = store.propose(create('t'));
+  setTimeout(() => channel.learn(-1), 20);
+  assert.equal((await done).topic.name, 't');
+  assert.deepEqual(channel.sent.map((s) => s.id), [1]);
 });
 
 test('the answer waits until the local image has applied the committed batch', async () => {
