@@ -48,12 +48,13 @@ export interface RaftConfig {
 }
 
 /**
- * Each breaks one safety rule at one place: `voteTwice` grants a second candidate in an epoch;
+ * Each breaks one rule at one place: `voteTwice` grants a second candidate in an epoch;
  * `countOldTermReplicas` lets the high watermark move before the leader's epoch start offset;
  * `applyBeforeDurable` hands out committed entries before they are durable locally;
- * `skipPreVote` campaigns without a pre-vote and lets disruptive votes through.
+ * `skipPreVote` campaigns without a pre-vote and lets disruptive votes through;
+ * `ignoreUnreachable` drops the transport's reports, leaving a dead leader to the fetch timeout.
  */
-export type Mutation = 'voteTwice' | 'countOldTermReplicas' | 'applyBeforeDurable' | 'skipPreVote';
+export type Mutation = 'voteTwice' | 'countOldTermReplicas' | 'applyBeforeDurable' | 'skipPreVote' | 'ignoreUnreachable';
 
 export interface RaftRestore {
   /** {epoch: 0, votedFor: -1, leaderId: -1} on a fresh node. */
@@ -253,6 +254,26 @@ export class RaftNode {
     this.maybeFetch();
   }
 
+  /**
+   * The transport lost its connection to `id` (reset or refused: on one host a killed process's
+   * sockets close at once, long before the fetch timeout runs out), as etcd's ReportUnreachable.
+   * A voter-follower of that leader stops trusting it: it grants other voters' pre-votes (every
+   * surviving follower sees the same reset, and each would otherwise refuse the others for having
+   * heard from the leader lately, KIP-996) and starts its own pre-vote after a short delay. A
+   * spurious report deposes nobody: the pre-vote fails while the other followers still fetch from
+   * a live leader, and the next successful fetch makes this node a follower again. An observer
+   * forgets the leader and asks the voters who leads. Reports about anyone else change nothing.
+   */
+  reportUnreachable(id: NodeId): void {
+    if (!this.isFollowing() || id !== this.leaderId || this.unsafe('ignoreUnreachable')) return;
+    // The fetch in flight to it died with the connection: the next tick sends another at once.
+    if (this.outstanding?.to === id) this.outstanding = null;
+    this.fetchedFromLeader = false;
+    const delay = this.role === 'observer' ? 0 : this.suspicionDelay(id);
+    // Repeated reports (every refused reconnect) never postpone a pre-vote already due sooner.
+    this.fetchElapsed = Math.max(this.fetchElapsed, this.config.fetchTimeoutTicks - delay);
+  }
+
   propose(data: Uint8Array): ProposeResult {
     const refusal = this.leaderRefusal();
     if (refusal !== null) return refusal;
@@ -442,6 +463,20 @@ export class RaftNode {
     this.role = this.isVoter() ? 'follower' : 'observer';
     this.fetchElapsed = 0;
     this.fetchedFromLeader = false;
+  }
+
+  /**
+   * Ticks until a follower that lost its leader's connection pre-votes: one slot (1/20 of the
+   * election timeout, at least 2 ticks) per rank among the other voters by id, plus a random
+   * offset in the first half of the slot. Survivors that saw the same reset then canvass one after
+   * another, a slot apart, rather than at once: two prospective nodes whose pre-votes cross both
+   * win them, split the real vote and wait a whole election timeout. The rank-0 node goes first;
+   * if its log is behind, it grants the next one's pre-vote a slot later.
+   */
+  private suspicionDelay(leader: NodeId): number {
+    const slot = Math.max(2, Math.ceil(this.config.electionTimeoutTicks / 20));
+    const rank = Math.max(0, this.log.voters.filter((voter) => voter !== leader).sort((a, b) => a - b).indexOf(this.id));
+    return 1 + rank * slot + Math.floor((this.config.random() * slot) / 2);
   }
 
   private onFetchTimeout(): void {
