@@ -8,7 +8,9 @@
 // on the wire; Kafka answers a connection's requests in order, so the oldest in-flight request
 // owns the next response, and a response that fails its request's correlation id, or a request
 // unanswered for `requestTimeoutMs`, closes the connection (what is in flight is lost).
-// Responses become response Messages for the core.
+// Responses become response Messages for the core. Every connection failure (reset, refused,
+// timed out, protocol violation) is reported through `unreachable`: when a peer process dies on
+// this host its sockets reset at once, and the core need not wait for its fetch timeout.
 //
 // Inbound: a server handler passes each quorum request it decoded to `receive`, which gives the
 // core its Message and resolves once the core sends the response Message of the same API
@@ -55,6 +57,8 @@ export interface QuorumTransportOptions {
   readonly deliver: (m: Message) => void;
   /** Whether `id` is a voter as the local core sees it now (a fetcher that is not is an observer). */
   readonly isVoter: (id: NodeId) => boolean;
+  /** Told when the connection to a peer fails (RaftNode.reportUnreachable, via its driver). */
+  readonly unreachable?: (id: NodeId) => void;
   /** Unsent request Messages kept per peer; beyond it the oldest is dropped. */
   readonly maxQueuedPerPeer: number;
   readonly maxInflightPerPeer: number;
@@ -216,6 +220,7 @@ class PeerLink {
     this.connected = false;
     this.frames = new FrameReader(this.opts.maxResponseBytes);
     if (this.closed) return;
+    this.opts.unreachable?.(this.peer.id);
     const delay = fullJitterDelay(this.attempt++, this.opts.backoff, this.opts.random);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;

@@ -171,13 +171,14 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     snapshotEveryEntries: config.metadataSnapshotRecords,
     snapshotEveryBytes: config.metadataSnapshotBytes,
     controller: controllerConfigOf(config),
-    transport: ({ deliver, isVoter }): QuorumLink => {
+    transport: ({ deliver, isVoter, unreachable }): QuorumLink => {
       const t = new QuorumTransport({
         self: config.nodeId,
         clusterId,
         peers: voters.filter((v) => v.id !== config.nodeId),
         deliver,
         isVoter,
+        unreachable,
         maxQueuedPerPeer: 256,
         maxInflightPerPeer: 8,
         requestTimeoutMs: 2000,

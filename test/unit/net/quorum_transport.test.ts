@@ -174,6 +174,27 @@ describe('quorum transport over loopback', () => {
     assert.deepStrictEqual(await receiverInbox.next(), { type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 3 });
   });
 
+  it('reports a peer unreachable when its connection is refused or reset, and not while it answers', async () => {
+    const port = await freePort();
+    const reported: number[] = [];
+    const sender = transport(4, [{ id: 5, host: '127.0.0.1', port }], new Inbox(), { unreachable: (id) => reported.push(id) });
+    sender.send({ type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 1 });
+    for (let i = 0; i < 40 && reported.length === 0; i++) await sleep(10);
+    assert.equal(reported[0], 5, 'a refused connection is reported');
+    const receiverInbox = new Inbox();
+    const receiver = transport(5, [], receiverInbox);
+    await serve(receiver, port);
+    await receiverInbox.next();
+    reported.length = 0;
+    sender.send({ type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 2 });
+    await receiverInbox.next();
+    assert.deepStrictEqual(reported, [], 'a working connection reports nothing');
+    // The peer process dies: its sockets close under the sender at once.
+    for (const socket of servers[servers.length - 1]!.sockets) socket.destroy();
+    for (let i = 0; i < 40 && reported.length === 0; i++) await sleep(10);
+    assert.equal(reported[0], 5, 'a reset connection is reported');
+  });
+
   it('answers a request the core leaves unanswered with REQUEST_TIMED_OUT, which the sender drops', async () => {
     const receiverInbox = new Inbox();
     const receiver = transport(7, [], receiverInbox, { requestTimeoutMs: 200 });

@@ -109,7 +109,7 @@ export class QuorumFixture {
       ...(this.opts.io?.(id) ? { io: this.opts.io(id)! } : {}),
       ...(this.opts.snapshotEveryEntries !== undefined ? { snapshotEveryEntries: this.opts.snapshotEveryEntries } : {}),
       controller: controllerConfig,
-      transport: ({ deliver, isVoter }) => {
+      transport: ({ deliver, isVoter, unreachable }) => {
         const t = new QuorumTransport({
           self: id,
           clusterId: CLUSTER_ID,
@@ -118,6 +118,9 @@ export class QuorumFixture {
             if (node?.cut !== true) deliver(m);
           },
           isVoter,
+          unreachable: (peer) => {
+            if (node?.cut !== true) unreachable(peer);
+          },
           maxQueuedPerPeer: 64,
           maxInflightPerPeer: 4,
           requestTimeoutMs: 2000,
