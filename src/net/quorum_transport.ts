@@ -1,7 +1,8 @@
 // The metadata quorum's transport between controllers (main thread): carries the Raft core's
 // messages as KRaft's Kafka requests over TCP (quorum_wire.ts maps them).
 //
-// Outbound: one connection per peer controller, opened when there is something to send and
+// Outbound: one connection per peer controller (the configured voters, plus voters added later
+// whose endpoints a `voters` entry carries: learnPeers), opened when there is something to send and
 // reopened after a failure with jittered exponential backoff. Request Messages wait in a bounded
 // queue per peer; when it is full the oldest is dropped (Raft tolerates lost messages, and the
 // newest message of a node supersedes its older ones). At most `maxInflightPerPeer` requests are
@@ -34,6 +35,7 @@ import {
   type RequestMessage,
 } from '../coordinator/raft/quorum_wire.js';
 import type { Message, NodeId } from '../coordinator/raft/types.js';
+import type { VoterEndpoints } from '../coordinator/raft/entry_batches.js';
 import { apiByKey } from '../protocol/apis/index.js';
 import { fullJitterDelay, type BackoffOptions } from '../protocol/backoff.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -51,8 +53,10 @@ export interface QuorumPeer {
 export interface QuorumTransportOptions {
   readonly self: NodeId;
   readonly clusterId: string;
-  /** The controllers this node sends to (itself excluded). */
+  /** The controllers this node sends to (itself excluded), as configured; learnPeers adds voters added since. */
   readonly peers: readonly QuorumPeer[];
+  /** Bound on peers known, configured and learned (the voter limit). */
+  readonly maxPeers: number;
   /** Hands a message from the network to the local core (RaftNode.step, via its driver). */
   readonly deliver: (m: Message) => void;
   /** Whether `id` is a voter as the local core sees it now (a fetcher that is not is an observer). */
@@ -113,7 +117,7 @@ class PeerLink {
   private nextCorrelationId = 0;
   private closed = false;
 
-  constructor(private readonly peer: QuorumPeer, private readonly transport: QuorumTransport, private readonly opts: QuorumTransportOptions) {
+  constructor(readonly peer: QuorumPeer, private readonly transport: QuorumTransport, private readonly opts: QuorumTransportOptions) {
     this.frames = new FrameReader(opts.maxResponseBytes);
   }
 
@@ -242,7 +246,29 @@ export class QuorumTransport {
   private readonly pending = new Map<string, PendingInbound>();
 
   constructor(private readonly opts: QuorumTransportOptions) {
-    for (const peer of opts.peers) this.links.set(peer.id, new PeerLink(peer, this, opts));
+    for (const peer of opts.peers.slice(0, opts.maxPeers)) this.links.set(peer.id, new PeerLink(peer, this, opts));
+  }
+
+  /** Ids of the peers this transport can send to. */
+  get peerIds(): NodeId[] {
+    return [...this.links.keys()];
+  }
+
+  /**
+   * Voters' endpoints from a `voters` entry: a voter not known yet gets a link to its first
+   * listener, one whose listener moved gets a new link; beyond `maxPeers` new voters are ignored
+   * (the voter limit bounds them anyway). Voters that carry no endpoint keep what is configured.
+   */
+  learnPeers(endpoints: VoterEndpoints): void {
+    for (const [id, listeners] of endpoints) {
+      const listener = listeners[0];
+      if (id === this.opts.self || listener === undefined) continue;
+      const known = this.links.get(id);
+      if (known?.peer.host === listener.host && known.peer.port === listener.port) continue;
+      if (known === undefined && this.links.size >= this.opts.maxPeers) continue;
+      known?.close();
+      this.links.set(id, new PeerLink({ id, host: listener.host, port: listener.port }, this, this.opts));
+    }
   }
 
   /** Sends a Message from the local core: a request to its peer, or the answer to a pending inbound request. */

@@ -26,7 +26,8 @@ import type {
   VoteRequest,
   VoteResponse,
 } from './types.js';
-import { encodeVoters } from './entry_batches.js';
+import type { VoterEndpoint } from '../../protocol/kraft_control.js';
+import { decodeVoterEndpoints, encodeVoters } from './entry_batches.js';
 import { majorityEnd, majorityOf } from './voters.js';
 
 export interface RaftConfig {
@@ -286,7 +287,8 @@ export class RaftNode {
     return { ok: true, offset: entry.offset, epoch: entry.epoch };
   }
 
-  addVoter(id: NodeId): ProposeResult {
+  /** AddRaftVoter: `endpoints` (the request's listeners) go into the voters entry, so every node, restarts included, can reach the new voter. */
+  addVoter(id: NodeId, endpoints: readonly VoterEndpoint[] = []): ProposeResult {
     const refusal = this.votersChangeRefusal();
     if (refusal !== null) return refusal;
     const voters = this.log.voters;
@@ -295,7 +297,7 @@ export class RaftNode {
     const progress = this.leadership!.progress.get(id);
     const caughtUp = progress !== undefined && progress.lastCaughtUpTick >= 0 && this.now - progress.lastCaughtUpTick <= this.config.fetchTimeoutTicks;
     if (!caughtUp) return { ok: false, errorCode: ErrorCode.REQUEST_TIMED_OUT, leaderId: this.id };
-    return this.appendVoters([...voters, id]);
+    return this.appendVoters([...voters, id], new Map([...this.voterEndpoints(), [id, endpoints]]));
   }
 
   removeVoter(id: NodeId): ProposeResult {
@@ -304,7 +306,7 @@ export class RaftNode {
     const voters = this.log.voters;
     if (!voters.includes(id)) return { ok: false, errorCode: ErrorCode.VOTER_NOT_FOUND, leaderId: this.id };
     if (voters.length === 1) return { ok: false, errorCode: ErrorCode.INVALID_REQUEST, leaderId: this.id };
-    return this.appendVoters(voters.filter((voter) => voter !== id));
+    return this.appendVoters(voters.filter((voter) => voter !== id), this.voterEndpoints());
   }
 
   transferLeadership(to: NodeId): boolean {
@@ -708,10 +710,21 @@ export class RaftNode {
     return null;
   }
 
-  private appendVoters(voters: readonly NodeId[]): ProposeResult {
-    const entry: Entry = { offset: this.log.endOffset, epoch: this.epoch, kind: 'voters', data: encodeVoters(voters) };
+  private appendVoters(voters: readonly NodeId[], endpoints: ReadonlyMap<NodeId, readonly VoterEndpoint[]>): ProposeResult {
+    const entry: Entry = { offset: this.log.endOffset, epoch: this.epoch, kind: 'voters', data: encodeVoters(voters, endpoints) };
     this.appendAsLeader(entry);
     return { ok: true, offset: entry.offset, epoch: entry.epoch };
+  }
+
+  /**
+   * The endpoints the last `voters` entry still in the log carries, which the next one keeps. Once
+   * that entry is compacted into a snapshot (whose voters are ids only) they are gone from the log;
+   * each driver keeps the peers it already learned.
+   */
+  private voterEndpoints(): Map<NodeId, VoterEndpoint[]> {
+    const at = this.log.lastVotersOffset;
+    const entry = at >= this.log.logStartOffset ? this.log.range(at, at + 1)[0] : undefined;
+    return entry === undefined ? new Map() : decodeVoterEndpoints(entry.data);
   }
 
   private appendAsLeader(entry: Entry): void {
