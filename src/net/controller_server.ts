@@ -24,7 +24,7 @@ import { CreateTopicsApi, type CreateTopicsRequest, type CreateTopicsResponse } 
 import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../protocol/apis/delete_topics.js';
 import { DescribeQuorumApi, type DescribeQuorumReplicaState, type DescribeQuorumRequest, type DescribeQuorumResponse } from '../protocol/apis/describe_quorum.js';
 import { apiByKey } from '../protocol/apis/index.js';
-import { METADATA_TOPIC_NAME, type RaftVoterChangeResponse } from '../protocol/apis/quorum_common.js';
+import { METADATA_TOPIC_NAME, type QuorumListener, type RaftVoterChangeResponse } from '../protocol/apis/quorum_common.js';
 import { RemoveRaftVoterApi, type RemoveRaftVoterRequest } from '../protocol/apis/remove_raft_voter.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
@@ -239,9 +239,24 @@ function voterChange(clusterId: string | null, deps: ControllerHandlerDeps, chan
   );
 }
 
+/** Listeners kept per added voter (a controller announces one per controller listener). */
+const MAX_VOTER_LISTENERS = 8;
+
+/** Why AddRaftVoter's listeners cannot go into the voters entry (every peer dials the first), or null. */
+function listenersFault(listeners: readonly QuorumListener[]): string | null {
+  if (listeners.length > MAX_VOTER_LISTENERS) return `at most ${MAX_VOTER_LISTENERS} listeners per voter`;
+  const unusable = listeners.find((l) => l.host.length === 0 || l.host.length > 255 || l.port === 0);
+  return unusable === undefined ? null : `listener ${unusable.name} has no usable host and port`;
+}
+
 const addRaftVoterHandler = handler({
   api: AddRaftVoterApi,
-  handle: (_ctx, req: AddRaftVoterRequest, deps: ControllerHandlerDeps) => voterChange(req.clusterId, deps, () => deps.quorum.driver.addVoter(req.voterId)),
+  handle: (_ctx, req: AddRaftVoterRequest, deps: ControllerHandlerDeps) => {
+    const fault = listenersFault(req.listeners);
+    if (fault !== null) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: fault });
+    const endpoints = req.listeners.map((l) => ({ name: l.name, host: l.host, port: l.port }));
+    return voterChange(req.clusterId, deps, () => deps.quorum.driver.addVoter(req.voterId, endpoints));
+  },
 });
 
 const removeRaftVoterHandler = handler({

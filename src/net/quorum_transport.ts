@@ -1,14 +1,17 @@
 // The metadata quorum's transport between controllers (main thread): carries the Raft core's
 // messages as KRaft's Kafka requests over TCP (quorum_wire.ts maps them).
 //
-// Outbound: one connection per peer controller, opened when there is something to send and
+// Outbound: one connection per peer controller (the configured voters, plus voters added later
+// whose endpoints a `voters` entry carries: learnPeers), opened when there is something to send and
 // reopened after a failure with jittered exponential backoff. Request Messages wait in a bounded
 // queue per peer; when it is full the oldest is dropped (Raft tolerates lost messages, and the
 // newest message of a node supersedes its older ones). At most `maxInflightPerPeer` requests are
 // on the wire; Kafka answers a connection's requests in order, so the oldest in-flight request
 // owns the next response, and a response that fails its request's correlation id, or a request
 // unanswered for `requestTimeoutMs`, closes the connection (what is in flight is lost).
-// Responses become response Messages for the core.
+// Responses become response Messages for the core. Every connection failure (reset, refused,
+// timed out, protocol violation) is reported through `unreachable`: when a peer process dies on
+// this host its sockets reset at once, and the core need not wait for its fetch timeout.
 //
 // Inbound: a server handler passes each quorum request it decoded to `receive`, which gives the
 // core its Message and resolves once the core sends the response Message of the same API
@@ -32,6 +35,7 @@ import {
   type RequestMessage,
 } from '../coordinator/raft/quorum_wire.js';
 import type { Message, NodeId } from '../coordinator/raft/types.js';
+import type { VoterEndpoints } from '../coordinator/raft/entry_batches.js';
 import { apiByKey } from '../protocol/apis/index.js';
 import { fullJitterDelay, type BackoffOptions } from '../protocol/backoff.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -49,12 +53,16 @@ export interface QuorumPeer {
 export interface QuorumTransportOptions {
   readonly self: NodeId;
   readonly clusterId: string;
-  /** The controllers this node sends to (itself excluded). */
+  /** The controllers this node sends to (itself excluded), as configured; learnPeers adds voters added since. */
   readonly peers: readonly QuorumPeer[];
+  /** Bound on peers known, configured and learned (the voter limit). */
+  readonly maxPeers: number;
   /** Hands a message from the network to the local core (RaftNode.step, via its driver). */
   readonly deliver: (m: Message) => void;
   /** Whether `id` is a voter as the local core sees it now (a fetcher that is not is an observer). */
   readonly isVoter: (id: NodeId) => boolean;
+  /** Told when the connection to a peer fails (RaftNode.reportUnreachable, via its driver). */
+  readonly unreachable?: (id: NodeId) => void;
   /** Unsent request Messages kept per peer; beyond it the oldest is dropped. */
   readonly maxQueuedPerPeer: number;
   readonly maxInflightPerPeer: number;
@@ -109,7 +117,7 @@ class PeerLink {
   private nextCorrelationId = 0;
   private closed = false;
 
-  constructor(private readonly peer: QuorumPeer, private readonly transport: QuorumTransport, private readonly opts: QuorumTransportOptions) {
+  constructor(readonly peer: QuorumPeer, private readonly transport: QuorumTransport, private readonly opts: QuorumTransportOptions) {
     this.frames = new FrameReader(opts.maxResponseBytes);
   }
 
@@ -216,6 +224,7 @@ class PeerLink {
     this.connected = false;
     this.frames = new FrameReader(this.opts.maxResponseBytes);
     if (this.closed) return;
+    this.opts.unreachable?.(this.peer.id);
     const delay = fullJitterDelay(this.attempt++, this.opts.backoff, this.opts.random);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
@@ -237,7 +246,29 @@ export class QuorumTransport {
   private readonly pending = new Map<string, PendingInbound>();
 
   constructor(private readonly opts: QuorumTransportOptions) {
-    for (const peer of opts.peers) this.links.set(peer.id, new PeerLink(peer, this, opts));
+    for (const peer of opts.peers.slice(0, opts.maxPeers)) this.links.set(peer.id, new PeerLink(peer, this, opts));
+  }
+
+  /** Ids of the peers this transport can send to. */
+  get peerIds(): NodeId[] {
+    return [...this.links.keys()];
+  }
+
+  /**
+   * Voters' endpoints from a `voters` entry: a voter not known yet gets a link to its first
+   * listener, one whose listener moved gets a new link; beyond `maxPeers` new voters are ignored
+   * (the voter limit bounds them anyway). Voters that carry no endpoint keep what is configured.
+   */
+  learnPeers(endpoints: VoterEndpoints): void {
+    for (const [id, listeners] of endpoints) {
+      const listener = listeners[0];
+      if (id === this.opts.self || listener === undefined) continue;
+      const known = this.links.get(id);
+      if (known?.peer.host === listener.host && known.peer.port === listener.port) continue;
+      if (known === undefined && this.links.size >= this.opts.maxPeers) continue;
+      known?.close();
+      this.links.set(id, new PeerLink({ id, host: listener.host, port: listener.port }, this, this.opts));
+    }
   }
 
   /** Sends a Message from the local core: a request to its peer, or the answer to a pending inbound request. */

@@ -22,7 +22,7 @@ import { ImageClusterView } from '../cluster/metadata/image_view.js';
 import { MetadataImage } from '../cluster/metadata/image.js';
 import { MetadataFollower } from '../cluster/metadata_follower.js';
 import type { DescriptorBudget } from '../common/descriptor_budget.js';
-import type { BrokerConfig, ControllerVoter } from '../config.js';
+import { MAX_CONTROLLER_VOTERS, type BrokerConfig, type ControllerVoter } from '../config.js';
 import { validateTopicConfigs } from '../coordinator/topic_configs.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { startControllerListener } from '../net/controller_server.js';
@@ -171,20 +171,22 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     snapshotEveryEntries: config.metadataSnapshotRecords,
     snapshotEveryBytes: config.metadataSnapshotBytes,
     controller: controllerConfigOf(config),
-    transport: ({ deliver, isVoter }): QuorumLink => {
+    transport: ({ deliver, isVoter, unreachable }): QuorumLink => {
       const t = new QuorumTransport({
         self: config.nodeId,
         clusterId,
         peers: voters.filter((v) => v.id !== config.nodeId),
         deliver,
         isVoter,
+        unreachable,
+        maxPeers: MAX_CONTROLLER_VOTERS,
         maxQueuedPerPeer: 256,
         maxInflightPerPeer: 8,
         requestTimeoutMs: 2000,
         maxPendingInbound: 1024,
         maxResponseBytes: 16 << 20,
       });
-      return { send: (m) => t.send(m), receive: (req) => t.receive(req), close: () => t.close() };
+      return { send: (m) => t.send(m), receive: (req) => t.receive(req), learnPeers: (endpoints) => t.learnPeers(endpoints), close: () => t.close() };
     },
   });
   follower.publish(quorum.image);

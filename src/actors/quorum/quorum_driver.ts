@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import { RaftNode, type RaftStatus } from '../../coordinator/raft/raft_node.js';
 import type { Entry, Message, NodeId, ProposeResult, Ready, Role, Snapshot } from '../../coordinator/raft/types.js';
 import type { QuorumRequest, QuorumResponse } from '../../coordinator/raft/quorum_wire.js';
+import { decodeVoterEndpoints, type VoterEndpoints } from '../../coordinator/raft/entry_batches.js';
+import type { VoterEndpoint } from '../../protocol/kraft_control.js';
 import type { IoBackend } from '../../log/io_backend.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { openQuorumStorage, type QuorumStorage } from './quorum_storage.js';
@@ -36,7 +38,19 @@ export interface QuorumLink {
   send(m: Message): void;
   /** The inbound hook: a decoded quorum request from the controller listener, answered by the core. */
   receive(req: QuorumRequest): Promise<QuorumResponse>;
+  /** Voters' endpoints a `voters` entry carries (added by AddRaftVoter): peers to reach from now on. */
+  learnPeers(endpoints: VoterEndpoints): void;
   close(): void;
+}
+
+/** What the driver hands the transport it is built with. */
+export interface QuorumTransportHooks {
+  /** A message from the network for the core. */
+  readonly deliver: (m: Message) => void;
+  /** Whether `id` is a voter as the core sees it now. */
+  readonly isVoter: (id: NodeId) => boolean;
+  /** The connection to `id` failed (reset, refused, timed out). */
+  readonly unreachable: (id: NodeId) => void;
 }
 
 /** A proposal or voter change the quorum refused or lost; `leaderId` is the leader hint (-1: unknown). */
@@ -73,8 +87,8 @@ export interface QuorumDriverOptions {
   readonly stateMachine: QuorumStateMachine;
   /** The metadata log's write-and-fdatasync path (the native io_uring backend when loaded); default libuv's pool. */
   readonly io?: IoBackend;
-  /** Built by the caller around `deliver` (which the driver supplies) and `isVoter`. */
-  readonly transport: (hooks: { deliver: (m: Message) => void; isVoter: (id: NodeId) => boolean }) => QuorumLink;
+  /** Built by the caller around the hooks the driver supplies: `deliver`, `isVoter` and `unreachable`. */
+  readonly transport: (hooks: QuorumTransportHooks) => QuorumLink;
   readonly log: Logger;
   /** A storage failure: the node has stopped; the process should exit (code 1). */
   readonly onFatal: (err: unknown) => void;
@@ -172,7 +186,9 @@ export class QuorumDriver {
     this.transport = opts.transport({
       deliver: (m) => this.deliver(m),
       isVoter: (id) => this.node.status().voters.includes(id),
+      unreachable: (id) => this.reportUnreachable(id),
     });
+    this.learnPeers(opened.restore.entries);
     const s = this.node.status();
     this.last = { epoch: s.epoch, leaderId: s.leaderId, role: s.role };
     this.lastTickAt = Date.now();
@@ -237,9 +253,9 @@ export class QuorumDriver {
     return this.submit(() => this.node.propose(data), ErrorCode.NOT_CONTROLLER);
   }
 
-  /** AddRaftVoter: resolves once the voters entry naming `id` commits. */
-  addVoter(id: NodeId): Promise<number> {
-    return this.submitVoters(() => this.node.addVoter(id));
+  /** AddRaftVoter: resolves once the voters entry naming `id` (with its `endpoints`) commits. */
+  addVoter(id: NodeId, endpoints: readonly VoterEndpoint[] = []): Promise<number> {
+    return this.submitVoters(() => this.node.addVoter(id, endpoints));
   }
 
   removeVoter(id: NodeId): Promise<number> {
@@ -297,6 +313,18 @@ export class QuorumDriver {
     this.pump();
   }
 
+  /** Hands the transport the endpoints of every `voters` entry among `entries`, oldest first. */
+  private learnPeers(entries: readonly Entry[]): void {
+    for (const e of entries) if (e.kind === 'voters') this.transport.learnPeers(decodeVoterEndpoints(e.data));
+  }
+
+  /** A connection reset or refused: if `id` leads, the core pre-votes within a few ticks instead of waiting out its fetch timeout. */
+  private reportUnreachable(id: NodeId): void {
+    if (this.stopped) return;
+    this.node.reportUnreachable(id);
+    this.pump();
+  }
+
   private onTimer(): void {
     if (this.stopped) return;
     const now = Date.now();
@@ -330,6 +358,8 @@ export class QuorumDriver {
   private async execute(r: Ready): Promise<void> {
     if (r.hardState) await this.storage.saveHardState(r.hardState);
     if (this.stopped) return;
+    // A voters entry is in force from its append: its new voters are reachable before anything is sent.
+    this.learnPeers(r.entries);
     for (const m of r.messages) this.transport.send(m);
     if (r.snapshot) {
       await this.storage.installSnapshot(r.snapshot);

@@ -20,6 +20,7 @@ import {
   LeaderChangeMessageSchema,
   VotersRecordSchema,
   encodeControlKey,
+  type VoterEndpoint,
   type VotersRecord,
 } from '../../protocol/kraft_control.js';
 import { ProtocolError, Reader } from '../../protocol/reader.js';
@@ -73,14 +74,20 @@ function voterSetFault(ids: readonly number[]): string | null {
   return null;
 }
 
-/** A `voters` entry's bytes: a VotersRecord v0 naming each voter (no directory ids nor endpoints yet). */
-export function encodeVoters(voters: readonly NodeId[]): Uint8Array {
+/** The listeners each voter announced (AddRaftVoter's Listeners, KIP-853), by voter id. */
+export type VoterEndpoints = ReadonlyMap<NodeId, readonly VoterEndpoint[]>;
+
+/**
+ * A `voters` entry's bytes: a VotersRecord v0 naming each voter with the endpoints `endpoints`
+ * holds for it (none for the statically configured ones); no directory ids yet.
+ */
+export function encodeVoters(voters: readonly NodeId[], endpoints: VoterEndpoints = new Map()): Uint8Array {
   const fault = voterSetFault(voters);
   if (fault !== null) throw new RangeError(fault);
   const record: VotersRecord = {
     version: 0,
     voters: voters.map((voterId) => ({
-      voterId, voterUuid: ZERO_UUID, endpoints: [], kraftVersionFeature: { ...KRAFT_VERSION_RANGE },
+      voterId, voterUuid: ZERO_UUID, endpoints: (endpoints.get(voterId) ?? []).map((e) => ({ ...e })), kraftVersionFeature: { ...KRAFT_VERSION_RANGE },
     })),
   };
   const w = new Writer(16 + voters.length * 32);
@@ -90,12 +97,20 @@ export function encodeVoters(voters: readonly NodeId[]): Uint8Array {
 
 /** The voter ids of a VotersRecord value; throws EntryBatchError if it is not one. */
 export function decodeVoters(data: Uint8Array): NodeId[] {
+  return decodeVotersRecord(data).voters.map((v) => v.voterId);
+}
+
+/** The endpoints each voter of a VotersRecord value carries (voters without any are left out). */
+export function decodeVoterEndpoints(data: Uint8Array): Map<NodeId, VoterEndpoint[]> {
+  return new Map(decodeVotersRecord(data).voters.filter((v) => v.endpoints.length > 0).map((v) => [v.voterId, v.endpoints]));
+}
+
+function decodeVotersRecord(data: Uint8Array): VotersRecord {
   const record = readWhole(data, (r) => VotersRecordSchema.decode(0, r), 'VotersRecord');
   if (record.version !== 0) throw new EntryBatchError(`VotersRecord version ${record.version} is not 0`);
-  const ids = record.voters.map((v) => v.voterId);
-  const fault = voterSetFault(ids);
+  const fault = voterSetFault(record.voters.map((v) => v.voterId));
   if (fault !== null) throw new EntryBatchError(`VotersRecord: ${fault}`);
-  return ids;
+  return record;
 }
 
 // ---- encoding ---------------------------------------------------------------------------------

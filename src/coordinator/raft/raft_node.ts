@@ -26,7 +26,8 @@ import type {
   VoteRequest,
   VoteResponse,
 } from './types.js';
-import { encodeVoters } from './entry_batches.js';
+import type { VoterEndpoint } from '../../protocol/kraft_control.js';
+import { decodeVoterEndpoints, encodeVoters } from './entry_batches.js';
 import { majorityEnd, majorityOf } from './voters.js';
 
 export interface RaftConfig {
@@ -48,12 +49,13 @@ export interface RaftConfig {
 }
 
 /**
- * Each breaks one safety rule at one place: `voteTwice` grants a second candidate in an epoch;
+ * Each breaks one rule at one place: `voteTwice` grants a second candidate in an epoch;
  * `countOldTermReplicas` lets the high watermark move before the leader's epoch start offset;
  * `applyBeforeDurable` hands out committed entries before they are durable locally;
- * `skipPreVote` campaigns without a pre-vote and lets disruptive votes through.
+ * `skipPreVote` campaigns without a pre-vote and lets disruptive votes through;
+ * `ignoreUnreachable` drops the transport's reports, leaving a dead leader to the fetch timeout.
  */
-export type Mutation = 'voteTwice' | 'countOldTermReplicas' | 'applyBeforeDurable' | 'skipPreVote';
+export type Mutation = 'voteTwice' | 'countOldTermReplicas' | 'applyBeforeDurable' | 'skipPreVote' | 'ignoreUnreachable';
 
 export interface RaftRestore {
   /** {epoch: 0, votedFor: -1, leaderId: -1} on a fresh node. */
@@ -253,6 +255,26 @@ export class RaftNode {
     this.maybeFetch();
   }
 
+  /**
+   * The transport lost its connection to `id` (reset or refused: on one host a killed process's
+   * sockets close at once, long before the fetch timeout runs out), as etcd's ReportUnreachable.
+   * A voter-follower of that leader stops trusting it: it grants other voters' pre-votes (every
+   * surviving follower sees the same reset, and each would otherwise refuse the others for having
+   * heard from the leader lately, KIP-996) and starts its own pre-vote after a short delay. A
+   * spurious report deposes nobody: the pre-vote fails while the other followers still fetch from
+   * a live leader, and the next successful fetch makes this node a follower again. An observer
+   * forgets the leader and asks the voters who leads. Reports about anyone else change nothing.
+   */
+  reportUnreachable(id: NodeId): void {
+    if (!this.isFollowing() || id !== this.leaderId || this.unsafe('ignoreUnreachable')) return;
+    // The fetch in flight to it died with the connection: the next tick sends another at once.
+    if (this.outstanding?.to === id) this.outstanding = null;
+    this.fetchedFromLeader = false;
+    const delay = this.role === 'observer' ? 0 : this.suspicionDelay(id);
+    // Repeated reports (every refused reconnect) never postpone a pre-vote already due sooner.
+    this.fetchElapsed = Math.max(this.fetchElapsed, this.config.fetchTimeoutTicks - delay);
+  }
+
   propose(data: Uint8Array): ProposeResult {
     const refusal = this.leaderRefusal();
     if (refusal !== null) return refusal;
@@ -265,7 +287,8 @@ export class RaftNode {
     return { ok: true, offset: entry.offset, epoch: entry.epoch };
   }
 
-  addVoter(id: NodeId): ProposeResult {
+  /** AddRaftVoter: `endpoints` (the request's listeners) go into the voters entry, so every node, restarts included, can reach the new voter. */
+  addVoter(id: NodeId, endpoints: readonly VoterEndpoint[] = []): ProposeResult {
     const refusal = this.votersChangeRefusal();
     if (refusal !== null) return refusal;
     const voters = this.log.voters;
@@ -274,7 +297,7 @@ export class RaftNode {
     const progress = this.leadership!.progress.get(id);
     const caughtUp = progress !== undefined && progress.lastCaughtUpTick >= 0 && this.now - progress.lastCaughtUpTick <= this.config.fetchTimeoutTicks;
     if (!caughtUp) return { ok: false, errorCode: ErrorCode.REQUEST_TIMED_OUT, leaderId: this.id };
-    return this.appendVoters([...voters, id]);
+    return this.appendVoters([...voters, id], new Map([...this.voterEndpoints(), [id, endpoints]]));
   }
 
   removeVoter(id: NodeId): ProposeResult {
@@ -283,7 +306,7 @@ export class RaftNode {
     const voters = this.log.voters;
     if (!voters.includes(id)) return { ok: false, errorCode: ErrorCode.VOTER_NOT_FOUND, leaderId: this.id };
     if (voters.length === 1) return { ok: false, errorCode: ErrorCode.INVALID_REQUEST, leaderId: this.id };
-    return this.appendVoters(voters.filter((voter) => voter !== id));
+    return this.appendVoters(voters.filter((voter) => voter !== id), this.voterEndpoints());
   }
 
   transferLeadership(to: NodeId): boolean {
@@ -442,6 +465,20 @@ export class RaftNode {
     this.role = this.isVoter() ? 'follower' : 'observer';
     this.fetchElapsed = 0;
     this.fetchedFromLeader = false;
+  }
+
+  /**
+   * Ticks until a follower that lost its leader's connection pre-votes: one slot (1/20 of the
+   * election timeout, at least 2 ticks) per rank among the other voters by id, plus a random
+   * offset in the first half of the slot. Survivors that saw the same reset then canvass one after
+   * another, a slot apart, rather than at once: two prospective nodes whose pre-votes cross both
+   * win them, split the real vote and wait a whole election timeout. The rank-0 node goes first;
+   * if its log is behind, it grants the next one's pre-vote a slot later.
+   */
+  private suspicionDelay(leader: NodeId): number {
+    const slot = Math.max(2, Math.ceil(this.config.electionTimeoutTicks / 20));
+    const rank = Math.max(0, this.log.voters.filter((voter) => voter !== leader).sort((a, b) => a - b).indexOf(this.id));
+    return 1 + rank * slot + Math.floor((this.config.random() * slot) / 2);
   }
 
   private onFetchTimeout(): void {
@@ -673,10 +710,21 @@ export class RaftNode {
     return null;
   }
 
-  private appendVoters(voters: readonly NodeId[]): ProposeResult {
-    const entry: Entry = { offset: this.log.endOffset, epoch: this.epoch, kind: 'voters', data: encodeVoters(voters) };
+  private appendVoters(voters: readonly NodeId[], endpoints: ReadonlyMap<NodeId, readonly VoterEndpoint[]>): ProposeResult {
+    const entry: Entry = { offset: this.log.endOffset, epoch: this.epoch, kind: 'voters', data: encodeVoters(voters, endpoints) };
     this.appendAsLeader(entry);
     return { ok: true, offset: entry.offset, epoch: entry.epoch };
+  }
+
+  /**
+   * The endpoints the last `voters` entry still in the log carries, which the next one keeps. Once
+   * that entry is compacted into a snapshot (whose voters are ids only) they are gone from the log;
+   * each driver keeps the peers it already learned.
+   */
+  private voterEndpoints(): Map<NodeId, VoterEndpoint[]> {
+    const at = this.log.lastVotersOffset;
+    const entry = at >= this.log.logStartOffset ? this.log.range(at, at + 1)[0] : undefined;
+    return entry === undefined ? new Map() : decodeVoterEndpoints(entry.data);
   }
 
   private appendAsLeader(entry: Entry): void {

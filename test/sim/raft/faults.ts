@@ -37,6 +37,8 @@ export interface FaultPlan {
   readonly compactEvery: number;
   /** Mean ticks between voter changes (add or remove, KIP-853) the operator asks of the leader; 0: a static quorum. */
   readonly membershipEvery: number;
+  /** Mean ticks between spurious unreachable reports (a connection blip while the peer is fine). */
+  readonly spuriousReportEvery: number;
 }
 
 /** Fault parameters for one seed: every run picks its own mix, from calm to hostile. */
@@ -65,6 +67,7 @@ export function drawFaults(seed: number): FaultPlan {
     compactEvery: r.chance(0.3) ? 0 : r.int(5, 80),
     transferEvery: r.between(30, 300),
     membershipEvery: r.chance(0.25) ? 0 : r.between(10, 120),
+    spuriousReportEvery: r.between(3, 60),
   };
 }
 

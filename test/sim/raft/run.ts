@@ -12,7 +12,7 @@ import { SimRandom } from './random.js';
 import { Simulation } from './simulation.js';
 
 /** The core's deliberately broken variants, each of which the simulation must catch. */
-export const MUTATIONS: readonly Mutation[] = ['voteTwice', 'countOldTermReplicas', 'applyBeforeDurable', 'skipPreVote'];
+export const MUTATIONS: readonly Mutation[] = ['voteTwice', 'countOldTermReplicas', 'applyBeforeDurable', 'skipPreVote', 'ignoreUnreachable'];
 
 /** Ticks after healing within which a leader every connected voter follows must exist. */
 export const LEADER_BOUND_TICKS = 200;

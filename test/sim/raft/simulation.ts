@@ -32,7 +32,9 @@ type SimEvent =
   | { readonly kind: 'membership' }
   | { readonly kind: 'network' }
   | { readonly kind: 'flap'; readonly generation: number; readonly a: NodeId; readonly b: NodeId }
-  | { readonly kind: 'hunt'; readonly generation: number };
+  | { readonly kind: 'hunt'; readonly generation: number }
+  | { readonly kind: 'unreachable'; readonly node: NodeId; readonly incarnation: number; readonly peer: NodeId }
+  | { readonly kind: 'spuriousReport' };
 
 interface Scheduled {
   readonly at: number;
@@ -234,6 +236,7 @@ export class Simulation {
     n.disk.crash(torn, this.random);
     n.raft = null;
     n.incarnation++;
+    this.reportConnectionResets(id);
   }
 
   restart(id: NodeId): void {
@@ -326,6 +329,7 @@ export class Simulation {
     this.queue.push(this.now + this.exponential(plan.networkChangeEvery), { kind: 'network' });
     this.queue.push(this.now + this.exponential(plan.transferEvery), { kind: 'transfer' });
     if (plan.membershipEvery > 0) this.queue.push(this.now + this.exponential(plan.membershipEvery), { kind: 'membership' });
+    this.queue.push(this.now + this.exponential(plan.spuriousReportEvery), { kind: 'spuriousReport' });
   }
 
   /** The node that leads the highest epoch anyone leads, or null. */
@@ -354,6 +358,12 @@ export class Simulation {
     this.chaos = false;
     this.network.faults = { ...this.network.faults, dropRate: 0, duplicateRate: 0, spikeRate: 0 };
     this.heal();
+  }
+
+  /** Node `node` hears from its transport, `afterTicks` from now, that `peer` is unreachable (whether or not it is). */
+  reportUnreachable(node: NodeId, peer: NodeId, afterTicks = 0): void {
+    const n = this.node(node);
+    this.queue.push(this.now + afterTicks, { kind: 'unreachable', node, incarnation: n.incarnation, peer });
   }
 
   /** Start the liveness phase's flapping link, which keeps cutting the leader off one follower. */
@@ -440,6 +450,19 @@ export class Simulation {
       case 'hunt':
         if (event.generation !== this.flapGeneration) return;
         this.hunt(event.generation);
+        return;
+      case 'unreachable': {
+        const n = this.node(event.node);
+        if (n.raft === null || n.incarnation !== event.incarnation) return;
+        this.note(`node ${n.id} hears ${event.peer} is unreachable`);
+        n.raft.reportUnreachable(event.peer);
+        this.drain(n);
+        return;
+      }
+      case 'spuriousReport':
+        if (!this.chaos) return;
+        this.randomSpuriousReport();
+        this.queue.push(this.now + this.exponential(this.options.plan.spuriousReportEvery), event);
         return;
     }
   }
@@ -614,6 +637,26 @@ export class Simulation {
     this.proposals.push({ offset: result.offset, epoch: result.epoch, liveness: !this.chaos });
     if (this.traceLines > 0) this.note(`node ${target.id} accepts proposal ${this.proposalCount - 1} at ${result.offset} epoch ${result.epoch}`);
     this.drain(target);
+  }
+
+  /**
+   * A crashed process's connections reset: each up node connected to it hears of it a moment later,
+   * as its transport would (most of the time: a node with no connection open hears nothing).
+   */
+  private reportConnectionResets(crashed: NodeId): void {
+    for (const n of this.nodes) {
+      if (n.raft === null || n.id === crashed || !this.network.connected(crashed, n.id) || !this.random.chance(0.8)) continue;
+      this.queue.push(this.now + this.random.between(0, 0.5), { kind: 'unreachable', node: n.id, incarnation: n.incarnation, peer: crashed });
+    }
+  }
+
+  /** One up node hears that a peer is unreachable while it is not: usually its leader, else anyone. */
+  private randomSpuriousReport(): void {
+    const up = this.nodes.filter((n) => n.raft !== null);
+    if (up.length === 0) return;
+    const n = this.random.pick(up);
+    const leader = (n.raft as RaftNode).status().leaderId;
+    this.reportUnreachable(n.id, leader >= 0 && this.random.chance(0.7) ? leader : this.random.pick(this.nodes).id);
   }
 
   private randomCrash(): void {

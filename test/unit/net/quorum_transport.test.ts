@@ -85,7 +85,7 @@ async function serve(transport: QuorumTransport, port = 0): Promise<number> {
 
 function transport(self: number, peers: QuorumPeer[], inbox: Inbox, overrides: Partial<QuorumTransportOptions> = {}): QuorumTransport {
   const t = new QuorumTransport({
-    self, clusterId: CLUSTER, peers, deliver: inbox.push, isVoter: () => true,
+    self, clusterId: CLUSTER, peers, maxPeers: 8, deliver: inbox.push, isVoter: () => true,
     maxQueuedPerPeer: 16, maxInflightPerPeer: 4, requestTimeoutMs: 2000, maxPendingInbound: 64, maxResponseBytes: 1 << 22,
     backoff: { baseMs: 20, maxMs: 100 },
     ...overrides,
@@ -172,6 +172,36 @@ describe('quorum transport over loopback', () => {
     receiver.send({ type: 'beginQuorumEpochResponse', from: 5, to: 4, epoch: 2 });
     assert.deepStrictEqual(await senderInbox.next(), { type: 'beginQuorumEpochResponse', from: 5, to: 4, epoch: 2 });
     assert.deepStrictEqual(await receiverInbox.next(), { type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 3 });
+  });
+
+  it('reports a peer unreachable when its connection is refused or reset, and not while it answers', async () => {
+    const port = await freePort();
+    const reported: number[] = [];
+    const sender = transport(4, [{ id: 5, host: '127.0.0.1', port }], new Inbox(), { unreachable: (id) => reported.push(id) });
+    sender.send({ type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 1 });
+    for (let i = 0; i < 40 && reported.length === 0; i++) await sleep(10);
+    assert.equal(reported[0], 5, 'a refused connection is reported');
+    const receiverInbox = new Inbox();
+    const receiver = transport(5, [], receiverInbox);
+    await serve(receiver, port);
+    await receiverInbox.next();
+    reported.length = 0;
+    sender.send({ type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 2 });
+    await receiverInbox.next();
+    assert.deepStrictEqual(reported, [], 'a working connection reports nothing');
+    // The peer process dies: its sockets close under the sender at once.
+    for (const socket of servers[servers.length - 1]!.sockets) socket.destroy();
+    for (let i = 0; i < 40 && reported.length === 0; i++) await sleep(10);
+    assert.equal(reported[0], 5, 'a reset connection is reported');
+  });
+
+  it('learns voters from their endpoints: a new one, a moved one, never itself, and at most maxPeers', () => {
+    const t = transport(1, [{ id: 2, host: '127.0.0.1', port: 1 }], new Inbox(), { maxPeers: 3 });
+    const at = (port: number) => [{ name: 'CONTROLLER', host: '127.0.0.1', port }];
+    t.learnPeers(new Map([[1, at(9)], [3, at(3)], [2, at(1)]]));
+    assert.deepStrictEqual(t.peerIds.sort(), [2, 3]);
+    t.learnPeers(new Map([[4, at(4)], [5, at(5)], [2, at(7)]]));
+    assert.deepStrictEqual(t.peerIds.sort(), [2, 3, 4], 'node 5 is past the bound; node 2 moved and keeps its place');
   });
 
   it('answers a request the core leaves unanswered with REQUEST_TIMED_OUT, which the sender drops', async () => {

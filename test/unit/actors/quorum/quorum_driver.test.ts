@@ -30,8 +30,8 @@ afterEach(async () => {
   fixture = null;
 });
 
-async function cluster(voters: number[], nodes = voters, snapshotEveryEntries?: number): Promise<QuorumFixture> {
-  fixture = await QuorumFixture.create({ voters, nodes, ...(snapshotEveryEntries !== undefined ? { snapshotEveryEntries } : {}) });
+async function cluster(voters: number[], nodes = voters, snapshotEveryEntries?: number, peers: 'nodes' | 'voters' = 'nodes'): Promise<QuorumFixture> {
+  fixture = await QuorumFixture.create({ voters, nodes, peers, ...(snapshotEveryEntries !== undefined ? { snapshotEveryEntries } : {}) });
   for (const id of voters) await fixture.start(id);
   return fixture;
 }
@@ -193,6 +193,34 @@ describe('controller listener', { concurrency: false, timeout: 60_000 }, () => {
     assert.deepEqual(await describe(), [1, 2, 3]);
     const foreign = await call(leader.port, RemoveRaftVoterApi, 0, { clusterId: 'another-cluster', voterId: 3, voterDirectoryId: ZERO_UUID });
     assert.equal(foreign.errorCode, ErrorCode.INCONSISTENT_CLUSTER_ID);
+  });
+});
+
+describe('quorum driver: a voter added from outside the configured set', { concurrency: false, timeout: 60_000 }, () => {
+  it('records the new voter\'s listener in the voters entry, so every node dials it, restarts included', async () => {
+    const f = await cluster([1, 2, 3], [1, 2, 3, 4], undefined, 'voters');
+    await registerThroughLeader(f, 101);
+    const joining = await f.start(4);
+    await convergence(f, [101]);
+    for (const id of [1, 2, 3]) assert.deepEqual(f.running.get(id)!.transport.peerIds.sort(), [1, 2, 3].filter((p) => p !== id), `node ${id} starts without node 4`);
+    const leader = await f.waitForLeader();
+    const listener = { name: 'CONTROLLER', host: '127.0.0.1', port: joining.port };
+    const bad = await call(leader.port, AddRaftVoterApi, 0, { clusterId: CLUSTER_ID, timeoutMs: 5000, voterId: 4, voterDirectoryId: ZERO_UUID, listeners: [{ ...listener, port: 0 }] });
+    assert.equal(bad.errorCode, ErrorCode.INVALID_REQUEST, 'a listener nobody can dial is refused');
+    const added = await call(leader.port, AddRaftVoterApi, 0, { clusterId: CLUSTER_ID, timeoutMs: 5000, voterId: 4, voterDirectoryId: ZERO_UUID, listeners: [listener] });
+    assert.equal(added.errorCode, 0, added.errorMessage ?? '');
+    await waitFor('every node to dial node 4', () => ([1, 2, 3].every((id) => f.running.get(id)!.transport.peerIds.includes(4)) ? true : undefined));
+    await waitFor('node 4 to vote', () => (joining.quorum.driver.status().role === 'follower' ? true : undefined));
+    // A restarted voter knows node 4 from its log, not from its configuration.
+    const follower = [1, 2, 3].find((id) => id !== leader.id)!;
+    await f.stop(follower);
+    const restarted = await f.start(follower);
+    assert.ok(restarted.transport.peerIds.includes(4), 'the restarted node dials node 4');
+    // With the old leader gone, two of the three survivors' votes need node 4 reached over the learned link.
+    await f.stop(leader.id);
+    const next = await f.waitForLeader(15_000);
+    assert.notEqual(next.id, leader.id);
+    assert.deepEqual(next.quorum.driver.status().voters.slice().sort(), [1, 2, 3, 4]);
   });
 });
 

@@ -63,6 +63,7 @@ export interface FixtureNode {
   readonly quorum: MetadataQuorum;
   readonly server: KafkaServer;
   readonly port: number;
+  readonly transport: QuorumTransport;
   /** Drops every message to and from the network while set. */
   cut: boolean;
 }
@@ -72,6 +73,8 @@ export interface FixtureOptions {
   readonly voters: readonly NodeId[];
   /** Every node that may run (voters and observers); each gets a controller port. */
   readonly nodes: readonly NodeId[];
+  /** Peers each transport starts with: every node (default), or the static voters only, as --controller-voters configures. */
+  readonly peers?: 'nodes' | 'voters';
   readonly snapshotEveryEntries?: number;
   /** The metadata log's write path per node (default libuv's pool). */
   readonly io?: (id: NodeId) => IoBackend | undefined;
@@ -97,6 +100,8 @@ export class QuorumFixture {
   async start(id: NodeId): Promise<FixtureNode> {
     const endpoint = this.endpoints.find((e) => e.id === id)!;
     let node: FixtureNode | null = null;
+    const built: QuorumTransport[] = [];
+    const configured = this.opts.peers === 'voters' ? this.endpoints.filter((e) => this.opts.voters.includes(e.id)) : this.endpoints;
     const quorum = new MetadataQuorum({
       id,
       dir: this.dirs.get(id)!,
@@ -109,15 +114,19 @@ export class QuorumFixture {
       ...(this.opts.io?.(id) ? { io: this.opts.io(id)! } : {}),
       ...(this.opts.snapshotEveryEntries !== undefined ? { snapshotEveryEntries: this.opts.snapshotEveryEntries } : {}),
       controller: controllerConfig,
-      transport: ({ deliver, isVoter }) => {
+      transport: ({ deliver, isVoter, unreachable }) => {
         const t = new QuorumTransport({
           self: id,
           clusterId: CLUSTER_ID,
-          peers: this.endpoints.filter((e) => e.id !== id),
+          peers: configured.filter((e) => e.id !== id),
           deliver: (m) => {
             if (node?.cut !== true) deliver(m);
           },
           isVoter,
+          unreachable: (peer) => {
+            if (node?.cut !== true) unreachable(peer);
+          },
+          maxPeers: 32,
           maxQueuedPerPeer: 64,
           maxInflightPerPeer: 4,
           requestTimeoutMs: 2000,
@@ -125,11 +134,13 @@ export class QuorumFixture {
           maxResponseBytes: 16 << 20,
           backoff: { baseMs: 20, maxMs: 200 },
         });
+        built.push(t);
         const link: QuorumLink = {
           send: (m) => {
             if (node?.cut !== true) t.send(m);
           },
           receive: (req) => t.receive(req),
+          learnPeers: (endpoints) => t.learnPeers(endpoints),
           close: () => t.close(),
         };
         return link;
@@ -140,7 +151,9 @@ export class QuorumFixture {
       { host: '127.0.0.1', port: endpoint.port },
       { log, metrics: noMetrics, descriptors: new DescriptorBudget(1 << 16, 0) },
     );
-    node = { id, quorum, server, port: endpoint.port, cut: false };
+    const transport = built[0];
+    if (transport === undefined) throw new Error(`node ${id}'s driver built no transport`);
+    node = { id, quorum, server, port: endpoint.port, transport, cut: false };
     this.running.set(id, node);
     return node;
   }

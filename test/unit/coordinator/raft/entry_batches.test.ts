@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
-  EntryBatchError, decodeEntryBatches, decodeVoters, encodeEntryBatches, encodeVoters,
+  EntryBatchError, decodeEntryBatches, decodeVoterEndpoints, decodeVoters, encodeEntryBatches, encodeVoters,
 } from '../../../../src/coordinator/raft/entry_batches.js';
 import type { Entry } from '../../../../src/coordinator/raft/types.js';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
@@ -70,6 +70,18 @@ describe('entry batches', () => {
     // The second voter's id follows version (2), array length (1) and the first voter (27 bytes).
     twice.writeInt32BE(4, 3 + 27);
     assert.throws(() => decodeVoters(twice), (err: unknown) => err instanceof EntryBatchError && /twice/.test(err.message));
+  });
+
+  it('round-trips the endpoints of the voters that carry them, and only of voters', () => {
+    const endpoint = fc.record({ name: fc.string({ maxLength: 12 }), host: fc.string({ maxLength: 40 }), port: fc.integer({ min: 0, max: 65535 }) }, { noNullPrototype: true });
+    fc.assert(fc.property(voterSet, fc.array(fc.array(endpoint, { maxLength: 3 }), { maxLength: 7 }), (voters, lists) => {
+      const given = new Map(voters.map((id, i) => [id, lists[i] ?? []]));
+      given.set(Math.max(...voters) + 1, [{ name: 'X', host: 'not-a-voter', port: 1 }]);
+      const expected = new Map(voters.filter((id) => given.get(id)!.length > 0).map((id) => [id, given.get(id)!]));
+      const data = encodeVoters(voters, given);
+      assert.deepStrictEqual(decodeVoterEndpoints(data), expected);
+      assert.deepStrictEqual(decodeVoters(data), voters);
+    }));
   });
 
   it('rejects a flipped byte anywhere in a batch CRC covers', () => {
