@@ -26,7 +26,9 @@
 // - A diverging epoch (E, end) truncates the log, with the follower's own end of epoch E, to
 //   min(end, own end of E, log end) when the follower knows E; to the own end of the largest
 //   epoch below E when it does not (the next fetch asks again with that epoch); to min(end, log
-//   end) when it has no epoch that low; to its high watermark when the leader knows no such epoch.
+//   end) when its log has no epochs; to its high watermark when the leader knows no such epoch.
+//   An E below all of the follower's epochs ends where its first epoch starts (LeaderEpochCache),
+//   so the whole log goes.
 //   A truncation below the high watermark is flagged: only an unclean election explains it.
 // - OFFSET_OUT_OF_RANGE resets the log to start empty at the leader's log start.
 // - The high watermark is min(leader's high watermark, own log end; own durable end under
