@@ -30,8 +30,13 @@
 // - One AlterPartition at a time. While it is in flight the "maximal ISR" (committed ISR plus the
 //   members it adds) counts for the high watermark and acks=all. A stale rejection
 //   (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, NEW_LEADER_ELECTED, unknown partition) keeps it
-//   counted and blocks proposals until the image brings a newer partition epoch; any other
-//   failure drops it and proposals resume after `alterPartitionRetryMs`.
+//   counted and blocks proposals until the image brings a newer partition epoch. A refusal that
+//   applied nothing (INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED, INVALID_REQUEST) drops it, and
+//   proposals resume after `alterPartitionRetryMs`. Any other failure (no answer, NOT_CONTROLLER)
+//   leaves open whether the controller applied it: it stays counted and the same proposal is sent
+//   again after `alterPartitionRetryMs` (if it had applied, the resend meets INVALID_UPDATE_VERSION
+//   and the image settles it). Dropping it instead would let the high watermark pass a member the
+//   controller may just have added.
 // - High watermark: the minimum acknowledged offset over the maximal ISR and over followers that
 //   are caught up and could join (so a joining replica is not outrun), the leader's own being its
 //   durable end under flush-always and its log end otherwise; it never decreases and does not move
@@ -128,11 +133,21 @@ const STALE_PROPOSAL_ERRORS: ReadonlySet<number> = new Set([
   ErrorCode.UNKNOWN_TOPIC_ID,
 ]);
 
-interface Pending {
-  readonly item: AlterPartitionItem;
-  /** 'rejected': stale, still counted in the maximal ISR until a newer image arrives. */
-  state: 'inFlight' | 'rejected';
-}
+/** Rejections the controller answers without applying anything: the proposal may be made afresh. */
+const REFUSED_PROPOSAL_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.INELIGIBLE_REPLICA,
+  ErrorCode.OPERATION_NOT_ATTEMPTED,
+  ErrorCode.INVALID_REQUEST,
+]);
+
+/**
+ * A proposal the leader stands behind. 'inFlight': sent, unanswered. 'resend': the controller may
+ * or may not have applied it (no answer, NOT_CONTROLLER, ...), so the same proposal goes again at
+ * `retryAt`. 'rejected': stale; waits for a newer image. In every state it counts in the maximal ISR.
+ */
+type Pending =
+  | { readonly item: AlterPartitionItem; readonly state: 'inFlight' | 'rejected' }
+  | { readonly item: AlterPartitionItem; readonly state: 'resend'; readonly retryAt: number };
 
 export class PartitionLeader {
   private assignment: LeaderAssignment;
@@ -231,10 +246,12 @@ export class PartitionLeader {
           this.assignment = { ...current, isr: [...result.isr], partitionEpoch: result.partitionEpoch, leaderRecoveryState: result.leaderRecoveryState };
         }
       } else if (STALE_PROPOSAL_ERRORS.has(result.errorCode)) {
-        this.pending.state = 'rejected';
-      } else {
+        this.pending = { item: sent, state: 'rejected' };
+      } else if (REFUSED_PROPOSAL_ERRORS.has(result.errorCode)) {
         this.pending = null;
         this.retryAt = now + this.settings.alterPartitionRetryMs;
+      } else {
+        this.pending = { item: sent, state: 'resend', retryAt: now + this.settings.alterPartitionRetryMs };
       }
     }
     return this.settle(before, now);
@@ -344,6 +361,10 @@ export class PartitionLeader {
   }
 
   private maybePropose(now: number, fetcher: BrokerId | null): void {
+    if (this.pending?.state === 'resend' && now >= this.pending.retryAt) {
+      this.pending = { item: this.pending.item, state: 'inFlight' };
+      this.fresh = this.pending.item;
+    }
     if (this.pending !== null || now < this.retryAt) return;
     const isr = this.assignment.isr;
     const self = this.identity.localBrokerId;

@@ -138,13 +138,24 @@ describe('PartitionLeader: AlterPartition in flight', () => {
     assert.equal(leader.inFlight, item);
   });
 
-  it('retries after the backoff when the controller could not be reached', () => {
+  it('sends the same proposal again after the backoff when the controller may not have seen it', () => {
     const { leader, item } = withShrinkInFlight();
     const t = LAG_MS + 10;
     assert.equal(leader.onAlterPartitionResult(item, failed(item, ErrorCode.REQUEST_TIMED_OUT), t).alterPartition, null);
-    assert.equal(leader.inFlight, null);
+    assert.equal(leader.inFlight, item, 'still counted: the controller may have applied it');
     assert.equal(leader.tick(t + RETRY_MS - 1).alterPartition, null);
-    assert.deepEqual(isrOf(leader.tick(t + RETRY_MS).alterPartition), [0, 1]);
+    assert.equal(leader.tick(t + RETRY_MS).alterPartition, item);
+  });
+
+  it('proposes afresh after the backoff when the controller refused without applying', () => {
+    const leader = leaderAt(50, 50, { isr: [0] });
+    const item = leader.onFollowerFetch(fetchFrom(1, 50), 1).output.alterPartition!;
+    leader.onAlterPartitionResult(item, failed(item, ErrorCode.INELIGIBLE_REPLICA), 2);
+    assert.equal(leader.inFlight, null);
+    assert.equal(leader.onFollowerFetch(fetchFrom(1, 50), 2 + RETRY_MS - 1).output.alterPartition, null);
+    const again = leader.onFollowerFetch(fetchFrom(1, 50), 2 + RETRY_MS).output.alterPartition;
+    assert.deepEqual(isrOf(again), [0, 1]);
+    assert.notEqual(again, item);
   });
 
   it('after a stale rejection, waits for the image and keeps the proposal counted', () => {
