@@ -405,7 +405,7 @@ const scenario = fc.record({
   flushAlways: fc.boolean(),
   isr: fc.constantFrom([0], [0, 1], [0, 2], [0, 1, 2]),
   minIsr: fc.integer({ min: 1, max: 3 }),
-  cmds: fc.array(cmd, { maxLength: 150 }),
+  cmds: fc.array(cmd, { maxLength: 150, size: 'max' }),
   stopInCalm: fc.constantFrom(0, 1, 2),
 });
 
