@@ -7,11 +7,15 @@
 // API (every input returns a LeaderOutput; `onFollowerFetch` also the answer to send):
 //   new PartitionLeader(identity, settings, assignment, localLog, highWatermark, epochEnd, now)
 //                                 became leader: assignment from the metadata image, own log, own HW
-//   onFollowerFetch(position, now) a follower fetched: its answer (error, diverging epoch, HW, log start)
+//   onFollowerFetch(position, now) a follower fetched: its answer (error, diverging epoch, HW, log start);
+//                                 fetches from non-replicas, stale broker incarnations and other
+//                                 leader epochs are refused here, whatever the handler checked
 //   onLocalLog(localLog, now)      the own log's start, end or durable end moved (append, commit, retention)
 //   onAlterPartitionResult(sent, result, now)  the controller answered `sent` (a transport failure
 //                                 is reported as a result with REQUEST_TIMED_OUT)
-//   onMetadata(assignment, now)    the image changed the partition (ISR, replicas, epochs, broker states)
+//   onMetadata(assignment, now)    the image changed the partition (ISR, replicas, epochs, broker states);
+//                                 when the image names another leader the driver drops this state
+//                                 and fails its waiting produces with NOT_LEADER_OR_FOLLOWER
 //   tick(now)                      time passed: lagging followers leave the ISR
 //   admit(acks), acksAllOutcome(endOffset)   produce admission and a waiting acks=all produce's fate
 // LeaderOutput: the high watermark (never lower than before), whether waiting acks=all produces
@@ -158,7 +162,8 @@ export class PartitionLeader {
   private readonly followers = new Map<BrokerId, FollowerProgress>();
   private pending: Pending | null = null;
   private retryAt = -Infinity;
-  private fresh: AlterPartitionItem | null = null;
+  /** A proposal made (or due again) during the current input, handed out in its output. */
+  private toSend: AlterPartitionItem | null = null;
 
   constructor(
     private readonly identity: LeaderIdentity,
@@ -344,8 +349,8 @@ export class PartitionLeader {
   private settle(before: { hw: number; belowMin: boolean }, now: number, fetcher: BrokerId | null = null): LeaderOutput {
     this.maybePropose(now, fetcher);
     this.advanceHighWatermark(now);
-    const alterPartition = this.fresh;
-    this.fresh = null;
+    const alterPartition = this.toSend;
+    this.toSend = null;
     const after = this.snapshot();
     return { highWatermark: this.hw, acksChanged: after.hw !== before.hw || after.belowMin !== before.belowMin, alterPartition };
   }
@@ -363,7 +368,7 @@ export class PartitionLeader {
   private maybePropose(now: number, fetcher: BrokerId | null): void {
     if (this.pending?.state === 'resend' && now >= this.pending.retryAt) {
       this.pending = { item: this.pending.item, state: 'inFlight' };
-      this.fresh = this.pending.item;
+      this.toSend = this.pending.item;
     }
     if (this.pending !== null || now < this.retryAt) return;
     const isr = this.assignment.isr;
@@ -399,7 +404,7 @@ export class PartitionLeader {
       partitionEpoch: this.assignment.partitionEpoch,
     };
     this.pending = { item, state: 'inFlight' };
-    this.fresh = item;
+    this.toSend = item;
   }
 
   private advanceHighWatermark(now: number): void {
