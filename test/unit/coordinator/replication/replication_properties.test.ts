@@ -386,6 +386,9 @@ class World {
 
   /** Everyone behaves: answers arrive, images arrive, live followers fetch everything, time passes. */
   calmRound(): void {
+    // An acks=1 record always lands: a stopped follower that had everything is caught up until
+    // the leader's log moves on (Kafka's rule), and acks=all may be refused below min ISR.
+    this.produce(1, false);
     this.produce(1, true);
     this.flushLeader();
     for (const id of FOLLOWERS) {
