@@ -1,6 +1,7 @@
 // The leader's bookkeeping per replica (voters and observers that fetch from it): how far each has
 // durably replicated, when it last fetched and when it was last caught up. Pure; lives with its
 // RaftNode. Observers are keyed by client input (any node may fetch), so their number is bounded.
+import { caughtUpAfterFetch } from '../replication/caught_up.js';
 import type { NodeId } from './types.js';
 
 /** Observers beyond this many are forgotten, least recently fetched first. */
@@ -46,10 +47,12 @@ export class ProgressTracker {
 
   /** Records a valid fetch at `fetchOffset` while the leader's log ends at `leaderEnd`. */
   recordFetch(progress: ReplicaProgress, fetchOffset: number, leaderEnd: number, now: number): void {
-    if (fetchOffset >= leaderEnd) progress.lastCaughtUpTick = now;
-    else if (progress.leaderEndAtLastFetch >= 0 && fetchOffset >= progress.leaderEndAtLastFetch) {
-      progress.lastCaughtUpTick = progress.lastFetchTick;
-    }
+    progress.lastCaughtUpTick = caughtUpAfterFetch(
+      { lastCaughtUp: progress.lastCaughtUpTick, lastFetch: progress.lastFetchTick, leaderEndAtLastFetch: progress.leaderEndAtLastFetch },
+      fetchOffset,
+      leaderEnd,
+      now,
+    );
     progress.logEndOffset = fetchOffset;
     progress.leaderEndAtLastFetch = leaderEnd;
     progress.lastFetchTick = now;

@@ -1,0 +1,112 @@
+// The vocabulary partition replication shares between a leader, its followers and the controller:
+// the follower's fetch position and the leader's answer to it (the replication fields of Fetch
+// v15+), and AlterPartition (API 56 v3) as plain types that a codec and the controller can adopt
+// field for field. Pure types and constants; any thread.
+import type { ErrorCode } from '../../protocol/errors.js';
+
+/** A broker id; -1 where none applies. */
+export type BrokerId = number;
+
+/** KIP-704: a partition led by an uncleanly elected leader is RECOVERING until it reports RECOVERED. */
+export const LeaderRecoveryState = { RECOVERED: 0, RECOVERING: 1 } as const;
+export type LeaderRecoveryState = (typeof LeaderRecoveryState)[keyof typeof LeaderRecoveryState];
+
+/**
+ * Sluice's `replica.lag.time.max.ms`: a follower that has not been caught up for longer leaves the
+ * ISR. Kafka's default is 30 s; Sluice takes Kafka's pre-2.5 value, 10 s, close to the broker
+ * session timeout (9 s) after which the controller fences a silent broker anyway, so an acks=all
+ * produce stalls behind a dead follower for at most about as long as fencing would take.
+ */
+export const DEFAULT_REPLICA_LAG_TIME_MAX_MS = 10_000;
+
+/**
+ * How long a follower waits before fetching again after its leader refused it (NOT_LEADER_OR_FOLLOWER,
+ * FENCED_LEADER_EPOCH, ...) with no newer metadata in sight. Kafka's replica.fetch.backoff.ms is
+ * 1 s; Sluice aims at leader failover within 1 s, so a follower that learned of the new leader
+ * before the leader itself did retries sooner.
+ */
+export const DEFAULT_REPLICA_FETCH_BACKOFF_MS = 100;
+
+/** How long a leader waits before proposing again after a retriable AlterPartition failure. */
+export const DEFAULT_ALTER_PARTITION_RETRY_MS = 500;
+
+/** What a follower sends per partition in a replica Fetch (Fetch v15+ ReplicaState and partition fields). */
+export interface ReplicaFetchPosition {
+  readonly replicaId: BrokerId;
+  /** The follower's broker epoch (ReplicaState.ReplicaEpoch), -1 when the fetch version has none. */
+  readonly replicaEpoch: number;
+  /** The leader epoch the follower believes current, -1 to skip fencing. */
+  readonly currentLeaderEpoch: number;
+  /** The follower's log end (its durable end under flush-always): everything below it is acknowledged. */
+  readonly fetchOffset: number;
+  /** The epoch of the follower's last batch, -1 when its log has none (KIP-595 truncation on fetch). */
+  readonly lastFetchedEpoch: number;
+  readonly logStartOffset: number;
+}
+
+/** The leader's history ends before the follower's fetch position: truncate to `endOffset` (KIP-320). */
+export interface DivergingEpoch {
+  readonly epoch: number;
+  readonly endOffset: number;
+}
+
+/**
+ * The leader's answer to one replica fetch, the replication fields of a Fetch response partition.
+ * Records are read from the fetch offset up to the leader's log end only when `errorCode` is NONE
+ * and `divergingEpoch` is null.
+ */
+export interface ReplicaFetchAnswer {
+  readonly errorCode: ErrorCode;
+  readonly highWatermark: number;
+  readonly logStartOffset: number;
+  readonly divergingEpoch: DivergingEpoch | null;
+}
+
+/** One member of a proposed ISR with the broker epoch the leader saw it fetch with (KIP-903). */
+export interface IsrMember {
+  readonly brokerId: BrokerId;
+  readonly brokerEpoch: number;
+}
+
+/** One partition of an AlterPartition v3 request (API 56), with the topic id it belongs to. */
+export interface AlterPartitionItem {
+  readonly topicId: string;
+  readonly partitionIndex: number;
+  readonly leaderEpoch: number;
+  readonly newIsrWithEpochs: readonly IsrMember[];
+  readonly leaderRecoveryState: LeaderRecoveryState;
+  /** The partition epoch of the state the proposal is based on: the controller's compare-and-set token. */
+  readonly partitionEpoch: number;
+}
+
+/** An AlterPartition v3 request: the sending leader's broker and its proposals, grouped by topic. */
+export interface AlterPartitionRequest {
+  readonly brokerId: BrokerId;
+  readonly brokerEpoch: number;
+  readonly topics: readonly {
+    readonly topicId: string;
+    readonly partitions: readonly Omit<AlterPartitionItem, 'topicId'>[];
+  }[];
+}
+
+/** One partition of an AlterPartition v3 response; on error only `errorCode` is meaningful. */
+export interface AlterPartitionResult {
+  readonly partitionIndex: number;
+  readonly errorCode: ErrorCode;
+  readonly leaderId: BrokerId;
+  readonly leaderEpoch: number;
+  readonly isr: readonly BrokerId[];
+  readonly leaderRecoveryState: LeaderRecoveryState;
+  readonly partitionEpoch: number;
+}
+
+/** Groups per-partition proposals into one request per broker, topics in first-seen order. */
+export function alterPartitionRequest(brokerId: BrokerId, brokerEpoch: number, items: readonly AlterPartitionItem[]): AlterPartitionRequest {
+  const byTopic = new Map<string, Omit<AlterPartitionItem, 'topicId'>[]>();
+  for (const { topicId, ...partition } of items) {
+    const list = byTopic.get(topicId);
+    if (list) list.push(partition);
+    else byTopic.set(topicId, [partition]);
+  }
+  return { brokerId, brokerEpoch, topics: [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions })) };
+}
