@@ -71,6 +71,8 @@ function controllerConfigOf(config: BrokerConfig): ControllerConfig {
     defaultReplicationFactor: config.defaultReplicationFactor,
     newTopicId: () => crypto.randomUUID().replace(/-/g, ''),
     checkTopicConfigs: (configs) => validateTopicConfigs(configs, config),
+    leaderImbalanceCheckIntervalMs: config.leaderImbalanceCheckIntervalMs,
+    leaderImbalancePerBrokerPercentage: config.leaderImbalancePerBrokerPercentage,
   };
 }
 
