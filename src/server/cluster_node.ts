@@ -91,6 +91,10 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.deleteTopics(request.names);
     case 'allocateProducerIds':
       return quorum.allocateProducerIds(request.brokerId, request.brokerEpoch);
+    case 'alterPartition':
+      return quorum.alterPartition(request.request);
+    case 'electLeaders':
+      return quorum.electLeaders(request.electionType, request.partitions);
   }
 }
 
@@ -143,6 +147,8 @@ export interface ClusterNode {
   readonly quorumHealth: QuorumHealth;
   /** The controller listeners of the voters, as --controller-voters names them. */
   readonly voters: readonly ControllerVoter[];
+  /** The way to the active controller, for requests run there (ElectLeaders on the client listener). */
+  readonly controller: ControllerChannel;
   stop(): Promise<void>;
 }
 
@@ -225,6 +231,7 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     driver: quorum.driver,
     quorumHealth: new QuorumHealth(quorum.driver),
     voters,
+    controller: channel,
     async stop() {
       await lifecycle.stop();
       remote.close();
