@@ -17,6 +17,7 @@ import type { CliIo } from './io.js';
 import { DEV_CLUSTER_HELP, runDevCluster } from './dev_cluster.js';
 import { GROUP_HELP, runGroup } from './group.js';
 import { runStart, startHelp } from './start.js';
+import { CLUSTER_HELP, runCluster } from './cluster.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
@@ -32,6 +33,7 @@ Commands:
   group describe GROUP   show a group's members, committed offsets and lag
   group seek GROUP       set an inactive group's committed offsets
   group delete GROUP...  delete inactive groups and their offsets
+  cluster elect-leaders  move partition leaders back to their preferred replicas
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
@@ -68,6 +70,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, GROUP_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, GROUP_HELP[sub] ?? GROUP_HELP[''] ?? '');
     await runGroup(sub, rest, io);
+    return 0;
+  }
+  if (command === 'cluster') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, CLUSTER_HELP[''] ?? '');
+    if (wantsHelp(rest)) return printHelp(io, CLUSTER_HELP[sub] ?? CLUSTER_HELP[''] ?? '');
+    await runCluster(sub, rest, io);
     return 0;
   }
   if (command === 'dev') {

@@ -9,6 +9,7 @@ import { brokerError, missingFrom } from './broker_errors.js';
 import { errorName } from '../protocol/errors.js';
 import { CreateTopicsApi } from '../protocol/apis/create_topics.js';
 import { DeleteTopicsApi } from '../protocol/apis/delete_topics.js';
+import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
@@ -30,6 +31,14 @@ export interface CreatedTopic {
   /** -1 when the broker's CreateTopics version does not report them (before v5). */
   partitions: number;
   replicationFactor: number;
+}
+
+/** One partition's answer to ElectLeaders: errorName NONE when its leader moved. */
+export interface ElectionOutcome {
+  readonly topic: string;
+  readonly partition: number;
+  readonly error: string;
+  readonly message: string | null;
 }
 
 export interface TopicSummary {
@@ -141,6 +150,23 @@ export class KafkaAdmin {
     if (first === undefined) return;
     const detail = failed.map((r) => `${r.name ?? r.topicId}: ${errorName(r.errorCode)}`).join(', ');
     throw brokerError(first.errorCode, 'delete topics', detail);
+  }
+
+  /**
+   * Preferred (0) or unclean (1) leader election of the named partitions, or of every partition
+   * (then only the partitions whose election was needed are answered). Per-partition failures are
+   * results, not errors; a refusal of the whole request throws.
+   */
+  async electLeaders(electionType: 0 | 1, partitions: readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null): Promise<ElectionOutcome[]> {
+    const res = await this.conn.request(ElectLeadersApi, {
+      electionType,
+      topicPartitions: partitions?.map((t) => ({ topic: t.topic, partitionId: [...t.partitions] })) ?? null,
+      timeoutMs: this.operationTimeoutMs,
+    }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'elect leaders', null);
+    return res.replicaElectionResults.flatMap((t) => t.partitionResult.map((p) => ({
+      topic: t.topic, partition: p.partitionId, error: errorName(p.errorCode), message: p.errorMessage,
+    })));
   }
 
   /** Every topic the broker knows, sorted by name. */

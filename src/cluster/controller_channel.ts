@@ -1,5 +1,5 @@
 // A broker's requests to the active controller (broker registration and heartbeats, forwarded
-// topic changes, producer-id blocks) as the broker side sees them: one typed request, one typed
+// topic changes and leader elections, producer-id blocks, partition leaders' ISR changes) as the broker side sees them: one typed request, one typed
 // reply, sent once the request's records committed. Which node is active comes from
 // the local quorum member; the channel carries a request to a named controller over the
 // controller listener. callActiveController adds the one retry rule every caller shares: a
@@ -9,8 +9,9 @@
 // caller's deadline. Main thread.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type {
-  CreatableTopic, ControllerReply, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest,
+  CreatableTopic, ControllerReply, ElectionPartitions, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest,
 } from './metadata/controller.js';
+import type { AlterPartitionRequest } from './metadata/replication_control.js';
 
 export type ControllerRequest =
   | { readonly kind: 'registerBroker'; readonly request: RegisterBrokerRequest }
@@ -18,7 +19,9 @@ export type ControllerRequest =
   | { readonly kind: 'createTopics'; readonly topics: readonly CreatableTopic[] }
   | { readonly kind: 'createPartitions'; readonly name: string; readonly count: number; readonly assignment: readonly (readonly number[])[] | null }
   | { readonly kind: 'deleteTopics'; readonly names: readonly string[] }
-  | { readonly kind: 'allocateProducerIds'; readonly brokerId: number; readonly brokerEpoch: number };
+  | { readonly kind: 'allocateProducerIds'; readonly brokerId: number; readonly brokerEpoch: number }
+  | { readonly kind: 'alterPartition'; readonly request: AlterPartitionRequest }
+  | { readonly kind: 'electLeaders'; readonly electionType: number; readonly partitions: ElectionPartitions };
 
 export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
@@ -117,5 +120,9 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.deleteTopics(request.names, nextOffset);
     case 'allocateProducerIds':
       return controller.allocateProducerIds(request.brokerId, request.brokerEpoch, nextOffset);
+    case 'alterPartition':
+      return controller.alterPartition(request.request, nextOffset);
+    case 'electLeaders':
+      return controller.electLeaders(request.electionType, request.partitions, nextOffset);
   }
 }

@@ -33,7 +33,7 @@ export const TOPIC_CONFIGS: Readonly<Record<string, TopicConfigDef>> = {
     validate: (v) => v === 'CreateTime' || v === 'LogAppendTime',
   },
   'min.insync.replicas': { kind: 'int', brokerDefault: () => '1', validate: (v) => v === '1' },
-  'unclean.leader.election.enable': { kind: 'boolean', brokerDefault: () => 'false', readOnly: true },
+  'unclean.leader.election.enable': { kind: 'boolean', brokerDefault: () => 'false', validate: (v) => v === 'true' || v === 'false' },
 };
 
 /** Throws INVALID_CONFIG naming the first unknown or invalid entry. */

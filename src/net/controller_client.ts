@@ -1,6 +1,6 @@
 // A broker's connections to the controller listeners (main thread): the broker's requests to the
-// active controller (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds and the forwarded
-// CreateTopics / DeleteTopics / CreatePartitions) as Kafka requests over TCP, one connection per
+// active controller (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds, AlterPartition and
+// the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders) as Kafka requests over TCP, one connection per
 // controller opened on first use. Responses arrive in request order; each request has its own
 // deadline. A connection that fails rejects what it carried with NOT_CONTROLLER (the caller asks
 // whichever node the quorum names next) and is opened afresh by the next request. Requests in
@@ -9,6 +9,8 @@ import { connect as netConnect, type Socket } from 'node:net';
 import type { ControllerRequest } from '../cluster/controller_channel.js';
 import type { ControllerReply, TopicResult } from '../cluster/metadata/controller.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
+import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
+import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
 import { BrokerHeartbeatApi, type BrokerHeartbeatResponse } from '../protocol/apis/broker_heartbeat.js';
 import { BrokerRegistrationApi, type BrokerRegistrationResponse } from '../protocol/apis/broker_registration.js';
 import { CreatePartitionsApi, type CreatePartitionsResponse } from '../protocol/apis/create_partitions.js';
@@ -160,6 +162,40 @@ export class ControllerClient {
       case 'deleteTopics': {
         const res = (await conn.call(DeleteTopicsApi, 6, { topics: request.names.map((name) => ({ name, topicId: ZERO_UUID })), topicNames: [], timeoutMs }, timeoutMs)) as DeleteTopicsResponse;
         return topicsReply(res.responses.map((r) => ({ name: r.name ?? '', errorCode: r.errorCode, message: r.errorMessage, topicId: r.topicId, partitions: -1, replicationFactor: -1 })));
+      }
+      case 'alterPartition': {
+        // v3: topics by id, ISR members with their broker epochs.
+        const q = request.request;
+        const topics = q.topics.map((t) => {
+          if (t.topicId === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `AlterPartition v3 names topics by id, not '${t.topicName ?? ''}'`);
+          return {
+            topicName: '', topicId: t.topicId,
+            partitions: t.partitions.map((p) => ({
+              partitionIndex: p.partition, leaderEpoch: p.leaderEpoch, newIsr: [], newIsrWithEpochs: p.newIsr.map((m) => ({ ...m })),
+              leaderRecoveryState: p.leaderRecoveryState, partitionEpoch: p.partitionEpoch,
+            })),
+          };
+        });
+        const res = (await conn.call(AlterPartitionApi, 3, { brokerId: q.brokerId, brokerEpoch: q.brokerEpoch, topics }, timeoutMs)) as AlterPartitionResponse;
+        return {
+          kind: 'alterPartition',
+          errorCode: res.errorCode as ErrorCode,
+          topics: res.topics.map((t) => ({
+            topicId: t.topicId, topicName: null,
+            partitions: t.partitions.map((p) => ({
+              partition: p.partitionIndex, errorCode: p.errorCode as ErrorCode, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, isr: p.isr, partitionEpoch: p.partitionEpoch,
+            })),
+          })),
+        };
+      }
+      case 'electLeaders': {
+        const topicPartitions = request.partitions?.map((t) => ({ topic: t.topic, partitionId: [...t.partitions] })) ?? null;
+        const res = (await conn.call(ElectLeadersApi, 2, { electionType: request.electionType, topicPartitions, timeoutMs }, timeoutMs)) as ElectLeadersResponse;
+        return {
+          kind: 'electLeaders',
+          errorCode: res.errorCode as ErrorCode,
+          results: res.replicaElectionResults.flatMap((t) => t.partitionResult.map((p) => ({ topic: t.topic, partition: p.partitionId, errorCode: p.errorCode as ErrorCode, message: p.errorMessage }))),
+        };
       }
     }
   }

@@ -3,7 +3,8 @@
 // BeginQuorumEpoch, EndQuorumEpoch, Fetch of __cluster_metadata, FetchSnapshot) through the
 // driver's inbound hook, DescribeQuorum from the driver's status, AddRaftVoter/RemoveRaftVoter,
 // and the controller RPCs brokers send (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds,
-// and CreateTopics/DeleteTopics/CreatePartitions forwarded by brokers), each answered once its
+// AlterPartition from partition leaders, and CreateTopics/DeleteTopics/CreatePartitions/ElectLeaders
+// forwarded by brokers), each answered once its
 // records commit, NOT_CONTROLLER when this node is not the active controller or stops being it
 // first. ApiVersions lists exactly these APIs.
 import type { Logger } from 'pino';
@@ -16,6 +17,8 @@ import type { NodeId } from '../coordinator/raft/types.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { AddRaftVoterApi, type AddRaftVoterRequest } from '../protocol/apis/add_raft_voter.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsRequest, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
+import { AlterPartitionApi, type AlterPartitionRequest, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
+import { ElectLeadersApi, type ElectLeadersRequest, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { BrokerHeartbeatApi, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse } from '../protocol/apis/broker_heartbeat.js';
 import { BrokerRegistrationApi, type BrokerRegistrationRequest, type BrokerRegistrationResponse } from '../protocol/apis/broker_registration.js';
@@ -30,6 +33,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
 import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire } from './handler.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
+import { electionPartitions, electionResponse, refusedElection } from './handlers/elect_leaders.js';
 import { KafkaServer, type KafkaServerOptions } from './kafka_server.js';
 
 /** A controller's listener address, as `--controller-voters` names it. */
@@ -230,6 +234,59 @@ const forwardedCreatePartitionsHandler = handler({
   },
 });
 
+/**
+ * A partition leader's ISR change. v0-1 name topics (unknown: UNKNOWN_TOPIC_OR_PARTITION) and
+ * know neither INELIGIBLE_REPLICA nor UNKNOWN_TOPIC_ID: they get OPERATION_NOT_ATTEMPTED for an
+ * ineligible ISR member, as KIP-841 keeps it for older leaders.
+ */
+const alterPartitionHandler = handler({
+  api: AlterPartitionApi,
+  handle(ctx, req: AlterPartitionRequest, deps: ControllerHandlerDeps): Promise<Wire<AlterPartitionResponse>> {
+    const byName = ctx.version < 2;
+    const call = deps.quorum.alterPartition({
+      brokerId: req.brokerId,
+      brokerEpoch: req.brokerEpoch,
+      topics: req.topics.map((t) => ({
+        topicId: byName ? null : t.topicId,
+        topicName: byName ? t.topicName : null,
+        partitions: t.partitions.map((p) => ({
+          partition: p.partitionIndex, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, leaderRecoveryState: p.leaderRecoveryState,
+          newIsr: ctx.version >= 3 ? p.newIsrWithEpochs : p.newIsr.map((brokerId) => ({ brokerId, brokerEpoch: -1 })),
+        })),
+      })),
+    });
+    const legacy = (code: ErrorCode): ErrorCode => (byName && code === ErrorCode.INELIGIBLE_REPLICA ? ErrorCode.OPERATION_NOT_ATTEMPTED : code);
+    return reply(
+      call,
+      'alterPartition',
+      (r) => ({
+        throttleTimeMs: 0,
+        errorCode: r.errorCode,
+        topics: r.topics.map((t) => ({
+          topicName: t.topicName ?? '', topicId: t.topicId ?? ZERO_UUID,
+          partitions: t.partitions.map((p) => ({
+            partitionIndex: p.partition, errorCode: legacy(p.errorCode), leaderId: p.leaderId, leaderEpoch: p.leaderEpoch,
+            isr: [...p.isr], leaderRecoveryState: 0, partitionEpoch: p.partitionEpoch,
+          })),
+        })),
+      }),
+      (errorCode) => ({ throttleTimeMs: 0, errorCode, topics: [] }),
+    );
+  },
+});
+
+const forwardedElectLeadersHandler = handler({
+  api: ElectLeadersApi,
+  handle(_ctx, req: ElectLeadersRequest, deps: ControllerHandlerDeps): Promise<Wire<ElectLeadersResponse>> {
+    return reply(
+      deps.quorum.electLeaders(req.electionType, electionPartitions(req)),
+      'electLeaders',
+      (r) => (r.errorCode === ErrorCode.NONE ? electionResponse(r.errorCode, r.results) : refusedElection(req, r.errorCode, null)),
+      (errorCode) => refusedElection(req, errorCode, null),
+    );
+  },
+});
+
 /** AddRaftVoter / RemoveRaftVoter: answered once the voters entry commits (KIP-853). */
 function voterChange(clusterId: string | null, deps: ControllerHandlerDeps, change: () => Promise<number>): Promise<Wire<RaftVoterChangeResponse>> {
   if (foreignCluster(clusterId, deps)) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_CLUSTER_ID, errorMessage: null });
@@ -276,7 +333,8 @@ function quorumHandler(apiKey: QuorumRequest['apiKey'], driver: QuorumDriver): B
 /** Every API the controller listener serves, and so what its ApiVersions lists. */
 export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
-  BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, CreateTopicsApi, DeleteTopicsApi, CreatePartitionsApi,
+  BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
+  CreatePartitionsApi, ElectLeadersApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
@@ -292,6 +350,8 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedCreateTopicsHandler, deps),
     bindHandler(forwardedDeleteTopicsHandler, deps),
     bindHandler(forwardedCreatePartitionsHandler, deps),
+    bindHandler(alterPartitionHandler, deps),
+    bindHandler(forwardedElectLeadersHandler, deps),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

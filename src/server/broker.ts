@@ -181,7 +181,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     producerIds: node?.producerIds ?? new ProducerIdAllocator(metaDir),
     groups,
     metrics,
-    quorum: node === null ? null : { driver: node.driver, endpoints: node.voters },
+    quorum: node === null ? null : { driver: node.driver, endpoints: node.voters, controller: node.controller },
     // Every shard's inbound ring has the same size.
     limits: {
       maxProduceBatchBytes: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,

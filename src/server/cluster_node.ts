@@ -71,6 +71,8 @@ function controllerConfigOf(config: BrokerConfig): ControllerConfig {
     defaultReplicationFactor: config.defaultReplicationFactor,
     newTopicId: () => crypto.randomUUID().replace(/-/g, ''),
     checkTopicConfigs: (configs) => validateTopicConfigs(configs, config),
+    leaderImbalanceCheckIntervalMs: config.leaderImbalanceCheckIntervalMs,
+    leaderImbalancePerBrokerPercentage: config.leaderImbalancePerBrokerPercentage,
   };
 }
 
@@ -89,6 +91,10 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.deleteTopics(request.names);
     case 'allocateProducerIds':
       return quorum.allocateProducerIds(request.brokerId, request.brokerEpoch);
+    case 'alterPartition':
+      return quorum.alterPartition(request.request);
+    case 'electLeaders':
+      return quorum.electLeaders(request.electionType, request.partitions);
   }
 }
 
@@ -141,6 +147,8 @@ export interface ClusterNode {
   readonly quorumHealth: QuorumHealth;
   /** The controller listeners of the voters, as --controller-voters names them. */
   readonly voters: readonly ControllerVoter[];
+  /** The way to the active controller, for requests run there (ElectLeaders on the client listener). */
+  readonly controller: ControllerChannel;
   stop(): Promise<void>;
 }
 
@@ -225,6 +233,7 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     driver: quorum.driver,
     quorumHealth: new QuorumHealth(quorum.driver),
     voters,
+    controller: channel,
     async stop() {
       await lifecycle.stop();
       remote.close();

@@ -20,6 +20,7 @@ export function controllerConfig(over: Partial<ControllerConfig> = {}): Controll
     defaultPartitions: 1, defaultReplicationFactor: 1,
     newTopicId: () => (++ids).toString(16).padStart(32, '0'),
     checkTopicConfigs: () => undefined,
+    leaderImbalanceCheckIntervalMs: 0, leaderImbalancePerBrokerPercentage: 10,
     ...over,
   };
 }

@@ -6,7 +6,11 @@
 // proposed through the driver and are answered once they commit. When leadership goes the
 // controller reverts to the committed image and every pending reply fails with NOT_CONTROLLER.
 import type { Logger } from 'pino';
-import { MetadataController, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type HeartbeatRequest, type Outcome, type RegisterBrokerRequest } from '../../cluster/metadata/controller.js';
+import {
+  MetadataController, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type ElectionPartitions,
+  type HeartbeatRequest, type Outcome, type RegisterBrokerRequest,
+} from '../../cluster/metadata/controller.js';
+import type { AlterPartitionRequest } from '../../cluster/metadata/replication_control.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -106,6 +110,14 @@ export class MetadataQuorum implements QuorumStateMachine {
     return this.run((next) => this.controller.deleteTopics(names, next));
   }
 
+  alterPartition(req: AlterPartitionRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterPartition(req, next));
+  }
+
+  electLeaders(electionType: number, partitions: ElectionPartitions): Promise<ControllerReply> {
+    return this.run((next) => this.controller.electLeaders(electionType, partitions, next));
+  }
+
   stop(): Promise<void> {
     return this.driver.stop();
   }
@@ -142,15 +154,20 @@ export class MetadataQuorum implements QuorumStateMachine {
     return offset;
   }
 
+  /** The active controller's own batches: session expiry, then the leader imbalance check when due. */
   private onTick(now: number): void {
     if (!this.controller.isActive) return;
-    const outcome = this.controller.expireSessions(this.driver.status().logEndOffset, now);
+    this.proposeOwn('session expiry', this.controller.expireSessions(this.driver.status().logEndOffset, now));
+    this.proposeOwn('leader balancing', this.controller.balanceLeaders(this.driver.status().logEndOffset, now));
+  }
+
+  private proposeOwn(what: string, outcome: Outcome | null): void {
     if (outcome === null || outcome.kind !== 'propose') return;
     try {
       this.propose(outcome.offset, outcome);
     } catch (err) {
       if (!(err instanceof KafkaError)) throw err;
-      this.log.debug({ err }, 'session expiry not proposed');
+      this.log.debug({ err }, `${what} not proposed`);
     }
   }
 

@@ -5,22 +5,27 @@
 // the high watermark passes it; losing leadership reverts to the last committed image
 // (cluster.md §2.3). A standby controller replays committed batches instead. Broker sessions
 // (last heartbeat per broker) live only on the active controller, as in KRaft. Main thread.
-// Without partition replication there is no safe leader election: fencing a broker leaves the
-// partitions it led without a leader (-1) until it comes back unfenced and leads them again.
+// Partition leadership follows replication_control.ts: a broker that is fenced, shuts down or
+// re-registers hands its leaderships to other ISR members in the batch that marks it, and the
+// active controller moves leaders back to preferred replicas on ElectLeaders and on its
+// periodic imbalance check.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { checkAssignment, checkReplicationFactor, placeBalanced } from '../replica_placement.js';
 import { validateTopicName } from '../../coordinator/topic_table.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
+import { ConfigResource, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
 import {
-  ConfigResource, LEADER_UNCHANGED, MAX_ENDPOINTS, MAX_REPLICAS, NO_LEADER,
-  type BrokerEndpointRecord, type MetadataRecord,
-} from './records.js';
+  alterPartition, departureChanges, electLeaders, eligibility, ElectionType, imbalanceElections, returnChanges,
+  type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult,
+} from './replication_control.js';
 
 /** Producer ids per AllocateProducerIds, as Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE. */
 export const PRODUCER_ID_BLOCK = 1000;
 /** Bound on config overrides of one resource (broker configs are not checked against a schema). */
 export const MAX_CONFIGS_PER_RESOURCE = 1000;
+/** Bound on the elections of one imbalance check batch (Kafka's controller takes 1000 at a time too). */
+export const MAX_BALANCING_ELECTIONS = 1000;
 
 const UUID = /^[0-9a-f]{32}$/;
 const ZERO_UUID = '0'.repeat(32);
@@ -40,6 +45,10 @@ export interface ControllerConfig {
   readonly newTopicId: () => string;
   /** Throws INVALID_CONFIG (a KafkaError) for topic overrides the brokers would refuse. */
   readonly checkTopicConfigs: (configs: Record<string, string>) => void;
+  /** How often the active controller moves leaders back to preferred replicas; 0: never (leader.imbalance.check.interval.seconds, Kafka: 300 s). */
+  readonly leaderImbalanceCheckIntervalMs: number;
+  /** A broker whose preferred partitions others lead for more than this share gets them back (leader.imbalance.per.broker.percentage, Kafka: 10). */
+  readonly leaderImbalancePerBrokerPercentage: number;
 }
 
 export interface RegisterBrokerRequest {
@@ -93,7 +102,12 @@ export type ControllerReply =
   | { readonly kind: 'unregisterBroker'; readonly errorCode: ErrorCode }
   | { readonly kind: 'topics'; readonly results: readonly TopicResult[] }
   | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
-  | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number };
+  | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
+  | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
+  | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] };
+
+/** ElectLeaders' partitions by topic name; null: every partition. */
+export type ElectionPartitions = readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null;
 
 /** What a request comes to: an answer now (nothing to write), or records to propose at `offset`. */
 export type Outcome =
@@ -120,6 +134,8 @@ const refuseHeartbeat: Refuse = (errorCode) => ({ kind: 'heartbeat', errorCode, 
 const refuseUnregistration: Refuse = (errorCode) => ({ kind: 'unregisterBroker', errorCode });
 const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', errorCode, message });
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
+const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
+const refuseElection: Refuse = (errorCode) => ({ kind: 'electLeaders', errorCode, results: [] });
 /** Every named topic gets the request's error. */
 function refuseTopics(names: readonly string[]): Refuse {
   return (code, message) => ({ kind: 'topics', results: names.map((name) => failed(name, new KafkaError(code, message))) });
@@ -128,37 +144,6 @@ function refuseTopics(names: readonly string[]): Refuse {
 function failed(name: string, err: unknown): TopicResult {
   if (!(err instanceof KafkaError)) throw err;
   return { name, errorCode: err.code, message: err.message, topicId: ZERO_UUID, partitions: -1, replicationFactor: -1 };
-}
-
-/** Leader and ISR changes that take broker `id` out of every partition's leadership and ISR (KRaft's handleBrokerFenced, without election). */
-function leadershipRemoval(image: MetadataImage, id: number): MetadataRecord[] {
-  const out: MetadataRecord[] = [];
-  for (const t of image.topicsById.values()) {
-    for (const p of t.table.involving(id)) {
-      const isr = t.table.isr(p);
-      // The last ISR member stays in the ISR: it is the replica that has every committed record.
-      const shrink = isr.includes(id) && isr.length > 1;
-      const leader = t.table.leader(p) === id ? NO_LEADER : LEADER_UNCHANGED;
-      if (!shrink && leader === LEADER_UNCHANGED) continue;
-      out.push({
-        type: 'partitionChange', topicId: t.id, partition: p, leader,
-        isr: shrink ? isr.filter((r) => r !== id) : null, replicas: null, removingReplicas: null, addingReplicas: null,
-      });
-    }
-  }
-  return out;
-}
-
-/** Leaderless partitions whose ISR holds broker `id`: it has their data and leads them again. */
-function leadershipReturn(image: MetadataImage, id: number): MetadataRecord[] {
-  const out: MetadataRecord[] = [];
-  for (const t of image.topicsById.values()) {
-    for (let p = 0; p < t.table.count; p++) {
-      if (t.table.leader(p) !== NO_LEADER || !t.table.isr(p).includes(id)) continue;
-      out.push({ type: 'partitionChange', topicId: t.id, partition: p, leader: id, isr: null, replicas: null, removingReplicas: null, addingReplicas: null });
-    }
-  }
-  return out;
 }
 
 export class MetadataController {
@@ -170,6 +155,8 @@ export class MetadataController {
   private epoch = -1;
   /** Last heartbeat per registered broker (active only; bounded by the registered brokers). */
   private readonly lastHeartbeat = new Map<number, number>();
+  /** When the active controller next checks leader imbalance. */
+  private nextBalanceAt = Infinity;
 
   constructor(
     private readonly config: ControllerConfig,
@@ -202,6 +189,8 @@ export class MetadataController {
     this.epoch = epoch;
     this.lastHeartbeat.clear();
     for (const id of this.lastCommitted.brokers.keys()) this.lastHeartbeat.set(id, nowMs);
+    const interval = this.config.leaderImbalanceCheckIntervalMs;
+    this.nextBalanceAt = interval > 0 ? nowMs + interval : Infinity;
   }
 
   /** Leadership is lost: back to the committed image. Returns the offsets whose replies are dropped (answer them NOT_CONTROLLER). */
@@ -250,7 +239,7 @@ export class MetadataController {
         throw new KafkaError(ErrorCode.POLICY_VIOLATION, `the cluster has its maximum of ${this.config.maxBrokers} brokers`);
       }
       // A new registration (a restart, or a retry) starts fenced: the old incarnation leads nothing from here.
-      const records: MetadataRecord[] = existing === undefined ? [] : leadershipRemoval(image, id);
+      const records: MetadataRecord[] = existing === undefined ? [] : departureChanges(image, id, eligibility(image, { leaving: id }));
       records.push({
         type: 'registerBroker', brokerId: id, incarnationId: req.incarnationId, brokerEpoch: nextOffset,
         endpoints: req.endpoints, rack: req.rack, fenced: true, inControlledShutdown: false,
@@ -268,7 +257,7 @@ export class MetadataController {
       const caughtUp = req.currentMetadataOffset >= b.epoch;
       const reply = (isFenced: boolean, shouldShutDown: boolean): ControllerReply => ({ kind, errorCode: ErrorCode.NONE, isCaughtUp: caughtUp, isFenced, shouldShutDown });
       if (req.wantShutDown) {
-        // Shutting down gives up leadership at once (no controlled moving of leaders without replication).
+        // Controlled shutdown: the batch that marks the broker moves its leaderships to other ISR members first.
         if (b.fenced) return { kind: 'answered', reply: reply(true, true) };
         return this.propose(nextOffset, this.fencing(b, true), reply(true, true));
       }
@@ -278,7 +267,7 @@ export class MetadataController {
       }
       if (b.fenced && caughtUp && !b.inControlledShutdown) {
         const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: -1, inControlledShutdown: false }];
-        records.push(...leadershipReturn(this.image, b.id));
+        records.push(...returnChanges(this.image, b.id, eligibility(this.image, { returning: b.id })));
         return this.propose(nextOffset, records, reply(false, false));
       }
       return { kind: 'answered', reply: reply(b.fenced, false) };
@@ -290,7 +279,7 @@ export class MetadataController {
     return this.guarded(refuseUnregistration, () => {
       const b = this.image.brokers.get(brokerId);
       if (b === undefined) throw new KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, `broker ${brokerId} is not registered`);
-      const records = leadershipRemoval(this.image, b.id);
+      const records = departureChanges(this.image, b.id, eligibility(this.image, { leaving: b.id }));
       records.push({ type: 'unregisterBroker', brokerId: b.id, brokerEpoch: b.epoch });
       this.lastHeartbeat.delete(b.id);
       return this.propose(nextOffset, records, { kind, errorCode: ErrorCode.NONE });
@@ -456,6 +445,41 @@ export class MetadataController {
     });
   }
 
+  /** A partition leader's ISR change (AlterPartition); the sender must be registered at its epoch. */
+  alterPartition(req: AlterPartitionRequest, nextOffset: number): Outcome {
+    const kind = 'alterPartition';
+    return this.guarded(refuseAlterPartition, () => {
+      const b = this.image.brokers.get(req.brokerId);
+      if (b === undefined || b.epoch !== req.brokerEpoch) {
+        throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `broker ${req.brokerId} is not registered at epoch ${req.brokerEpoch}`);
+      }
+      const { records, topics } = alterPartition(this.image, req);
+      return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, topics });
+    });
+  }
+
+  /** ElectLeaders: a preferred or unclean election (ElectionType) of the named partitions, or of all. */
+  electLeaders(type: number, partitions: ElectionPartitions, nextOffset: number): Outcome {
+    const kind = 'electLeaders';
+    return this.guarded(refuseElection, () => {
+      if (type !== ElectionType.PREFERRED && type !== ElectionType.UNCLEAN) throw new KafkaError(ErrorCode.INVALID_REQUEST, `election type ${type}`);
+      const { records, results } = electLeaders(this.image, type, partitions);
+      return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, results });
+    });
+  }
+
+  /**
+   * The periodic leader imbalance check, due every leaderImbalanceCheckIntervalMs: one batch of
+   * preferred elections, or null when none is due or needed. A full batch leaves the check due,
+   * so the driver's next call continues it.
+   */
+  balanceLeaders(nextOffset: number, nowMs: number): Outcome | null {
+    if (!this.active || nowMs < this.nextBalanceAt || this.pending.length >= this.config.maxPendingBatches) return null;
+    const records = imbalanceElections(this.image, this.config.leaderImbalancePerBrokerPercentage, MAX_BALANCING_ELECTIONS);
+    if (records.length < MAX_BALANCING_ELECTIONS) this.nextBalanceAt = nowMs + this.config.leaderImbalanceCheckIntervalMs;
+    return records.length === 0 ? null : this.propose(nextOffset, records, null);
+  }
+
   /** Runs a request on the active controller; KafkaErrors become the reply's error code. */
   private guarded(refuse: Refuse, handle: () => Outcome): Outcome {
     if (!this.active) return { kind: 'answered', reply: refuse(ErrorCode.NOT_CONTROLLER, 'not the active controller') };
@@ -490,9 +514,9 @@ export class MetadataController {
     return b;
   }
 
-  /** One batch: the broker loses its leaderships and ISR places, then is marked fenced. */
+  /** One batch: the broker hands over its leaderships and leaves ISRs, then is marked fenced. */
   private fencing(b: BrokerRegistration, shutdown: boolean): MetadataRecord[] {
-    const records = leadershipRemoval(this.image, b.id);
+    const records = departureChanges(this.image, b.id, eligibility(this.image, { leaving: b.id }));
     records.push({ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: 1, inControlledShutdown: shutdown });
     return records;
   }

@@ -61,6 +61,9 @@ export class PartitionTable {
     private readonly c: Readonly<Columns>,
   ) {}
 
+  /** Partitions by replica broker, built by hosting() on first use. */
+  private byReplica: Map<number, Int32Array> | null = null;
+
   leader(p: number): number {
     return this.c.leaders[p]!;
   }
@@ -87,12 +90,16 @@ export class PartitionTable {
     return { topicId, partition: p, ...this.state(p) };
   }
 
-  /** Partitions whose leader is `brokerId`, or whose ISR holds it (what fencing the broker touches). */
-  involving(brokerId: number): number[] {
-    const out: number[] = [];
-    const c = this.c;
-    for (let p = 0; p < this.count; p++) if (c.leaders[p] === brokerId || c.isr[p]!.includes(brokerId)) out.push(p);
-    return out;
+  /**
+   * The partitions whose replica list holds `brokerId`, ascending: every partition the broker can
+   * lead or be in the ISR of, since leader and ISR are drawn from the replicas. The index is built
+   * on first use and kept with the table (which never changes), so the controller's elections on
+   * fencing and unfencing cost the broker's partitions, not the cluster's, except for the topics
+   * whose table a batch rebuilt since.
+   */
+  hosting(brokerId: number): Int32Array {
+    if (this.byReplica === null) this.byReplica = indexReplicas(this.c.replicas, this.count);
+    return this.byReplica.get(brokerId) ?? NO_PARTITIONS;
   }
 
   builder(): PartitionTableBuilder {
@@ -156,6 +163,20 @@ export class PartitionTableBuilder {
       replicas: c.replicas, isr: c.isr, removing: c.removing, adding: c.adding,
     });
   }
+}
+
+const NO_PARTITIONS = new Int32Array(0);
+
+function indexReplicas(replicas: readonly (readonly number[])[], count: number): Map<number, Int32Array> {
+  const lists = new Map<number, number[]>();
+  for (let p = 0; p < count; p++) {
+    for (const id of replicas[p]!) {
+      let l = lists.get(id);
+      if (l === undefined) lists.set(id, (l = []));
+      l.push(p);
+    }
+  }
+  return new Map([...lists].map(([id, ps]) => [id, Int32Array.from(ps)]));
 }
 
 function grownInt(a: Int32Array, cap: number): Int32Array {

@@ -9,6 +9,7 @@ import type { BrokerConfig } from '../../config.js';
 import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { DescribeQuorumApi } from '../../protocol/apis/describe_quorum.js';
+import { ElectLeadersApi } from '../../protocol/apis/elect_leaders.js';
 import { advertisedApis } from '../../protocol/apis/index.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
@@ -31,6 +32,7 @@ import { createTopicsHandler } from './create_topics.js';
 import { deleteTopicsHandler } from './delete_topics.js';
 import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
+import { electLeadersHandler, type ElectLeadersDeps } from './elect_leaders.js';
 import { fetchHandler, type FetchDeps } from './fetch.js';
 import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
@@ -51,12 +53,15 @@ export interface BrokerServices {
   readonly groups: GroupCalls;
   readonly metrics: BrokerMetrics;
   readonly limits: ProduceDeps['limits'] & FetchDeps['limits'];
-  /** A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward it); null: not advertised. */
-  readonly quorum: DescribeQuorumDeps | null;
+  /**
+   * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
+   * it) and ElectLeaders (run on the active controller); null: neither is advertised.
+   */
+  readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps) | null;
 }
 
-/** The client listener's ApiVersions list with DescribeQuorum, for a node running the quorum. */
-const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi]);
+/** The client listener's ApiVersions list with DescribeQuorum and ElectLeaders, for a node running the quorum. */
+const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi, ElectLeadersApi]);
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
@@ -87,7 +92,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     bindHandler(offsetDeleteHandler, s),
     bindHandler(consumerGroupHeartbeatHandler, s),
     bindHandler(consumerGroupDescribeHandler, s),
-    ...(s.quorum === null ? [] : [bindHandler(describeQuorumHandler, s.quorum)]),
+    ...(s.quorum === null ? [] : [bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum)]),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

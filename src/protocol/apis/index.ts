@@ -30,6 +30,8 @@ import { MetadataApi } from './metadata.js';
 import { ProduceApi } from './produce.js';
 import { AddRaftVoterApi } from './add_raft_voter.js';
 import { AllocateProducerIdsApi } from './allocate_producer_ids.js';
+import { AlterPartitionApi } from './alter_partition.js';
+import { ElectLeadersApi } from './elect_leaders.js';
 import { BeginQuorumEpochApi } from './begin_quorum_epoch.js';
 import { BrokerHeartbeatApi } from './broker_heartbeat.js';
 import { BrokerRegistrationApi } from './broker_registration.js';
@@ -47,10 +49,10 @@ export const advertisedApis: readonly AnyApi[] = [
   ListGroupsApi, DescribeGroupsApi, DeleteGroupsApi, OffsetDeleteApi, ConsumerGroupHeartbeatApi, ConsumerGroupDescribeApi,
 ] as readonly AnyApi[];
 
-/** KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs. */
+/** KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs, and ElectLeaders, which only a cluster node serves. */
 export const clusterApis: readonly AnyApi[] = [
   VoteApi, BeginQuorumEpochApi, EndQuorumEpochApi, DescribeQuorumApi, FetchSnapshotApi, AddRaftVoterApi,
-  RemoveRaftVoterApi, BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi,
+  RemoveRaftVoterApi, BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, ElectLeadersApi,
 ] as readonly AnyApi[];
 
 export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis].map((api) => [api.key, api]));

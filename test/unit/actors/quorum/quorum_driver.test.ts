@@ -8,6 +8,8 @@ import { encodeSnapshot } from '../../../../src/cluster/metadata/snapshot.js';
 import { AddRaftVoterApi } from '../../../../src/protocol/apis/add_raft_voter.js';
 import { ApiVersionsApi } from '../../../../src/protocol/apis/api_versions.js';
 import { AllocateProducerIdsApi } from '../../../../src/protocol/apis/allocate_producer_ids.js';
+import { AlterPartitionApi } from '../../../../src/protocol/apis/alter_partition.js';
+import { ElectLeadersApi } from '../../../../src/protocol/apis/elect_leaders.js';
 import { BrokerHeartbeatApi } from '../../../../src/protocol/apis/broker_heartbeat.js';
 import { BrokerRegistrationApi, type BrokerRegistrationResponse } from '../../../../src/protocol/apis/broker_registration.js';
 import { CreatePartitionsApi } from '../../../../src/protocol/apis/create_partitions.js';
@@ -260,6 +262,43 @@ describe('controller RPCs on the controller listener', { concurrency: false, tim
       topics: [{ name: 'other', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false,
     });
     assert.equal(refused.topics[0]!.errorCode, ErrorCode.NOT_CONTROLLER);
+  });
+
+  it('answers AlterPartition by topic name (v1) and id (v3) with the codes each version knows, and forwarded ElectLeaders', async () => {
+    const f = await cluster([1]);
+    const epochs = [await registerThroughLeader(f, 101), await registerThroughLeader(f, 102)];
+    const leader = await f.waitForLeader();
+    for (const [i, brokerEpoch] of epochs.entries()) {
+      const hb = await call(leader.port, BrokerHeartbeatApi, 1, { brokerId: 101 + i, brokerEpoch, currentMetadataOffset: brokerEpoch, wantFence: false, wantShutDown: false, offlineLogDirs: [] });
+      assert.equal(hb.isFenced, false);
+    }
+    const created = await call(leader.port, CreateTopicsApi, 7, {
+      topics: [{ name: 'orders', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [101, 102] }], configs: [] }], timeoutMs: 5000, validateOnly: false,
+    });
+    assert.equal(created.topics[0]!.errorCode, 0, created.topics[0]!.errorMessage ?? '');
+    const topicId = created.topics[0]!.topicId;
+    // Broker 102 fences itself: it leaves the ISR, and only AlterPartition brings it back.
+    await call(leader.port, BrokerHeartbeatApi, 1, { brokerId: 102, brokerEpoch: epochs[1]!, currentMetadataOffset: epochs[1]!, wantFence: true, wantShutDown: false, offlineLogDirs: [] });
+    const p = leader.quorum.image.topicsById.get(topicId)!.table.state(0);
+    assert.deepEqual([p.leader, p.isr], [101, [101]]);
+    const part = { partitionIndex: 0, leaderEpoch: p.leaderEpoch, leaderRecoveryState: 0, partitionEpoch: p.partitionEpoch };
+    const v1 = await call(leader.port, AlterPartitionApi, 1, {
+      brokerId: 101, brokerEpoch: epochs[0]!, topics: [{ topicName: 'orders', topicId: ZERO_UUID, partitions: [{ ...part, newIsr: [101, 102], newIsrWithEpochs: [] }] }],
+    });
+    assert.deepEqual([v1.topics[0]!.topicName, v1.topics[0]!.partitions[0]!.errorCode], ['orders', ErrorCode.OPERATION_NOT_ATTEMPTED]);
+    const v3 = (newIsrWithEpochs: { brokerId: number; brokerEpoch: number }[]) => call(leader.port, AlterPartitionApi, 3, {
+      brokerId: 101, brokerEpoch: epochs[0]!, topics: [{ topicName: '', topicId, partitions: [{ ...part, newIsr: [], newIsrWithEpochs }] }],
+    });
+    const ineligible = await v3([{ brokerId: 101, brokerEpoch: epochs[0]! }, { brokerId: 102, brokerEpoch: epochs[1]! }]);
+    assert.deepEqual([ineligible.topics[0]!.topicId, ineligible.topics[0]!.partitions[0]!.errorCode], [topicId, ErrorCode.INELIGIBLE_REPLICA]);
+    await call(leader.port, BrokerHeartbeatApi, 1, { brokerId: 102, brokerEpoch: epochs[1]!, currentMetadataOffset: epochs[1]!, wantFence: false, wantShutDown: false, offlineLogDirs: [] });
+    const grown = await v3([{ brokerId: 101, brokerEpoch: epochs[0]! }, { brokerId: 102, brokerEpoch: epochs[1]! }]);
+    assert.deepEqual(grown.topics[0]!.partitions[0], { partitionIndex: 0, errorCode: 0, leaderId: 101, leaderEpoch: p.leaderEpoch, isr: [101, 102], leaderRecoveryState: 0, partitionEpoch: p.partitionEpoch + 1 });
+    const stale = await call(leader.port, AlterPartitionApi, 3, { brokerId: 101, brokerEpoch: epochs[0]! + 1, topics: [] });
+    assert.equal(stale.errorCode, ErrorCode.STALE_BROKER_EPOCH);
+
+    const elected = await call(leader.port, ElectLeadersApi, 2, { electionType: 0, topicPartitions: [{ topic: 'orders', partitionId: [0, 9] }], timeoutMs: 5000 });
+    assert.deepEqual(elected.replicaElectionResults.map((t) => [t.topic, t.partitionResult.map((r) => r.errorCode)]), [['orders', [ErrorCode.ELECTION_NOT_NEEDED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]]);
   });
 
   it('fails a pending reply with NOT_CONTROLLER when leadership is lost before it commits', async () => {

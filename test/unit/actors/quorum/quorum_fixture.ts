@@ -33,6 +33,8 @@ export const controllerConfig: ControllerConfig = {
   defaultReplicationFactor: 1,
   newTopicId: () => Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16)).join(''),
   checkTopicConfigs: () => {},
+  leaderImbalanceCheckIntervalMs: 0,
+  leaderImbalancePerBrokerPercentage: 10,
 };
 
 const noMetrics = { protocolError: () => {}, recordRequest: () => {}, connectionOpened: () => {}, connectionClosed: () => {}, connectionRejected: () => {} };

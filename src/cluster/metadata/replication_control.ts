@@ -1,0 +1,314 @@
+// The controller's rules for partition leadership and ISR, pure (KRaft's ReplicationControlManager
+// and PartitionChangeBuilder, without reassignment): leader election from the ISR when a broker
+// is fenced, shuts down, re-registers or unregisters; leadership back to a returning broker that
+// was the last ISR member; AlterPartition from partition leaders with the partition epoch as the
+// compare-and-set token; preferred and unclean elections (ElectLeaders); the periodic check
+// that moves leadership back to preferred replicas. Each function reads one image and returns
+// the records of one batch (and the per-partition answers); the controller proposes them.
+// Any thread.
+//
+// Eligible leader replicas (KIP-966) are not kept: without them the last ISR member of a
+// partition stays in its ISR when it is fenced (the partition goes leaderless and waits for it),
+// and only unclean election (topic config unclean.leader.election.enable, off by default) lets an
+// out-of-ISR replica lead. ELR would matter once a follower may leave the ISR below
+// min.insync.replicas with everything committed, which min.insync.replicas = 1 rules out today.
+import { ErrorCode } from '../../protocol/errors.js';
+import type { MetadataImage, MetaTopic } from './image.js';
+import type { PartitionState } from './partitions.js';
+import { LEADER_UNCHANGED, NO_LEADER, type MetadataRecord } from './records.js';
+
+/** ElectLeaders' election types (KIP-460). */
+export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const;
+
+/** Whether a broker may lead or join an ISR: registered, unfenced and not in controlled shutdown. */
+export type Eligible = (brokerId: number) => boolean;
+
+/** Brokers eligible in `image`, with `leaving` counted out (the broker a batch fences) or `returning` counted in (the one it unfences). */
+export function eligibility(image: MetadataImage, change: { readonly leaving?: number; readonly returning?: number } = {}): Eligible {
+  return (id) => {
+    if (id === change.leaving) return false;
+    if (id === change.returning) return true;
+    const b = image.brokers.get(id);
+    return b !== undefined && !b.fenced && !b.inControlledShutdown;
+  };
+}
+
+/** Topic config that lets an out-of-sync replica lead when no ISR member can. */
+export const UNCLEAN_ELECTION_CONFIG = 'unclean.leader.election.enable';
+
+function uncleanAllowed(t: MetaTopic): boolean {
+  return t.configs[UNCLEAN_ELECTION_CONFIG] === 'true';
+}
+
+interface Target {
+  readonly leader: number;
+  readonly isr: readonly number[];
+}
+
+/**
+ * Leader and ISR once `isr` (never empty) is the partition's ISR: the current leader stays while
+ * it is an eligible ISR member; otherwise the first eligible ISR member in replica order (the
+ * preferred replica first); otherwise, when `unclean`, the first eligible replica, alone in the
+ * ISR; otherwise no leader.
+ */
+export function elect(s: PartitionState, isr: readonly number[], eligible: Eligible, unclean: boolean): Target {
+  if (s.leader !== NO_LEADER && isr.includes(s.leader) && eligible(s.leader)) return { leader: s.leader, isr };
+  const clean = s.replicas.find((r) => isr.includes(r) && eligible(r));
+  if (clean !== undefined) return { leader: clean, isr };
+  const dirty = unclean ? s.replicas.find(eligible) : undefined;
+  return dirty !== undefined ? { leader: dirty, isr: [dirty] } : { leader: NO_LEADER, isr };
+}
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+/** The PartitionChange record taking `s` to `target`, or null when nothing changes. */
+function change(topicId: string, partition: number, s: PartitionState, target: Target): MetadataRecord | null {
+  const leader = target.leader === s.leader ? LEADER_UNCHANGED : target.leader;
+  const isr = sameIds(target.isr, s.isr) ? null : target.isr;
+  if (leader === LEADER_UNCHANGED && isr === null) return null;
+  return { type: 'partitionChange', topicId, partition, leader, isr, replicas: null, removingReplicas: null, addingReplicas: null };
+}
+
+/**
+ * Broker `id` stops being eligible (fenced, shutting down, re-registered or unregistered): it
+ * leaves every ISR it is in, except as the last member, and every partition it led gets a new
+ * leader from what remains (KRaft's handleBrokerFenced). `eligible` already counts it out.
+ */
+export function departureChanges(image: MetadataImage, id: number, eligible: Eligible): MetadataRecord[] {
+  const out: MetadataRecord[] = [];
+  for (const t of image.topicsById.values()) {
+    for (const p of t.table.hosting(id)) {
+      const s = t.table.state(p);
+      if (s.leader !== id && !s.isr.includes(id)) continue;
+      const rest = s.isr.filter((r) => r !== id);
+      // The last ISR member stays: it is the replica holding every committed record.
+      const rec = change(t.id, p, s, elect(s, rest.length > 0 ? rest : s.isr, eligible, uncleanAllowed(t)));
+      if (rec !== null) out.push(rec);
+    }
+  }
+  return out;
+}
+
+/**
+ * Broker `id` is eligible again (unfenced): the leaderless partitions it hosts hold an election,
+ * which it wins where it is the ISR member left (or, with unclean election, any replica). It
+ * does not rejoin ISRs here; the partition leader's AlterPartition adds it once it caught up.
+ */
+export function returnChanges(image: MetadataImage, id: number, eligible: Eligible): MetadataRecord[] {
+  const out: MetadataRecord[] = [];
+  for (const t of image.topicsById.values()) {
+    for (const p of t.table.hosting(id)) {
+      if (t.table.leader(p) !== NO_LEADER) continue;
+      const s = t.table.state(p);
+      const rec = change(t.id, p, s, elect(s, s.isr, eligible, uncleanAllowed(t)));
+      if (rec !== null) out.push(rec);
+    }
+  }
+  return out;
+}
+
+// ---- AlterPartition ----
+
+export interface IsrMember {
+  readonly brokerId: number;
+  /** -1 when the sender's version carries no broker epochs (AlterPartition v0-2). */
+  readonly brokerEpoch: number;
+}
+
+export interface AlterPartitionData {
+  readonly partition: number;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  readonly newIsr: readonly IsrMember[];
+  /** 1: recovering from an unclean election (KIP-704); Sluice's partitions are always recovered (0). */
+  readonly leaderRecoveryState: number;
+}
+
+export interface AlterPartitionTopic {
+  /** The topic by id (v2+), or null when it is named. */
+  readonly topicId: string | null;
+  /** The topic by name (v0-1), or null when it is given by id. */
+  readonly topicName: string | null;
+  readonly partitions: readonly AlterPartitionData[];
+}
+
+export interface AlterPartitionRequest {
+  readonly brokerId: number;
+  readonly brokerEpoch: number;
+  readonly topics: readonly AlterPartitionTopic[];
+}
+
+export interface AlterPartitionResult {
+  readonly partition: number;
+  readonly errorCode: ErrorCode;
+  /** The partition's state after the request (its state as is, when refused; -1s when unknown). */
+  readonly leaderId: number;
+  readonly leaderEpoch: number;
+  readonly isr: readonly number[];
+  readonly partitionEpoch: number;
+}
+
+export interface AlterPartitionTopicResult {
+  readonly topicId: string | null;
+  readonly topicName: string | null;
+  readonly partitions: readonly AlterPartitionResult[];
+}
+
+function stateResult(partition: number, errorCode: ErrorCode, s: PartitionState | null): AlterPartitionResult {
+  return s === null
+    ? { partition, errorCode, leaderId: NO_LEADER, leaderEpoch: -1, isr: [], partitionEpoch: -1 }
+    : { partition, errorCode, leaderId: s.leader, leaderEpoch: s.leaderEpoch, isr: s.isr, partitionEpoch: s.partitionEpoch };
+}
+
+/**
+ * The error AlterPartition answers for one partition, in KRaft's order
+ * (validateAlterPartitionData), or NONE. NEW_LEADER_ELECTED does not arise: a leader that
+ * becomes ineligible loses its leadership in the batch that fences it, so an accepted change
+ * never moves the leader.
+ */
+function alterPartitionError(senderId: number, s: PartitionState, d: AlterPartitionData, image: MetadataImage, eligible: Eligible): ErrorCode {
+  // A leader ahead of this controller talks to a stale controller.
+  if (d.leaderEpoch > s.leaderEpoch || d.partitionEpoch > s.partitionEpoch) return ErrorCode.NOT_CONTROLLER;
+  if (d.leaderEpoch < s.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+  if (senderId !== s.leader) return ErrorCode.INVALID_REQUEST;
+  if (d.partitionEpoch < s.partitionEpoch) return ErrorCode.INVALID_UPDATE_VERSION;
+  if (d.leaderRecoveryState !== 0) return ErrorCode.INVALID_REQUEST;
+  const ids = d.newIsr.map((m) => m.brokerId);
+  if (new Set(ids).size !== ids.length || !ids.includes(s.leader) || ids.some((id) => !s.replicas.includes(id))) return ErrorCode.INVALID_REQUEST;
+  for (const m of d.newIsr) {
+    if (!eligible(m.brokerId)) return ErrorCode.INELIGIBLE_REPLICA;
+    if (m.brokerEpoch !== -1 && image.brokers.get(m.brokerId)?.epoch !== m.brokerEpoch) return ErrorCode.INELIGIBLE_REPLICA;
+  }
+  return ErrorCode.NONE;
+}
+
+/**
+ * A partition leader's ISR changes: each valid one becomes a PartitionChange (partition epoch
+ * +1) and is answered with the state it leads to; a refused one with its error and the state
+ * as it is. The sender is known to be registered at its epoch. A partition named twice is
+ * refused the second time (INVALID_REQUEST): its epoch would have moved under it.
+ */
+export function alterPartition(image: MetadataImage, req: AlterPartitionRequest): { records: MetadataRecord[]; topics: AlterPartitionTopicResult[] } {
+  const eligible = eligibility(image);
+  const records: MetadataRecord[] = [];
+  const seen = new Set<string>();
+  const topics = req.topics.map((rt): AlterPartitionTopicResult => {
+    const t = rt.topicId !== null ? image.topicsById.get(rt.topicId) : image.topicsByName.get(rt.topicName ?? '');
+    const partitions = rt.partitions.map((d): AlterPartitionResult => {
+      if (t === undefined) return stateResult(d.partition, rt.topicId !== null ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
+      const s = t.table.record(t.id, d.partition);
+      if (s === undefined) return stateResult(d.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
+      const key = `${t.id}:${d.partition}`;
+      if (seen.has(key)) return stateResult(d.partition, ErrorCode.INVALID_REQUEST, s);
+      seen.add(key);
+      const code = alterPartitionError(req.brokerId, s, d, image, eligible);
+      if (code !== ErrorCode.NONE) return stateResult(d.partition, code, s);
+      const isr = d.newIsr.map((m) => m.brokerId);
+      const rec = change(t.id, d.partition, s, { leader: s.leader, isr });
+      if (rec === null) return stateResult(d.partition, ErrorCode.NONE, s);
+      records.push(rec);
+      return stateResult(d.partition, ErrorCode.NONE, { ...s, isr, partitionEpoch: s.partitionEpoch + 1 });
+    });
+    return { topicId: rt.topicId, topicName: rt.topicName, partitions };
+  });
+  return { records, topics };
+}
+
+// ---- ElectLeaders and the leader imbalance check ----
+
+export interface ElectionResult {
+  readonly topic: string;
+  readonly partition: number;
+  readonly errorCode: ErrorCode;
+  readonly message: string | null;
+}
+
+/** The elected leader of one partition by `type`, or the error that says why there is none. */
+function electionOf(t: MetaTopic, p: number, type: number, eligible: Eligible): Target | { readonly error: ErrorCode; readonly message: string } {
+  const s = t.table.state(p);
+  if (type === ElectionType.PREFERRED) {
+    const preferred = s.replicas[0]!;
+    if (s.leader === preferred) return { error: ErrorCode.ELECTION_NOT_NEEDED, message: 'the preferred replica leads' };
+    if (!s.isr.includes(preferred) || !eligible(preferred)) {
+      return { error: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, message: `preferred replica ${preferred} is not an eligible ISR member` };
+    }
+    return { leader: preferred, isr: s.isr };
+  }
+  if (s.leader !== NO_LEADER) return { error: ErrorCode.ELECTION_NOT_NEEDED, message: 'the partition has a leader' };
+  const target = elect(s, s.isr, eligible, true);
+  if (target.leader === NO_LEADER) return { error: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, message: 'no replica is eligible to lead' };
+  return target;
+}
+
+/**
+ * ElectLeaders: a preferred (or unclean) election for the named partitions, or with `partitions`
+ * null for every partition, then answering only those that changed or failed for another
+ * reason than ELECTION_NOT_NEEDED (as Kafka does).
+ */
+export function electLeaders(
+  image: MetadataImage,
+  type: number,
+  partitions: readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null,
+): { records: MetadataRecord[]; results: ElectionResult[] } {
+  const eligible = eligibility(image);
+  const records: MetadataRecord[] = [];
+  const results: ElectionResult[] = [];
+  const seen = new Set<string>();
+  const one = (topic: string, p: number, all: boolean): void => {
+    const t = image.topicsByName.get(topic);
+    if (t === undefined || !Number.isInteger(p) || p < 0 || p >= t.table.count) {
+      results.push({ topic, partition: p, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: 'unknown topic or partition' });
+      return;
+    }
+    const key = `${topic}:${p}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const e = electionOf(t, p, type, eligible);
+    if ('error' in e) {
+      if (!all || e.error !== ErrorCode.ELECTION_NOT_NEEDED) results.push({ topic, partition: p, errorCode: e.error, message: e.message });
+      return;
+    }
+    records.push(change(t.id, p, t.table.state(p), e)!);
+    results.push({ topic, partition: p, errorCode: ErrorCode.NONE, message: null });
+  };
+  if (partitions === null) {
+    for (const t of image.topicsByName.values()) for (let p = 0; p < t.table.count; p++) one(t.name, p, true);
+  } else {
+    for (const tp of partitions) for (const p of tp.partitions) one(tp.topic, p, false);
+  }
+  return { records, results };
+}
+
+/**
+ * The automatic preferred-leader check: every broker whose preferred partitions are led by
+ * others for more than `percentage` % of them gets those back where it is an eligible ISR
+ * member, at most `max` elections per batch (the caller checks again soon while the batch is
+ * full).
+ */
+export function imbalanceElections(image: MetadataImage, percentage: number, max: number): MetadataRecord[] {
+  const eligible = eligibility(image);
+  const preferred = new Map<number, { total: number; elsewhere: number }>();
+  for (const t of image.topicsById.values()) {
+    for (let p = 0; p < t.table.count; p++) {
+      const id = t.table.replicas(p)[0]!;
+      const n = preferred.get(id) ?? { total: 0, elsewhere: 0 };
+      n.total++;
+      if (t.table.leader(p) !== id) n.elsewhere++;
+      preferred.set(id, n);
+    }
+  }
+  const imbalanced = new Set<number>();
+  for (const [id, n] of preferred) if (n.elsewhere * 100 > n.total * percentage) imbalanced.add(id);
+  const out: MetadataRecord[] = [];
+  if (imbalanced.size === 0) return out;
+  for (const t of image.topicsById.values()) {
+    for (let p = 0; p < t.table.count && out.length < max; p++) {
+      if (!imbalanced.has(t.table.replicas(p)[0]!)) continue;
+      const e = electionOf(t, p, ElectionType.PREFERRED, eligible);
+      if (!('error' in e)) out.push(change(t.id, p, t.table.state(p), e)!);
+    }
+  }
+  return out;
+}
