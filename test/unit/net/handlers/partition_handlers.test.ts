@@ -28,7 +28,7 @@ function fetchDeps(routed: FetchItem[]): FetchDeps {
     router: {
       fetch: (items: readonly FetchItem[]): Promise<FetchPartitionResult[]> => {
         routed.push(...items);
-        return Promise.resolve(items.map((_, slot) => ({ slot, errorCode: 0, highWatermark: 5, logStartOffset: 0, ranges: [] })));
+        return Promise.resolve(items.map((_, slot) => ({ slot, errorCode: 0, highWatermark: 5, logStartOffset: 0, ranges: [], diverging: null })));
       },
     },
     segments: { readRanges: () => Promise.resolve([]), fileRanges: () => Promise.resolve([]) },
