@@ -21,7 +21,8 @@ export const MAX_PARKED_FETCHES = 65_536;
 interface Reading {
   parts: FetchPartitionResult[];
   bytes: number;
-  failed: boolean;
+  /** An error or a diverging epoch: as in Kafka, answered without waiting for min_bytes. */
+  answerNow: boolean;
 }
 
 class ParkedFetch implements Expirable {
@@ -55,7 +56,7 @@ export class ParkedFetches {
   /** Answers `ask` now if it has enough data (or may not wait), else parks it. */
   fetch(ask: FetchAsk, mayPark: boolean): void {
     const r = this.readAll(ask);
-    if (!mayPark || ask.maxWaitMs === 0 || r.failed || this.enough(ask, r.bytes) || this.parked.size >= MAX_PARKED_FETCHES) {
+    if (!mayPark || ask.maxWaitMs === 0 || r.answerNow || this.enough(ask, r.bytes) || this.parked.size >= MAX_PARKED_FETCHES) {
       this.send(ask.reqId, r.parts);
       return;
     }
@@ -104,22 +105,31 @@ export class ParkedFetches {
 
   private readAll(ask: FetchAsk): Reading {
     let bytes = 0;
-    let failed = false;
+    let answerNow = false;
     const parts: FetchPartitionResult[] = new Array(ask.partitions.length);
     for (let i = 0; i < ask.partitions.length; i++) {
       const p = ask.partitions[i]!;
       const actor = this.actorOf(p.handle);
       if (!actor) {
-        parts[i] = { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, logStartOffset: -1, ranges: [] };
-        failed = true;
+        parts[i] = { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, logStartOffset: -1, ranges: [], diverging: null };
+        answerNow = true;
+        continue;
+      }
+      const { highWatermark, logStartOffset } = actor.log;
+      // A fetcher whose history parted from this log's learns where at once and reads nothing.
+      const history = p.lastFetchedEpoch < 0 ? null : actor.log.fetchHistory(p.fetchOffset, p.lastFetchedEpoch);
+      if (history !== null && history.kind !== 'agrees') {
+        const diverging = history.kind === 'diverges' ? { epoch: history.epoch, endOffset: history.endOffset } : null;
+        parts[i] = { slot: p.slot, errorCode: diverging ? ErrorCode.NONE : ErrorCode.OFFSET_OUT_OF_RANGE, highWatermark, logStartOffset, ranges: [], diverging };
+        answerNow = true;
         continue;
       }
       const budget = Math.min(p.partitionMaxBytes, Math.max(0, ask.maxBytes - bytes));
       const r = actor.read(p.fetchOffset, budget, bytes === 0);
-      if (r.error !== 0) failed = true;
+      if (r.error !== 0) answerNow = true;
       bytes += r.bytes;
-      parts[i] = { slot: p.slot, errorCode: r.error, highWatermark: actor.log.highWatermark, logStartOffset: actor.log.logStartOffset, ranges: r.ranges };
+      parts[i] = { slot: p.slot, errorCode: r.error, highWatermark, logStartOffset, ranges: r.ranges, diverging: null };
     }
-    return { parts, bytes, failed };
+    return { parts, bytes, answerNow };
   }
 }

@@ -1,7 +1,8 @@
 // One partition's actor, on the shard worker that hosts it: the only owner of its log. It runs
-// the partition's produce path (validate, append, hand the log to the shard's group commit, and
-// acknowledge through its PendingAcks once the acknowledgement condition covers the records), its
-// reads, its list-offsets lookups, and decides when the fetches parked on it should look again.
+// the partition's produce path (validate, stamp the leader epoch, append, hand the log to the
+// shard's group commit, and acknowledge through its PendingAcks once the acknowledgement condition
+// covers the records), its reads, its offset lookups (ListOffsets, OffsetsForLeaderEpoch), and
+// decides when the fetches parked on it should look again.
 // It never blocks and never calls up to main: results leave through the shard's outbound ring.
 // Acknowledgement condition: a produce completes when ackOffset >= its last offset + 1, where
 // ackOffset is the log's high watermark, which today advances exactly when a group commit lands
@@ -10,7 +11,7 @@
 import type { GroupCommitter } from '../log/group_commit.js';
 import { StorageError } from '../log/io_backend.js';
 import type { AppendResult, LogConfig, PartitionLog } from '../log/partition_log.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { validateProducedBatch } from '../protocol/record_batch.js';
 import type { DeadlineWheel } from './deadline_wheel.js';
 import { PendingAcks } from './pending_acks.js';
@@ -57,11 +58,6 @@ const LATEST = -1;
 const EARLIEST = -2;
 const MAX_TIMESTAMP = -3;
 
-/**
- * The leader epoch answered to ListOffsets. The log stamps batches with its own epoch but does not
- * expose it yet; until it does (leader-epoch cache) this single-node broker answers 0, as before.
- */
-const LEADER_EPOCH = 0;
 
 export class PartitionActor implements Expirable {
   /** Request ids of parked fetches that include this partition. */
@@ -112,7 +108,11 @@ export class PartitionActor implements Expirable {
     const result: ProduceResult = { reqId: ask.reqId, slot: ask.slot, errorCode: 0, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
     // Refused before appending: an append whose acknowledgement could not be tracked would be
     // written without anyone learning its offset.
-    const appended: AppendResult = this.acks.full ? { kind: 'error', code: ErrorCode.REQUEST_TIMED_OUT } : this.append(records);
+    const fenced = this.leadIn(ask.leaderEpoch);
+    const appended: AppendResult =
+      fenced !== ErrorCode.NONE ? { kind: 'error', code: fenced }
+      : this.acks.full ? { kind: 'error', code: ErrorCode.REQUEST_TIMED_OUT }
+      : this.append(records);
     result.logStartOffset = this.log.logStartOffset;
     if (appended.kind === 'error') {
       released();
@@ -139,6 +139,23 @@ export class PartitionActor implements Expirable {
     );
   }
 
+  /**
+   * As Kafka's leader does, batches carry the leader epoch they were appended under: the epoch main
+   * checked leadership against. A newer one starts a leader-epoch cache entry with the next batch;
+   * one older than the log already has comes from a stale view and is FENCED_LEADER_EPOCH.
+   */
+  private leadIn(epoch: number): ErrorCode {
+    if (epoch === this.log.currentLeaderEpoch) return ErrorCode.NONE;
+    try {
+      this.log.setLeaderEpoch(epoch);
+      return ErrorCode.NONE;
+    } catch (err) {
+      if (!(err instanceof KafkaError)) throw err;
+      this.lastError = err.message;
+      return err.code;
+    }
+  }
+
   /** Wheel deadline: times out overdue acknowledgements, then waits for the next one. */
   expire(now: number): void {
     this.expiresAt = Infinity;
@@ -157,9 +174,16 @@ export class PartitionActor implements Expirable {
     return this.log.read(fetchOffset, maxBytes, minOneBatch);
   }
 
+  /** OffsetsForLeaderEpoch: the largest epoch <= `epoch` this log knows and where it ends (-1/-1 when unknown). */
+  epochEndOffset(slot: number, epoch: number): ListOffsetsPartitionResult {
+    const end = this.log.endOffsetForEpoch(epoch);
+    return { slot, errorCode: ErrorCode.NONE, offset: end.endOffset, timestamp: -1, leaderEpoch: end.epoch };
+  }
+
   /** The offset for a ListOffsets timestamp: latest (-1), earliest (-2), max timestamp (-3) or the first at/after it. */
   listOffset(slot: number, timestamp: number): ListOffsetsPartitionResult {
-    const found = (offset: number, ts = -1): ListOffsetsPartitionResult => ({ slot, errorCode: 0, offset, timestamp: ts, leaderEpoch: LEADER_EPOCH });
+    // The handler answers with the cluster view's leader epoch, so none is looked up here.
+    const found = (offset: number, ts = -1): ListOffsetsPartitionResult => ({ slot, errorCode: 0, offset, timestamp: ts, leaderEpoch: -1 });
     if (timestamp === LATEST) return found(this.log.highWatermark);
     if (timestamp === EARLIEST) return found(this.log.logStartOffset);
     try {

@@ -10,6 +10,7 @@ import { DeadlineWheel } from './deadline_wheel.js';
 import { trimToFetchLimits } from './fetch_limits.js';
 import {
   FETCH_FLAG_MULTI_SHARD,
+  OffsetLookupBy,
   type FetchPartitionAsk,
   type FetchPartitionResult,
   type ListOffsetsPartitionAsk,
@@ -22,6 +23,8 @@ import type { ShardTable } from './shard_table.js';
 export interface ProduceItem {
   handle: number;
   records: Buffer;
+  /** The cluster view's leader epoch this broker leads the partition under, stamped into the batch. */
+  leaderEpoch: number;
 }
 
 export interface ProduceOutcome {
@@ -35,6 +38,8 @@ export interface FetchItem {
   handle: number;
   fetchOffset: number;
   partitionMaxBytes: number;
+  /** Fetch v12+: the epoch of the fetcher's last batch, checked for divergence; -1 when not given. */
+  lastFetchedEpoch: number;
 }
 
 export interface ListOffsetsItem {
@@ -43,6 +48,13 @@ export interface ListOffsetsItem {
   timestamp: number;
 }
 
+export interface EpochEndItem {
+  handle: number;
+  /** The leader epoch whose end offset is asked (OffsetsForLeaderEpoch). */
+  leaderEpoch: number;
+}
+
+/** For an epoch-end lookup, `offset` is the end offset and `leaderEpoch` the epoch it ends (timestamp -1). */
 export interface ListOffsetsOutcome {
   errorCode: number;
   offset: number;
@@ -100,7 +112,7 @@ function failedListOffsets(code: number): ListOffsetsOutcome {
 }
 
 function failedFetch(slot: number, code: number): FetchPartitionResult {
-  return { slot, errorCode: code, highWatermark: -1, logStartOffset: -1, ranges: [] };
+  return { slot, errorCode: code, highWatermark: -1, logStartOffset: -1, ranges: [], diverging: null };
 }
 
 function checkSlot(slot: number, results: readonly unknown[], what: string): void {
@@ -145,7 +157,7 @@ export class PartitionRouter implements ShardResultSink {
       const item = items[slot]!;
       const shard = this.table.shardOf(item.handle);
       if (shard < 0) results[slot] = failedOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-      else if (!this.hosts[shard]!.produce({ reqId, slot, handle: item.handle, timeoutMs: timeout }, item.records)) {
+      else if (!this.hosts[shard]!.produce({ reqId, slot, handle: item.handle, timeoutMs: timeout, leaderEpoch: item.leaderEpoch }, item.records)) {
         results[slot] = failedOutcome(ErrorCode.REQUEST_TIMED_OUT);
       } else missing++;
     }
@@ -169,7 +181,7 @@ export class PartitionRouter implements ShardResultSink {
       }
       let asks = byShard.get(shard);
       if (!asks) byShard.set(shard, (asks = []));
-      asks.push({ slot, handle: item.handle, fetchOffset: item.fetchOffset, partitionMaxBytes: item.partitionMaxBytes });
+      asks.push({ slot, handle: item.handle, fetchOffset: item.fetchOffset, partitionMaxBytes: item.partitionMaxBytes, lastFetchedEpoch: item.lastFetchedEpoch });
     }
     if (byShard.size === 0) return Promise.resolve(results);
     const flags = byShard.size > 1 ? FETCH_FLAG_MULTI_SHARD : 0;
@@ -187,8 +199,18 @@ export class PartitionRouter implements ShardResultSink {
     });
   }
 
-  /** One ring message per owning shard carries all of that shard's partitions; answered in item order. */
+  /** ListOffsets by timestamp; answered in item order. */
   listOffsets(items: readonly ListOffsetsItem[]): Promise<ListOffsetsOutcome[]> {
+    return this.lookUpOffsets(OffsetLookupBy.TIMESTAMP, items.map((it) => ({ handle: it.handle, key: it.timestamp })));
+  }
+
+  /** OffsetsForLeaderEpoch: where each asked epoch ends in its partition's log; answered in item order. */
+  epochEndOffsets(items: readonly EpochEndItem[]): Promise<ListOffsetsOutcome[]> {
+    return this.lookUpOffsets(OffsetLookupBy.EPOCH_END, items.map((it) => ({ handle: it.handle, key: it.leaderEpoch })));
+  }
+
+  /** One ring message per owning shard carries all of that shard's partitions. */
+  private lookUpOffsets(by: OffsetLookupBy, items: ReadonlyArray<{ handle: number; key: number }>): Promise<ListOffsetsOutcome[]> {
     const reqId = this.allocReqId();
     const results: ListOffsetsOutcome[] = new Array(items.length);
     const byShard = new Map<number, ListOffsetsPartitionAsk[]>();
@@ -201,11 +223,11 @@ export class PartitionRouter implements ShardResultSink {
       }
       let asks = byShard.get(shard);
       if (!asks) byShard.set(shard, (asks = []));
-      asks.push({ slot, handle: item.handle, timestamp: item.timestamp });
+      asks.push({ slot, handle: item.handle, key: item.key });
     }
     const shardsLeft = new Set<number>();
     for (const [shard, partitions] of byShard) {
-      if (this.hosts[shard]!.listOffsets({ reqId, partitions })) shardsLeft.add(shard);
+      if (this.hosts[shard]!.listOffsets({ reqId, by, partitions })) shardsLeft.add(shard);
       else for (const p of partitions) results[p.slot] = failedListOffsets(ErrorCode.REQUEST_TIMED_OUT);
     }
     if (shardsLeft.size === 0) return Promise.resolve(results);
@@ -260,19 +282,19 @@ export class PartitionRouter implements ShardResultSink {
     const f = this.fetches.get(reqId);
     if (!f || !f.shardsLeft.delete(shard)) return;
     f.parkedBytes.delete(shard);
-    let failed = false;
+    let answerNow = false;
     for (const part of parts) {
       checkSlot(part.slot, f.results, 'fetch');
       f.results[part.slot] = part;
-      if (part.errorCode !== ErrorCode.NONE) failed = true;
+      if (part.errorCode !== ErrorCode.NONE || part.diverging !== null) answerNow = true;
       for (const r of part.ranges) f.answeredBytes += r.length;
     }
     if (f.shardsLeft.size === 0) {
       this.deadlines.delete(reqId);
       this.fetches.delete(reqId);
       this.resolveFetch(f);
-    } else if (failed) {
-      // As in Kafka, an error is answered at once: the other shards answer with what they have.
+    } else if (answerNow) {
+      // As in Kafka, an error or a diverging epoch is answered at once: the other shards answer with what they have.
       this.releaseFetch(reqId, f);
     } else this.releaseIfEnough(reqId, f);
   }

@@ -21,8 +21,9 @@ export const MsgType = {
   FETCH_PROGRESS: 105,
 } as const;
 
-// ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32][timeoutMs u32][pad u32] records... ----
-// timeoutMs bounds how long the partition actor keeps the acknowledgement pending.
+// ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32][timeoutMs u32][leaderEpoch i32] records... ----
+// timeoutMs bounds how long the partition actor keeps the acknowledgement pending; leaderEpoch is
+// the cluster view's epoch under which main found this broker leading, stamped into the batch.
 export const PRODUCE_HEADER_BYTES = 24;
 
 export interface ProduceAsk {
@@ -30,6 +31,7 @@ export interface ProduceAsk {
   slot: number;
   handle: number;
   timeoutMs: number;
+  leaderEpoch: number;
 }
 
 export function writeProduce(b: Buffer, at: number, ask: ProduceAsk, records: Buffer): void {
@@ -38,6 +40,7 @@ export function writeProduce(b: Buffer, at: number, ask: ProduceAsk, records: Bu
   b.writeUInt32LE(ask.slot, at + 8);
   b.writeUInt32LE(ask.handle, at + 12);
   b.writeUInt32LE(ask.timeoutMs, at + 16);
+  b.writeInt32LE(ask.leaderEpoch, at + 20);
   records.copy(b, at + PRODUCE_HEADER_BYTES);
 }
 
@@ -47,6 +50,7 @@ export function readProduce(b: Buffer, at: number): ProduceAsk {
     slot: b.readUInt32LE(at + 8),
     handle: b.readUInt32LE(at + 12),
     timeoutMs: b.readUInt32LE(at + 16),
+    leaderEpoch: b.readInt32LE(at + 20),
   };
 }
 
@@ -84,7 +88,7 @@ export function readProduceResult(b: Buffer, at: number): ProduceResult {
 }
 
 // ---- FETCH: [type][flags u8][pad u16][reqId][maxWaitMs][minBytes][maxBytes][count] then count x 24-byte entries ----
-// entry: [slot u32][handle u32][fetchOffset f64][partitionMaxBytes u32][pad u32]
+// entry: [slot u32][handle u32][fetchOffset f64][partitionMaxBytes u32][lastFetchedEpoch i32]
 export const FETCH_HEADER_BYTES = 24;
 export const FETCH_ENTRY_BYTES = 24;
 /**
@@ -98,6 +102,8 @@ export interface FetchPartitionAsk {
   handle: number;
   fetchOffset: number;
   partitionMaxBytes: number;
+  /** The epoch of the last batch the fetcher holds (Fetch v12+), -1 when not given; checked for divergence. */
+  lastFetchedEpoch: number;
 }
 
 export interface FetchAsk {
@@ -127,6 +133,7 @@ export function writeFetch(b: Buffer, at: number, f: FetchAsk): void {
     b.writeUInt32LE(e.handle, p + 4);
     b.writeDoubleLE(e.fetchOffset, p + 8);
     b.writeUInt32LE(e.partitionMaxBytes, p + 16);
+    b.writeInt32LE(e.lastFetchedEpoch, p + 20);
     p += FETCH_ENTRY_BYTES;
   }
 }
@@ -141,6 +148,7 @@ export function readFetch(b: Buffer, at: number): FetchAsk {
       handle: b.readUInt32LE(p + 4),
       fetchOffset: b.readDoubleLE(p + 8),
       partitionMaxBytes: b.readUInt32LE(p + 16),
+      lastFetchedEpoch: b.readInt32LE(p + 20),
     };
     p += FETCH_ENTRY_BYTES;
   }
@@ -177,12 +185,18 @@ export function readFetchProgress(b: Buffer, at: number): { reqId: number; bytes
 }
 
 // ---- FETCH_RESULT: [type][pad x3][reqId u32][count u32][pad u32] then per partition:
-// [slot u32][error i16][pad u16][highWatermark f64][logStartOffset f64][rangeCount u32][pad u32]
+// [slot u32][error i16][pad u16][highWatermark f64][logStartOffset f64][rangeCount u32]
+// [divergingEpoch i32][divergingEndOffset f64]
 // then rangeCount x [position f64][length u32][pathBytes u32][path utf8] ----
 export const FETCH_RESULT_HEADER_BYTES = 16;
-const PART_BYTES = 32;
+const PART_BYTES = 40;
 const RANGE_BYTES = 16;
 
+/** Where the fetcher's history parts from this log's (Fetch v12+ DivergingEpoch): the epoch and its end offset here. */
+export interface DivergingEpoch {
+  epoch: number;
+  endOffset: number;
+}
 
 export interface FetchPartitionResult {
   slot: number;
@@ -190,6 +204,8 @@ export interface FetchPartitionResult {
   highWatermark: number;
   logStartOffset: number;
   ranges: FileRange[];
+  /** Set (with no ranges) when the fetcher's last fetched epoch disagrees with this log. */
+  diverging: DivergingEpoch | null;
 }
 
 export function fetchResultBytes(parts: readonly FetchPartitionResult[]): number {
@@ -212,6 +228,8 @@ export function writeFetchResult(b: Buffer, at: number, reqId: number, parts: re
     b.writeDoubleLE(part.highWatermark, p + 8);
     b.writeDoubleLE(part.logStartOffset, p + 16);
     b.writeUInt32LE(part.ranges.length, p + 24);
+    b.writeInt32LE(part.diverging?.epoch ?? -1, p + 28);
+    b.writeDoubleLE(part.diverging?.endOffset ?? -1, p + 32);
     p += PART_BYTES;
     for (const r of part.ranges) {
       b.writeDoubleLE(r.position, p);
@@ -230,12 +248,14 @@ export function readFetchResult(b: Buffer, at: number): { reqId: number; parts: 
   let p = at + FETCH_RESULT_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     const rangeCount = b.readUInt32LE(p + 24);
+    const divergingEpoch = b.readInt32LE(p + 28);
     const part: FetchPartitionResult = {
       slot: b.readUInt32LE(p),
       errorCode: b.readInt16LE(p + 4),
       highWatermark: b.readDoubleLE(p + 8),
       logStartOffset: b.readDoubleLE(p + 16),
       ranges: new Array(rangeCount),
+      diverging: divergingEpoch < 0 ? null : { epoch: divergingEpoch, endOffset: b.readDoubleLE(p + 32) },
     };
     p += PART_BYTES;
     for (let j = 0; j < rangeCount; j++) {
@@ -273,20 +293,30 @@ export function writeGroupResult(b: Buffer, at: number, reqId: number, payload: 
   payload.copy(b, at + GROUP_RESULT_HEADER_BYTES);
 }
 
-// ---- LIST_OFFSETS: [type][pad x3][reqId u32][count u32][pad u32] then count x 16-byte entries ----
+// ---- LIST_OFFSETS: [type][by u8][pad x2][reqId u32][count u32][pad u32] then count x 16-byte entries ----
+// Offset lookups that read a partition's log without waiting: `by` says what each entry's key is.
 // entry: [slot u32][handle u32][timestamp f64] (timestamp: -1 latest, -2 earliest, -3 max timestamp)
 // One message per shard carries every partition of a request that shard owns.
 export const LIST_OFFSETS_HEADER_BYTES = 16;
 export const LIST_OFFSETS_ENTRY_BYTES = 16;
 
+/**
+ * TIMESTAMP: ListOffsets (the key is -1 latest, -2 earliest, -3 max timestamp, or a time);
+ * EPOCH_END: OffsetsForLeaderEpoch (the key is a leader epoch; the answer's offset is where that
+ * epoch ends and its leaderEpoch the largest known epoch <= the key).
+ */
+export const OffsetLookupBy = { TIMESTAMP: 0, EPOCH_END: 1 } as const;
+export type OffsetLookupBy = (typeof OffsetLookupBy)[keyof typeof OffsetLookupBy];
+
 export interface ListOffsetsPartitionAsk {
   slot: number;
   handle: number;
-  timestamp: number;
+  key: number;
 }
 
 export interface ListOffsetsAsk {
   reqId: number;
+  by: OffsetLookupBy;
   partitions: ListOffsetsPartitionAsk[];
 }
 
@@ -296,13 +326,14 @@ export function listOffsetsBytes(count: number): number {
 
 export function writeListOffsets(b: Buffer, at: number, ask: ListOffsetsAsk): void {
   b[at] = MsgType.LIST_OFFSETS;
+  b[at + 1] = ask.by;
   b.writeUInt32LE(ask.reqId, at + 4);
   b.writeUInt32LE(ask.partitions.length, at + 8);
   let p = at + LIST_OFFSETS_HEADER_BYTES;
   for (const e of ask.partitions) {
     b.writeUInt32LE(e.slot, p);
     b.writeUInt32LE(e.handle, p + 4);
-    b.writeDoubleLE(e.timestamp, p + 8);
+    b.writeDoubleLE(e.key, p + 8);
     p += LIST_OFFSETS_ENTRY_BYTES;
   }
 }
@@ -312,10 +343,11 @@ export function readListOffsets(b: Buffer, at: number): ListOffsetsAsk {
   const partitions: ListOffsetsPartitionAsk[] = new Array(count);
   let p = at + LIST_OFFSETS_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
-    partitions[i] = { slot: b.readUInt32LE(p), handle: b.readUInt32LE(p + 4), timestamp: b.readDoubleLE(p + 8) };
+    partitions[i] = { slot: b.readUInt32LE(p), handle: b.readUInt32LE(p + 4), key: b.readDoubleLE(p + 8) };
     p += LIST_OFFSETS_ENTRY_BYTES;
   }
-  return { reqId: b.readUInt32LE(at + 4), partitions };
+  const by = b[at + 1] === OffsetLookupBy.EPOCH_END ? OffsetLookupBy.EPOCH_END : OffsetLookupBy.TIMESTAMP;
+  return { reqId: b.readUInt32LE(at + 4), by, partitions };
 }
 
 // ---- LIST_OFFSETS_RESULT: [type][pad x3][reqId u32][count u32][pad u32] then count x 32-byte entries ----

@@ -29,6 +29,7 @@ import {
   MsgType,
   PRODUCE_HEADER_BYTES,
   readFetch,
+  OffsetLookupBy,
   readListOffsets,
   readProduce,
   type ListOffsetsAsk,
@@ -268,7 +269,8 @@ export class Shard {
   private listOffsets(ask: ListOffsetsAsk): void {
     const parts: ListOffsetsPartitionResult[] = ask.partitions.map((p) => {
       const actor = this.actors.get(p.handle);
-      return actor ? actor.listOffset(p.slot, p.timestamp) : { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, offset: -1, timestamp: -1, leaderEpoch: -1 };
+      if (!actor) return { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, offset: -1, timestamp: -1, leaderEpoch: -1 };
+      return ask.by === OffsetLookupBy.EPOCH_END ? actor.epochEndOffset(p.slot, p.key) : actor.listOffset(p.slot, p.key);
     });
     this.outbox.send({ kind: 'listOffsets', reqId: ask.reqId, parts });
   }

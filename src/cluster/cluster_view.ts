@@ -107,7 +107,10 @@ export function leadershipOf(view: ClusterView, topic: string, partition: number
   return { kind: 'notLeader', leaderId: p.leader, leaderEpoch: p.leaderEpoch };
 }
 
-/** -1: the client did not say which epoch it saw (Fetch v9+, ListOffsets v4+ currentLeaderEpoch). */
+/**
+ * -1: the client did not say which epoch it saw (Fetch v9+, ListOffsets v4+, OffsetForLeaderEpoch
+ * v2+ currentLeaderEpoch). Kafka reads every negative value so.
+ */
 export const NO_EPOCH = -1;
 
 /**
@@ -116,8 +119,18 @@ export const NO_EPOCH = -1;
  * broker has not caught up yet (UNKNOWN_LEADER_EPOCH, it retries).
  */
 export function checkLeaderEpoch(requested: number, current: number): ErrorCode {
-  if (requested === NO_EPOCH) return ErrorCode.NONE;
+  if (requested < 0) return ErrorCode.NONE;
   if (requested < current) return ErrorCode.FENCED_LEADER_EPOCH;
   if (requested > current) return ErrorCode.UNKNOWN_LEADER_EPOCH;
   return ErrorCode.NONE;
+}
+
+/**
+ * Whether a request naming `replicaId` as its sender (Fetch, OffsetForLeaderEpoch) must be refused:
+ * an id >= 0 claims to be a follower, which only another replica of the partition is. Negative ids
+ * are consumers and tools.
+ */
+export function isFalseFollower(view: ClusterView, topic: string, partition: number, replicaId: number): boolean {
+  if (replicaId < 0) return false;
+  return replicaId === view.localId || !(view.partition(topic, partition)?.replicas.includes(replicaId) ?? false);
 }

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { CommitPort } from './commit_port.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
-import { LEADER_EPOCH_FILE, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
+import { LEADER_EPOCH_FILE, UNDEFINED_EPOCH, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
 import { assertLogConfig, type LogConfig } from './log_config.js';
 import {
   CHECKPOINT_FILE,
@@ -102,6 +102,15 @@ const STORAGE_FAILURE: AppendResult = { kind: 'error', code: ErrorCode.KAFKA_STO
 const BATCH_TOO_LARGE: AppendResult = { kind: 'error', code: ErrorCode.RECORD_LIST_TOO_LARGE };
 const OFFSET_MISMATCH: AppendResult = { kind: 'error', code: ErrorCode.OFFSET_OUT_OF_RANGE };
 const EPOCH_BEHIND: AppendResult = { kind: 'error', code: ErrorCode.FENCED_LEADER_EPOCH };
+
+/** How a fetcher's last fetched epoch stands to this log (PartitionLog.fetchHistory). */
+export type FetchHistory =
+  | { readonly kind: 'agrees' }
+  | { readonly kind: 'diverges'; readonly epoch: number; readonly endOffset: number }
+  | { readonly kind: 'outOfRange' };
+
+const HISTORY_AGREES: FetchHistory = { kind: 'agrees' };
+const HISTORY_OUT_OF_RANGE: FetchHistory = { kind: 'outOfRange' };
 /** Offsets are stored relative to the segment base as u32. */
 const MAX_RELATIVE_OFFSET = 0xffffffff;
 /** Producer snapshots kept on disk (the newest is used; the previous covers a damaged newest). */
@@ -288,6 +297,11 @@ export class PartitionLog {
     this.leaderEpoch = epoch;
   }
 
+  /** The epoch setLeaderEpoch last set (-1 since open until it is called). */
+  get currentLeaderEpoch(): number {
+    return this.leaderEpoch;
+  }
+
   /** The leader-epoch cache: (epoch, start offset) for each epoch in the log, ascending. */
   get epochEntries(): readonly EpochEntry[] {
     return this.epochs.entries;
@@ -296,6 +310,20 @@ export class PartitionLog {
   /** OffsetsForLeaderEpoch: where `epoch`'s history ends in this log (the log end for the latest epoch). */
   endOffsetForEpoch(epoch: number): EpochEndOffset {
     return this.epochs.endOffsetFor(epoch, this.leo);
+  }
+
+  /**
+   * A fetch at `fetchOffset` from a fetcher whose last batch has `lastFetchedEpoch` (Fetch v12+,
+   * Kafka's truncation on fetch): its history diverges from this log when this log ends that epoch
+   * earlier, or does not have it and ends the closest lower one before fetchOffset; the answer then
+   * names that epoch and its end here, where the fetcher truncates to. An epoch this log cannot place
+   * (newer than its latest, or none known) or a fetch below the log start is OFFSET_OUT_OF_RANGE.
+   */
+  fetchHistory(fetchOffset: number, lastFetchedEpoch: number): FetchHistory {
+    const end = this.epochs.endOffsetFor(lastFetchedEpoch, this.leo);
+    if (end.epoch === UNDEFINED_EPOCH || end.endOffset === UNDEFINED_EPOCH || fetchOffset < this.logStartOffset) return HISTORY_OUT_OF_RANGE;
+    if (end.epoch < lastFetchedEpoch || end.endOffset < fetchOffset) return { kind: 'diverges', epoch: end.epoch, endOffset: end.endOffset };
+    return HISTORY_AGREES;
   }
 
   private get active(): Segment {

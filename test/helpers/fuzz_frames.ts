@@ -1,7 +1,7 @@
 // Test helper: fast-check generators of hostile Kafka request frames, shared by the in-process
 // decoder fuzz and the over-the-wire broker fuzz. Pure (any thread).
 // Kinds: random bodies behind a valid length; valid headers of every registered (api, version)
-// with random bodies; real Produce/Fetch/Metadata requests (our codec) with bytes overwritten,
+// with random bodies; real Produce/Fetch/Metadata/OffsetForLeaderEpoch requests (our codec) with bytes overwritten,
 // inserted, deleted or truncated. Frames carry a correct length prefix unless `lengthMutation`.
 
 import fc from 'fast-check';
@@ -10,6 +10,7 @@ import { encodeRecordBatch, CompressionCodec } from '../../src/protocol/records.
 import { FetchApi } from '../../src/protocol/apis/fetch.js';
 import { apiByKey } from '../../src/protocol/apis/index.js';
 import { MetadataApi } from '../../src/protocol/apis/metadata.js';
+import { OffsetForLeaderEpochApi } from '../../src/protocol/apis/offset_for_leader_epoch.js';
 import { ProduceApi } from '../../src/protocol/apis/produce.js';
 import type { AnyApi } from '../../src/protocol/schema.js';
 import { fetchRequest, ZERO_UUID } from './read_back.js';
@@ -24,7 +25,8 @@ export function allApiVersions(): { api: AnyApi; version: number }[] {
 
 /**
  * Real requests as full frames (length prefix included): Produce with plain and gzip batches,
- * Fetch by name and by topic id, Metadata for named and all topics, across old and new versions.
+ * Fetch by name and by topic id (from v12 with a last fetched epoch), Metadata for named and all
+ * topics, OffsetForLeaderEpoch with and without fencing, across old and new versions.
  */
 export function seedFrames(topic: string, topicId: string): Buffer[] {
   const records = [0, 1, 2].map((i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`fuzz-seed-${i}`), headers: [{ key: 'h', value: Buffer.from([i]) }], timestamp: 1_700_000_000_000 + i }));
@@ -38,7 +40,12 @@ export function seedFrames(topic: string, topicId: string): Buffer[] {
   }
   for (const version of [4, 7, 11, 12, 13, 17]) {
     const req = { ...fetchRequest(topic, topicId, 0, 0, 65536), maxWaitMs: 50 };
+    if (version >= 12) req.topics[0]!.partitions[0]!.lastFetchedEpoch = 0;
     frames.push(requestFrame(FetchApi as AnyApi, version, 100 + version, req));
+  }
+  for (const version of [2, 3, 4]) {
+    const partitions = [{ partition: 0, currentLeaderEpoch: 0, leaderEpoch: 0 }, { partition: 1, currentLeaderEpoch: -1, leaderEpoch: 5 }];
+    frames.push(requestFrame(OffsetForLeaderEpochApi as AnyApi, version, 400 + version, { replicaId: -1, topics: [{ topic, partitions }] }));
   }
   for (const version of [1, 4, 9, 12]) {
     frames.push(requestFrame(MetadataApi as AnyApi, version, 200 + version, { topics: [{ topicId: ZERO_UUID, name: topic }], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false }));

@@ -6,10 +6,13 @@
 // NOT_LEADER_OR_FOLLOWER with the leader's hint (KIP-951); a client's current leader epoch
 // (v9+) older than the leader's is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH. A replica
 // id >= 0 claims a follower's fetch, which only a follower of the partition may send.
+// A last fetched epoch (v12+) that this log's epoch history does not continue at the fetch offset
+// is answered with no records and the diverging epoch (where the fetcher truncates to, KIP-595
+// style truncation on fetch); one this log cannot place is OFFSET_OUT_OF_RANGE.
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
 import type { FetchItem, PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
-import { checkLeaderEpoch, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
+import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { leaderEndpoints } from './leader_endpoints.js';
 import { handler, type Wire } from '../handler.js';
@@ -62,10 +65,7 @@ function servingHandle(deps: FetchDeps, topic: TopicImage, p: FetchRequestPartit
   }
   const epochError = checkLeaderEpoch(p.currentLeaderEpoch, lead.leaderEpoch);
   if (epochError !== ErrorCode.NONE) return partitionOut(p.partition, epochError);
-  if (replicaId >= 0) {
-    const replicas = deps.cluster.partition(topic.name, p.partition)?.replicas ?? [];
-    if (replicaId === deps.cluster.localId || !replicas.includes(replicaId)) return partitionOut(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
-  }
+  if (isFalseFollower(deps.cluster, topic.name, p.partition, replicaId)) return partitionOut(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   const handle = deps.partitions.handleOf(topic.name, p.partition);
   return handle < 0 ? partitionOut(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER) : handle;
 }
@@ -87,7 +87,8 @@ export const fetchHandler = handler({
         if (!topic) return partitionOut(p.partition, byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         const handle = servingHandle(deps, topic, p, replicaId, leaders);
         if (typeof handle !== 'number') return handle;
-        items.push({ handle, fetchOffset: p.fetchOffset, partitionMaxBytes: Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES) });
+        const partitionMaxBytes = Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES);
+        items.push({ handle, fetchOffset: p.fetchOffset, partitionMaxBytes, lastFetchedEpoch: Math.max(-1, p.lastFetchedEpoch) });
         where.push([ti, pi, p.partition]);
         return partitionOut(p.partition, ErrorCode.NONE);
       });
@@ -113,7 +114,9 @@ export const fetchHandler = handler({
       const [ti, pi, partition] = where[i]!;
       const chunks = reads[i];
       if (chunks) for (const c of chunks) bytesOut += c.length;
-      partitionLists[ti]![pi] = partitionOut(partition, r.errorCode, r.highWatermark, r.logStartOffset, chunks ?? EMPTY, committed);
+      const out = partitionOut(partition, r.errorCode, r.highWatermark, r.logStartOffset, chunks ?? EMPTY, committed);
+      if (r.diverging !== null) out.divergingEpoch = r.diverging;
+      partitionLists[ti]![pi] = out;
     });
     deps.metrics.addBytesOut(bytesOut);
     return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints };

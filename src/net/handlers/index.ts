@@ -38,6 +38,7 @@ import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
 import { listOffsetsHandler, type OffsetLookup } from './list_offsets.js';
 import { AllTopicsCache, metadataHandler } from './metadata.js';
+import { offsetForLeaderEpochHandler, type EpochEndLookup } from './offset_for_leader_epoch.js';
 import { produceHandler, type ProduceDeps } from './produce.js';
 
 /** Everything some handler depends on; each handler is handed only the part its Deps names. */
@@ -47,7 +48,7 @@ export interface BrokerServices {
   readonly partitions: PartitionLookup & { readonly settledRevision: number };
   readonly topics: TopicAdmin;
   readonly router: Pick<PartitionRouter, 'produce' | 'fetch'>;
-  readonly offsets: OffsetLookup;
+  readonly offsets: OffsetLookup & EpochEndLookup;
   readonly segments: Pick<SegmentReader, 'readRanges' | 'fileRanges'>;
   readonly producerIds: ProducerIdSource;
   readonly groups: GroupCalls;
@@ -73,6 +74,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     bindHandler(produceHandler, s),
     bindHandler(fetchHandler, s),
     bindHandler(listOffsetsHandler, s),
+    bindHandler(offsetForLeaderEpochHandler, s),
     bindHandler(createTopicsHandler, s),
     bindHandler(deleteTopicsHandler, s),
     bindHandler(createPartitionsHandler, s),

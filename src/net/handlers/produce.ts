@@ -2,7 +2,9 @@
 // answers once every partition's acks condition holds. Batch validation, idempotence checks
 // and offset assignment happen on the shard; here only what needs no record bytes is checked,
 // and that this broker leads the partition: if not, NOT_LEADER_OR_FOLLOWER carries the leader
-// the cluster view knows (KIP-951: currentLeader, and the leader's endpoint from v10).
+// the cluster view knows (KIP-951: currentLeader, and the leader's endpoint from v10). The view's
+// leader epoch travels with each batch: the partition stamps it into the batch as Kafka's leader
+// does. Produce has no current_leader_epoch field, so clients are not fenced here.
 import type { ProduceItem, PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { isInternalTopic, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
@@ -74,7 +76,7 @@ export const produceHandler = handler({
           const handle = partitions.handleOf(t.name, p.index);
           if (handle < 0) code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
           else {
-            items.push({ handle, records: p.records });
+            items.push({ handle, records: p.records, leaderEpoch: lead.leaderEpoch });
             where.push([ti, pi, p.index]);
           }
         }

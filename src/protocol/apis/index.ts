@@ -27,6 +27,7 @@ import { FindCoordinatorApi } from './find_coordinator.js';
 import { InitProducerIdApi } from './init_producer_id.js';
 import { ListOffsetsApi } from './list_offsets.js';
 import { MetadataApi } from './metadata.js';
+import { OffsetForLeaderEpochApi } from './offset_for_leader_epoch.js';
 import { ProduceApi } from './produce.js';
 import { AddRaftVoterApi } from './add_raft_voter.js';
 import { AllocateProducerIdsApi } from './allocate_producer_ids.js';
@@ -47,6 +48,7 @@ export const advertisedApis: readonly AnyApi[] = [
   DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, CreatePartitionsApi, DescribeClusterApi,
   FindCoordinatorApi, JoinGroupApi, SyncGroupApi, HeartbeatApi, LeaveGroupApi, OffsetCommitApi, OffsetFetchApi,
   ListGroupsApi, DescribeGroupsApi, DeleteGroupsApi, OffsetDeleteApi, ConsumerGroupHeartbeatApi, ConsumerGroupDescribeApi,
+  OffsetForLeaderEpochApi,
 ] as readonly AnyApi[];
 
 /** KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs, and ElectLeaders, which only a cluster node serves. */

@@ -1,16 +1,23 @@
-// Ring message codecs: every ListOffsets request and result, and every produce header, read back
-// exactly as written, wherever in the ring's memory it was written.
+// Ring message codecs: every offset-lookup request and result, every produce header, and every
+// fetch request and result, read back exactly as written, wherever in the ring's memory it was written.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
   MsgType,
+  OffsetLookupBy,
   PRODUCE_HEADER_BYTES,
+  fetchBytes,
+  fetchResultBytes,
   listOffsetsBytes,
   listOffsetsResultBytes,
+  readFetch,
+  readFetchResult,
   readListOffsets,
   readListOffsetsResult,
   readProduce,
+  writeFetch,
+  writeFetchResult,
   writeListOffsets,
   writeListOffsetsResult,
   writeProduce,
@@ -20,12 +27,14 @@ const u32 = fc.integer({ min: 0, max: 0xffffffff });
 const offset = fc.integer({ min: -1, max: Number.MAX_SAFE_INTEGER });
 const timestamp = fc.oneof(fc.constantFrom(-1, -2, -3), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }));
 const at = fc.integer({ min: 0, max: 64 }).map((n) => n * 8);
+const epoch = fc.integer({ min: -1, max: 0x7fffffff });
 
 describe('ring messages', () => {
   it('LIST_OFFSETS round-trips', () => {
     const ask = fc.record({
       reqId: u32,
-      partitions: fc.array(fc.record({ slot: u32, handle: u32, timestamp }), { maxLength: 40 }),
+      by: fc.constantFrom(OffsetLookupBy.TIMESTAMP, OffsetLookupBy.EPOCH_END),
+      partitions: fc.array(fc.record({ slot: u32, handle: u32, key: fc.oneof(timestamp, epoch) }), { maxLength: 40 }),
     });
     fc.assert(
       fc.property(ask, at, (a, pos) => {
@@ -57,11 +66,47 @@ describe('ring messages', () => {
 
   it('PRODUCE header round-trips and the records follow it', () => {
     fc.assert(
-      fc.property(fc.record({ reqId: u32, slot: u32, handle: u32, timeoutMs: fc.integer({ min: 0, max: 0x7fffffff }) }), fc.uint8Array({ maxLength: 64 }), at, (ask, records, pos) => {
+      fc.property(fc.record({ reqId: u32, slot: u32, handle: u32, timeoutMs: fc.integer({ min: 0, max: 0x7fffffff }), leaderEpoch: fc.integer({ min: 0, max: 0x7fffffff }) }), fc.uint8Array({ maxLength: 64 }), at, (ask, records, pos) => {
         const b = Buffer.alloc(pos + PRODUCE_HEADER_BYTES + records.length, 0xee);
         writeProduce(b, pos, ask, Buffer.from(records));
         assert.deepEqual(readProduce(b, pos), structuredClone(ask));
         assert.deepEqual(new Uint8Array(b.subarray(pos + PRODUCE_HEADER_BYTES)), records);
+      }),
+    );
+  });
+
+  it('FETCH round-trips, last fetched epochs included', () => {
+    const ask = fc.record({
+      reqId: u32,
+      flags: fc.integer({ min: 0, max: 1 }),
+      maxWaitMs: u32,
+      minBytes: u32,
+      maxBytes: u32,
+      partitions: fc.array(fc.record({ slot: u32, handle: u32, fetchOffset: offset, partitionMaxBytes: u32, lastFetchedEpoch: epoch }), { maxLength: 40 }),
+    });
+    fc.assert(
+      fc.property(ask, at, (a, pos) => {
+        const b = Buffer.alloc(pos + fetchBytes(a.partitions.length), 0xee);
+        writeFetch(b, pos, a);
+        assert.deepEqual(readFetch(b, pos), structuredClone(a));
+      }),
+    );
+  });
+
+  it('FETCH_RESULT round-trips, with or without a diverging epoch', () => {
+    const part = fc.record({
+      slot: u32,
+      errorCode: fc.integer({ min: -1, max: 120 }),
+      highWatermark: offset,
+      logStartOffset: offset,
+      ranges: fc.array(fc.record({ path: fc.string({ maxLength: 30 }), position: fc.nat(), length: u32 }), { maxLength: 3 }),
+      diverging: fc.option(fc.record({ epoch: fc.integer({ min: 0, max: 0x7fffffff }), endOffset: offset }), { nil: null }),
+    });
+    fc.assert(
+      fc.property(u32, fc.array(part, { maxLength: 20 }), at, (reqId, parts, pos) => {
+        const b = Buffer.alloc(pos + fetchResultBytes(parts), 0xee);
+        writeFetchResult(b, pos, reqId, parts);
+        assert.deepEqual(readFetchResult(b, pos), structuredClone({ reqId, parts }));
       }),
     );
   });

@@ -33,7 +33,7 @@ describe('Shard drain loop', () => {
     for (let i = 0; i < MESSAGES; i++) {
       const at = inbound.reserve(PRODUCE_HEADER_BYTES + batch.length);
       assert.ok(at >= 0, 'inbound ring too small for the backlog');
-      writeProduce(inbound.bytes, at, { reqId: i, slot: 0, handle: 1, timeoutMs: 30_000 }, batch);
+      writeProduce(inbound.bytes, at, { reqId: i, slot: 0, handle: 1, timeoutMs: 30_000, leaderEpoch: 0 }, batch);
       inbound.publish();
     }
     let handledAtTimer = -1;

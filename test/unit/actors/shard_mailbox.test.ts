@@ -9,6 +9,7 @@ import { SpscRing } from '../../../src/actors/ring_buffer.js';
 import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
 import {
   MsgType,
+  OffsetLookupBy,
   PRODUCE_HEADER_BYTES,
   PRODUCE_RESULT_BYTES,
   fetchBytes,
@@ -77,10 +78,10 @@ class Harness {
     this.shard.openPartition(handle, 't', handle, dir, logConfig());
   }
 
-  produce(reqId: number, handle: number, records: Buffer): void {
+  produce(reqId: number, handle: number, records: Buffer, leaderEpoch = 0): void {
     const at = this.inbound.reserve(PRODUCE_HEADER_BYTES + records.length);
     assert.ok(at >= 0);
-    writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, timeoutMs: 30_000 }, records);
+    writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, timeoutMs: 30_000, leaderEpoch }, records);
     this.inbound.publish();
   }
 
@@ -166,11 +167,11 @@ describe('Shard as a mailbox', () => {
     h.open(2);
     h.produce(1, 1, batchOf(5, 10));
     await h.until(1, 'produce answered');
-    h.listOffsets({ reqId: 7, partitions: [
-      { slot: 0, handle: 1, timestamp: -1 },
-      { slot: 1, handle: 1, timestamp: -2 },
-      { slot: 2, handle: 2, timestamp: -1 },
-      { slot: 3, handle: 5, timestamp: -1 },
+    h.listOffsets({ reqId: 7, by: OffsetLookupBy.TIMESTAMP, partitions: [
+      { slot: 0, handle: 1, key: -1 },
+      { slot: 1, handle: 1, key: -2 },
+      { slot: 2, handle: 2, key: -1 },
+      { slot: 3, handle: 5, key: -1 },
     ] });
     const answers = await h.until(2, 'list offsets answered');
     assert.equal(answers.length, 2);
@@ -185,14 +186,59 @@ describe('Shard as a mailbox', () => {
     await h.close();
   });
 
+  it('stamps batches with the leader epoch they were produced under and answers epoch ends and divergence from it', async () => {
+    const h = new Harness(testIoBackend());
+    h.open(1);
+    h.produce(1, 1, batchOf(3, 10), 0); // offsets 0-2 in epoch 0
+    h.produce(2, 1, batchOf(2, 10), 2); // offsets 3-4 in epoch 2
+    h.produce(3, 1, batchOf(1, 10), 1); // a stale view's epoch
+    // The fenced one is refused before appending, so it may be answered before the others' commits.
+    const produces = (await h.until(3, 'produces answered')).map(produced).sort((a, b) => a.reqId - b.reqId);
+    assert.deepEqual(produces.map((r) => [r.reqId, r.errorCode, r.baseOffset]), [[1, 0, 0], [2, 0, 3], [3, ErrorCode.FENCED_LEADER_EPOCH, -1]]);
+    h.listOffsets({ reqId: 8, by: OffsetLookupBy.EPOCH_END, partitions: [
+      { slot: 0, handle: 1, key: 0 },
+      { slot: 1, handle: 1, key: 1 },
+      { slot: 2, handle: 1, key: 2 },
+      { slot: 3, handle: 1, key: 3 },
+      { slot: 4, handle: 6, key: 0 },
+    ] });
+    const listed = (await h.until(4, 'epoch ends answered'))[3] as Extract<Answer, { kind: 'listOffsets' }>;
+    assert.deepEqual(listed.parts.map((p) => [p.errorCode, p.leaderEpoch, p.offset]), [
+      [0, 0, 3], // epoch 0 ends where epoch 2 starts
+      [0, 0, 3], // epoch 1 never led: the closest lower one answers
+      [0, 2, 5], // the latest epoch ends at the log end
+      [0, -1, -1], // an epoch newer than the log knows
+      [ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1],
+    ]);
+    // min_bytes far above the data: only an answer that does not wait for it comes back at once.
+    const fetchOne = async (reqId: number, fetchOffset: number, lastFetchedEpoch: number, minBytes = 1 << 20) => {
+      h.fetch({ reqId, flags: 0, maxWaitMs: 10_000, minBytes, maxBytes: 1 << 20, partitions: [{ slot: 0, handle: 1, fetchOffset, partitionMaxBytes: 1 << 20, lastFetchedEpoch }] });
+      const answers = await h.until(h.answers.length + 1, `fetch ${reqId} answered`);
+      const fetched = answers[answers.length - 1] as Extract<Answer, { kind: 'fetch' }>;
+      assert.equal(fetched.reqId, reqId);
+      const [part] = fetched.parts;
+      return { errorCode: part!.errorCode, ranges: part!.ranges.length, diverging: part!.diverging };
+    };
+    // A fetcher that kept epoch 0 up to offset 4 diverged at 3: it truncates to epoch 0's end here.
+    assert.deepEqual(await fetchOne(20, 4, 0), { errorCode: 0, ranges: 0, diverging: { epoch: 0, endOffset: 3 } });
+    // One that claims epoch 1 (never led here) at offset 4 diverges at epoch 0's end too.
+    assert.deepEqual(await fetchOne(21, 4, 1), { errorCode: 0, ranges: 0, diverging: { epoch: 0, endOffset: 3 } });
+    // An epoch newer than the log knows cannot be placed.
+    assert.deepEqual(await fetchOne(22, 5, 3), { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, ranges: 0, diverging: null });
+    // Histories that agree are read: epoch 0 up to 3, epoch 2 up to 4.
+    assert.deepEqual(await fetchOne(23, 3, 0, 1), { errorCode: 0, ranges: 1, diverging: null });
+    assert.deepEqual(await fetchOne(24, 4, 2, 1), { errorCode: 0, ranges: 1, diverging: null });
+    await h.close();
+  });
+
   it('answers a fetch parked on two partitions once, when their data reaches min_bytes', async () => {
     const h = new Harness(testIoBackend());
     h.open(1);
     h.open(2);
     const batch = batchOf(1, 100);
     h.fetch({ reqId: 9, flags: 0, maxWaitMs: 10_000, minBytes: batch.length * 2, maxBytes: 1 << 20, partitions: [
-      { slot: 0, handle: 1, fetchOffset: 0, partitionMaxBytes: 1 << 20 },
-      { slot: 1, handle: 2, fetchOffset: 0, partitionMaxBytes: 1 << 20 },
+      { slot: 0, handle: 1, fetchOffset: 0, partitionMaxBytes: 1 << 20, lastFetchedEpoch: -1 },
+      { slot: 1, handle: 2, fetchOffset: 0, partitionMaxBytes: 1 << 20, lastFetchedEpoch: -1 },
     ] });
     h.produce(1, 1, batchOf(1, 100));
     await h.until(1, 'first produce answered');
@@ -211,7 +257,7 @@ describe('Shard as a mailbox', () => {
     const h = new Harness(testIoBackend());
     h.open(1);
     const started = performance.now();
-    h.fetch({ reqId: 4, flags: 0, maxWaitMs: 60, minBytes: 1, maxBytes: 1 << 20, partitions: [{ slot: 0, handle: 1, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] });
+    h.fetch({ reqId: 4, flags: 0, maxWaitMs: 60, minBytes: 1, maxBytes: 1 << 20, partitions: [{ slot: 0, handle: 1, fetchOffset: 0, partitionMaxBytes: 1 << 20, lastFetchedEpoch: -1 }] });
     await h.until(1, 'fetch answered at its deadline');
     assert.ok(performance.now() - started >= 60, 'not before max_wait');
     await h.close();

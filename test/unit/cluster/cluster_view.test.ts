@@ -28,6 +28,7 @@ describe('checkLeaderEpoch', () => {
       else if (requested < current) assert.equal(code, ErrorCode.FENCED_LEADER_EPOCH);
       else assert.equal(code, ErrorCode.UNKNOWN_LEADER_EPOCH);
       assert.equal(checkLeaderEpoch(NO_EPOCH, current), ErrorCode.NONE);
+      assert.equal(checkLeaderEpoch(-1 - requested, current), ErrorCode.NONE, 'any negative epoch is "not given"');
     }));
   });
 });
