@@ -6,7 +6,7 @@
 // proposed through the driver and are answered once they commit. When leadership goes the
 // controller reverts to the committed image and every pending reply fails with NOT_CONTROLLER.
 import type { Logger } from 'pino';
-import { MetadataController, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type HeartbeatRequest, type Outcome, type RegisterBrokerRequest } from '../../cluster/metadata/controller.js';
+import { MetadataController, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type HeartbeatRequest, type LegacyMetadata, type Outcome, type RegisterBrokerRequest } from '../../cluster/metadata/controller.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -104,6 +104,11 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   deleteTopics(names: readonly string[]): Promise<ControllerReply> {
     return this.run((next) => this.controller.deleteTopics(names, next));
+  }
+
+  /** Carries an older single node's topics and producer-id high mark into the log (MetadataController.importLegacy). */
+  importLegacy(legacy: LegacyMetadata): Promise<ControllerReply> {
+    return this.run((next) => this.controller.importLegacy(legacy, next));
   }
 
   stop(): Promise<void> {
