@@ -8,7 +8,7 @@
 import { PARTITION_FDS, type DescriptorBudget } from '../common/descriptor_budget.js';
 import type { BrokerConfig } from '../config.js';
 import { validateTopicConfigs } from '../coordinator/topic_configs.js';
-import { validateTopicName } from '../coordinator/topic_table.js';
+import { validateTopicName } from '../coordinator/topic_names.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { isInternalTopic, type ClusterView, type TopicImage } from './cluster_view.js';
 import type { MetadataStore, ReplicaAssignment, TopicChange } from './metadata_store.js';

@@ -9,7 +9,7 @@
 // partitions it led without a leader (-1) until it comes back unfenced and leads them again.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { checkAssignment, checkReplicationFactor, placeBalanced } from '../replica_placement.js';
-import { validateTopicName } from '../../coordinator/topic_table.js';
+import { validateTopicName } from '../../coordinator/topic_names.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
 import {
