@@ -65,7 +65,8 @@ export class TopicAdmin {
       if (!Number.isInteger(partitions) || partitions < 1) {
         throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `partition count must be at least 1, got ${partitions}`);
       }
-      const rf = t.replicationFactor === -1 ? this.config.defaultReplicationFactor : t.replicationFactor;
+      // The default is capped by the live brokers, as the controller caps it (one broker: 1).
+      const rf = t.replicationFactor === -1 ? Math.min(this.config.defaultReplicationFactor, live.length) : t.replicationFactor;
       assignment = placeReplicas(live, 0, partitions, rf);
     }
     validateTopicConfigs({ ...t.configs }, this.config);

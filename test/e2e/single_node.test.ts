@@ -4,7 +4,8 @@
 // broker produced) starts with its topics, topic ids, messages, committed group offsets and
 // producer-id monotonicity, carries the old files into the metadata log once and renames
 // topics.json; a crash before that rename carries nothing twice. A node killed with SIGKILL
-// restarts and serves at once: its old registration does not keep it fenced for a session.
+// restarts and serves at once: its old registration does not keep it fenced for a session. Topics
+// come out at replication factor 1 on it whatever --default-replication-factor says.
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,9 @@ import { KafkaAdmin } from '../../src/client/admin.js';
 import type { KafkaConnection } from '../../src/client/connection.js';
 import { commitGroupOffsets, fetchGroupOffsets } from '../../src/client/group_admin.js';
 import { resolveConfig } from '../../src/config.js';
+import { CreateTopicsApi } from '../../src/protocol/apis/create_topics.js';
 import { InitProducerIdApi } from '../../src/protocol/apis/init_producer_id.js';
+import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
 import { BrokerProcess } from '../helpers/broker_process.js';
 import { connectedProducer, kafkajsClient, sendRange } from '../helpers/kafkajs_client.js';
 import { connectTo, readPartition, topicInfo, type TopicInfo } from '../helpers/read_back.js';
@@ -116,6 +119,20 @@ describe('single node', () => {
     c = await reconnect(b);
     assert.deepEqual((await new KafkaAdmin(c, {}).listTopics()).map((t) => t.name), [OFFSETS]);
     await b.dispose();
+  });
+
+  it('places topics on itself at replication factor 1 whatever the default asks', async () => {
+    const b = await startBroker([...ARGS, '--default-replication-factor', '3']);
+    const c = await reconnect(b);
+    const admin = new KafkaAdmin(c, {});
+    assert.equal((await admin.createTopics('defaults', 2, -1)).replicationFactor, 1);
+    const res = await c.request(CreateTopicsApi, {
+      topics: [{ name: 'placed', numPartitions: -1, replicationFactor: -1, assignments: [0, 1].map((partitionIndex) => ({ partitionIndex, brokerIds: [0] })), configs: [] }],
+      timeoutMs: 15_000, validateOnly: false,
+    }, 5);
+    assert.deepEqual(res.topics.map((t) => [t.errorCode, t.numPartitions, t.replicationFactor]), [[0, 2, 1]]);
+    assert.deepEqual((await admin.describeTopic('placed')).partitionDetails.map((p) => p.replicas), [[0], [0]]);
+    await assert.rejects(admin.createTopics('three', 1, 3), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.INVALID_REPLICATION_FACTOR);
   });
 
   it('restarts after SIGKILL and serves at once: the old registration does not keep it fenced', async () => {
