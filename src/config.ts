@@ -40,14 +40,14 @@ export interface BrokerConfig {
   readonly nodeId: number;
   /**
    * The static controller quorum (KRaft's controller.quorum.voters); empty: this node alone is a
-   * one-voter quorum on an ephemeral loopback controller port.
+   * one-voter quorum, with no controller listener unless --controller-addr names one.
    */
   readonly controllerVoters: readonly ControllerVoter[];
   /** Never empty once resolved: unset means broker+controller for a voter, broker otherwise. */
   readonly roles: readonly NodeRole[];
   /**
-   * This node's controller listener HOST:PORT: its entry in controllerVoters unless set, port 0
-   * on loopback with no voters, '' for a node without the controller role.
+   * This node's controller listener HOST:PORT: its entry in controllerVoters unless set; '' for a
+   * node without the controller role, and for a single node unless set (it has no peer to reach it).
    */
   readonly controllerAddr: string;
   readonly controllerHost: string;
@@ -300,7 +300,7 @@ const roles: Option<readonly NodeRole[]> = {
 
 /** '' (unset) until derived from the voters list. */
 const controllerAddr: Option<string> = {
-  ...address('this node\'s controller listener HOST:PORT to bind (default: its entry in controller-voters)', ''),
+  ...address('this node\'s controller listener HOST:PORT to bind (default: its entry in controller-voters; none on a single node)', ''),
   parse: (raw) => (raw.trim() === '' ? '' : address('', '').parse(raw)),
 };
 
@@ -604,12 +604,12 @@ function derivedRoles(c: Resolved): readonly NodeRole[] {
   return c.controllerVoters.length === 0 || isVoter(c) ? NODE_ROLES : ['broker'];
 }
 
-/** The controller listener to bind, '' for a node without the controller role. */
+/** The controller listener to bind, '' for none (no controller role, or a single node not given one). */
 function derivedControllerAddr(c: Resolved, roles: readonly NodeRole[]): string {
   if (!roles.includes('controller')) return '';
   if (c.controllerAddr !== '') return c.controllerAddr;
   const self = c.controllerVoters.find((v) => v.id === c.nodeId);
-  return self === undefined ? '127.0.0.1:0' : joinHostPort(self.host, self.port);
+  return self === undefined ? '' : joinHostPort(self.host, self.port);
 }
 
 function checkRelations(values: Resolved, raws: Map<OptionKey, RawValue>, issues: ConfigIssue[]): void {

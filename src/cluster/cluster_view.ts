@@ -2,10 +2,8 @@
 // it: the cluster id, the live brokers, the controller, every topic and, per partition, the
 // metadata record naming its replicas, ISR, leader and epochs. Pure types and the few rules
 // every reader applies the same way (leadership and leader-epoch checks, group placement).
-// Main thread. Today one implementation (LocalClusterView) answers from the single-node topic
-// table; the metadata quorum will answer from its metadata image through the same interface.
+// Main thread. The metadata quorum's image answers it (metadata/image_view.ts).
 import { offsetsPartitionFor } from '../coordinator/groups/group_api.js';
-import type { TopicRecord } from '../coordinator/topic_table.js';
 import { ErrorCode } from '../protocol/errors.js';
 
 /** A broker as clients reach it (Metadata, DescribeCluster, FindCoordinator, KIP-951 hints). */
@@ -35,7 +33,13 @@ export interface PartitionRecord {
 }
 
 /** A topic as the cluster knows it: name, id, partition count and config overrides. */
-export type TopicImage = Readonly<TopicRecord>;
+export interface TopicImage {
+  readonly name: string;
+  /** 32 hex chars, never all zero. */
+  readonly id: string;
+  readonly partitions: number;
+  readonly configs: Readonly<Record<string, string>>;
+}
 
 export interface ClusterView {
   readonly clusterId: string;

@@ -8,7 +8,7 @@
 import { PARTITION_FDS, type DescriptorBudget } from '../common/descriptor_budget.js';
 import type { BrokerConfig } from '../config.js';
 import { validateTopicConfigs } from '../coordinator/topic_configs.js';
-import { validateTopicName } from '../coordinator/topic_table.js';
+import { validateTopicName } from '../coordinator/topic_names.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { isInternalTopic, type ClusterView, type TopicImage } from './cluster_view.js';
 import type { MetadataStore, ReplicaAssignment, TopicChange } from './metadata_store.js';
@@ -65,7 +65,8 @@ export class TopicAdmin {
       if (!Number.isInteger(partitions) || partitions < 1) {
         throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `partition count must be at least 1, got ${partitions}`);
       }
-      const rf = t.replicationFactor === -1 ? this.config.defaultReplicationFactor : t.replicationFactor;
+      // The default is capped by the live brokers, as the controller caps it (one broker: 1).
+      const rf = t.replicationFactor === -1 ? Math.min(this.config.defaultReplicationFactor, live.length) : t.replicationFactor;
       assignment = placeReplicas(live, 0, partitions, rf);
     }
     validateTopicConfigs({ ...t.configs }, this.config);

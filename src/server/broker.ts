@@ -1,7 +1,8 @@
-// Assembles a broker: topic table and cluster id from the data dir behind the cluster view (or,
-// with --controller-voters, the metadata quorum's image: see cluster_node.ts), one shard worker per configured shard, the topic front end and the partition
-// reconciler (which reopens partition actors, with log recovery, on their shards), the request
-// handlers bound to their dependencies, the Kafka listener (in cluster mode only once the controller unfenced this broker and its
+// Assembles a broker: the cluster id from the data dir, the metadata quorum's image behind the
+// cluster view (see cluster_node.ts; without --controller-voters a one-voter quorum of this node),
+// one shard worker per configured shard, the topic front end and the partition reconciler (which
+// reopens partition actors, with log recovery, on their shards), the request handlers bound to
+// their dependencies, the Kafka listener (only once the controller unfenced this broker and its
 // image shows it) and the admin HTTP server. stop() reverses it: stop accepting, finish
 // in-flight requests, let shards commit and checkpoint, then exit.
 import { randomBytes } from 'node:crypto';
@@ -18,11 +19,7 @@ import { quorumReport } from '../actors/quorum/quorum_report.js';
 import type { BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
-import { LocalClusterView } from '../cluster/local_view.js';
-import { LocalMetadataStore } from '../cluster/metadata_store.js';
 import { TopicAdmin } from '../cluster/topic_admin.js';
-import { ProducerIdAllocator } from '../coordinator/producer_ids.js';
-import { TopicTable } from '../coordinator/topic_table.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
@@ -32,7 +29,7 @@ import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
-import { nofileLimit } from './descriptor_limit.js';
+import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 
 export interface Broker {
   readonly kafkaPort: number;
@@ -40,7 +37,7 @@ export interface Broker {
   stop(): Promise<void>;
 }
 
-/** The data dir's cluster id; a new one is `fresh` (cluster mode: derived from the voters) or random. */
+/** The data dir's cluster id; a new one is `fresh` (derived from --controller-voters) or, on a single node, random. */
 function loadClusterId(metaDir: string, fresh: string | null): string {
   const file = join(metaDir, 'cluster_id');
   try {
@@ -68,29 +65,31 @@ function summarizeIo(choices: readonly IoChoice[]): IoChoice {
 /** The main thread's segment-reader cache: a small limit gets a smaller share. */
 const readerCacheFor = (limit: number): number => Math.max(16, Math.min(MAX_SEGMENT_FDS, Math.floor(limit / 32)));
 
-/**
- * The descriptor budget for this process and data dir: the data dir's partitions are charged
- * up front (they must open whatever the budget says), and a start that could not even hold them is
- * refused with the figures rather than failing later with EMFILE.
- */
-function descriptorBudget(config: BrokerConfig, partitions: number, logger: Logger): DescriptorBudget {
-  const limit = nofileLimit();
+/** The descriptor budget for this process, before any partition is charged to it. */
+function descriptorBudget(config: BrokerConfig, limit: NofileLimit): DescriptorBudget {
   const reserved = reservedDescriptors({ shards: config.shards, sealedPerShard: MAX_SEALED_HANDLES, readerCache: readerCacheFor(limit.soft), adminConnections: MAX_ADMIN_CONNECTIONS });
-  const budget = new DescriptorBudget(limit.soft, reserved);
+  return new DescriptorBudget(limit.soft, reserved);
+}
+
+/**
+ * Charges the partitions the metadata image holds at start-up (they must open whatever the budget
+ * says); a start that could not even hold them is refused with the figures rather than failing
+ * later with EMFILE.
+ */
+function chargeStartPartitions(budget: DescriptorBudget, limit: NofileLimit, config: BrokerConfig, partitions: number, logger: Logger): void {
   const partitionFds = partitions * PARTITION_FDS;
   if (partitionFds > budget.capacity) {
     throw new Error(
       `the data dir holds ${partitions} partitions needing ${partitionFds} file descriptors, but the limit of ${limit.soft} ` +
-        `(${limit.source}; hard ${limit.hard}) leaves ${budget.capacity} after ${reserved} reserved: raise ulimit -n`,
+        `(${limit.source}; hard ${limit.hard}) leaves ${budget.capacity} after ${budget.reserved} reserved: raise ulimit -n`,
     );
   }
   budget.acquire('partitions', partitionFds);
   const connectionsFit = Math.floor(budget.free / CONNECTION_FDS);
-  const details = { limit: limit.soft, hard: limit.hard, source: limit.source, reserved, partitions, maxConnections: config.maxConnections, connectionsFit };
+  const details = { limit: limit.soft, hard: limit.hard, source: limit.source, reserved: budget.reserved, partitions, maxConnections: config.maxConnections, connectionsFit };
   if (config.maxConnections > connectionsFit) {
     logger.warn(details, 'max-connections exceeds the file descriptor budget: connections beyond it will be refused (raise ulimit -n or lower --max-connections)');
   } else logger.info(details, 'file descriptor budget');
-  return budget;
 }
 
 async function awaitShards(hosts: readonly ShardHost[]): Promise<IoChoice> {
@@ -110,10 +109,8 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   }
   const metaDir = join(config.dataDir, 'meta');
   mkdirSync(metaDir, { recursive: true });
-  const table = TopicTable.load(config.dataDir);
-  let partitions = 0;
-  for (const t of table.all()) partitions += t.partitions;
-  const descriptors = descriptorBudget(config, partitions, logger);
+  const limit = nofileLimit();
+  const descriptors = descriptorBudget(config, limit);
   const send = selectSender(config.io);
   logger.info(send.sender !== null ? 'response sends: native' : `response sends: node (${send.note})`);
   const metrics = new BrokerMetrics();
@@ -142,34 +139,28 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   router.attach(hosts);
   const io = await awaitShards(hosts);
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
-  const clusterMode = config.controllerVoters.length > 0;
-  const clusterId = loadClusterId(metaDir, clusterMode ? clusterIdOfVoters(config.controllerVoters) : null);
-  // A cluster node registers its Kafka port before the listener opens, so port 0 is resolved first.
-  const kafkaPortWanted = clusterMode && config.kafkaPort === 0 ? await reservePort(config.kafkaHost) : config.kafkaPort;
-  const node = clusterMode
-    ? await startClusterNode(config, {
-        clusterId, kafkaPort: kafkaPortWanted, log: logger, metrics, descriptors,
-        onFatal: () => {
-          process.exitCode = 1;
-          void stop();
-        },
-      })
-    : null;
-  const local = node === null ? new LocalClusterView(clusterId, { id: config.nodeId, host: config.kafkaHost, port: config.kafkaPort, rack: config.rack }, table) : null;
-  const cluster: ClusterView = node?.view ?? local!;
+  const clusterId = loadClusterId(metaDir, config.controllerVoters.length > 0 ? clusterIdOfVoters(config.controllerVoters) : null);
+  // The broker registers its Kafka port before the listener opens, so port 0 is resolved first.
+  const kafkaPortWanted = config.kafkaPort === 0 ? await reservePort(config.kafkaHost) : config.kafkaPort;
+  const node = await startClusterNode(config, {
+    clusterId, kafkaPort: kafkaPortWanted, log: logger, metrics, descriptors,
+    onFatal: () => {
+      process.exitCode = 1;
+      void stop();
+    },
+  });
+  const cluster: ClusterView = node.view;
   const segments = new SegmentReader(readerCacheFor(descriptors.limit));
   const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir));
-  const topics = new TopicAdmin(config, cluster, node?.store ?? new LocalMetadataStore(table, config.nodeId), reconciler, descriptors);
+  const topics = new TopicAdmin(config, cluster, node.store, reconciler, descriptors);
   const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {
     const infos = groups.topicInfos();
     return Promise.all(hosts.map((h) => h.control.setTopics(infos)));
   };
   reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
-  if (node !== null) {
-    // Topics other brokers create (or delete) reach this one only through the image.
-    node.follower.onPublish = () => void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
-  }
+  // Topics other brokers create (or delete) reach this one only through the image.
+  node.follower.onPublish = () => void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
   const handlers = buildHandlers({
     config,
     cluster,
@@ -178,10 +169,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     router,
     offsets: router,
     segments,
-    producerIds: node?.producerIds ?? new ProducerIdAllocator(metaDir),
+    producerIds: node.producerIds,
     groups,
     metrics,
-    quorum: node === null ? null : { driver: node.driver, endpoints: node.voters, controller: node.controller },
+    quorum: { driver: node.driver, endpoints: node.voters, controller: node.controller },
     // Every shard's inbound ring has the same size.
     limits: {
       maxProduceBatchBytes: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,
@@ -197,34 +188,34 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     logger,
     metrics,
     health: () => {
-      const quorum = node?.quorumHealth.check();
+      const quorum = node.quorumHealth.check();
       return {
         status,
-        failing: quorum?.state === 'lost' ? ['quorum'] : [],
+        failing: quorum.state === 'lost' ? ['quorum'] : [],
         details: {
-          shards: config.shards, topics: node?.view.image.topicsByName.size ?? table.size, connections: kafka.connectionCount, io, ioThreads,
+          shards: config.shards, topics: node.view.image.topicsByName.size, connections: kafka.connectionCount, io, ioThreads,
           descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
-          ...(quorum === undefined ? {} : { quorum }),
+          quorum,
         },
       };
     },
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
-    ...(node === null ? {} : { quorum: () => quorumReport(node.driver) }),
+    quorum: () => quorumReport(node.driver),
   });
   const started = performance.now();
-  if (node !== null) {
-    // Placing __consumer_offsets needs this broker live, and clients must not see an older image.
-    node.lifecycle.start();
-    await node.lifecycle.unfenced();
-  }
+  // Placing __consumer_offsets needs this broker live, and clients must not see an older image.
+  node.lifecycle.start();
+  await node.lifecycle.unfenced();
+  let partitions = 0;
+  for (const t of cluster.topics()) partitions += t.partitions;
+  chargeStartPartitions(descriptors, limit, config, partitions, logger);
   // Coordinators load with the topic list already in place.
   await pushTopics();
   await reconciler.applied(cluster.revision);
   await groups.start();
-  logger.info({ topics: node?.view.image.topicsByName.size ?? table.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
+  logger.info({ topics: node.view.image.topicsByName.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
   const kafkaPort = await kafka.listen();
-  local?.setAdvertisedPort(kafkaPort);
   status = 'ready';
 
   let stopping: Promise<void> | null = null;
@@ -232,7 +223,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     stopping ??= (async () => {
       status = 'draining';
       await kafka.close();
-      await node?.stop();
+      await node.stop();
       await Promise.all(hosts.map((h) => h.stop()));
       segments.closeAll();
       await admin.close();

@@ -29,6 +29,8 @@ import { startControllerListener } from '../net/controller_server.js';
 import { ControllerClient } from '../net/controller_client.js';
 import type { KafkaServer } from '../net/kafka_server.js';
 import { QuorumTransport } from '../net/quorum_transport.js';
+import { ErrorCode, errorName } from '../protocol/errors.js';
+import { markLegacyMetaCarried, readLegacyMeta } from './legacy_meta.js';
 
 /** The listener name brokers register and clients are given (security protocol PLAINTEXT). */
 export const CLIENT_LISTENER = 'PLAINTEXT';
@@ -74,6 +76,28 @@ function controllerConfigOf(config: BrokerConfig): ControllerConfig {
     leaderImbalanceCheckIntervalMs: config.leaderImbalanceCheckIntervalMs,
     leaderImbalancePerBrokerPercentage: config.leaderImbalancePerBrokerPercentage,
   };
+}
+
+/** How often a single node looks whether its controller is active, before carrying old metadata in. */
+const ACTIVE_POLL_MS = 10;
+
+/**
+ * A single node on a data dir an older Sluice wrote: its topic table and producer-id mark go into
+ * the metadata log once the node's controller is active, before the broker registers.
+ */
+async function carryLegacyMeta(quorum: MetadataQuorum, metaDir: string, brokerId: number, log: Logger): Promise<void> {
+  const legacy = readLegacyMeta(metaDir);
+  if (legacy === null) return;
+  const deadline = performance.now() + CONTROLLER_REQUEST_TIMEOUT_MS;
+  while (!quorum.isActiveController) {
+    if (performance.now() > deadline) throw new Error(`no active controller within ${CONTROLLER_REQUEST_TIMEOUT_MS} ms to carry meta/topics.json into`);
+    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
+  }
+  const reply = await quorum.importLegacy({ ...legacy, brokerId });
+  const refused = reply.kind === 'topics' ? reply.results.find((r) => r.errorCode !== ErrorCode.NONE) : undefined;
+  if (refused !== undefined) throw new Error(`meta/topics.json not carried into the metadata log: ${errorName(refused.errorCode)}: ${refused.message ?? ''}`);
+  markLegacyMetaCarried(metaDir);
+  log.info({ topics: legacy.topics.length, nextProducerId: legacy.nextProducerId }, 'carried the old topic table and producer-id mark into the metadata log');
 }
 
 /** A request for the active controller run on this process's MetadataQuorum. */
@@ -139,13 +163,13 @@ export interface ClusterNode {
   readonly store: ForwardingMetadataStore;
   readonly producerIds: ControllerProducerIds;
   readonly lifecycle: BrokerLifecycle;
-  /** The controller listener's port; -1 without the controller role. */
+  /** The controller listener's port; -1 without one (no controller role, or a single node not given --controller-addr). */
   readonly controllerPort: number;
   /** The quorum's Raft driver (status, leader), for /v1/quorum and DescribeQuorum on the client listener. */
   readonly driver: QuorumDriver;
   /** Whether the quorum has been leaderless for too long, for /v1/health. */
   readonly quorumHealth: QuorumHealth;
-  /** The controller listeners of the voters, as --controller-voters names them. */
+  /** The controller listeners of the voters, as --controller-voters names them (a single node: its own, if it has one). */
   readonly voters: readonly ControllerVoter[];
   /** The way to the active controller, for requests run there (ElectLeaders on the client listener). */
   readonly controller: ControllerChannel;
@@ -165,15 +189,24 @@ export interface ClusterNodeServices {
 
 export async function startClusterNode(config: BrokerConfig, services: ClusterNodeServices): Promise<ClusterNode> {
   const { clusterId, log } = services;
-  const dir = join(config.dataDir, 'meta', 'quorum');
+  const metaDir = join(config.dataDir, 'meta');
+  const dir = join(metaDir, 'quorum');
   mkdirSync(dir, { recursive: true });
-  const voters = config.controllerVoters;
+  const sole = config.controllerVoters.length === 0;
+  if (!sole && readLegacyMeta(metaDir) !== null) {
+    throw new Error('the data dir holds meta/topics.json of an older single node: start it once without --controller-voters to carry its topics into a metadata log');
+  }
+  // A single node is a one-voter quorum of itself, with nobody to dial. It binds a controller
+  // listener only when --controller-addr names one; a port 0 is fixed first so DescribeQuorum can name it.
+  const controllerPort = sole && config.controllerPort === 0 ? await reservePort(config.controllerHost) : config.controllerPort;
+  const ownEndpoint: readonly ControllerVoter[] = controllerPort === -1 ? [] : [{ id: config.nodeId, host: config.controllerHost, port: controllerPort }];
+  const voters = sole ? ownEndpoint : config.controllerVoters;
   const view = new ImageClusterView(clusterId, config.nodeId, CLIENT_LISTENER, MetadataImage.EMPTY);
   const follower = new MetadataFollower(view);
   const quorum = new MetadataQuorum({
     id: config.nodeId,
     dir,
-    bootstrapVoters: voters.map((v) => v.id),
+    bootstrapVoters: sole ? [config.nodeId] : voters.map((v) => v.id),
     log,
     onFatal: services.onFatal,
     snapshotEveryEntries: config.metadataSnapshotRecords,
@@ -204,16 +237,17 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
   services.metrics.watchQuorum(quorum.driver);
 
   let listener: KafkaServer | null = null;
-  let controllerPort = -1;
-  if (config.roles.includes('controller')) {
+  let boundPort = -1;
+  if (config.controllerAddr !== '') {
     const started = await startControllerListener(
       { quorum, clusterId, endpoints: voters },
-      { host: config.controllerHost, port: config.controllerPort },
+      { host: config.controllerHost, port: controllerPort },
       { log, metrics: services.metrics, descriptors: services.descriptors },
     );
     listener = started.server;
-    controllerPort = started.port;
+    boundPort = started.port;
   }
+  if (sole) await carryLegacyMeta(quorum, metaDir, config.nodeId, log);
   const remote = new ControllerClient(voters, clusterId);
   const channel = new QuorumControllerChannel(config.nodeId, quorum, remote);
   const lifecycle = new BrokerLifecycle(
@@ -229,7 +263,7 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     store: new ForwardingMetadataStore(channel, follower, view, CONTROLLER_REQUEST_TIMEOUT_MS),
     producerIds: new ControllerProducerIds(config.nodeId, lifecycle, channel, CONTROLLER_REQUEST_TIMEOUT_MS),
     lifecycle,
-    controllerPort,
+    controllerPort: boundPort,
     driver: quorum.driver,
     quorumHealth: new QuorumHealth(quorum.driver),
     voters,

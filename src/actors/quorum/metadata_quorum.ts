@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import {
   MetadataController, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type ElectionPartitions,
-  type HeartbeatRequest, type Outcome, type RegisterBrokerRequest,
+  type HeartbeatRequest, type LegacyMetadata, type Outcome, type RegisterBrokerRequest,
 } from '../../cluster/metadata/controller.js';
 import type { AlterPartitionRequest } from '../../cluster/metadata/replication_control.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
@@ -116,6 +116,11 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   electLeaders(electionType: number, partitions: ElectionPartitions): Promise<ControllerReply> {
     return this.run((next) => this.controller.electLeaders(electionType, partitions, next));
+  }
+
+  /** Carries an older single node's topics and producer-id high mark into the log (MetadataController.importLegacy). */
+  importLegacy(legacy: LegacyMetadata): Promise<ControllerReply> {
+    return this.run((next) => this.controller.importLegacy(legacy, next));
   }
 
   stop(): Promise<void> {

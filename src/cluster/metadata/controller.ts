@@ -11,7 +11,7 @@
 // periodic imbalance check.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { checkAssignment, checkReplicationFactor, placeBalanced } from '../replica_placement.js';
-import { validateTopicName } from '../../coordinator/topic_table.js';
+import { validateTopicName } from '../../coordinator/topic_names.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
 import { ConfigResource, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
@@ -76,6 +76,24 @@ export interface CreatableTopic {
   /** The client's replica lists, or null to let the controller place them. */
   readonly assignment: readonly (readonly number[])[] | null;
   readonly configs: Readonly<Record<string, string>>;
+}
+
+/** A topic as an older single node's topic table held it (meta/topics.json). */
+export interface LegacyTopic {
+  readonly name: string;
+  /** Its partition directories name it, so it is kept. */
+  readonly id: string;
+  readonly partitions: number;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+/** What an older single node kept outside a metadata log, carried into it once. */
+export interface LegacyMetadata {
+  readonly topics: readonly LegacyTopic[];
+  /** Its producer-id high mark: no id at or above it was handed out. */
+  readonly nextProducerId: number;
+  /** The node, the only replica of every topic. */
+  readonly brokerId: number;
 }
 
 export interface AlterConfigsRequest {
@@ -478,6 +496,56 @@ export class MetadataController {
     const records = imbalanceElections(this.image, this.config.leaderImbalancePerBrokerPercentage, MAX_BALANCING_ELECTIONS);
     if (records.length < MAX_BALANCING_ELECTIONS) this.nextBalanceAt = nowMs + this.config.leaderImbalanceCheckIntervalMs;
     return records.length === 0 ? null : this.propose(nextOffset, records, null);
+  }
+
+  /**
+   * Carries an older single node's topics (with their ids) and producer-id high mark into the
+   * log as ordinary records, in one batch. Only into a log without topics; a log that already
+   * holds exactly these topics and ids (the batch committed, the old file was not yet renamed) is
+   * answered without records.
+   */
+  importLegacy(legacy: LegacyMetadata, nextOffset: number): Outcome {
+    const names = legacy.topics.map((t) => t.name);
+    return this.guarded(refuseTopics(names), () => {
+      const image = this.image;
+      const done = (errorCode: ErrorCode): ControllerReply => ({
+        kind: 'topics',
+        results: legacy.topics.map((t) => ({ name: t.name, errorCode, message: null, topicId: t.id, partitions: t.partitions, replicationFactor: 1 })),
+      });
+      const carried = legacy.topics.every((t) => image.topicsByName.get(t.name)?.id === t.id) && image.producerIds.nextProducerId >= legacy.nextProducerId;
+      if (image.topicsById.size > 0) {
+        if (carried) return { kind: 'answered', reply: done(ErrorCode.NONE) };
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, 'the metadata log already holds topics other than the ones to import');
+      }
+      const id = legacy.brokerId;
+      if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new KafkaError(ErrorCode.INVALID_REQUEST, `broker id ${id}`);
+      if (!Number.isSafeInteger(legacy.nextProducerId) || legacy.nextProducerId < 0) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `producer id high mark ${legacy.nextProducerId}`);
+      }
+      const records: MetadataRecord[] = [];
+      const ids = new Set<string>();
+      let partitions = 0;
+      for (const t of legacy.topics) {
+        validateTopicName(t.name);
+        if (ids.has(t.id) || names.indexOf(t.name) !== names.lastIndexOf(t.name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `topic '${t.name}' or its id is named twice`);
+        if (!UUID.test(t.id) || t.id === ZERO_UUID) throw new KafkaError(ErrorCode.INVALID_REQUEST, `topic '${t.name}' has id '${t.id.slice(0, 40)}', not 32 hex chars`);
+        ids.add(t.id);
+        partitions += t.partitions;
+        if (!Number.isInteger(t.partitions) || t.partitions < 1 || partitions > this.config.maxPartitions) {
+          throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `topic '${t.name}' has ${t.partitions} partitions (at most ${this.config.maxPartitions} in all)`);
+        }
+        this.config.checkTopicConfigs({ ...t.configs });
+        records.push({ type: 'topic', name: t.name, topicId: t.id });
+        for (const [name, value] of Object.entries(t.configs)) {
+          records.push({ type: 'config', resourceType: ConfigResource.TOPIC, resourceName: t.name, name, value });
+        }
+        for (let p = 0; p < t.partitions; p++) records.push(partitionRecord(t.id, p, [id]));
+      }
+      if (legacy.nextProducerId > image.producerIds.nextProducerId) {
+        records.push({ type: 'producerIds', brokerId: id, brokerEpoch: -1, nextProducerId: legacy.nextProducerId });
+      }
+      return this.finish(records, nextOffset, done(ErrorCode.NONE));
+    });
   }
 
   /** Runs a request on the active controller; KafkaErrors become the reply's error code. */

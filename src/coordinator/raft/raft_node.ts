@@ -184,7 +184,8 @@ export class RaftNode {
       if (this.leaderId === this.id) this.leaderId = NO_NODE;
     } else if (this.leaderId === this.id) this.role = 'resigned';
     else this.role = this.leaderId >= 0 ? 'follower' : 'unattached';
-    this.resetElectionTimer();
+    // A sole voter has no vote to split and no leader to wait for: it campaigns on its first tick.
+    this.resetElectionTimer(this.isSoleVoter() ? 1 : undefined);
   }
 
   // ---- events in ----
@@ -410,6 +411,11 @@ export class RaftNode {
     if (this.log.hasVoter(this.id)) return true;
     const at = this.log.lastVotersOffset;
     return at >= this.highWatermark && this.log.votersAt(at).includes(this.id);
+  }
+
+  private isSoleVoter(): boolean {
+    const voters = this.log.voters;
+    return voters.length === 1 && voters[0] === this.id;
   }
 
   private isFollowing(): boolean {

@@ -1,4 +1,4 @@
-// The partition reconciler with plain-object shard controls over a real topic table and shard
+// The partition reconciler with plain-object shard controls over a metadata image view and a shard
 // table: it opens what the view places on this broker (directories stamped with the topic id),
 // only then makes partitions routable, closes and deletes partitions of topics that left the view
 // or were replaced by a topic of the same name, confirms revisions only after acting on them, and
@@ -10,16 +10,43 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PartitionReconciler, type PartitionControl } from '../../../src/actors/partition_reconciler.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
-import type { ClusterView } from '../../../src/cluster/cluster_view.js';
-import { LocalClusterView } from '../../../src/cluster/local_view.js';
+import type { ClusterView, TopicImage } from '../../../src/cluster/cluster_view.js';
+import { applyRecords } from '../../../src/cluster/metadata/delta.js';
+import { MetadataImage } from '../../../src/cluster/metadata/image.js';
+import { ImageClusterView } from '../../../src/cluster/metadata/image_view.js';
+import type { MetadataRecord } from '../../../src/cluster/metadata/records.js';
 import { resolveConfig } from '../../../src/config.js';
-import { TopicTable } from '../../../src/coordinator/topic_table.js';
 import { clusterView, endpoint } from '../../helpers/cluster_fixture.js';
+
+/** Topics of broker 1 alone, changed one committed batch at a time, as the metadata quorum would. */
+class ImageTopics {
+  readonly view = new ImageClusterView('c', 1, 'PLAINTEXT', MetadataImage.EMPTY);
+  private offset = 0;
+  private ids = 0;
+
+  create(name: string, partitions: number): TopicImage {
+    const topicId = (++this.ids).toString(16).padStart(32, '0');
+    const records: MetadataRecord[] = [{ type: 'topic', name, topicId }];
+    for (let p = 0; p < partitions; p++) {
+      records.push({ type: 'partition', topicId, partition: p, replicas: [1], isr: [1], removingReplicas: [], addingReplicas: [], leader: 1, leaderEpoch: 0, partitionEpoch: 0 });
+    }
+    this.commit(records);
+    return this.view.topic(name)!;
+  }
+
+  delete(name: string): void {
+    this.commit([{ type: 'removeTopic', topicId: this.view.topic(name)!.id }]);
+  }
+
+  private commit(records: readonly MetadataRecord[]): void {
+    this.view.update(applyRecords(this.view.image, records, { endOffset: ++this.offset, epoch: 1 }));
+  }
+}
 
 interface Rig {
   readonly reconciler: PartitionReconciler;
   readonly shards: ShardTable;
-  readonly table: TopicTable;
+  readonly table: ImageTopics;
   readonly view: ClusterView;
   /** Control calls in order, and directories reported removed. */
   readonly calls: string[];
@@ -29,8 +56,8 @@ interface Rig {
 }
 
 function rig(dataDir: string, view?: ClusterView): Rig {
-  const table = TopicTable.load(dataDir);
-  const v = view ?? new LocalClusterView('c', { id: 1, host: 'h', port: 1, rack: null }, table);
+  const table = new ImageTopics();
+  const v = view ?? table.view;
   const shards = new ShardTable(2);
   const calls: string[] = [];
   const removed: string[] = [];
@@ -66,7 +93,7 @@ function inTmp(run: (dir: string) => Promise<void>): () => Promise<void> {
 describe('PartitionReconciler', () => {
   it('opens every partition of a new topic, stamps its directory with the topic id, then routes it', inTmp(async (dir) => {
     const r = rig(dir);
-    const t = await r.table.create('orders', 3, {});
+    const t = r.table.create('orders', 3);
     await r.reconciler.applied(r.view.revision);
     assert.equal(r.calls.filter((c) => c.startsWith('open orders-')).length, 3);
     for (let p = 0; p < 3; p++) {
@@ -80,14 +107,14 @@ describe('PartitionReconciler', () => {
 
   it('closes and deletes a deleted topic, and replaces a topic recreated under the same name', inTmp(async (dir) => {
     const r = rig(dir);
-    await r.table.create('a', 1, {});
-    await r.table.create('b', 1, {});
+    r.table.create('a', 1);
+    r.table.create('b', 1);
     await r.reconciler.applied(r.view.revision);
     const [oldA, oldB] = [r.reconciler.handleOf('a', 0), r.reconciler.handleOf('b', 0)];
     r.calls.length = 0;
-    await r.table.delete('a');
-    await r.table.delete('b');
-    await r.table.create('b', 1, {});
+    r.table.delete('a');
+    r.table.delete('b');
+    r.table.create('b', 1);
     await r.reconciler.applied(r.view.revision);
     assert.equal(r.reconciler.handleOf('a', 0), -1);
     const newB = r.reconciler.handleOf('b', 0);
@@ -106,7 +133,7 @@ describe('PartitionReconciler', () => {
 
   it('rejects the waiters of a failed pass and opens on the next change', inTmp(async (dir) => {
     const r = rig(dir);
-    await r.table.create('t', 1, {});
+    r.table.create('t', 1);
     r.faults.failOpens = true;
     await assert.rejects(r.reconciler.applied(r.view.revision), /disk full/);
     assert.equal(r.reconciler.handleOf('t', 0), -1);

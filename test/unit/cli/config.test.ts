@@ -215,12 +215,15 @@ test('cluster mode: a node outside the voters is a broker-only observer without 
   assert.equal(config.rack, null);
 });
 
-test('single node: no voters means a one-voter quorum on an ephemeral loopback controller port', () => {
+test('single node: no voters means a one-voter quorum with no controller listener unless one is named', () => {
   const { config } = resolveConfig([], {});
   assert.deepEqual(config.controllerVoters, []);
   assert.deepEqual(config.roles, ['broker', 'controller']);
-  assert.equal(config.controllerHost, '127.0.0.1');
-  assert.equal(config.controllerPort, 0);
+  assert.equal(config.controllerAddr, '');
+  assert.equal(config.controllerPort, -1);
+  const named = resolveConfig(['--controller-addr', '127.0.0.1:0'], {}).config;
+  assert.equal(named.controllerHost, '127.0.0.1');
+  assert.equal(named.controllerPort, 0);
 });
 
 test('cluster mode: bad voter lists and inconsistent roles are refused with the key', () => {

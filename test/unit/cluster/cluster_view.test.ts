@@ -1,20 +1,14 @@
-// The cluster view's shared rules and the single-node view: leader-epoch checks, leadership,
-// group placement by the offsets topic's leaders, offline replicas, replica placement and the
-// checks on a client's assignment (properties over generated brokers and counts), and the
-// local view answering from a real topic table.
+// The cluster view's shared rules: leader-epoch checks, leadership, group placement by the
+// offsets topic's leaders, offline replicas, replica placement and the checks on a client's
+// assignment (properties over generated brokers and counts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import {
   checkLeaderEpoch, coordinatorOf, leadershipOf, NO_EPOCH, OFFSETS_TOPIC, offlineReplicas, type PartitionRecord,
 } from '../../../src/cluster/cluster_view.js';
-import { LocalClusterView } from '../../../src/cluster/local_view.js';
 import { checkAssignment, placeReplicas } from '../../../src/cluster/replica_placement.js';
 import { offsetsPartitionFor } from '../../../src/coordinator/groups/group_api.js';
-import { TopicTable } from '../../../src/coordinator/topic_table.js';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
 import { clusterView, endpoint } from '../../helpers/cluster_fixture.js';
 
@@ -105,30 +99,5 @@ describe('checkAssignment', () => {
     assert.throws(() => checkAssignment([[1, 2], [2]], [1, 2], 2), invalid);
     assert.throws(() => checkAssignment([[1, 1]], [1, 2], 2), invalid);
     assert.throws(() => checkAssignment([[1, 7]], [1, 2], 2), invalid);
-  });
-});
-
-describe('LocalClusterView', () => {
-  it('is the only broker and controller, leads every partition of the table at epoch 0, and follows the table', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-view-'));
-    try {
-      const table = TopicTable.load(dir);
-      const view = new LocalClusterView('cid', { id: 4, host: 'h', port: 0, rack: null }, table);
-      const before = view.revision;
-      const t = await table.create('orders', 2, {});
-      assert.ok(view.revision > before, 'a table change bumps the revision');
-      view.setAdvertisedPort(9092);
-      assert.deepEqual(view.brokers(), [{ id: 4, host: 'h', port: 9092, rack: null }]);
-      assert.equal(view.controllerId(), 4);
-      assert.equal(view.clusterId, 'cid');
-      assert.equal(view.topicById(t.id)?.name, 'orders');
-      assert.deepEqual(view.partition('orders', 1), {
-        topicId: t.id, partition: 1, replicas: [4], isr: [4], removingReplicas: [], addingReplicas: [], leader: 4, leaderEpoch: 0, partitionEpoch: 0,
-      });
-      assert.equal(view.partition('orders', 2), undefined);
-      assert.equal(view.partition('orders', -1), undefined);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

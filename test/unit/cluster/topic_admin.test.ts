@@ -67,15 +67,15 @@ describe('TopicAdmin', () => {
     assert.deepEqual(h.proposed, [{ kind: 'createTopic', name: 't', configs: {}, assignment: [[1, 2, 3], [2, 3, 1]] }]);
   });
 
-  it('takes -1 as the broker default for partitions and replication factor', async () => {
+  it('takes -1 as the broker default for partitions and replication factor, the default capped by the live brokers', async () => {
     const single = clusterView();
     const h = harness(single, { ...config, numPartitions: 3, defaultReplicationFactor: 2 });
-    await assert.rejects(h.admin.create({ name: 't', partitions: -1, replicationFactor: -1, assignment: null, configs: {} }), code(ErrorCode.INVALID_REPLICATION_FACTOR));
-    const ok = harness(single, { ...config, numPartitions: 3, defaultReplicationFactor: 1 });
-    const created = ok.admin.create({ name: 't', partitions: -1, replicationFactor: -1, assignment: null, configs: {} });
+    await assert.rejects(h.admin.create({ name: 't', partitions: -1, replicationFactor: 2, assignment: null, configs: {} }), code(ErrorCode.INVALID_REPLICATION_FACTOR));
+    const created = h.admin.create({ name: 't', partitions: -1, replicationFactor: -1, assignment: null, configs: {} });
     await settle();
-    ok.confirm();
+    h.confirm();
     assert.equal((await created).topic.partitions, 3);
+    assert.equal((await created).replicationFactor, 1);
   });
 
   it('answers a creation only after the reconciler confirms its revision', async () => {

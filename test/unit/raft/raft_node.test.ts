@@ -111,6 +111,29 @@ describe('RaftNode elections', () => {
     assert.ok(end.length > 0 && end.every((m) => m.type === 'endQuorumEpoch' && m.preferredSuccessors[0] === 3));
     assert.equal(c.elect(), 3);
   });
+
+  it('a sole voter leads from its first tick, fresh or restarted after leading, without sending anything', () => {
+    const c = new Cluster([1], { 1: { electionTimeoutTicks: 1000 } });
+    c.tick();
+    assert.equal(c.node(1).status().role, 'leader');
+    assert.equal(c.node(1).status().highWatermark, 1, 'its leaderChange entry commits on its own disk');
+    assert.equal(c.disks.get(1)!.hardState.votedFor, 1);
+    const epoch = epochOf(c, 1);
+    c.crash(1);
+    c.start(1);
+    assert.equal(c.node(1).status().role, 'resigned');
+    c.tick();
+    assert.equal(c.node(1).status().role, 'leader');
+    assert.equal(epochOf(c, 1), epoch + 1);
+    assert.deepEqual(c.delivered, []);
+  });
+
+  it('a voter of three still waits out its election timeout before canvassing', () => {
+    const c = new Cluster([1, 2, 3], { 1: { electionTimeoutTicks: 1000 }, 2: { electionTimeoutTicks: 1000 }, 3: { electionTimeoutTicks: 1000 } });
+    c.tick(999);
+    assert.deepEqual(c.leaders(), []);
+    assert.deepEqual(c.delivered, []);
+  });
 });
 
 describe('RaftNode replication and commit', () => {
