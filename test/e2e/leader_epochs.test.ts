@@ -1,5 +1,5 @@
 // Leader epochs end to end against a broker child process: produced batches carry the partition's
-// leader epoch (0 on a single node), OffsetForLeaderEpoch answers where an epoch ends (also after a
+// leader epoch (0 on a new single node, higher after each restart), OffsetForLeaderEpoch answers where an epoch ends (also after a
 // restart, from the leader-epoch-checkpoint), and the current leader epoch of Fetch, ListOffsets
 // and OffsetForLeaderEpoch is checked against the broker's. A Fetch v12+ past the end of the
 // fetcher's last epoch gets that epoch's real end as its diverging epoch.
@@ -16,7 +16,7 @@ import {
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { BrokerProcess } from '../helpers/broker_process.js';
 import { connectedProducer, kafkajsClient, sendRange } from '../helpers/kafkajs_client.js';
-import { LATEST, connectTo, fetchRequest, listOffset, readBatches, topicInfo } from '../helpers/read_back.js';
+import { LATEST, connectTo, fetchRequest, listOffset, metadata, readBatches, topicInfo } from '../helpers/read_back.js';
 
 const TOPIC = 'epochs';
 let broker: BrokerProcess;
@@ -96,15 +96,20 @@ describe('leader epochs on a single broker', () => {
     assert.equal((await fetchAt(20, 3)).errorCode, ErrorCode.OFFSET_OUT_OF_RANGE, 'an epoch the log cannot place');
   });
 
-  it('still knows where epoch 0 ends after a restart (leader-epoch-checkpoint)', async () => {
+  it('still knows where epoch 0 ends after a restart (leader-epoch-checkpoint), and leads the next batches in a newer epoch', async () => {
     await producer.disconnect();
     await conn.close();
     await broker.stop(10_000);
     await broker.restart();
     conn = await connectTo(broker.kafkaPort);
     producer = await connectedProducer(kafka);
-    assert.deepEqual(await epochEnd(0, 0), { errorCode: 0, partition: 0, leaderEpoch: 0, endOffset: 30 });
+    // The restarted broker registers anew: the controller takes its leaderships and gives them back, each a new epoch.
+    const current = (await metadata(conn, [TOPIC])).topics[0]!.partitions[0]!.leaderEpoch;
+    assert.ok(current > 0, `leader epoch after the restart is ${current}`);
+    assert.equal((await epochEnd(0, 0)).errorCode, ErrorCode.FENCED_LEADER_EPOCH, 'epoch 0 is no longer current');
+    assert.deepEqual(await epochEnd(0, current), { errorCode: 0, partition: 0, leaderEpoch: 0, endOffset: 30 });
     await sendRange(producer, TOPIC, 'f', 30, 35, { batch: 5 });
-    assert.deepEqual(await epochEnd(0, 0), { errorCode: 0, partition: 0, leaderEpoch: 0, endOffset: 35 });
+    assert.deepEqual(await epochEnd(0, current), { errorCode: 0, partition: 0, leaderEpoch: 0, endOffset: 30 }, 'epoch 0 ended where the restart found it');
+    assert.deepEqual(await epochEnd(current, current), { errorCode: 0, partition: 0, leaderEpoch: current, endOffset: 35 });
   });
 });
