@@ -3,14 +3,19 @@
 // the controller (forwarded over the controller listener) has leaders
 // on all three and every broker describes it identically, a non-leader refuses Produce naming the
 // leader (KIP-951), FindCoordinator follows the leader of the group's __consumer_offsets
-// partition, and kcat produces through one bootstrap broker and consumes through another. The
+// partition, and kcat and kafka-python produce through one bootstrap broker and consume through another. The
 // quorum's operator surface: /v1/quorum on the leader lists the three voters with their lag,
 // /v1/health names the leader, /metrics has the raft series, DescribeQuorum is answered on the
 // client listener; and with two of three nodes killed the survivor's health reports the quorum lost.
 import { after, afterEach, before, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BrokerProcess, freePort } from '../helpers/broker_process.js';
 import { kcat } from '../helpers/kcat.js';
+import { assertModernApiVersion, assertPythonRecord, kafkaPython, parsePythonLine, writePythonInput } from '../helpers/kafka_python.js';
+import { testMessage } from '../helpers/messages.js';
 import { RawConn, requestFrame } from '../helpers/raw_socket.js';
 import { offsetsPartitionFor } from '../../src/coordinator/groups/group_api.js';
 import { CreateTopicsApi, type CreateTopicsResponse } from '../../src/protocol/apis/create_topics.js';
@@ -128,6 +133,31 @@ it('kcat produces through one bootstrap broker and consumes everything through a
   await kcat(['-b', brokers[2]!.bootstrap, '-P', '-t', TOPIC, '-X', 'topic.partitioner=murmur2_random'], { input: Buffer.from(lines.join('\n') + '\n') });
   const out = await kcat(['-b', brokers[0]!.bootstrap, '-C', '-t', TOPIC, '-o', 'beginning', '-e', '-q']);
   assert.deepEqual(out.stdout.toString().trim().split('\n').sort(), [...lines].sort());
+});
+
+it('kafka-python produces through one bootstrap broker to partitions led by all three and consumes everything through another', async () => {
+  const topic = 'python-spread';
+  const created = await call<CreateTopicsResponse>(brokers[0]!, CreateTopicsApi, 7, {
+    topics: [{ name: topic, numPartitions: 6, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false,
+  });
+  assert.equal(created.topics[0]!.errorCode, ErrorCode.NONE);
+  assert.deepEqual(new Set((await metadata(brokers[2]!, [topic])).topics[0]!.partitions.map((p) => p.leaderId)), new Set([1, 2, 3]));
+  const work = mkdtempSync(join(tmpdir(), 'sluice-cluster-py-'));
+  try {
+    const count = 120;
+    const input = join(work, 'in');
+    await writePythonInput(input, count, (i) => ({ partition: i % 6, message: testMessage(topic, i) }));
+    const produced = await kafkaPython(['produce', brokers[2]!.bootstrap, topic, '1', input], 60_000);
+    assert.deepEqual([produced.sent, produced.errors], [count, 0]);
+    assertModernApiVersion(produced.api_version);
+    const output = join(work, 'out');
+    const consumed = await kafkaPython(['consume', brokers[0]!.bootstrap, topic, '6', String(count), output, '40'], 60_000);
+    assert.equal(consumed.received, count);
+    const lines = readFileSync(output, 'utf8').split('\n').filter((l) => l !== '');
+    for (const r of lines.map(parsePythonLine)) assertPythonRecord(r, testMessage(topic, r.offset * 6 + r.partition), topic);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 });
 
 async function admin<T>(b: BrokerProcess, path: string): Promise<{ status: number; body: T }> {
