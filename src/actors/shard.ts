@@ -176,8 +176,11 @@ export class Shard {
     };
   }
 
-  /** Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log (many at once); returns how many. */
-  async shutdown(): Promise<number> {
+  /**
+   * Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log
+   * (up to `closeLanes` at once, as the descriptors left allow); returns how many.
+   */
+  async shutdown(closeLanes: number): Promise<number> {
     this.running = false;
     this.parked.completeAll();
     this.deadlines.close();
@@ -185,7 +188,7 @@ export class Shard {
     await this.committer.close();
     const logs = [...this.actors.values()].map((a) => a.log);
     this.actors.clear();
-    await closeLogsTogether(logs, this.io, (err) => this.storageFailure('clean close failed', err));
+    await closeLogsTogether(logs, this.io, (err) => this.storageFailure('clean close failed', err), closeLanes);
     return logs.length;
   }
 

@@ -7,6 +7,7 @@
 // backend it chose) or died trying; until then an exit is reported there, not to `onExit`.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { GroupConfig } from '../coordinator/groups/group_api.js';
+import { MAX_CLOSES_IN_FLIGHT } from '../log/clean_close.js';
 import type { FlushPolicy } from '../log/group_commit.js';
 import type { IoMode } from '../native/addon.js';
 import { connectControl, type Remote } from './control_channel.js';
@@ -196,9 +197,10 @@ export class ShardHost {
     this.send({ kind: 'release', reqId }, true);
   }
 
-  async stop(): Promise<void> {
+  /** Closes the shard's logs (`closeLanes` at once) and ends its worker. */
+  async stop(closeLanes = MAX_CLOSES_IN_FLIGHT): Promise<void> {
     this.stopped = true;
-    await this.control.shutdown();
+    await this.control.shutdown(closeLanes);
     await this.worker.terminate();
     this.toShard.close();
     this.toMain.close();

@@ -49,7 +49,8 @@ export interface ShardControl {
   introspect(): ShardIntrospection;
   ioChoice(): IoChoice;
   snapshot(): ShardSnapshot;
-  shutdown(): Promise<void>;
+  /** Closes every log, `closeLanes` at once (clean_close.ts). */
+  shutdown(closeLanes: number): Promise<void>;
 }
 
 const data = workerData as ShardWorkerData;
@@ -134,11 +135,11 @@ const control: ShardControl = {
     rebalanceMs = [];
     return snap;
   },
-  shutdown: async () => {
+  shutdown: async (closeLanes) => {
     clearInterval(retention);
     const started = performance.now();
-    const partitions = await shard.shutdown();
-    log.info({ partitions, ms: Math.round(performance.now() - started) }, 'logs closed');
+    const partitions = await shard.shutdown(closeLanes);
+    log.info({ partitions, closeLanes, ms: Math.round(performance.now() - started) }, 'logs closed');
     await io.backend.close();
     lag.close();
   },

@@ -5,21 +5,34 @@
 // concurrent fdatasyncs on the libuv pool) rather than one at a time.
 // Invariants: a log's next step starts only after its previous step's syncs succeeded; a failed
 // sync abandons only that log's close (it reopens with a rescan), never the others'. The number of
-// descriptors held open for staged files is bounded by MAX_CLOSES_IN_FLIGHT.
+// descriptors held open for staged files is bounded by the lanes (at most MAX_CLOSES_IN_FLIGHT).
 import { StorageError, type IoBackend } from './io_backend.js';
 import type { PartitionLog } from './partition_log.js';
 
+/** Staged descriptors one closing log holds at most: its directory, index and state files. */
+const CLOSE_FDS = 7;
+
 /**
- * Logs closing at once on one shard. Each holds up to ~7 staged descriptors (its directory, index
- * and state files) and ~9 ring operations per step: 64 keeps a shard's extra descriptors near 450,
- * inside the descriptor budget's reserve, and far below the native ring's 4096 operations.
+ * Logs closing at once on one shard, at most. Each takes ~9 ring operations per step: 64 stays far
+ * below the native ring's 4096 operations. Its descriptors (64 x CLOSE_FDS, ~450) are more than a
+ * low descriptor limit leaves once partitions fill the budget, so the broker passes closeLanesFor().
  */
-const MAX_CLOSES_IN_FLIGHT = 64;
+export const MAX_CLOSES_IN_FLIGHT = 64;
+
+/**
+ * Lanes per shard that `spareDescriptors` (free in the process-wide budget at shutdown, shared by
+ * `shards` shards closing at once) can carry without meeting EMFILE: at least one, so a full
+ * budget still closes cleanly, one log at a time.
+ */
+export function closeLanesFor(spareDescriptors: number, shards: number): number {
+  return Math.max(1, Math.min(MAX_CLOSES_IN_FLIGHT, Math.floor(spareDescriptors / Math.max(1, shards) / CLOSE_FDS)));
+}
 
 export async function closeLogsTogether(
   logs: readonly PartitionLog[],
   io: IoBackend,
   onError: (err: StorageError) => void,
+  lanes = MAX_CLOSES_IN_FLIGHT,
 ): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
@@ -32,7 +45,7 @@ export async function closeLogsTogether(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(MAX_CLOSES_IN_FLIGHT, logs.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(lanes, logs.length) }, lane));
 }
 
 async function closeOne(log: PartitionLog, io: IoBackend): Promise<void> {

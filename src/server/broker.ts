@@ -27,6 +27,7 @@ import { KafkaServer } from '../net/kafka_server.js';
 import { selectSender } from '../net/native_sender.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
+import { closeLanesFor } from '../log/clean_close.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
@@ -224,7 +225,9 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       status = 'draining';
       await kafka.close();
       await node.stop();
-      await Promise.all(hosts.map((h) => h.stop()));
+      // Connections are closed: what the budget has free now carries the logs' clean closes.
+      const closeLanes = closeLanesFor(descriptors.free, hosts.length);
+      await Promise.all(hosts.map((h) => h.stop(closeLanes)));
       segments.closeAll();
       await admin.close();
       metrics.close();

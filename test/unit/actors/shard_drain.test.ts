@@ -8,6 +8,7 @@ import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
 import { PRODUCE_HEADER_BYTES, writeProduce } from '../../../src/actors/ring_messages.js';
 import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
 import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
+import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
 import { batchOf, logConfig, removeDir, tempDir, testIoBackend } from '../log/log_fixture.js';
 
 const MESSAGES = 20_000;
@@ -50,7 +51,7 @@ describe('Shard drain loop', () => {
       for (let off = outbound.peek(); off >= 0; off = outbound.peek()) outbound.release();
       await new Promise((resolve) => setImmediate(resolve));
     }
-    await shard.shutdown();
+    await shard.shutdown(MAX_CLOSES_IN_FLIGHT);
     // An empty message wakes run() so it sees it was stopped (it is not dispatched).
     assert.ok(inbound.reserve(0) >= 0);
     inbound.publish();

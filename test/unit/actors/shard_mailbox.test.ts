@@ -28,6 +28,7 @@ import {
 } from '../../../src/actors/ring_messages.js';
 import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
 import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
+import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
 import type { IoBackend } from '../../../src/log/io_backend.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { RecordingIo, batchOf, logConfig, removeDir, tempDir, testIoBackend, waitFor } from '../log/log_fixture.js';
@@ -40,7 +41,7 @@ afterEach(async () => {
   for (const h of live) {
     live.delete(h);
     clearInterval(h.keepAlive);
-    await h.shard.shutdown();
+    await h.shard.shutdown(MAX_CLOSES_IN_FLIGHT);
   }
 });
 
@@ -117,7 +118,7 @@ class Harness {
 
   async close(): Promise<void> {
     live.delete(this);
-    await this.shard.shutdown();
+    await this.shard.shutdown(MAX_CLOSES_IN_FLIGHT);
     // An empty message wakes run() so it sees it was stopped.
     assert.ok(this.inbound.reserve(0) >= 0);
     this.inbound.publish();
