@@ -188,7 +188,7 @@ export class QuorumDriver {
       isVoter: (id) => this.node.status().voters.includes(id),
       unreachable: (id) => this.reportUnreachable(id),
     });
-    this.learnPeers(opened.restore.entries);
+    this.learnPeers(opened.restore.snapshot, opened.restore.entries);
     const s = this.node.status();
     this.last = { epoch: s.epoch, leaderId: s.leaderId, role: s.role };
     this.lastTickAt = Date.now();
@@ -313,8 +313,13 @@ export class QuorumDriver {
     this.pump();
   }
 
-  /** Hands the transport the endpoints of every `voters` entry among `entries`, oldest first. */
-  private learnPeers(entries: readonly Entry[]): void {
+  /**
+   * Hands the transport the endpoints the voters of `snapshot` carry (a voter added by AddRaftVoter
+   * before the snapshot has its endpoints only there), then those of every `voters` entry among
+   * `entries`, oldest first.
+   */
+  private learnPeers(snapshot: Snapshot | null, entries: readonly Entry[]): void {
+    if (snapshot) this.transport.learnPeers(decodeVoterEndpoints(snapshot.meta.votersRecord));
     for (const e of entries) if (e.kind === 'voters') this.transport.learnPeers(decodeVoterEndpoints(e.data));
   }
 
@@ -358,8 +363,8 @@ export class QuorumDriver {
   private async execute(r: Ready): Promise<void> {
     if (r.hardState) await this.storage.saveHardState(r.hardState);
     if (this.stopped) return;
-    // A voters entry is in force from its append: its new voters are reachable before anything is sent.
-    this.learnPeers(r.entries);
+    // A snapshot's voters and a voters entry's are in force from install or append: reachable before anything is sent.
+    this.learnPeers(r.snapshot, r.entries);
     for (const m of r.messages) this.transport.send(m);
     if (r.snapshot) {
       await this.storage.installSnapshot(r.snapshot);

@@ -48,13 +48,19 @@ export interface OpenedSnapshots {
   readonly refused: readonly QuorumStorageError[];
 }
 
+/** The snapshot in force and where its data starts in its file (older files have shorter headers). */
+interface InForce {
+  readonly meta: SnapshotMeta;
+  readonly dataOffset: number;
+}
+
 export class SnapshotStore {
-  private current: SnapshotMeta | null;
+  private current: InForce | null;
   private writing: SnapshotWriter | null = null;
 
   private constructor(
     readonly dir: string,
-    current: SnapshotMeta | null,
+    current: InForce | null,
   ) {
     this.current = current;
   }
@@ -70,16 +76,18 @@ export class SnapshotStore {
     const refused: QuorumStorageError[] = [];
     for (const id of ids.sort(newestFirst)) {
       const path = join(dir, snapshotFileName(id));
-      const snapshot = decodeSnapshot(readFileSync(path), id);
-      if (typeof snapshot !== 'string') return { store: new SnapshotStore(dir, snapshot.meta), latest: snapshot, refused };
-      refused.push(new QuorumStorageError('corrupt-snapshot', `snapshot ${path} refused: ${snapshot}`));
+      const stored = decodeSnapshot(readFileSync(path), id);
+      if (typeof stored !== 'string') {
+        return { store: new SnapshotStore(dir, { meta: stored.snapshot.meta, dataOffset: stored.dataOffset }), latest: stored.snapshot, refused };
+      }
+      refused.push(new QuorumStorageError('corrupt-snapshot', `snapshot ${path} refused: ${stored}`));
     }
     return { store: new SnapshotStore(dir, null), latest: null, refused };
   }
 
   /** The snapshot in force. */
   get latest(): SnapshotMeta | null {
-    return this.current;
+    return this.current?.meta ?? null;
   }
 
   /**
@@ -88,8 +96,9 @@ export class SnapshotStore {
    * when `position` is not inside its data.
    */
   async read(id: OffsetAndEpoch, position: number, maxBytes: number): Promise<SnapshotChunk> {
-    const meta = this.current;
-    if (!meta || !sameId(meta.id, id)) throw new KafkaError(ErrorCode.SNAPSHOT_NOT_FOUND, `no snapshot ${id.endOffset}-${id.epoch}`);
+    const inForce = this.current;
+    if (!inForce || !sameId(inForce.meta.id, id)) throw new KafkaError(ErrorCode.SNAPSHOT_NOT_FOUND, `no snapshot ${id.endOffset}-${id.epoch}`);
+    const { meta, dataOffset } = inForce;
     if (!Number.isSafeInteger(position) || position < 0 || position > meta.size) {
       throw new KafkaError(ErrorCode.POSITION_OUT_OF_RANGE, `position ${position} outside snapshot of ${meta.size} bytes`);
     }
@@ -98,10 +107,9 @@ export class SnapshotStore {
     // Opened per read: a snapshot replaced meanwhile stays readable through this descriptor.
     const handle = await open(join(this.dir, snapshotFileName(id)), 'r');
     try {
-      const base = snapshotHeaderBytes(meta.voters.length);
       let done = 0;
       while (done < length) {
-        const { bytesRead } = await handle.read(bytes, done, length - done, base + position + done);
+        const { bytesRead } = await handle.read(bytes, done, length - done, dataOffset + position + done);
         if (bytesRead === 0) throw new QuorumStorageError('corrupt-snapshot', `snapshot ${snapshotFileName(id)} ends early`);
         done += bytesRead;
       }
@@ -140,7 +148,7 @@ export class SnapshotStore {
   /** For SnapshotWriter: `meta`'s file is durable under its final name. */
   async installed(writer: SnapshotWriter, meta: SnapshotMeta): Promise<void> {
     if (this.writing === writer) this.writing = null;
-    this.current = meta;
+    this.current = { meta, dataOffset: snapshotHeaderBytes(meta) };
     const keep = snapshotFileName(meta.id);
     let removed = false;
     for (const name of readdirSync(this.dir)) {
@@ -171,7 +179,7 @@ export class SnapshotWriter {
     private readonly path: string,
     private readonly handle: FileHandle,
   ) {
-    this.headerBytes = snapshotHeaderBytes(meta.voters.length);
+    this.headerBytes = snapshotHeaderBytes(meta);
   }
 
   /** Bytes of data written so far: the position the next chunk must start at. */

@@ -1,9 +1,9 @@
-// The Raft core's in-memory view of its log: the latest snapshot's id and voters, the entries after
+// The Raft core's in-memory view of its log: the latest snapshot (id, voters with endpoints), the entries after
 // it, the epoch history (KRaft's leader-epoch cache) that answers "where does epoch E end", and the
 // voter set in force at the log end. Pure; lives wherever its RaftNode lives. Durability is the
 // node's business: this class only holds what the node has appended, truncated or installed.
 import type { Entry, NodeId, OffsetAndEpoch, Snapshot, SnapshotMeta } from './types.js';
-import { decodeVoters } from './entry_batches.js';
+import { decodeVoters, encodeVoters } from './entry_batches.js';
 
 /** What one entry costs against fetch and flow-control byte limits: its data plus a fixed header. */
 export const ENTRY_OVERHEAD_BYTES = 24;
@@ -20,6 +20,8 @@ interface EpochStart {
 interface VotersChange {
   readonly offset: number;
   readonly voters: readonly NodeId[];
+  /** The entry's bytes: what a snapshot ending after it records (endpoints included). */
+  readonly record: Uint8Array;
 }
 
 export class RaftLog {
@@ -31,6 +33,8 @@ export class RaftLog {
   /** `voters` entries still in the log, ascending; the base voters apply below the first. */
   private votersChanges: VotersChange[] = [];
   private baseVoters: readonly NodeId[];
+  /** The snapshot's votersRecord; null for the bootstrap set, encoded only if a snapshot records it. */
+  private baseRecord: Uint8Array | null;
   /**
    * The voter set in force at the log end and its members, recomputed only when a `voters` entry,
    * truncation, compaction or install can change it: the core asks on every event and every fetch.
@@ -42,7 +46,8 @@ export class RaftLog {
     this.snapshotValue = snapshot;
     this.startOffset = snapshot?.meta.id.endOffset ?? 0;
     this.epochs = [{ epoch: snapshot?.meta.id.epoch ?? 0, startOffset: this.startOffset }];
-    this.baseVoters = snapshot?.meta.voters ?? bootstrapVoters;
+    this.baseRecord = snapshot?.meta.votersRecord ?? null;
+    this.baseVoters = this.baseRecord === null ? bootstrapVoters : decodeVoters(this.baseRecord);
     this.refreshInForce();
     for (const entry of entries) this.append(entry);
   }
@@ -95,7 +100,7 @@ export class RaftLog {
     this.entries.push(entry);
     if (entry.epoch > this.lastEpoch) this.epochs.push({ epoch: entry.epoch, startOffset: entry.offset });
     if (entry.kind === 'voters') {
-      this.votersChanges.push({ offset: entry.offset, voters: decodeVoters(entry.data) });
+      this.votersChanges.push({ offset: entry.offset, voters: decodeVoters(entry.data), record: entry.data });
       this.refreshInForce();
     }
   }
@@ -140,11 +145,20 @@ export class RaftLog {
     return this.entries.slice(from - this.startOffset, to - this.startOffset);
   }
 
-  /** The voters in force just below `offset` (what a snapshot ending there records). */
+  /** The voters in force just below `offset`. */
   votersAt(offset: number): readonly NodeId[] {
-    let voters = this.baseVoters;
-    for (const change of this.votersChanges) if (change.offset < offset) voters = change.voters;
-    return voters;
+    return this.lastChangeBelow(offset)?.voters ?? this.baseVoters;
+  }
+
+  /** The `voters` entry bytes in force just below `offset` (what a snapshot ending there records). */
+  votersRecordAt(offset: number): Uint8Array {
+    return this.lastChangeBelow(offset)?.record ?? this.baseRecord ?? encodeVoters(this.baseVoters);
+  }
+
+  private lastChangeBelow(offset: number): VotersChange | undefined {
+    let last: VotersChange | undefined;
+    for (const change of this.votersChanges) if (change.offset < offset) last = change;
+    return last;
   }
 
   /** The state machine snapshotted everything below `endOffset`: drop those entries. */
@@ -154,10 +168,11 @@ export class RaftLog {
     }
     const meta: SnapshotMeta = {
       id: { endOffset, epoch: this.epochBefore(endOffset) },
-      voters: this.votersAt(endOffset),
+      votersRecord: this.votersRecordAt(endOffset),
       size: data.byteLength,
     };
-    this.baseVoters = meta.voters;
+    this.baseVoters = this.votersAt(endOffset);
+    this.baseRecord = meta.votersRecord;
     this.votersChanges = this.votersChanges.filter((change) => change.offset >= endOffset);
     this.entries = this.entries.slice(endOffset - this.startOffset);
     const later = this.epochs.filter((start) => start.startOffset >= endOffset && start.epoch > meta.id.epoch);
@@ -174,7 +189,8 @@ export class RaftLog {
     this.startOffset = snapshot.meta.id.endOffset;
     this.entries = [];
     this.epochs = [{ epoch: snapshot.meta.id.epoch, startOffset: this.startOffset }];
-    this.baseVoters = snapshot.meta.voters;
+    this.baseRecord = snapshot.meta.votersRecord;
+    this.baseVoters = decodeVoters(snapshot.meta.votersRecord);
     this.votersChanges = [];
     this.refreshInForce();
   }

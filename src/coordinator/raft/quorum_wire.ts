@@ -35,7 +35,7 @@ import { METADATA_TOPIC_ID, METADATA_TOPIC_NAME, type QuorumEpochResponse } from
 import type { VoteRequest as VoteWireRequest, VoteResponse as VoteWireResponse } from '../../protocol/apis/vote.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { ZERO_UUID, decodedRecords } from '../../protocol/schema.js';
-import { bytesView, decodeEntryBatches, encodeEntryBatches } from './entry_batches.js';
+import { bytesView, decodeEntryBatches, decodeVoters, encodeEntryBatches } from './entry_batches.js';
 import type {
   BeginQuorumEpoch, BeginQuorumEpochResponse, EndQuorumEpoch, FetchRequest, FetchResponse, FetchSnapshotRequest,
   FetchSnapshotResponse, Message, NodeId, OffsetAndEpoch, VoteRequest, VoteResponse,
@@ -266,6 +266,18 @@ function size(v: number): number {
   return v;
 }
 
+/** A Buffer view of `bytes` (no copy), as the wire schemas take. */
+function bufferOf(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A snapshot's VotersRecord, checked here so a bad one is refused with the response (EntryBatchError), not at install. */
+function votersRecord(v: Buffer): Uint8Array {
+  const record = bytesView(v);
+  decodeVoters(record);
+  return record;
+}
+
 function offsetAndEpoch(v: { endOffset: number; epoch: number }): OffsetAndEpoch {
   return { endOffset: offset(v.endOffset), epoch: epoch(v.epoch) };
 }
@@ -319,8 +331,8 @@ export function responseOf(m: ResponseMessage): QuorumResponse {
               currentLeader: { leaderId: m.leaderId, leaderEpoch: m.epoch },
               size: m.snapshot === null ? -1 : m.snapshot.size,
               position: m.position,
-              unalignedRecords: Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength),
-              sluiceVoters: m.snapshot === null ? [] : [...m.snapshot.voters],
+              unalignedRecords: bufferOf(m.bytes),
+              sluiceVotersRecord: m.snapshot === null ? Buffer.alloc(0) : bufferOf(m.snapshot.votersRecord),
             }],
           }],
           nodeEndpoints: [],
@@ -389,7 +401,7 @@ export function messageOfResponse(request: RequestMessage, res: QuorumResponse):
     return {
       type: 'fetchSnapshotResponse', from, to, epoch: epoch(p.currentLeader.leaderEpoch), errorCode: p.errorCode,
       leaderId: leaderHint(p.currentLeader.leaderId),
-      snapshot: id === null ? null : { id, voters: p.sluiceVoters.map(nodeId), size: size(p.size) },
+      snapshot: id === null ? null : { id, votersRecord: votersRecord(p.sluiceVotersRecord), size: size(p.size) },
       position: offset(p.position), bytes: bytesView(p.unalignedRecords),
     };
   }

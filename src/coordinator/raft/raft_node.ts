@@ -722,15 +722,9 @@ export class RaftNode {
     return { ok: true, offset: entry.offset, epoch: entry.epoch };
   }
 
-  /**
-   * The endpoints the last `voters` entry still in the log carries, which the next one keeps. Once
-   * that entry is compacted into a snapshot (whose voters are ids only) they are gone from the log;
-   * each driver keeps the peers it already learned.
-   */
+  /** The endpoints the voters in force carry (from the last `voters` entry, or the snapshot's record), which the next entry keeps. */
   private voterEndpoints(): Map<NodeId, VoterEndpoint[]> {
-    const at = this.log.lastVotersOffset;
-    const entry = at >= this.log.logStartOffset ? this.log.range(at, at + 1)[0] : undefined;
-    return entry === undefined ? new Map() : decodeVoterEndpoints(entry.data);
+    return decodeVoterEndpoints(this.log.votersRecordAt(this.log.endOffset));
   }
 
   private appendAsLeader(entry: Entry): void {

@@ -42,7 +42,11 @@ export interface Membership {
 /** A snapshot: the state machine at `id.endOffset` (exclusive) plus the voters in force there. */
 export interface SnapshotMeta {
   readonly id: OffsetAndEpoch;
-  readonly voters: readonly NodeId[];
+  /**
+   * The voters in force at `id.endOffset` with the endpoints their `voters` entry carried, as a
+   * `voters` entry's bytes (encodeVoters), so a node restored from the snapshot can still reach them.
+   */
+  readonly votersRecord: Uint8Array;
   /** Byte length of the snapshot's data. */
   readonly size: number;
 }

@@ -1,10 +1,12 @@
 // FetchSnapshot (key 59) wire schema, v0-1, flexible in every version (KIP-630, KIP-853): a
 // follower pulls the leader's snapshot in byte ranges from `position`. v1 adds the fetcher's
 // directory id and the endpoints of the leader a response names.
-// One Sluice extension: `sluiceVoters`, a tagged field of the response partition (tag
-// SLUICE_VOTERS_TAG), carries the voter set the snapshot was taken under. KRaft keeps it in the
-// snapshot's header batch; Sluice keeps it beside the snapshot's data. Kafka's readers skip
-// unknown tags, and the tag sits far above the small numbers Kafka assigns.
+// One Sluice extension: `sluiceVotersRecord`, a tagged field of the response partition (tag
+// SLUICE_VOTERS_RECORD_TAG), carries the voter set the snapshot was taken under, with the voters'
+// endpoints, as a VotersRecord value. KRaft keeps that record in the snapshot's header batch;
+// Sluice keeps it beside the snapshot's data. Kafka's readers skip unknown tags, and the tag sits
+// far above the small numbers Kafka assigns. (Tag 1000 carried voter ids only and is retired: a
+// reader of it would take a record for ids.)
 
 import { defineApi, type Field } from '../schema.js';
 import { leaderIdAndEpochFields, type LeaderIdAndEpoch } from './leader_hints.js';
@@ -51,8 +53,8 @@ export interface FetchSnapshotResponsePartition {
   position: number;
   /** Snapshot bytes, not aligned to batch boundaries. */
   unalignedRecords: Buffer;
-  /** Tagged, Sluice only: the voters in force at the snapshot's end offset. */
-  sluiceVoters: number[];
+  /** Tagged, Sluice only: the VotersRecord in force at the snapshot's end offset (empty without a snapshot). */
+  sluiceVotersRecord: Buffer;
 }
 
 export interface FetchSnapshotResponseTopic {
@@ -68,7 +70,7 @@ export interface FetchSnapshotResponse {
   nodeEndpoints: QuorumNodeEndpoint[];
 }
 
-export const SLUICE_VOTERS_TAG = 1000;
+export const SLUICE_VOTERS_RECORD_TAG = 1001;
 
 const snapshotId: readonly Field[] = [
   { name: 'endOffset', type: 'int64', versions: '0+' },
@@ -115,7 +117,7 @@ export const FetchSnapshotApi = defineApi<FetchSnapshotRequest, FetchSnapshotRes
             { name: 'size', type: 'int64', versions: '0+' },
             { name: 'position', type: 'int64', versions: '0+' },
             { name: 'unalignedRecords', type: 'bytes', versions: '0+' },
-            { name: 'sluiceVoters', type: 'int32', array: true, versions: '0+', taggedVersions: '0+', tag: SLUICE_VOTERS_TAG },
+            { name: 'sluiceVotersRecord', type: 'bytes', versions: '0+', taggedVersions: '0+', tag: SLUICE_VOTERS_RECORD_TAG },
           ], array: true, versions: '0+',
         },
       ], array: true, versions: '0+',

@@ -7,7 +7,7 @@
 // comes from the seed. Tests only.
 import { RaftNode, type Mutation, type RaftConfig } from '../../../src/coordinator/raft/raft_node.js';
 import type { Entry, Message, NodeId, Ready, Snapshot } from '../../../src/coordinator/raft/types.js';
-import { decodeVoters } from '../../../src/coordinator/raft/entry_batches.js';
+import { decodeVoters, encodeVoters } from '../../../src/coordinator/raft/entry_batches.js';
 import { Checker, InvariantViolation, MirrorLog } from './checker.js';
 import { SimDisk } from './disk.js';
 import type { FaultPlan } from './faults.js';
@@ -483,7 +483,7 @@ export class Simulation {
     // The mirror of the core's log restarts from what the disk kept.
     const snap = n.disk.snapshot;
     const start = snap?.meta.id.endOffset ?? 0;
-    n.log.reset(start, start === 0 ? 0 : this.snapshotChain(n.id, start, snap?.meta.id.epoch ?? 0), snap?.meta.voters ?? this.bootstrapVoters);
+    n.log.reset(start, start === 0 ? 0 : this.snapshotChain(n.id, start, snap?.meta.id.epoch ?? 0), snap ? decodeVoters(snap.meta.votersRecord) : this.bootstrapVoters);
     for (const e of n.disk.entries) this.checker.appended(n.id, e, n.log);
     n.applied = start;
     n.lastHighWatermark = 0;
@@ -538,19 +538,19 @@ export class Simulation {
     if (last === undefined) return;
     const chain = n.log.chainAt(end - 1) as number;
     const data = ENCODER.encode(`state to ${end}: ${chain}`);
-    const snapshot: Snapshot = { meta: { id: { endOffset: end, epoch: last.epoch }, voters: this.votersAt(n, end), size: data.byteLength }, data };
+    const snapshot: Snapshot = { meta: { id: { endOffset: end, epoch: last.epoch }, votersRecord: this.votersRecordAt(n, end), size: data.byteLength }, data };
     n.disk.installLocalSnapshot(snapshot);
     raft.compact(end, data);
     if (this.traceLines > 0) this.note(`node ${n.id} compacts to ${end}`);
   }
 
-  /** The voters in force below `offset` in the node's log: the last voters entry, else the snapshot's or the bootstrap set. */
-  private votersAt(n: SimNode, offset: number): readonly NodeId[] {
+  /** The voters record in force below `offset` in the node's log: the last voters entry's, else the snapshot's or the bootstrap set's. */
+  private votersRecordAt(n: SimNode, offset: number): Uint8Array {
     for (let o = offset - 1; o >= n.log.start; o--) {
       const e = n.log.entryAt(o);
-      if (e?.kind === 'voters') return decodeVoters(e.data);
+      if (e?.kind === 'voters') return e.data;
     }
-    return n.disk.snapshot?.meta.voters ?? this.bootstrapVoters;
+    return n.disk.snapshot?.meta.votersRecord ?? encodeVoters(this.bootstrapVoters);
   }
 
   private persistAndQueue(n: SimNode, r: Ready): void {
@@ -571,7 +571,7 @@ export class Simulation {
       if (id.endOffset < n.applied) {
         throw new InvariantViolation('stateMachineSafety', `node ${n.id} installs a snapshot ending at ${id.endOffset} below what it applied (${n.applied})`);
       }
-      n.log.reset(id.endOffset, this.snapshotChain(n.id, id.endOffset, id.epoch), r.snapshot.meta.voters);
+      n.log.reset(id.endOffset, this.snapshotChain(n.id, id.endOffset, id.epoch), decodeVoters(r.snapshot.meta.votersRecord));
       n.applied = id.endOffset;
       if (this.traceLines > 0) this.note(`node ${n.id} installs snapshot to ${id.endOffset}`);
     }

@@ -121,7 +121,7 @@ test('FetchSnapshot v1: tagged cluster id, directory id, current leader and the 
       name: METADATA_TOPIC_NAME,
       partitions: [{
         index: 0, errorCode: 0, snapshotId: { endOffset: 10, epoch: 2 }, currentLeader: { leaderId: 1, leaderEpoch: 3 },
-        size: 700, position: 512, unalignedRecords: Buffer.from([1, 2, 3]), sluiceVoters: [1, 2],
+        size: 700, position: 512, unalignedRecords: Buffer.from([1, 2, 3]), sluiceVotersRecord: Buffer.from([9, 8]),
       }],
     }],
     nodeEndpoints: [],
@@ -130,7 +130,7 @@ test('FetchSnapshot v1: tagged cluster id, directory id, current leader and the 
     .i32(0).i16(0)
     .carr(1).cstr('__cluster_metadata')
     .carr(1).i32(0).i16(0).i64(10).i32(2).tags0().i64(700).i64(512).cbytes(Buffer.from([1, 2, 3]))
-    .uvarint(2).tag(0, new Bytes().i32(1).i32(3).tags0()).tag(1000, new Bytes().carr(2).i32(1).i32(2))
+    .uvarint(2).tag(0, new Bytes().i32(1).i32(3).tags0()).tag(1001, new Bytes().cbytes(Buffer.from([9, 8])))
     .tags0()
     .tags0()
     .build());

@@ -224,6 +224,33 @@ describe('quorum driver: a voter added from outside the configured set', { concu
     assert.notEqual(next.id, leader.id);
     assert.deepEqual(next.quorum.driver.status().voters.slice().sort(), [1, 2, 3, 4]);
   });
+
+  it('keeps the new voter\'s listener in snapshots: a node that installs one, or restarts from it, still dials the voter', async () => {
+    const f = await cluster([1, 2, 3], [1, 2, 3, 4], 4, 'voters');
+    await registerThroughLeader(f, 101);
+    const leader = await f.waitForLeader();
+    // The lagging node misses the voters entry and everything up to the leader's snapshot after it.
+    const lagging = [1, 2, 3].find((id) => id !== leader.id)!;
+    await f.stop(lagging);
+    const joining = await f.start(4);
+    await convergence(f, [101]);
+    const listener = { name: 'CONTROLLER', host: '127.0.0.1', port: joining.port };
+    const added = await call(leader.port, AddRaftVoterApi, 0, { clusterId: CLUSTER_ID, timeoutMs: 5000, voterId: 4, voterDirectoryId: ZERO_UUID, listeners: [listener] });
+    assert.equal(added.errorCode, 0, added.errorMessage ?? '');
+    const votersAt = leader.quorum.driver.status().logEndOffset;
+    for (let broker = 102; broker < 110; broker++) await registerThroughLeader(f, broker);
+    await waitFor('the leader to snapshot past the voters entry', () => (leader.quorum.driver.status().logStartOffset > votersAt ? true : undefined));
+    const installed = await f.start(lagging);
+    assert.deepEqual(installed.transport.peerIds.sort(), [1, 2, 3].filter((p) => p !== lagging), 'its configuration names no node 4');
+    await waitFor('the lagging node to install the snapshot', () => (installed.quorum.driver.status().logStartOffset > votersAt ? true : undefined));
+    assert.ok(installed.transport.peerIds.includes(4), 'the node that installed the snapshot dials node 4');
+    assert.deepEqual(installed.quorum.driver.status().voters.slice().sort(), [1, 2, 3, 4]);
+    await f.stop(lagging);
+    const restarted = await f.start(lagging);
+    assert.ok(restarted.quorum.driver.status().logStartOffset > votersAt, 'it restarts from the snapshot, not from the voters entry');
+    assert.ok(restarted.transport.peerIds.includes(4), 'the node restarted from the snapshot dials node 4');
+    assert.deepEqual(f.fatal, []);
+  });
 });
 
 describe('controller RPCs on the controller listener', { concurrency: false, timeout: 60_000 }, () => {

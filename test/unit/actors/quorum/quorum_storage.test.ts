@@ -41,7 +41,7 @@ function ready(parts: Partial<Ready>): Ready {
 }
 
 function snapshot(endOffset: number, epoch: number, size = 3000): Snapshot {
-  return { meta: { id: { endOffset, epoch }, voters: VOTERS, size }, data: Uint8Array.from({ length: size }, (_, i) => (i * 7 + endOffset) & 0xff) };
+  return { meta: { id: { endOffset, epoch }, votersRecord: encodeVoters(VOTERS), size }, data: Uint8Array.from({ length: size }, (_, i) => (i * 7 + endOffset) & 0xff) };
 }
 
 function logDir(dir: string): string {

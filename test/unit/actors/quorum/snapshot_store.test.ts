@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
+import { decodeVoterEndpoints, decodeVoters, encodeVoters } from '../../../../src/coordinator/raft/entry_batches.js';
+import { crc32c } from '../../../../src/protocol/record_batch.js';
 import type { Snapshot } from '../../../../src/coordinator/raft/types.js';
 import { QuorumStorageError } from '../../../../src/actors/quorum/quorum_errors.js';
 import { encodeSnapshot, partFileName, snapshotFileName } from '../../../../src/actors/quorum/snapshot_file.js';
@@ -25,7 +27,7 @@ async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 function snapshot(endOffset: number, epoch: number, size: number, voters = [1, 2, 3]): Snapshot {
   const data = Buffer.alloc(size);
   for (let i = 0; i < size; i++) data[i] = (i * 31 + endOffset) & 0xff;
-  return { meta: { id: { endOffset, epoch }, voters, size }, data };
+  return { meta: { id: { endOffset, epoch }, votersRecord: encodeVoters(voters), size }, data };
 }
 
 async function readWhole(store: SnapshotStore, s: Snapshot, chunk: number): Promise<Buffer> {
@@ -80,6 +82,38 @@ describe('SnapshotStore', () => {
         }),
         { numRuns: 40 },
       );
+    }));
+
+  it('keeps the voters\' endpoints, and still loads and serves a version 1 file that holds voter ids only', () =>
+    withDir(async (dir) => {
+      const endpoints = new Map([[4, [{ name: 'CONTROLLER', host: 'node-4.example', port: 9094 }]]]);
+      const withEndpoints = snapshot(100, 2, 3000);
+      const s: Snapshot = { ...withEndpoints, meta: { ...withEndpoints.meta, votersRecord: encodeVoters([1, 2, 3, 4], endpoints) } };
+      await SnapshotStore.open(dir).store.save(s);
+      const reopened = SnapshotStore.open(dir);
+      assert.deepEqual(decodeVoterEndpoints(reopened.latest!.meta.votersRecord), endpoints);
+
+      // Version 1, as older Sluice wrote it: count and ids where version 2 has the VotersRecord.
+      const old = snapshot(200, 3, 5000);
+      const ids = [1, 2, 5];
+      const header = Buffer.alloc(37 + 4 * ids.length);
+      let pos = header.writeUInt32BE(0x534c534e, 0);
+      pos = header.writeUInt8(1, pos);
+      pos = header.writeBigInt64BE(200n, pos);
+      pos = header.writeInt32BE(3, pos);
+      pos = header.writeUInt32BE(ids.length, pos);
+      for (const id of ids) pos = header.writeInt32BE(id, pos);
+      pos = header.writeBigInt64BE(BigInt(old.meta.size), pos);
+      pos = header.writeUInt32BE(crc32c(old.data), pos);
+      header.writeUInt32BE(crc32c(header.subarray(0, pos)), pos);
+      writeFileSync(join(dir, snapshotFileName(old.meta.id)), Buffer.concat([header, old.data]));
+      const legacy = SnapshotStore.open(dir);
+      assert.deepEqual(legacy.refused, []);
+      assert.deepEqual(legacy.latest?.meta.id, old.meta.id);
+      assert.deepEqual(decodeVoters(legacy.latest!.meta.votersRecord), ids);
+      assert.deepEqual(decodeVoterEndpoints(legacy.latest!.meta.votersRecord), new Map());
+      assert.ok(Buffer.from(legacy.latest!.data).equals(old.data));
+      assert.ok((await readWhole(legacy.store, { ...old, meta: legacy.latest!.meta }, 777)).equals(old.data), 'chunks are read past the shorter header');
     }));
 
   it('a chunk that does not continue the data, overruns it, or a freeze before the end is POSITION_OUT_OF_RANGE', () =>

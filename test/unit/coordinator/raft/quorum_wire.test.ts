@@ -19,7 +19,7 @@ import { VoteApi } from '../../../../src/protocol/apis/vote.js';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
 import { Reader } from '../../../../src/protocol/reader.js';
 import { Writer } from '../../../../src/protocol/writer.js';
-import { entries, epoch, nodeId, offset, offsetAndEpoch } from './raft_arbitrary.js';
+import { entries, epoch, nodeId, offset, offsetAndEpoch, votersRecord } from './raft_arbitrary.js';
 
 const CLUSTER = 'sluice-test-cluster';
 const int16 = fc.integer({ min: -32768, max: 32767 });
@@ -46,7 +46,7 @@ const responseMessage: Arbitrary<ResponseMessage> = fc.oneof(
   }, plain),
   fc.record({
     type: fc.constant('fetchSnapshotResponse' as const), ...envelope, errorCode: int16, leaderId,
-    snapshot: fc.option(fc.record({ id: offsetAndEpoch, voters: fc.array(nodeId, { maxLength: 5 }), size: offset }, plain)),
+    snapshot: fc.option(fc.record({ id: offsetAndEpoch, votersRecord, size: offset }, plain)),
     position: offset, bytes: fc.uint8Array({ maxLength: 64 }),
   }, plain),
 );

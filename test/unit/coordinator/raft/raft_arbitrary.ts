@@ -11,6 +11,13 @@ export const offset = fc.integer({ min: 0, max: 2 ** 48 });
 
 export const voterSet: Arbitrary<number[]> = fc.uniqueArray(fc.integer({ min: 0, max: 1000 }), { minLength: 1, maxLength: 7 });
 
+/** A `voters` entry's bytes (a snapshot's votersRecord): a voter set, some voters with listener endpoints. */
+export const votersRecord: Arbitrary<Uint8Array> = voterSet.chain((voters) =>
+  fc.array(fc.array(fc.record({ name: fc.string({ maxLength: 8 }), host: fc.string({ maxLength: 16 }), port: fc.integer({ min: 1, max: 65535 }) }), { maxLength: 2 }),
+    { minLength: voters.length, maxLength: voters.length })
+    .map((endpoints) => encodeVoters(voters, new Map(voters.map((id, i) => [id, endpoints[i]!])))),
+);
+
 export const offsetAndEpoch: Arbitrary<OffsetAndEpoch> = fc.record({ endOffset: offset, epoch }, { noNullPrototype: true });
 
 const entryShape: Arbitrary<{ kind: EntryKind; data: Uint8Array }> = fc.oneof(
