@@ -22,6 +22,12 @@ export interface Committed {
 }
 
 export interface MetadataStore {
-  /** Resolves once the change is durable; rejects with a KafkaError when it cannot be applied. */
-  propose(change: TopicChange): Promise<Committed>;
+  /**
+   * Resolves once the change is durable; rejects with a KafkaError when it cannot be applied, and
+   * with REQUEST_TIMED_OUT when it has not completed within `timeoutMs` (it may still complete
+   * later). `timeoutMs` <= 0 starts the change and rejects with REQUEST_TIMED_OUT at once, as
+   * Kafka answers a request that asked not to wait; undefined is the store's own default (the
+   * broker's auto-creations and internal topics).
+   */
+  propose(change: TopicChange, timeoutMs?: number): Promise<Committed>;
 }

@@ -52,7 +52,8 @@ export class TopicAdmin {
     private readonly descriptors: DescriptorBudget,
   ) {}
 
-  async create(t: NewTopic, validateOnly = false): Promise<CreatedTopic> {
+  /** `timeoutMs`: the client's request timeout (see MetadataStore.propose); undefined for the broker's own creations. */
+  async create(t: NewTopic, validateOnly = false, timeoutMs?: number): Promise<CreatedTopic> {
     validateTopicName(t.name);
     const live = this.liveIds();
     let assignment: ReplicaAssignment;
@@ -79,7 +80,7 @@ export class TopicAdmin {
       this.checkDescriptors(assignment.length);
       return { topic: { name: t.name, id: ZERO_ID, partitions: assignment.length, configs: { ...t.configs } }, replicationFactor };
     }
-    const change = this.withDescriptors(assignment.length, () => this.apply({ kind: 'createTopic', name: t.name, configs: t.configs, assignment }, replicationFactor));
+    const change = this.withDescriptors(assignment.length, () => this.apply({ kind: 'createTopic', name: t.name, configs: t.configs, assignment }, replicationFactor, timeoutMs));
     return this.track(t.name, assignment.length, change);
   }
 
@@ -101,7 +102,7 @@ export class TopicAdmin {
     // The broker's own topics are needed whatever the budget says: their descriptors come first.
     this.descriptors.acquire('partitions', partitions * PARTITION_FDS);
     try {
-      return (await this.apply({ kind: 'createTopic', name, configs, assignment }, assignment[0]!.length)).topic;
+      return (await this.apply({ kind: 'createTopic', name, configs, assignment }, assignment[0]!.length, undefined)).topic;
     } catch (err) {
       // In a cluster every broker creates it on its first start; the first one's wins.
       const created = err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS ? this.view.topic(name) : undefined;
@@ -112,7 +113,7 @@ export class TopicAdmin {
   }
 
   /** Grows a topic to `total` partitions; `assignment` (or null) gives the new partitions' replicas. */
-  async addPartitions(name: string, total: number, assignment: ReplicaAssignment | null, validateOnly = false): Promise<void> {
+  async addPartitions(name: string, total: number, assignment: ReplicaAssignment | null, validateOnly = false, timeoutMs?: number): Promise<void> {
     const t = this.view.topic(name);
     if (t === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
     if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `the partition count of internal topic '${name}' is fixed: groups are placed by it`);
@@ -131,21 +132,21 @@ export class TopicAdmin {
     const placed = assignment ?? placeReplicas(live, t.partitions, adding, rf);
     this.checkCapacity(adding);
     if (validateOnly) return this.checkDescriptors(adding);
-    await this.withDescriptors(adding, () => this.apply({ kind: 'createPartitions', name, assignment: placed }, rf));
+    await this.withDescriptors(adding, () => this.apply({ kind: 'createPartitions', name, assignment: placed }, rf, timeoutMs));
   }
 
   /** Resolves once the topic is gone from the view and its partitions are closed and deleted. */
-  async delete(name: string): Promise<TopicImage> {
+  async delete(name: string, timeoutMs?: number): Promise<TopicImage> {
     const existing = this.view.topic(name);
     if (existing === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${name}'`);
     if (isInternalTopic(name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `internal topic '${name}' cannot be deleted`);
-    const deleted = (await this.apply({ kind: 'deleteTopic', name }, 0)).topic;
+    const deleted = (await this.apply({ kind: 'deleteTopic', name }, 0, timeoutMs)).topic;
     this.descriptors.release('partitions', existing.partitions * PARTITION_FDS);
     return deleted;
   }
 
-  private async apply(change: TopicChange, replicationFactor: number): Promise<CreatedTopic> {
-    const committed = await this.store.propose(change);
+  private async apply(change: TopicChange, replicationFactor: number, timeoutMs: number | undefined): Promise<CreatedTopic> {
+    const committed = await this.store.propose(change, timeoutMs);
     await this.reconciler.applied(committed.revision);
     return { topic: committed.topic, replicationFactor };
   }

@@ -34,7 +34,7 @@ import { markLegacyMetaCarried, readLegacyMeta } from './legacy_meta.js';
 
 /** The listener name brokers register and clients are given (security protocol PLAINTEXT). */
 export const CLIENT_LISTENER = 'PLAINTEXT';
-/** How long a forwarded topic change or a producer-id block may take, leader changes included. */
+/** How long a forwarded topic change or a producer-id block may take, leader changes included; also the cap on a client's CreateTopics/CreatePartitions/DeleteTopics timeout. */
 const CONTROLLER_REQUEST_TIMEOUT_MS = 30_000;
 /** Bound on brokers and partitions the controller admits. */
 const MAX_BROKERS = 1000;

@@ -1,8 +1,10 @@
 // A controller channel over a real pure MetadataController and an in-memory log: every proposal
 // commits at once, and its batch reaches the broker's MetadataFollower either at once or when the
 // test releases it (a lagging broker). Tests can refuse sends (a node that is not the controller),
-// answer late or never (a node behind a silent partition), switch the active controller, or
-// replace the controller with one that forgot every broker.
+// answer late or never (a node behind a silent partition; the channel gives up on it after the
+// caller's timeout, as the real one does), switch the active controller, or replace the
+// controller with one that forgot every broker.
+import assert from 'node:assert/strict';
 import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
 import { runOnController, type ControllerChannel, type ControllerRequest } from '../../src/cluster/controller_channel.js';
 import { applyEntry } from '../../src/cluster/metadata/delta.js';
@@ -80,9 +82,14 @@ export class FakeControllerChannel implements ControllerChannel {
     for (const e of entries) this.deliver(e);
   }
 
-  async send(id: number, request: ControllerRequest): Promise<ControllerReply> {
+  async send(id: number, request: ControllerRequest, timeoutMs = Infinity): Promise<ControllerReply> {
     this.sent.push({ id, request });
     const delay = this.answerDelayMs.get(id) ?? 0;
+    if (delay >= timeoutMs) {
+      // Unreferenced: a test that moved on need not wait for a silence it no longer cares about.
+      await new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
+      throw new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `node ${id} did not answer within ${timeoutMs} ms`);
+    }
     if (delay === Infinity) return new Promise<never>(() => undefined);
     await (delay > 0 ? new Promise((resolve) => setTimeout(resolve, delay)) : Promise.resolve());
     if (id !== this.actual) throw new KafkaError(ErrorCode.NOT_CONTROLLER, `node ${id} is not the controller`);
@@ -113,4 +120,13 @@ export class FakeControllerChannel implements ControllerChannel {
   private deliver(e: Entry): void {
     this.follower.publish(applyEntry(this.follower.image, e.data, { endOffset: e.offset + 1, epoch: e.epoch }));
   }
+}
+
+/** Broker 1 registered and unfenced, so replicas may be placed on it; the sends it took are forgotten. */
+export async function registerBroker(channel: FakeControllerChannel): Promise<void> {
+  const registered = await channel.send(1, { kind: 'registerBroker', request: { brokerId: 1, incarnationId: 'a'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: 'h', port: 1, securityProtocol: 0 }], rack: null } });
+  assert.ok(registered.kind === 'registerBroker');
+  const epoch = registered.brokerEpoch;
+  await channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: epoch, wantFence: false, wantShutDown: false } });
+  channel.sent.length = 0;
 }

@@ -1,6 +1,6 @@
 // CreatePartitions: grows a topic's partition count through the topic front end, which places
 // the new partitions' replicas (or checks the client's assignment against the live brokers)
-// and answers once they are usable.
+// and answers once they are usable (or REQUEST_TIMED_OUT after the request's timeout).
 import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import { handler, type Wire } from '../handler.js';
 import { CreatePartitionsApi, type CreatePartitionsRequest, type CreatePartitionsResponse } from '../../protocol/apis/create_partitions.js';
@@ -19,7 +19,7 @@ export const createPartitionsHandler = handler({
     const results: Out[] = [];
     for (const t of req.topics) {
       try {
-        await deps.topics.addPartitions(t.name, t.count, t.assignments?.map((a) => a.brokerIds) ?? null, req.validateOnly);
+        await deps.topics.addPartitions(t.name, t.count, t.assignments?.map((a) => a.brokerIds) ?? null, req.validateOnly, req.timeoutMs);
         results.push({ name: t.name, errorCode: 0, errorMessage: null });
       } catch (err) {
         if (!(err instanceof KafkaError)) throw err;

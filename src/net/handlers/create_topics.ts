@@ -1,7 +1,8 @@
 // CreateTopics: checks the request's own shape (duplicates, assignments given together with a
 // count or factor, assignment partition indexes), then hands each topic to the topic front end,
 // which validates names, counts, replication factor against the live brokers, assignments and
-// configs, and answers once the partitions are usable; answers per topic.
+// configs, and answers once the partitions are usable, or REQUEST_TIMED_OUT when that takes
+// longer than the request's timeout; answers per topic.
 import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import type { BrokerConfig } from '../../config.js';
 import { describeTopicConfigs } from '../../coordinator/topic_configs.js';
@@ -30,7 +31,7 @@ function assignmentOf(t: TopicIn): number[][] {
   return lists;
 }
 
-async function createOne(deps: CreateTopicsDeps, t: TopicIn, validateOnly: boolean, duplicate: boolean): Promise<TopicOut> {
+async function createOne(deps: CreateTopicsDeps, t: TopicIn, req: CreateTopicsRequest, duplicate: boolean): Promise<TopicOut> {
   const fail = (code: number, message: string): TopicOut =>
     ({ name: t.name, topicId: '0'.repeat(32), errorCode: code, errorMessage: message, numPartitions: -1, replicationFactor: -1, configs: null });
   if (duplicate) return fail(ErrorCode.INVALID_REQUEST, `topic '${t.name}' appears more than once in the request`);
@@ -42,7 +43,7 @@ async function createOne(deps: CreateTopicsDeps, t: TopicIn, validateOnly: boole
   for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
   try {
     const assignment = assigned ? assignmentOf(t) : null;
-    const created = await deps.topics.create({ name: t.name, partitions: t.numPartitions, replicationFactor: t.replicationFactor, assignment, configs }, validateOnly);
+    const created = await deps.topics.create({ name: t.name, partitions: t.numPartitions, replicationFactor: t.replicationFactor, assignment, configs }, req.validateOnly, req.timeoutMs);
     return {
       name: t.name,
       topicId: created.topic.id,
@@ -72,7 +73,7 @@ export const createTopicsHandler = handler({
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const topics: TopicOut[] = [];
     // One at a time: creation order is the order the client asked for, and errors stay per topic.
-    for (const t of req.topics) topics.push(await createOne(deps, t, req.validateOnly, counts.get(t.name)! > 1));
+    for (const t of req.topics) topics.push(await createOne(deps, t, req, counts.get(t.name)! > 1));
     return { throttleTimeMs: 0, topics };
   },
 });

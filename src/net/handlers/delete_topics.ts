@@ -1,5 +1,6 @@
 // DeleteTopics: by name (v0-5) or by name or id (v6+); removes the topic, closes its actors and
-// deletes their data (through the topic front end and the partition reconciler) before answering.
+// deletes their data (through the topic front end and the partition reconciler) before answering,
+// or answers REQUEST_TIMED_OUT when that takes longer than the request's timeout.
 import type { ClusterView } from '../../cluster/cluster_view.js';
 import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import { handler, type Wire } from '../handler.js';
@@ -27,7 +28,7 @@ export const deleteTopicsHandler = handler({
         continue;
       }
       try {
-        const t = await deps.topics.delete(name);
+        const t = await deps.topics.delete(name, req.timeoutMs);
         responses.push({ name, topicId: t.id, errorCode: 0, errorMessage: null });
       } catch (err) {
         if (!(err instanceof KafkaError)) throw err;

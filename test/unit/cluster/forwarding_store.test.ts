@@ -1,15 +1,16 @@
 // The forwarding metadata store: a topic change goes to the active controller, follows it when
 // another node turns out to be active (NOT_CONTROLLER) or is elected while a request is in
 // flight, answers only once the broker's own image shows the change, and passes the
-// controller's refusals through with their codes.
+// controller's refusals through with their codes; a change waits only as long as the request's
+// timeout (capped by the store's), and a timeout <= 0 starts the change without waiting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ForwardingMetadataStore } from '../../../src/cluster/forwarding_store.js';
+import { ForwardingMetadataStore, MAX_UNAWAITED_CHANGES } from '../../../src/cluster/forwarding_store.js';
 import { MetadataImage } from '../../../src/cluster/metadata/image.js';
 import { ImageClusterView } from '../../../src/cluster/metadata/image_view.js';
 import { MetadataFollower } from '../../../src/cluster/metadata_follower.js';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
-import { FakeControllerChannel } from '../../helpers/fake_controller.js';
+import { FakeControllerChannel, registerBroker } from '../../helpers/fake_controller.js';
 
 function setup(timeoutMs = 2000): { channel: FakeControllerChannel; view: ImageClusterView; store: ForwardingMetadataStore } {
   const view = new ImageClusterView('c1', 1, 'PLAINTEXT', MetadataImage.EMPTY);
@@ -20,15 +21,6 @@ function setup(timeoutMs = 2000): { channel: FakeControllerChannel; view: ImageC
 
 const create = (name: string, partitions = 2) =>
   ({ kind: 'createTopic', name, configs: { 'cleanup.policy': 'compact' }, assignment: Array.from({ length: partitions }, () => [1]) }) as const;
-
-/** Broker 1 registered and unfenced, so replicas may be placed on it. */
-async function registerBroker(channel: FakeControllerChannel): Promise<void> {
-  const registered = await channel.send(1, { kind: 'registerBroker', request: { brokerId: 1, incarnationId: 'a'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: 'h', port: 1, securityProtocol: 0 }], rack: null } });
-  assert.ok(registered.kind === 'registerBroker');
-  const epoch = registered.brokerEpoch;
-  await channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: epoch, wantFence: false, wantShutDown: false } });
-  channel.sent.length = 0;
-}
 
 test('a change sent to a node that is no longer the controller follows the new one and answers from the local image', async () => {
   const { channel, view, store } = setup();
@@ -114,4 +106,55 @@ test('partitions grow and topics go through the controller too', async () => {
   assert.equal(deleted.topic.partitions, 3);
   assert.equal(view.topic('g'), undefined);
   await assert.rejects(store.propose({ kind: 'deleteTopic', name: 'g' }), (err: unknown) => err instanceof KafkaError && err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+});
+
+const timedOut = (err: unknown): boolean => err instanceof KafkaError && err.code === ErrorCode.REQUEST_TIMED_OUT;
+
+test("a change the controller answers later than the request's timeout fails REQUEST_TIMED_OUT after about that timeout", { timeout: 5_000 }, async () => {
+  const { channel, store } = setup(60_000);
+  await registerBroker(channel);
+  channel.answerDelayMs.set(1, 2_000);
+  const started = performance.now();
+  await assert.rejects(store.propose(create('slow'), 150), timedOut);
+  const took = performance.now() - started;
+  assert.ok(took >= 140 && took < 1_000, `answered after ${took.toFixed(0)} ms`);
+});
+
+test("a client's timeout longer than the store's is cut to the store's", { timeout: 5_000 }, async () => {
+  const { channel, store } = setup(200);
+  await registerBroker(channel);
+  channel.answerDelayMs.set(1, Infinity);
+  const started = performance.now();
+  await assert.rejects(store.propose(create('parked'), 3_600_000), timedOut);
+  const took = performance.now() - started;
+  assert.ok(took < 1_500, `answered after ${took.toFixed(0)} ms`);
+});
+
+test('a timeout of 0 starts the change and answers REQUEST_TIMED_OUT at once; the change completes later', { timeout: 5_000 }, async () => {
+  const { channel, view, store } = setup(60_000);
+  await registerBroker(channel);
+  channel.answerDelayMs.set(1, 100);
+  const started = performance.now();
+  await assert.rejects(store.propose(create('later'), 0), timedOut);
+  assert.ok(performance.now() - started < 50, `answered after ${(performance.now() - started).toFixed(0)} ms`);
+  assert.equal(view.topic('later'), undefined);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(view.topic('later')?.partitions, 2);
+  await assert.rejects(store.propose({ kind: 'deleteTopic', name: 'later' }, -1), timedOut);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(view.topic('later'), undefined);
+});
+
+test('changes started without waiting are bounded: past the bound none is sent until earlier ones end', { timeout: 10_000 }, async () => {
+  const { channel, store } = setup(1_000);
+  await registerBroker(channel);
+  channel.answerDelayMs.set(1, Infinity);
+  for (let i = 0; i < MAX_UNAWAITED_CHANGES; i++) await assert.rejects(store.propose(create(`u${i}`), 0), timedOut);
+  assert.equal(channel.sent.length, MAX_UNAWAITED_CHANGES);
+  await assert.rejects(store.propose(create('over'), 0), (err: unknown) => timedOut(err) && /not changed/.test((err as Error).message));
+  assert.equal(channel.sent.length, MAX_UNAWAITED_CHANGES);
+  // The silent controller's calls end after the store's own timeout, which frees the bound.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await assert.rejects(store.propose(create('again'), 0), (err: unknown) => timedOut(err) && !/not changed/.test((err as Error).message));
+  assert.equal(channel.sent.length, MAX_UNAWAITED_CHANGES + 1);
 });

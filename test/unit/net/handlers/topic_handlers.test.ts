@@ -1,8 +1,14 @@
 // CreateTopics, CreatePartitions and DeleteTopics with plain-object dependencies: they check the
-// request's own shape, hand each topic to the topic front end and report its errors per topic.
+// request's own shape, hand each topic to the topic front end and report its errors per topic;
+// the request's timeout bounds the wait for a slow controller.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CreatedTopic, NewTopic } from '../../../../src/cluster/topic_admin.js';
+import { DescriptorBudget } from '../../../../src/common/descriptor_budget.js';
+import { ForwardingMetadataStore } from '../../../../src/cluster/forwarding_store.js';
+import { MetadataImage } from '../../../../src/cluster/metadata/image.js';
+import { ImageClusterView } from '../../../../src/cluster/metadata/image_view.js';
+import { MetadataFollower } from '../../../../src/cluster/metadata_follower.js';
+import { TopicAdmin, type CreatedTopic, type NewTopic } from '../../../../src/cluster/topic_admin.js';
 import { resolveConfig } from '../../../../src/config.js';
 import { createPartitionsHandler } from '../../../../src/net/handlers/create_partitions.js';
 import { createTopicsHandler } from '../../../../src/net/handlers/create_topics.js';
@@ -10,6 +16,7 @@ import { deleteTopicsHandler } from '../../../../src/net/handlers/delete_topics.
 import type { CreateTopicsRequestTopic } from '../../../../src/protocol/apis/create_topics.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
 import { clusterView } from '../../../helpers/cluster_fixture.js';
+import { FakeControllerChannel, registerBroker } from '../../../helpers/fake_controller.js';
 import { answered, requestContext } from '../../../helpers/handler_context.js';
 
 const config = resolveConfig([], {}).config;
@@ -57,6 +64,23 @@ describe('CreateTopics', () => {
     ]);
     assert.match(res.topics?.[0]?.errorMessage ?? '', /larger than available brokers/);
     assert.deepEqual(asked.map((t) => t.name), ['rf'], 'only the well-formed topic reached the front end');
+  });
+});
+
+describe("CreateTopics against a controller slower than the request's timeout", () => {
+  it('answers REQUEST_TIMED_OUT for the topic within about the timeout', { timeout: 5_000 }, async () => {
+    const view = new ImageClusterView('c1', 1, 'PLAINTEXT', MetadataImage.EMPTY);
+    const follower = new MetadataFollower(view);
+    const channel = new FakeControllerChannel(follower);
+    await registerBroker(channel);
+    channel.answerDelayMs.set(1, 3_000);
+    const store = new ForwardingMetadataStore(channel, follower, view, 60_000);
+    const admin = new TopicAdmin(config, view, store, { applied: () => Promise.resolve() }, new DescriptorBudget(1 << 20, 0));
+    const started = performance.now();
+    const res = answered(await createTopicsHandler.handle(requestContext(19, 5), { topics: [topicIn('slow', { numPartitions: 1 })], timeoutMs: 200, validateOnly: false }, { config, topics: admin }));
+    const took = performance.now() - started;
+    assert.deepEqual(res.topics?.map((t) => [t.name, t.errorCode]), [['slow', ErrorCode.REQUEST_TIMED_OUT]]);
+    assert.ok(took >= 190 && took < 1_500, `answered after ${took.toFixed(0)} ms`);
   });
 });
 
