@@ -13,6 +13,7 @@
 // out-of-ISR replica lead. ELR would matter once a follower may leave the ISR below
 // min.insync.replicas with everything committed, which min.insync.replicas = 1 rules out today.
 import { ErrorCode } from '../../protocol/errors.js';
+import type { IsrMember } from '../../coordinator/replication/types.js';
 import type { MetadataImage, MetaTopic } from './image.js';
 import type { PartitionState } from './partitions.js';
 import { LEADER_UNCHANGED, NO_LEADER, type MetadataRecord } from './records.js';
@@ -110,12 +111,6 @@ export function returnChanges(image: MetadataImage, id: number, eligible: Eligib
 }
 
 // ---- AlterPartition ----
-
-export interface IsrMember {
-  readonly brokerId: number;
-  /** -1 when the sender's version carries no broker epochs (AlterPartition v0-2). */
-  readonly brokerEpoch: number;
-}
 
 export interface AlterPartitionData {
   readonly partition: number;

@@ -1,7 +1,7 @@
 // The vocabulary partition replication shares between a leader, its followers and the controller:
 // the follower's fetch position and the leader's answer to it (the replication fields of Fetch
-// v15+), and AlterPartition (API 56 v3) as plain types that a codec and the controller can adopt
-// field for field. Pure types and constants; any thread.
+// v15+), and a leader's AlterPartition proposals (API 56 v3) per partition, whose ISR members the
+// controller's request (replication_control.ts) shares. Pure types and constants; any thread.
 import type { ErrorCode } from '../../protocol/errors.js';
 
 /** A broker id; -1 where none applies. */
@@ -62,7 +62,11 @@ export interface ReplicaFetchAnswer {
   readonly divergingEpoch: DivergingEpoch | null;
 }
 
-/** One member of a proposed ISR with the broker epoch the leader saw it fetch with (KIP-903). */
+/**
+ * One member of a proposed ISR with the broker epoch the leader saw it fetch with (KIP-903); the
+ * controller's AlterPartition takes the same shape, with -1 when the sender's version carries no
+ * broker epochs (v0-2).
+ */
 export interface IsrMember {
   readonly brokerId: BrokerId;
   readonly brokerEpoch: number;
@@ -79,16 +83,6 @@ export interface AlterPartitionItem {
   readonly partitionEpoch: number;
 }
 
-/** An AlterPartition v3 request: the sending leader's broker and its proposals, grouped by topic. */
-export interface AlterPartitionRequest {
-  readonly brokerId: BrokerId;
-  readonly brokerEpoch: number;
-  readonly topics: readonly {
-    readonly topicId: string;
-    readonly partitions: readonly Omit<AlterPartitionItem, 'topicId'>[];
-  }[];
-}
-
 /** One partition of an AlterPartition v3 response; on error only `errorCode` is meaningful. */
 export interface AlterPartitionResult {
   readonly partitionIndex: number;
@@ -98,15 +92,4 @@ export interface AlterPartitionResult {
   readonly isr: readonly BrokerId[];
   readonly leaderRecoveryState: LeaderRecoveryState;
   readonly partitionEpoch: number;
-}
-
-/** Groups per-partition proposals into one request per broker, topics in first-seen order. */
-export function alterPartitionRequest(brokerId: BrokerId, brokerEpoch: number, items: readonly AlterPartitionItem[]): AlterPartitionRequest {
-  const byTopic = new Map<string, Omit<AlterPartitionItem, 'topicId'>[]>();
-  for (const { topicId, ...partition } of items) {
-    const list = byTopic.get(topicId);
-    if (list) list.push(partition);
-    else byTopic.set(topicId, [partition]);
-  }
-  return { brokerId, brokerEpoch, topics: [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions })) };
 }

@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
-import { alterPartitionRequest } from '../../../../src/coordinator/replication/types.js';
 import { LAG_MS, RETRY_MS, accepted, assignment, brokers, failed, fetchFrom, isrOf, leaderAt, localLog } from './replication_fixture.js';
 
 describe('PartitionLeader: high watermark', () => {
@@ -268,16 +267,5 @@ describe('PartitionLeader: acks=all and min ISR', () => {
     assert.equal(leader.acksAllOutcome(55), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
     assert.equal(leader.admit(-1), ErrorCode.NOT_ENOUGH_REPLICAS);
     assert.equal(out.highWatermark, 50, 'frozen below min ISR');
-  });
-});
-
-describe('alterPartitionRequest', () => {
-  it('groups proposals by topic id under one broker', () => {
-    const item = (topicId: string, partitionIndex: number) => ({
-      topicId, partitionIndex, leaderEpoch: 1, newIsrWithEpochs: [{ brokerId: 0, brokerEpoch: 7 }], leaderRecoveryState: 0 as const, partitionEpoch: 2,
-    });
-    const req = alterPartitionRequest(0, 7, [item('a', 0), item('b', 0), item('a', 3)]);
-    assert.deepEqual(req.topics.map((t) => [t.topicId, t.partitions.map((p) => p.partitionIndex)]), [['a', [0, 3]], ['b', [0]]]);
-    assert.equal(req.brokerEpoch, 7);
   });
 });
