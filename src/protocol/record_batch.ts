@@ -69,6 +69,22 @@ export function writeInt64(buf: Buffer, pos: number, value: number): void {
   buf.writeUInt32BE(value - hi * TWO_32, pos + 4);
 }
 
+/**
+ * The length of the whole batches at the start of `data`: a Fetch answer may end inside a batch
+ * (the broker cuts at its byte limit), and what follows the last whole batch is dropped. A length
+ * shorter than a batch header also ends the whole batches: the reader of what precedes it decides
+ * nothing about the bytes after it.
+ */
+export function wholeBatchesLength(data: Buffer): number {
+  let pos = 0;
+  while (data.length - pos >= LOG_OVERHEAD) {
+    const size = data.readInt32BE(pos + BatchField.batchLength) + LOG_OVERHEAD;
+    if (size < BATCH_HEADER_BYTES || size > data.length - pos) break;
+    pos += size;
+  }
+  return pos;
+}
+
 export function readBatchHeader(buf: Buffer, pos: number): BatchHeader {
   return {
     baseOffset: readInt64(buf, pos),

@@ -1,0 +1,133 @@
+// A shard worker's TCP link to another broker's Kafka listener, carrying one request at a time
+// (the replica fetcher's loop never has two in flight). Lives on the shard worker thread that
+// created it. Framing and header codecs are the wire vocabulary's (protocol/framing.ts,
+// protocol/header.ts); this file owns only the socket, the one pending request and its deadline.
+// Every failure is a KafkaError: NETWORK_EXCEPTION for a lost or refused connection,
+// REQUEST_TIMED_OUT for a silent peer, CORRUPT_MESSAGE for a frame that breaks the protocol or
+// passes the link's frame bound. Any failure closes the socket; the next connect() opens afresh.
+import { connect as netConnect, type Socket } from 'node:net';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
+import { readResponseHeader } from '../protocol/header.js';
+import { Reader } from '../protocol/reader.js';
+import type { Api } from '../protocol/schema.js';
+
+interface Pending {
+  readonly correlationId: number;
+  readonly decode: (frame: Buffer) => unknown;
+  readonly resolve: (body: unknown) => void;
+  readonly reject: (err: KafkaError) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+export class KafkaLink {
+  private socket: Socket | null = null;
+  private frames: FrameReader;
+  private pending: Pending | null = null;
+  private nextCorrelation = 0;
+
+  /** `maxFrameBytes` bounds one response: a longer one closes the link before it is buffered. */
+  constructor(
+    private readonly clientId: string,
+    private readonly maxFrameBytes: number,
+  ) {
+    this.frames = new FrameReader(maxFrameBytes);
+  }
+
+  get connected(): boolean {
+    return this.socket !== null;
+  }
+
+  /** Opens the connection (a no-op while one is open). */
+  connect(host: string, port: number, timeoutMs: number): Promise<void> {
+    if (this.socket !== null) return Promise.resolve();
+    const socket = netConnect({ host, port });
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.on('data', (data: Buffer) => {
+      try {
+        this.frames.push(data, (frame) => this.answer(frame));
+      } catch (err) {
+        this.fail(socket, new KafkaError(ErrorCode.CORRUPT_MESSAGE, `bad answer from ${host}:${port}: ${(err as Error).message}`));
+      }
+    });
+    const lost = (): void => this.fail(socket, new KafkaError(ErrorCode.NETWORK_EXCEPTION, `connection to ${host}:${port} lost`));
+    socket.on('error', lost);
+    socket.on('close', lost);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        settle();
+        reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `no connection to ${host}:${port} within ${timeoutMs} ms`));
+        this.fail(socket, new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'connect timed out'));
+      }, timeoutMs);
+      const settle = (): void => {
+        clearTimeout(timer);
+        socket.off('connect', opened);
+        socket.off('close', refused);
+      };
+      const opened = (): void => {
+        settle();
+        resolve();
+      };
+      const refused = (): void => {
+        settle();
+        reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `cannot connect to ${host}:${port}`));
+      };
+      socket.once('connect', opened);
+      socket.once('close', refused);
+    });
+  }
+
+  /** Sends one request and resolves with its decoded response; the link must be connected and idle. */
+  request<Req, Res>(api: Api<Req, Res>, version: number, body: Req, timeoutMs: number): Promise<Res> {
+    const socket = this.socket;
+    if (socket === null) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'link not connected'));
+    if (this.pending !== null) return Promise.reject(new KafkaError(ErrorCode.INVALID_REQUEST, 'a request is already in flight on this link'));
+    const correlationId = (this.nextCorrelation = (this.nextCorrelation + 1) | 0);
+    const frame = encodeRequestFrame(api, version, correlationId, this.clientId, body);
+    const flexible = api.isFlexible(version);
+    const decode = (bytes: Buffer): Res => {
+      const r = new Reader(bytes);
+      if (readResponseHeader(r, api.key, flexible) !== correlationId) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `answer does not carry correlation id ${correlationId}`);
+      return api.decodeResponse(version, r);
+    };
+    return new Promise<Res>((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(socket, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${api.name} unanswered after ${timeoutMs} ms`)), timeoutMs);
+      this.pending = { correlationId, decode, resolve: resolve as (body: unknown) => void, reject, timer };
+      for (const chunk of frame) socket.write(chunk);
+    });
+  }
+
+  /** Closes the connection; a request in flight fails with NETWORK_EXCEPTION. */
+  close(): void {
+    if (this.socket !== null) this.fail(this.socket, new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'link closed'));
+  }
+
+  private answer(frame: Buffer): void {
+    const head = this.pending;
+    if (head === null) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, 'an answer to no request');
+    this.pending = null;
+    clearTimeout(head.timer);
+    let body: unknown;
+    try {
+      body = head.decode(frame);
+    } catch (err) {
+      head.reject(err instanceof KafkaError ? err : new KafkaError(ErrorCode.CORRUPT_MESSAGE, (err as Error).message));
+      throw err;
+    }
+    head.resolve(body);
+  }
+
+  private fail(socket: Socket, err: KafkaError): void {
+    if (socket !== this.socket) return;
+    this.socket = null;
+    this.frames = new FrameReader(this.maxFrameBytes);
+    socket.destroy();
+    const head = this.pending;
+    this.pending = null;
+    if (head !== null) {
+      clearTimeout(head.timer);
+      head.reject(err);
+    }
+  }
+}
