@@ -337,7 +337,7 @@ export class PartitionLog {
    * the caller awaits GroupCommitter.commit(log) for duplicates too before acknowledging.
    */
   appendBatch(batch: Buffer, header: BatchHeader): AppendResult {
-    return this.stage(batch, header, this.leaderEpoch);
+    return this.stage(batch, header, this.leaderEpoch, 'client');
   }
 
   /**
@@ -345,18 +345,23 @@ export class PartitionLog {
    * end (else OFFSET_OUT_OF_RANGE) and keeps its own partitionLeaderEpoch, so a follower that cut a
    * diverged tail appends the leader's older epochs again. Epochs still never go back along the
    * log: one below the epoch cache's latest is FENCED_LEADER_EPOCH.
+   * As in Kafka, the leader already judged the batch: its producer sequence is recorded, never
+   * refused (a follower that cut its tail rebuilt its producer state from an older point), and its
+   * timestamp is kept under LogAppendTime (the leader stamped it).
    */
   appendAsFollower(batch: Buffer, header: BatchHeader): AppendResult {
     if (header.baseOffset !== this.leo) return OFFSET_MISMATCH;
     if (header.partitionLeaderEpoch < this.epochs.latestEpoch) return EPOCH_BEHIND;
-    return this.stage(batch, header, header.partitionLeaderEpoch);
+    return this.stage(batch, header, header.partitionLeaderEpoch, 'replication');
   }
 
-  private stage(batch: Buffer, header: BatchHeader, epoch: number): AppendResult {
+  private stage(batch: Buffer, header: BatchHeader, epoch: number, origin: 'client' | 'replication'): AppendResult {
     if (this.state !== 'open' || this.offline) return STORAGE_FAILURE;
     if (batch.length > this.config.segmentBytes) return BATCH_TOO_LARGE;
-    const check = this.producers.check(header);
-    if (check.kind !== 'append') return check;
+    if (origin === 'client') {
+      const check = this.producers.check(header);
+      if (check.kind !== 'append') return check;
+    }
     const now = this.now();
     let seg = this.active;
     if (this.shouldRoll(seg, batch.length, header.lastOffsetDelta, now)) {
@@ -373,7 +378,7 @@ export class PartitionLog {
     if (epoch >= 0 && this.epochs.assign(epoch, baseOffset)) this.saveEpochs();
     let maxTimestamp = header.maxTimestamp;
     let logAppendTime = -1;
-    if (this.config.timestampType === 'LogAppendTime') {
+    if (this.config.timestampType === 'LogAppendTime' && origin === 'client') {
       setLogAppendTime(batch, now);
       maxTimestamp = logAppendTime = now;
     }
