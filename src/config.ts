@@ -76,6 +76,9 @@ export interface BrokerConfig {
   readonly autoCreateTopics: boolean;
   readonly numPartitions: number;
   readonly defaultReplicationFactor: number;
+  readonly minInsyncReplicas: number;
+  readonly replicaLagTimeMaxMs: number;
+  readonly replicaFetchWaitMaxMs: number;
   readonly messageMaxBytes: number;
   readonly logSegmentBytes: number;
   readonly logSegmentMs: number;
@@ -352,6 +355,9 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   autoCreateTopics: bool('create unknown topics on metadata/produce requests', true),
   numPartitions: int('default partition count of new topics', 1, 1, INT32_MAX),
   defaultReplicationFactor: int('default replication factor of new topics', 1, 1, 32767),
+  replicaLagTimeMaxMs: int('a follower not caught up for this long leaves the ISR (ms; Kafka\'s replica.lag.time.max.ms)', 10000, 100, MAX_TIMER_MS),
+  replicaFetchWaitMaxMs: int('how long a follower\'s fetch waits at the leader for new records (ms; replica.fetch.wait.max.ms)', 500, 1, 60000),
+  minInsyncReplicas: int('in-sync replicas an acks=all produce needs, at most the replication factor (topic min.insync.replicas default)', 2, 1, 32767),
   messageMaxBytes: int('largest record batch accepted (bytes)', 1048588, 1, INT32_MAX),
   logSegmentBytes: int('segment size at which the log rolls (bytes)', 1073741824, 1024, INT32_MAX),
   logSegmentMs: int('segment age at which the log rolls (ms)', 604800000, 1, Number.MAX_SAFE_INTEGER),

@@ -110,6 +110,7 @@ export class GroupCoordinatorActor {
 
   private settle(token: number, ok: boolean, records: readonly RecordBytes[], bytes: number): void {
     if (bytes > 0) this.appendsInFlight--;
+    if (ok) this.partition.committed();
     if (this.closed) return;
     if (ok) {
       for (const r of records) this.image.apply(r);
@@ -185,8 +186,11 @@ export class GroupCoordinatorActor {
   private *readKeyed(): Generator<KeyedRecord & { offset: number }> {
     const log = this.partition.log;
     let offset = log.logStartOffset;
-    while (offset < log.highWatermark) {
-      const read = log.read(offset, LOAD_CHUNK_BYTES, true);
+    // A new leader loads everything its log holds, as Kafka's coordinator loads to the log end:
+    // records past the high watermark were written by the previous leader and are committed by
+    // this one's followers fetching them.
+    while (offset < log.durableOffset) {
+      const read = log.read(offset, LOAD_CHUNK_BYTES, true, 'log-end');
       if (read.error !== 0 || read.bytes === 0) return;
       let batches: ReturnType<typeof decodeRecordBatches>;
       try {

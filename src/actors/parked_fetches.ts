@@ -6,6 +6,9 @@
 // FETCH_RELEASE from main, or when one of its partitions closes. When the request spans several
 // shards, min_bytes counts all of them: a parked part reports each growth of its bytes to main,
 // which releases every part once their sum reaches min_bytes.
+// A follower's fetch (replicaId >= 0) is counted by the leader once, when it arrives (its fetch
+// offsets are the follower's acknowledgement), and reads to the leader's log end; every later
+// read of a parked one only checks the actor still leads at the epoch the follower named.
 // Invariant (checked): one parked fetch per request id.
 import { ErrorCode } from '../protocol/errors.js';
 import type { DeadlineWheel } from './deadline_wheel.js';
@@ -55,7 +58,7 @@ export class ParkedFetches {
 
   /** Answers `ask` now if it has enough data (or may not wait), else parks it. */
   fetch(ask: FetchAsk, mayPark: boolean): void {
-    const r = this.readAll(ask);
+    const r = this.readAll(ask, true);
     if (!mayPark || ask.maxWaitMs === 0 || r.answerNow || this.enough(ask, r.bytes) || this.parked.size >= MAX_PARKED_FETCHES) {
       this.send(ask.reqId, r.parts);
       return;
@@ -73,7 +76,7 @@ export class ParkedFetches {
   mayProceed(reqId: number): void {
     const parked = this.parked.get(reqId);
     if (!parked) return;
-    const bytes = this.readAll(parked.ask).bytes;
+    const bytes = this.readAll(parked.ask, false).bytes;
     if (this.enough(parked.ask, bytes)) this.complete(reqId);
     else this.report(parked, bytes);
   }
@@ -92,7 +95,7 @@ export class ParkedFetches {
     this.parked.delete(reqId);
     this.deadlines.delete(parked);
     for (const p of parked.ask.partitions) this.actorOf(p.handle)?.waiters.delete(reqId);
-    this.send(reqId, this.readAll(parked.ask).parts);
+    this.send(reqId, this.readAll(parked.ask, false).parts);
   }
 
   completeAll(): void {
@@ -103,7 +106,8 @@ export class ParkedFetches {
     return bytes >= ask.minBytes;
   }
 
-  private readAll(ask: FetchAsk): Reading {
+  /** `arriving`: the fetch is read for the first time (a follower's position is counted then). */
+  private readAll(ask: FetchAsk, arriving: boolean): Reading {
     let bytes = 0;
     let answerNow = false;
     const parts: FetchPartitionResult[] = new Array(ask.partitions.length);
@@ -113,6 +117,14 @@ export class ParkedFetches {
       if (!actor) {
         parts[i] = { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, logStartOffset: -1, ranges: [], diverging: null };
         answerNow = true;
+        continue;
+      }
+      if (ask.replicaId >= 0) {
+        const budget = Math.min(p.partitionMaxBytes, Math.max(0, ask.maxBytes - bytes));
+        const part = this.readForReplica(ask, p, actor, budget, bytes === 0, arriving);
+        if (part.errorCode !== ErrorCode.NONE || part.diverging !== null) answerNow = true;
+        for (const r of part.ranges) bytes += r.length;
+        parts[i] = part;
         continue;
       }
       const { highWatermark, logStartOffset } = actor.log;
@@ -131,5 +143,23 @@ export class ParkedFetches {
       parts[i] = { slot: p.slot, errorCode: r.error, highWatermark, logStartOffset, ranges: r.ranges, diverging: null };
     }
     return { parts, bytes, answerNow };
+  }
+
+  private readForReplica(ask: FetchAsk, p: FetchAsk['partitions'][number], actor: PartitionActor, budget: number, minOneBatch: boolean, arriving: boolean): FetchPartitionResult {
+    if (arriving) {
+      const answer = actor.replicaFetch({
+        replicaId: ask.replicaId,
+        replicaEpoch: ask.replicaEpoch,
+        currentLeaderEpoch: p.currentLeaderEpoch,
+        fetchOffset: p.fetchOffset,
+        lastFetchedEpoch: p.lastFetchedEpoch,
+        logStartOffset: p.logStartOffset,
+      });
+      if (answer.errorCode !== ErrorCode.NONE || answer.divergingEpoch !== null) {
+        return { slot: p.slot, errorCode: answer.errorCode, highWatermark: answer.highWatermark, logStartOffset: answer.logStartOffset, ranges: [], diverging: answer.divergingEpoch };
+      }
+    }
+    const r = actor.readForReplica(p.fetchOffset, budget, minOneBatch, p.currentLeaderEpoch);
+    return { slot: p.slot, errorCode: r.error, highWatermark: actor.log.highWatermark, logStartOffset: actor.log.logStartOffset, ranges: r.ranges, diverging: null };
   }
 }

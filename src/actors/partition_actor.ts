@@ -1,18 +1,30 @@
-// One partition's actor, on the shard worker that hosts it: the only owner of its log. It runs
-// the partition's produce path (validate, stamp the leader epoch, append, hand the log to the
-// shard's group commit, and acknowledge through its PendingAcks once the acknowledgement condition
-// covers the records), its reads, its offset lookups (ListOffsets, OffsetsForLeaderEpoch), and
-// decides when the fetches parked on it should look again.
-// It never blocks and never calls up to main: results leave through the shard's outbound ring.
-// Acknowledgement condition: a produce completes when ackOffset >= its last offset + 1, where
-// ackOffset is the log's high watermark, which today advances exactly when a group commit lands
-// (so it is the durable end). Replication narrows ackOffset to the in-sync replicas' high
-// watermark; nothing else in the produce path changes.
+// One partition's actor, on the shard worker that hosts it: the only owner of its log and of its
+// replica state. It runs the partition's produce path (validate, stamp the leader epoch, append,
+// hand the log to the shard's group commit, and acknowledge through PendingAcks once the
+// acknowledgement condition covers the records), its reads, its offset lookups (ListOffsets,
+// OffsetsForLeaderEpoch), and decides when the fetches parked on it should look again.
+// It never blocks and never calls up to main: results leave through the shard's outbound ring,
+// ISR changes through the shard's event port.
+//
+// Replication: main tells the actor its role from each metadata image (setRole). As leader it
+// keeps a PartitionLeader (coordinator/replication): follower fetches feed it, it moves the high
+// watermark and proposes ISR changes. As follower it keeps a PartitionFollower and is a
+// FollowedPartition of the shard's replica fetcher for its leader: it appends the leader's batches
+// unchanged and truncates a diverged tail. The log's high watermark is moved only here.
+// Acknowledgement: acks=0/1 produces complete once their records are in the log's files (durable
+// under flush=always); acks=all ones once the high watermark covers them, which the in-sync
+// replicas' fetch offsets bound, or fail with NOT_ENOUGH_REPLICAS(_AFTER_APPEND) below min ISR.
 import type { GroupCommitter } from '../log/group_commit.js';
 import { StorageError } from '../log/io_backend.js';
-import type { AppendResult, LogConfig, PartitionLog } from '../log/partition_log.js';
-import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { validateProducedBatch } from '../protocol/record_batch.js';
+import type { AppendResult, LogConfig, PartitionLog, ReadResult } from '../log/partition_log.js';
+import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
+import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, batchCrcMatches, readBatchHeader, validateProducedBatch } from '../protocol/record_batch.js';
+import { ACKS_ALL } from '../coordinator/replication/min_isr.js';
+import { PartitionFollower, type FollowerAction, type FollowerLog, type FollowerSettings } from '../coordinator/replication/partition_follower.js';
+import { PartitionLeader, type LeaderAssignment, type LeaderOutput, type LocalLog, type ReplicationSettings } from '../coordinator/replication/partition_leader.js';
+import type {
+  AlterPartitionItem, AlterPartitionResult, BrokerId, PartitionRole, ReplicaBrokerInfo, ReplicaFetchAnswer, ReplicaFetchPosition,
+} from '../coordinator/replication/types.js';
 import type { DeadlineWheel } from './deadline_wheel.js';
 import { PendingAcks } from './pending_acks.js';
 import type { ListOffsetsPartitionResult, ProduceAsk, ProduceResult } from './ring_messages.js';
@@ -30,6 +42,11 @@ export interface ActorStats {
   fetches: number;
   parkedFetches: number;
   pendingAcks: number;
+  /** 'leader', 'follower', 'leaderless', or 'none' before main told it. */
+  role: string;
+  leaderEpoch: number;
+  /** The leader's ISR as it counts it (committed plus a pending addition), [] off the leader. */
+  isr: readonly number[];
   lastError: string | null;
 }
 
@@ -45,6 +62,18 @@ export interface ActorPorts {
   sendProduceResult(result: ProduceResult): void;
   /** The parked fetch `reqId` includes a partition that has new readable data. */
   fetchMayProceed(reqId: number): void;
+  /** An ISR change for the controller; its answer comes back through onAlterPartitionResult. */
+  sendAlterPartition(handle: number, item: AlterPartitionItem): void;
+  /** The actor started or stopped following a leader, or the leader it follows changed. */
+  followingChanged(actor: PartitionActor): void;
+}
+
+/** What every replica of a shard shares: this broker, the registered brokers, the replication settings. */
+export interface ReplicaContext {
+  readonly localBrokerId: BrokerId;
+  readonly brokers: ReadonlyMap<BrokerId, ReplicaBrokerInfo>;
+  readonly settings: ReplicationSettings & FollowerSettings;
+  now(): number;
 }
 
 /**
@@ -62,14 +91,25 @@ const MAX_TIMESTAMP = -3;
 export class PartitionActor implements Expirable {
   /** Request ids of parked fetches that include this partition. */
   readonly waiters = new Set<number>();
+  /** acks=0/1 produces: complete once their records are in the log's files. */
   private readonly acks: PendingAcks<ProduceResult>;
-  /** The high watermark parked fetches were last told about. */
+  /** acks=all produces: complete once the high watermark covers them. */
+  private readonly replicated: PendingAcks<ProduceResult>;
+  /** The high watermark and durable end parked fetches were last told about. */
   private wokeAt: number;
+  private wokeDurable: number;
   /** When this actor's deadline-wheel entry fires (Infinity: none scheduled). */
   private expiresAt = Infinity;
   private batchesIn = 0;
   private bytesIn = 0;
   private fetches = 0;
+  private role: PartitionRole | null = null;
+  private leader: PartitionLeader | null = null;
+  private follower: PartitionFollower | null = null;
+  /** The broker epoch the follower state fetches with (a re-registered broker starts it afresh). */
+  private followerEpoch = -1;
+  /** The high watermark last written to the checkpoint file. */
+  private checkpointedHw: number;
   lastError: string | null = null;
 
   constructor(
@@ -79,10 +119,17 @@ export class PartitionActor implements Expirable {
     readonly log: PartitionLog,
     private config: LogConfig,
     private readonly ports: ActorPorts,
+    private readonly replicas: ReplicaContext,
   ) {
-    this.acks = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, (result, code) => this.acknowledge(result, code));
+    const settle = (result: ProduceResult, code: number): void => this.acknowledge(result, code);
+    this.acks = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, settle);
+    this.replicated = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, settle);
     this.wokeAt = log.highWatermark;
+    this.wokeDurable = log.durableOffset;
+    this.checkpointedHw = log.highWatermark;
   }
+
+  // ---- produce (leader) ----
 
   /** Validates and stages one batch (not yet readable). `records` must be owned by the caller (not a ring view). */
   append(records: Buffer): AppendResult {
@@ -106,12 +153,13 @@ export class PartitionActor implements Expirable {
    */
   produce(ask: ProduceAsk, records: Buffer, released: () => void): void {
     const result: ProduceResult = { reqId: ask.reqId, slot: ask.slot, errorCode: 0, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+    const queue = ask.acks === ACKS_ALL ? this.replicated : this.acks;
     // Refused before appending: an append whose acknowledgement could not be tracked would be
     // written without anyone learning its offset.
-    const fenced = this.leadIn(ask.leaderEpoch);
+    const refused = this.admit(ask);
     const appended: AppendResult =
-      fenced !== ErrorCode.NONE ? { kind: 'error', code: fenced }
-      : this.acks.full ? { kind: 'error', code: ErrorCode.REQUEST_TIMED_OUT }
+      refused !== ErrorCode.NONE ? { kind: 'error', code: refused }
+      : queue.full ? { kind: 'error', code: ErrorCode.REQUEST_TIMED_OUT }
       : this.append(records);
     result.logStartOffset = this.log.logStartOffset;
     if (appended.kind === 'error') {
@@ -123,44 +171,39 @@ export class PartitionActor implements Expirable {
     result.baseOffset = appended.baseOffset;
     if (appended.kind === 'appended') result.logAppendTime = appended.logAppendTime;
     const deadline = this.ports.deadlines.now() + ask.timeoutMs;
-    this.acks.add(appended.lastOffset + 1, deadline, result);
+    queue.add(appended.lastOffset + 1, deadline, result);
     if (deadline < this.expiresAt) this.scheduleExpiry(deadline);
-    const heldThrough = this.acks.lastSeq;
+    const heldThrough = queue.lastSeq;
     this.ports.committer.commit(this.log).then(
       () => {
         released();
-        this.readableAdvanced();
+        this.committed();
       },
       (err: unknown) => {
         released();
         this.lastError = String(err);
-        this.acks.failThrough(heldThrough, ErrorCode.KAFKA_STORAGE_ERROR);
+        queue.failThrough(heldThrough, ErrorCode.KAFKA_STORAGE_ERROR);
       },
     );
   }
 
   /**
-   * As Kafka's leader does, batches carry the leader epoch they were appended under: the epoch main
-   * checked leadership against. A newer one starts a leader-epoch cache entry with the next batch;
-   * one older than the log already has comes from a stale view and is FENCED_LEADER_EPOCH.
+   * Only the leader appends. Main checked leadership against its image; an epoch newer than the
+   * actor's means main saw a leadership the actor has not been told of yet (retriable). An acks=all
+   * produce meets min.insync.replicas here.
    */
-  private leadIn(epoch: number): ErrorCode {
-    if (epoch === this.log.currentLeaderEpoch) return ErrorCode.NONE;
-    try {
-      this.log.setLeaderEpoch(epoch);
-      return ErrorCode.NONE;
-    } catch (err) {
-      if (!(err instanceof KafkaError)) throw err;
-      this.lastError = err.message;
-      return err.code;
-    }
+  private admit(ask: ProduceAsk): ErrorCode {
+    const leader = this.leader;
+    if (leader === null || ask.leaderEpoch > leader.leaderEpoch) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    return leader.admit(ask.acks);
   }
 
   /** Wheel deadline: times out overdue acknowledgements, then waits for the next one. */
   expire(now: number): void {
     this.expiresAt = Infinity;
     this.acks.expire(now);
-    const next = this.acks.nextDeadline();
+    this.replicated.expire(now);
+    const next = Math.min(this.acks.nextDeadline(), this.replicated.nextDeadline());
     if (next !== Infinity) this.scheduleExpiry(next);
   }
 
@@ -169,9 +212,35 @@ export class PartitionActor implements Expirable {
     this.ports.deadlines.add(this, deadline);
   }
 
-  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean): ReturnType<PartitionLog['read']> {
+  // ---- reads ----
+
+  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean): ReadResult {
     this.fetches++;
     return this.log.read(fetchOffset, maxBytes, minOneBatch);
+  }
+
+  /**
+   * A follower's fetch reaching this replica: the leader counts its position (ISR, high watermark)
+   * and answers with an error, a diverging epoch, or nothing in the way of reading the records
+   * (`readForReplica`). Not the leader: NOT_LEADER_OR_FOLLOWER.
+   */
+  replicaFetch(position: ReplicaFetchPosition): ReplicaFetchAnswer {
+    this.fetches++;
+    const leader = this.leader;
+    if (leader === null) {
+      return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, logStartOffset: -1, divergingEpoch: null };
+    }
+    const { answer, output } = leader.onFollowerFetch(position, this.replicas.now());
+    this.applyLeader(output);
+    return { ...answer, highWatermark: this.log.highWatermark };
+  }
+
+  /** A follower's records from `fetchOffset`: to the log end, while this replica still leads at `leaderEpoch` (-1: any). */
+  readForReplica(fetchOffset: number, maxBytes: number, minOneBatch: boolean, leaderEpoch: number): ReadResult {
+    const leader = this.leader;
+    if (leader === null) return { error: ErrorCode.NOT_LEADER_OR_FOLLOWER, ranges: [], bytes: 0 };
+    if (leaderEpoch >= 0 && leaderEpoch !== leader.leaderEpoch) return { error: ErrorCode.FENCED_LEADER_EPOCH, ranges: [], bytes: 0 };
+    return this.log.read(fetchOffset, maxBytes, minOneBatch, 'log-end');
   }
 
   /** OffsetsForLeaderEpoch: the largest epoch <= `epoch` this log knows and where it ends (-1/-1 when unknown). */
@@ -196,6 +265,266 @@ export class PartitionActor implements Expirable {
     }
   }
 
+  // ---- roles ----
+
+  get isLeader(): boolean {
+    return this.leader !== null;
+  }
+
+  /** The broker this replica follows, or -1 when it is not a follower. */
+  get followedLeader(): BrokerId {
+    return this.follower?.leaderId ?? -1;
+  }
+
+  /** The partition's topic id, '' until main told the actor its role. */
+  get topicId(): string {
+    return this.role?.topicId ?? '';
+  }
+
+  /**
+   * The metadata image's word on this replica. Becoming leader starts a new leader epoch in the
+   * log (the next batch opens its epoch-cache entry) and a fresh PartitionLeader; leaving the
+   * leadership fails the acks=all produces still waiting with NOT_LEADER_OR_FOLLOWER (their
+   * records may yet be committed by the new leader: idempotent retries find them there).
+   */
+  setRole(role: PartitionRole): void {
+    const now = this.replicas.now();
+    this.role = role;
+    if (role.kind === 'leader') {
+      this.dropFollower();
+      if (role.leaderEpoch > this.log.currentLeaderEpoch) {
+        try {
+          this.log.setLeaderEpoch(role.leaderEpoch);
+        } catch (err) {
+          if (!(err instanceof KafkaError)) throw err;
+          this.lastError = err.message;
+        }
+      }
+      const assignment = this.assignmentOf(role);
+      if (this.leader !== null && role.leaderEpoch >= this.leader.leaderEpoch) {
+        this.applyLeader(this.leader.onMetadata(assignment, now));
+        return;
+      }
+      const identity = { topicId: role.topicId, partitionIndex: this.partition, localBrokerId: this.replicas.localBrokerId };
+      const epochEnd = (epoch: number) => this.log.endOffsetForEpoch(epoch);
+      this.leader = new PartitionLeader(identity, this.replicas.settings, assignment, this.localLog(), this.log.highWatermark, epochEnd, now);
+      this.applyLeader(this.leader.onLocalLog(this.localLog(), now));
+      return;
+    }
+    this.dropLeadership();
+    if (role.kind === 'follower') this.follow(role.leaderId, role.leaderEpoch, now);
+    else this.dropFollower();
+  }
+
+  /** The registered brokers changed (epochs, fencing, shutdown): the leader re-reads who may join its ISR. */
+  brokersChanged(): void {
+    const role = this.role;
+    if (role?.kind === 'leader' && this.leader !== null) this.applyLeader(this.leader.onMetadata(this.assignmentOf(role), this.replicas.now()));
+    else if (role?.kind === 'follower' && this.follower !== null && this.localBrokerEpoch() !== this.followerEpoch) {
+      this.dropFollower();
+      this.follow(role.leaderId, role.leaderEpoch, this.replicas.now());
+    }
+  }
+
+  /** Time passed: a leader drops followers that stopped catching up, and resends proposals due again. */
+  tick(now: number): void {
+    if (this.leader !== null) this.applyLeader(this.leader.onLocalLog(this.localLog(), now));
+  }
+
+  onAlterPartitionResult(sent: AlterPartitionItem, result: AlterPartitionResult): void {
+    if (this.leader !== null) this.applyLeader(this.leader.onAlterPartitionResult(sent, result, this.replicas.now()));
+  }
+
+  /** Writes the high watermark's checkpoint when it moved since the last one (a restart reads it back). */
+  checkpointHighWatermark(): void {
+    const hw = this.log.highWatermark;
+    if (hw === this.checkpointedHw) return;
+    try {
+      this.log.checkpointHighWatermark();
+      this.checkpointedHw = hw;
+    } catch (err) {
+      this.lastError = String(err);
+    }
+  }
+
+  private assignmentOf(role: Extract<PartitionRole, { kind: 'leader' }>): LeaderAssignment {
+    const brokers = new Map<BrokerId, { brokerEpoch: number; isrEligible: boolean }>();
+    for (const id of role.replicas) {
+      const b = this.replicas.brokers.get(id);
+      if (b !== undefined) brokers.set(id, { brokerEpoch: b.epoch, isrEligible: b.isrEligible });
+    }
+    return {
+      leaderEpoch: role.leaderEpoch,
+      partitionEpoch: role.partitionEpoch,
+      replicas: role.replicas,
+      isr: role.isr,
+      leaderRecoveryState: 0,
+      minInsyncReplicas: role.minInsyncReplicas,
+      brokers,
+    };
+  }
+
+  private dropLeadership(): void {
+    if (this.leader === null) return;
+    this.leader = null;
+    this.replicated.failThrough(this.replicated.lastSeq, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  }
+
+  private localLog(): LocalLog {
+    return { logStartOffset: this.log.logStartOffset, logEndOffset: this.log.logEndOffset, durableEndOffset: this.log.durableOffset };
+  }
+
+  /** A leader's output: the proposal goes out, the high watermark moves, waiting acks=all produces settle. */
+  private applyLeader(out: LeaderOutput): void {
+    if (out.alterPartition !== null) this.ports.sendAlterPartition(this.handle, out.alterPartition);
+    this.log.updateHighWatermark(out.highWatermark);
+    if (out.acksChanged || this.replicated.size > 0) this.settleReplicated();
+    this.wakeFetches();
+  }
+
+  private settleReplicated(): void {
+    const leader = this.leader;
+    if (leader === null || this.replicated.size === 0) return;
+    const verdict = leader.acksAllOutcome(Number.MAX_SAFE_INTEGER);
+    if (verdict !== 'waiting' && verdict !== ErrorCode.NONE) this.replicated.failThrough(this.replicated.lastSeq, verdict);
+    else this.replicated.advance(this.log.highWatermark);
+  }
+
+  /** A commit of this log landed: the leader learns its new durable end; acks=0/1 produces it covers complete. */
+  committed(): void {
+    if (this.leader !== null) this.applyLeader(this.leader.onLocalLog(this.localLog(), this.replicas.now()));
+    else this.wakeFetches();
+    this.acks.advance(this.log.durableOffset);
+  }
+
+  /** Parked fetches look again when consumers' (high watermark) or followers' (durable end) readable end moved. */
+  private wakeFetches(): void {
+    const hw = this.log.highWatermark;
+    const durable = this.log.durableOffset;
+    const grew = hw > this.wokeAt || (durable > this.wokeDurable && this.leader !== null);
+    this.wokeAt = hw;
+    this.wokeDurable = durable;
+    if (grew) for (const reqId of [...this.waiters]) this.ports.fetchMayProceed(reqId);
+  }
+
+  // ---- follower (the shard's replica fetcher drives it: FollowedPartition) ----
+
+  get partitionIndex(): number {
+    return this.partition;
+  }
+
+  fetchPosition(now: number): ReplicaFetchPosition | null {
+    return this.follower?.fetchPosition(now) ?? null;
+  }
+
+  /**
+   * The leader answered `sent`: truncate as told, or append its batches unchanged and commit them
+   * (durable under flush=always before the next fetch offset claims them), then take the leader's
+   * high watermark as far as this log holds it.
+   */
+  async onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null, now: number): Promise<void> {
+    const f = this.follower;
+    if (f === null) return;
+    const current = f.state.kind === 'fetching' && sent.currentLeaderEpoch === f.leaderEpoch && sent.fetchOffset === this.log.logEndOffset;
+    const action = f.onFetchAnswer(sent, answer, now);
+    if (action !== null) {
+      await this.truncateAsFollower(f, action);
+      return;
+    }
+    if (current && records !== null && answer.errorCode === ErrorCode.NONE && answer.divergingEpoch === null && this.appendReplicated(records)) {
+      try {
+        await this.ports.committer.commit(this.log);
+      } catch (err) {
+        this.lastError = String(err);
+      }
+    }
+    if (this.follower !== f) return;
+    f.onLocalLog(this.followerLog());
+    this.log.updateHighWatermark(f.highWatermark);
+  }
+
+  private follow(leaderId: BrokerId, leaderEpoch: number, now: number): void {
+    const f = this.follower;
+    if (f !== null) {
+      const before = f.leaderId;
+      f.onMetadata({ leaderId, leaderEpoch }, now);
+      if (f.leaderId !== before) this.ports.followingChanged(this);
+      return;
+    }
+    this.followerEpoch = this.localBrokerEpoch();
+    const epochEnd = (epoch: number) => this.log.endOffsetForEpoch(epoch);
+    this.follower = new PartitionFollower(this.replicas.settings, this.replicas.localBrokerId, this.followerEpoch, { leaderId, leaderEpoch }, this.followerLog(), this.log.highWatermark, epochEnd);
+    this.ports.followingChanged(this);
+  }
+
+  private dropFollower(): void {
+    if (this.follower === null) return;
+    this.follower = null;
+    this.ports.followingChanged(this);
+  }
+
+  private localBrokerEpoch(): number {
+    return this.replicas.brokers.get(this.replicas.localBrokerId)?.epoch ?? -1;
+  }
+
+  private followerLog(): FollowerLog {
+    const entries = this.log.epochEntries;
+    return {
+      logStartOffset: this.log.logStartOffset,
+      logEndOffset: this.log.logEndOffset,
+      durableEndOffset: this.log.durableOffset,
+      latestEpoch: entries.length === 0 ? -1 : entries[entries.length - 1]!.epoch,
+    };
+  }
+
+  /**
+   * Appends the whole batches of a replica fetch answer as they are (offsets and epochs the
+   * leader's), after checking each one's framing and CRC; stops at the first one the log refuses.
+   * True when anything was staged.
+   */
+  private appendReplicated(records: Buffer): boolean {
+    let pos = 0;
+    let staged = false;
+    while (pos + LOG_OVERHEAD <= records.length) {
+      const size = records.readInt32BE(pos + LOG_OVERHEAD - 4) + LOG_OVERHEAD;
+      if (size < BATCH_HEADER_BYTES || pos + size > records.length) break;
+      const batch = records.subarray(pos, pos + size);
+      if (batch[BatchField.magic] !== 2 || !batchCrcMatches(batch, 0, size)) {
+        this.lastError = `replicated batch at ${this.log.logEndOffset} is corrupt`;
+        break;
+      }
+      const r = this.log.appendAsFollower(batch, readBatchHeader(batch, 0));
+      if (r.kind === 'error') {
+        this.lastError = `replicated batch at ${this.log.logEndOffset} refused: ${errorName(r.code)}`;
+        break;
+      }
+      staged = true;
+      this.batchesIn++;
+      this.bytesIn += size;
+      pos += size;
+    }
+    return staged;
+  }
+
+  /** Carries out a follower's truncation once the log has nothing staged, then lets it fetch again. */
+  private async truncateAsFollower(f: PartitionFollower, action: FollowerAction): Promise<void> {
+    try {
+      await this.ports.committer.commit(this.log);
+    } catch (err) {
+      this.lastError = String(err);
+    }
+    if (this.follower !== f) return;
+    try {
+      if (action.kind === 'truncate') this.log.truncateTo(action.offset);
+      else this.lastError = `the leader's log starts at ${action.offset}, past this replica's end ${this.log.logEndOffset}: a reset is not supported yet`;
+    } catch (err) {
+      this.lastError = String(err);
+    }
+    f.onTruncated(this.followerLog());
+  }
+
+  // ---- the rest ----
+
   updateConfig(config: LogConfig): void {
     this.config = config;
     this.log.updateConfig(config);
@@ -214,23 +543,12 @@ export class PartitionActor implements Expirable {
       bytesIn: this.bytesIn,
       fetches: this.fetches,
       parkedFetches: this.waiters.size,
-      pendingAcks: this.acks.size,
+      pendingAcks: this.acks.size + this.replicated.size,
+      role: this.role?.kind ?? 'none',
+      leaderEpoch: this.leader?.leaderEpoch ?? this.follower?.leaderEpoch ?? -1,
+      isr: this.leader?.maximalIsr ?? [],
       lastError: this.lastError,
     };
-  }
-
-  /** A commit landed: new data may be readable, and acknowledgements it covers complete. */
-  private readableAdvanced(): void {
-    const hw = this.log.highWatermark;
-    const grew = hw > this.wokeAt;
-    this.wokeAt = hw;
-    if (grew) for (const reqId of [...this.waiters]) this.ports.fetchMayProceed(reqId);
-    this.acks.advance(this.ackOffset());
-  }
-
-  /** The offset below which produced records are acknowledged (see the header). */
-  private ackOffset(): number {
-    return this.log.highWatermark;
   }
 
   private acknowledge(result: ProduceResult, errorCode: number): void {
@@ -238,7 +556,7 @@ export class PartitionActor implements Expirable {
       result.errorCode = errorCode;
       result.baseOffset = -1;
     }
-    if (this.acks.size === 0 && this.expiresAt !== Infinity) {
+    if (this.acks.size === 0 && this.replicated.size === 0 && this.expiresAt !== Infinity) {
       this.expiresAt = Infinity;
       this.ports.deadlines.delete(this);
     }

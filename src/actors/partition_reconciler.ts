@@ -2,13 +2,16 @@
 // Each pass closes (and deletes the data of) partitions whose topic left the view or was
 // replaced by a new topic of the same name, and opens every partition the view places on this
 // broker that is not open yet: directory checked against the topic id, actor opened on the
-// least-loaded shard, and only then routable (ShardTable.publish). Passes run one at a time;
-// a change made during a pass gets another. Main thread.
+// least-loaded shard, told its replication role, and only then routable (ShardTable.publish).
+// Every pass also tells the shards the registered brokers when they changed, and each open
+// replica its role (leader, follower of whom, leaderless) when the image changed it. Passes run
+// one at a time; a change made during a pass gets another. Main thread.
 import { join } from 'node:path';
-import type { ClusterView, TopicImage } from '../cluster/cluster_view.js';
+import type { ClusterView, PartitionRecord, TopicImage } from '../cluster/cluster_view.js';
 import type { ReconcileWaiter } from '../cluster/topic_admin.js';
 import type { BrokerConfig } from '../config.js';
-import { toLogConfig } from '../coordinator/topic_configs.js';
+import { effective, toLogConfig } from '../coordinator/topic_configs.js';
+import type { PartitionRole, ReplicaBrokerInfo } from '../coordinator/replication/types.js';
 import type { LogConfig } from '../log/log_config.js';
 import { partitionDirName, preparePartitionDir } from './partition_dir.js';
 import type { ShardTable } from './shard_table.js';
@@ -22,6 +25,22 @@ export interface PartitionLookup {
 export interface PartitionControl {
   openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): Promise<void>;
   closePartition(handle: number, deleteData: boolean): Promise<void>;
+  setBrokers(localBrokerId: number, brokers: ReplicaBrokerInfo[]): Promise<void>;
+  setRoles(updates: { handle: number; role: PartitionRole }[]): Promise<void>;
+}
+
+/** What the image makes this broker of its replica of `record`. */
+export function roleOf(localId: number, record: PartitionRecord, minInsyncReplicas: number): PartitionRole {
+  const { topicId, leader, leaderEpoch } = record;
+  if (leader === localId) {
+    return { kind: 'leader', topicId, leaderEpoch, partitionEpoch: record.partitionEpoch, replicas: record.replicas, isr: record.isr, minInsyncReplicas };
+  }
+  return leader < 0 ? { kind: 'leaderless', topicId, leaderEpoch } : { kind: 'follower', topicId, leaderId: leader, leaderEpoch };
+}
+
+/** A role's identity for change detection: the same key means nothing to tell the shard. */
+function roleKey(role: PartitionRole): string {
+  return JSON.stringify(role);
 }
 
 interface Waiter {
@@ -38,6 +57,9 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   private waiters: Waiter[] = [];
   private running: Promise<void> | null = null;
   private dirty = false;
+  /** Handle -> the role key the hosting shard was last told. */
+  private readonly toldRoles = new Map<number, string>();
+  private toldBrokers = '';
   /** Called after a pass that opened or closed anything (group coordinators follow topics). */
   onChange: () => void = () => {};
 
@@ -95,6 +117,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   private async pass(): Promise<boolean> {
     const stale = [...this.opened].filter(([name, id]) => this.view.topic(name)?.id !== id).map(([name]) => name);
     await Promise.all(stale.map((name) => this.closeTopic(name)));
+    await this.tellBrokers();
     const opens: Promise<void>[] = [];
     for (const t of this.view.topics()) {
       for (let p = 0; p < t.partitions; p++) {
@@ -106,12 +129,46 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     const results = await Promise.allSettled(opens);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
+    await this.tellRoles();
     return stale.length > 0 || opens.length > 0;
+  }
+
+  private async tellBrokers(): Promise<void> {
+    const brokers = [...this.view.replicaBrokers()];
+    const key = JSON.stringify(brokers);
+    if (key === this.toldBrokers) return;
+    await Promise.all(Array.from({ length: this.shards.shardCount }, (_, shard) => this.controlOf(shard).setBrokers(this.view.localId, brokers)));
+    this.toldBrokers = key;
+  }
+
+  /** Tells each shard the roles the image changed for the replicas it hosts. */
+  private async tellRoles(): Promise<void> {
+    const byShard = new Map<number, { handle: number; role: PartitionRole }[]>();
+    const keys: [number, string][] = [];
+    for (const t of this.view.topics()) {
+      const minIsr = Number(effective(t.configs, 'min.insync.replicas', this.config));
+      for (let p = 0; p < t.partitions; p++) {
+        const handle = this.shards.handleOf(t.name, p);
+        const record = handle < 0 ? undefined : this.view.partition(t.name, p);
+        if (record === undefined) continue;
+        const role = roleOf(this.view.localId, record, minIsr);
+        const key = roleKey(role);
+        if (this.toldRoles.get(handle) === key) continue;
+        const shard = this.shards.shardOf(handle);
+        let list = byShard.get(shard);
+        if (list === undefined) byShard.set(shard, (list = []));
+        list.push({ handle, role });
+        keys.push([handle, key]);
+      }
+    }
+    await Promise.all([...byShard].map(([shard, updates]) => this.controlOf(shard).setRoles(updates)));
+    for (const [handle, key] of keys) this.toldRoles.set(handle, key);
   }
 
   private async closeTopic(name: string): Promise<void> {
     this.opened.delete(name);
     const removed = this.shards.removeTopic(name);
+    for (const r of removed) this.toldRoles.delete(r.handle);
     await Promise.all(removed.map((r) => this.controlOf(r.shard).closePartition(r.handle, true)));
     for (const r of removed) this.onDirRemoved(this.partitionDir(name, r.partition));
   }
@@ -122,6 +179,13 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     const { handle, shard } = this.shards.reserve();
     try {
       await this.controlOf(shard).openPartition(handle, t.name, partition, dir, toLogConfig(t.configs, this.config));
+      // Routable only once the actor knows whether it leads: a produce arriving first would be refused.
+      const record = this.view.partition(t.name, partition);
+      if (record !== undefined) {
+        const role = roleOf(this.view.localId, record, Number(effective(t.configs, 'min.insync.replicas', this.config)));
+        await this.controlOf(shard).setRoles([{ handle, role }]);
+        this.toldRoles.set(handle, roleKey(role));
+      }
     } catch (err) {
       this.shards.unreserve(shard);
       throw err;

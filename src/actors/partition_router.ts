@@ -40,7 +40,19 @@ export interface FetchItem {
   partitionMaxBytes: number;
   /** Fetch v12+: the epoch of the fetcher's last batch, checked for divergence; -1 when not given. */
   lastFetchedEpoch: number;
+  /** Fetch v9+: the leader epoch the fetcher believes current, -1 when not given. */
+  currentLeaderEpoch: number;
+  /** A follower's own log start offset, -1 from consumers. */
+  logStartOffset: number;
 }
+
+/** Who fetches: a consumer (replicaId -1) or a follower broker and its broker epoch. */
+export interface Fetcher {
+  readonly replicaId: number;
+  readonly replicaEpoch: number;
+}
+
+export const CONSUMER_FETCHER: Fetcher = { replicaId: -1, replicaEpoch: -1 };
 
 export interface ListOffsetsItem {
   handle: number;
@@ -148,7 +160,7 @@ export class PartitionRouter implements ShardResultSink {
   }
 
   /** Resolves when every partition answered (acks=0 too: its errors close the connection). */
-  produce(items: readonly ProduceItem[], timeoutMs: number): Promise<ProduceOutcome[]> {
+  produce(items: readonly ProduceItem[], timeoutMs: number, acks: number): Promise<ProduceOutcome[]> {
     const reqId = this.allocReqId();
     const timeout = Math.min(Math.max(0, timeoutMs), MAX_PRODUCE_TIMEOUT_MS);
     const results: ProduceOutcome[] = new Array(items.length);
@@ -157,7 +169,7 @@ export class PartitionRouter implements ShardResultSink {
       const item = items[slot]!;
       const shard = this.table.shardOf(item.handle);
       if (shard < 0) results[slot] = failedOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-      else if (!this.hosts[shard]!.produce({ reqId, slot, handle: item.handle, timeoutMs: timeout, leaderEpoch: item.leaderEpoch }, item.records)) {
+      else if (!this.hosts[shard]!.produce({ reqId, slot, handle: item.handle, acks, timeoutMs: timeout, leaderEpoch: item.leaderEpoch }, item.records)) {
         results[slot] = failedOutcome(ErrorCode.REQUEST_TIMED_OUT);
       } else missing++;
     }
@@ -168,7 +180,7 @@ export class PartitionRouter implements ShardResultSink {
     });
   }
 
-  fetch(items: readonly FetchItem[], maxWaitMs: number, minBytes: number, maxBytes: number): Promise<FetchPartitionResult[]> {
+  fetch(items: readonly FetchItem[], maxWaitMs: number, minBytes: number, maxBytes: number, fetcher: Fetcher = CONSUMER_FETCHER): Promise<FetchPartitionResult[]> {
     const reqId = this.allocReqId();
     const results: FetchPartitionResult[] = new Array(items.length);
     const byShard = new Map<number, FetchPartitionAsk[]>();
@@ -181,13 +193,16 @@ export class PartitionRouter implements ShardResultSink {
       }
       let asks = byShard.get(shard);
       if (!asks) byShard.set(shard, (asks = []));
-      asks.push({ slot, handle: item.handle, fetchOffset: item.fetchOffset, partitionMaxBytes: item.partitionMaxBytes, lastFetchedEpoch: item.lastFetchedEpoch });
+      asks.push({
+        slot, handle: item.handle, fetchOffset: item.fetchOffset, partitionMaxBytes: item.partitionMaxBytes,
+        lastFetchedEpoch: item.lastFetchedEpoch, currentLeaderEpoch: item.currentLeaderEpoch, logStartOffset: item.logStartOffset,
+      });
     }
     if (byShard.size === 0) return Promise.resolve(results);
     const flags = byShard.size > 1 ? FETCH_FLAG_MULTI_SHARD : 0;
     const shardsLeft = new Set<number>();
     for (const [shard, partitions] of byShard) {
-      const ok = this.hosts[shard]!.fetch({ reqId, flags, maxWaitMs, minBytes, maxBytes, partitions });
+      const ok = this.hosts[shard]!.fetch({ reqId, flags, replicaId: fetcher.replicaId, replicaEpoch: fetcher.replicaEpoch, maxWaitMs, minBytes, maxBytes, partitions });
       if (ok) shardsLeft.add(shard);
       else for (const p of partitions) results[p.slot] = failedFetch(p.slot, ErrorCode.REQUEST_TIMED_OUT);
     }

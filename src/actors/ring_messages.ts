@@ -21,21 +21,25 @@ export const MsgType = {
   FETCH_PROGRESS: 105,
 } as const;
 
-// ---- PRODUCE: [type u8][pad x3][reqId u32][slot u32][handle u32][timeoutMs u32][leaderEpoch i32] records... ----
-// timeoutMs bounds how long the partition actor keeps the acknowledgement pending; leaderEpoch is
-// the cluster view's epoch under which main found this broker leading, stamped into the batch.
+// ---- PRODUCE: [type u8][acks i8][pad x2][reqId u32][slot u32][handle u32][timeoutMs u32][leaderEpoch i32] records... ----
+// acks is the request's (0, 1 or -1: whether the answer waits for the in-sync replicas); timeoutMs
+// bounds how long the partition actor keeps the acknowledgement pending; leaderEpoch is the cluster
+// view's epoch under which main found this broker leading (a newer one than the actor knows means
+// the actor has not yet been told of that leadership).
 export const PRODUCE_HEADER_BYTES = 24;
 
 export interface ProduceAsk {
   reqId: number;
   slot: number;
   handle: number;
+  acks: number;
   timeoutMs: number;
   leaderEpoch: number;
 }
 
 export function writeProduce(b: Buffer, at: number, ask: ProduceAsk, records: Buffer): void {
   b[at] = MsgType.PRODUCE;
+  b.writeInt8(ask.acks, at + 1);
   b.writeUInt32LE(ask.reqId, at + 4);
   b.writeUInt32LE(ask.slot, at + 8);
   b.writeUInt32LE(ask.handle, at + 12);
@@ -49,6 +53,7 @@ export function readProduce(b: Buffer, at: number): ProduceAsk {
     reqId: b.readUInt32LE(at + 4),
     slot: b.readUInt32LE(at + 8),
     handle: b.readUInt32LE(at + 12),
+    acks: b.readInt8(at + 1),
     timeoutMs: b.readUInt32LE(at + 16),
     leaderEpoch: b.readInt32LE(at + 20),
   };
@@ -87,10 +92,14 @@ export function readProduceResult(b: Buffer, at: number): ProduceResult {
   };
 }
 
-// ---- FETCH: [type][flags u8][pad u16][reqId][maxWaitMs][minBytes][maxBytes][count] then count x 24-byte entries ----
+// ---- FETCH: [type][flags u8][pad u16][reqId][maxWaitMs][minBytes][maxBytes][count][replicaId i32][pad u32][replicaEpoch f64]
+// then count x 40-byte entries ----
 // entry: [slot u32][handle u32][fetchOffset f64][partitionMaxBytes u32][lastFetchedEpoch i32]
-export const FETCH_HEADER_BYTES = 24;
-export const FETCH_ENTRY_BYTES = 24;
+//        [currentLeaderEpoch i32][pad u32][logStartOffset f64]
+// A replicaId >= 0 is a follower's fetch (main checked it names a replica of every partition): the
+// leader counts its fetch offsets for the ISR and high watermark and reads to its log end.
+export const FETCH_HEADER_BYTES = 40;
+export const FETCH_ENTRY_BYTES = 40;
 /**
  * Set when the request spans several shards: min_bytes applies to their sum, so a shard holding
  * less parks and reports its bytes (FETCH_PROGRESS) for main to decide when to release it.
@@ -104,11 +113,19 @@ export interface FetchPartitionAsk {
   partitionMaxBytes: number;
   /** The epoch of the last batch the fetcher holds (Fetch v12+), -1 when not given; checked for divergence. */
   lastFetchedEpoch: number;
+  /** The leader epoch the fetcher believes current (Fetch v9+), -1 when not given. */
+  currentLeaderEpoch: number;
+  /** A follower's own log start offset (Fetch v5+), -1 from consumers. */
+  logStartOffset: number;
 }
 
 export interface FetchAsk {
   reqId: number;
   flags: number;
+  /** -1 for consumers; a follower's broker id. */
+  replicaId: number;
+  /** The follower's broker epoch (Fetch v15+ ReplicaState), -1 when not given. */
+  replicaEpoch: number;
   maxWaitMs: number;
   minBytes: number;
   maxBytes: number;
@@ -127,6 +144,8 @@ export function writeFetch(b: Buffer, at: number, f: FetchAsk): void {
   b.writeUInt32LE(f.minBytes, at + 12);
   b.writeUInt32LE(f.maxBytes, at + 16);
   b.writeUInt32LE(f.partitions.length, at + 20);
+  b.writeInt32LE(f.replicaId, at + 24);
+  b.writeDoubleLE(f.replicaEpoch, at + 32);
   let p = at + FETCH_HEADER_BYTES;
   for (const e of f.partitions) {
     b.writeUInt32LE(e.slot, p);
@@ -134,6 +153,8 @@ export function writeFetch(b: Buffer, at: number, f: FetchAsk): void {
     b.writeDoubleLE(e.fetchOffset, p + 8);
     b.writeUInt32LE(e.partitionMaxBytes, p + 16);
     b.writeInt32LE(e.lastFetchedEpoch, p + 20);
+    b.writeInt32LE(e.currentLeaderEpoch, p + 24);
+    b.writeDoubleLE(e.logStartOffset, p + 32);
     p += FETCH_ENTRY_BYTES;
   }
 }
@@ -149,11 +170,15 @@ export function readFetch(b: Buffer, at: number): FetchAsk {
       fetchOffset: b.readDoubleLE(p + 8),
       partitionMaxBytes: b.readUInt32LE(p + 16),
       lastFetchedEpoch: b.readInt32LE(p + 20),
+      currentLeaderEpoch: b.readInt32LE(p + 24),
+      logStartOffset: b.readDoubleLE(p + 32),
     };
     p += FETCH_ENTRY_BYTES;
   }
   return {
     flags: b[at + 1]!,
+    replicaId: b.readInt32LE(at + 24),
+    replicaEpoch: b.readDoubleLE(at + 32),
     reqId: b.readUInt32LE(at + 4),
     maxWaitMs: b.readUInt32LE(at + 8),
     minBytes: b.readUInt32LE(at + 12),

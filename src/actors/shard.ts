@@ -6,7 +6,10 @@
 // the shard: every append of a drain pass joins the same commit), the recycled slabs produce
 // batches are copied into, the registry of parked fetches, the deadline wheel (one timer for
 // fetch deadlines and acknowledgement timeouts), and the Outbox, whose bound it enforces by
-// pausing the drain loop.
+// pausing the drain loop. Replication: main tells it the registered brokers and each replica's
+// role (setBrokers, setRoles); the shard hands its followers to the replica fetchers of their
+// leaders, places group coordinators on the `__consumer_offsets` partitions it leads, and passes
+// its leaders' ISR changes to main as events.
 import { deserialize, serialize } from 'node:v8';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
@@ -22,7 +25,10 @@ import { DeadlineWheel } from './deadline_wheel.js';
 import { GroupCoordinatorActor } from './group_coordinator_actor.js';
 import { Outbox, MAX_OUTBOX_BYTES } from './outbox.js';
 import { ParkedFetches } from './parked_fetches.js';
-import { PartitionActor, type ActorPorts, type ActorStats, type Expirable } from './partition_actor.js';
+import { PartitionActor, type ActorPorts, type ActorStats, type Expirable, type ReplicaContext } from './partition_actor.js';
+import type { FollowerSettings } from '../coordinator/replication/partition_follower.js';
+import type { ReplicationSettings } from '../coordinator/replication/partition_leader.js';
+import type { AlterPartitionItem, AlterPartitionResult, PartitionRole, ReplicaBrokerInfo } from '../coordinator/replication/types.js';
 import type { SpscRing } from './ring_buffer.js';
 import {
   GROUP_CALL_HEADER_BYTES,
@@ -42,6 +48,28 @@ export interface ShardGroupHosting {
   deps(): CoordinatorDeps;
   rebalanced(e: Extract<GroupEffect, { kind: 'rebalanced' }>): void;
   badRecord(partition: number, offset: number, err: unknown): void;
+}
+
+/** What a shard tells main outside the rings (control plane, low rate). */
+export type ShardEvent = { readonly kind: 'alterPartition'; readonly handle: number; readonly item: AlterPartitionItem };
+
+/** One replica's role, as main sends it. */
+export interface RoleUpdate {
+  readonly handle: number;
+  readonly role: PartitionRole;
+}
+
+/** The shard's replica fetchers (replica_fetcher.ts): one per leader broker, for the followers of this shard. */
+export interface FollowerFetching {
+  follow(p: PartitionActor, leader: { readonly id: number; readonly host: string; readonly port: number }): void;
+  unfollow(p: PartitionActor): void;
+  close(): Promise<void>;
+}
+
+export interface ShardReplication {
+  readonly settings: ReplicationSettings & FollowerSettings;
+  readonly fetching: FollowerFetching;
+  readonly events: (e: ShardEvent) => void;
 }
 
 export interface ShardIntrospection {
@@ -73,6 +101,9 @@ export class Shard {
   private readonly outbox: Outbox;
   private readonly parked: ParkedFetches;
   private readonly ports: ActorPorts;
+  private readonly brokers = new Map<number, ReplicaBrokerInfo>();
+  /** Shared by every actor of the shard; setBrokers fills in this broker's id. */
+  private readonly replicaContext: { -readonly [K in keyof ReplicaContext]: ReplicaContext[K] };
   private running = true;
   handled = 0;
   busyMs = 0;
@@ -90,6 +121,7 @@ export class Shard {
     flush: FlushPolicy,
     private readonly onError: (msg: string, err: unknown) => void,
     private readonly groups: ShardGroupHosting,
+    private readonly replication: ShardReplication,
     maxOutboxBytes: number = MAX_OUTBOX_BYTES,
   ) {
     this.committer = new GroupCommitter(io, flush, (err) => {
@@ -108,24 +140,90 @@ export class Shard {
       deadlines: this.deadlines,
       sendProduceResult: (result) => this.outbox.send({ kind: 'produce', result }),
       fetchMayProceed: (reqId) => this.parked.mayProceed(reqId),
+      sendAlterPartition: (handle, item) => this.replication.events({ kind: 'alterPartition', handle, item }),
+      followingChanged: (actor) => this.followLeaderOf(actor),
+    };
+    this.replicaContext = {
+      localBrokerId: -1,
+      brokers: this.brokers,
+      settings: replication.settings,
+      now: () => performance.now(),
     };
   }
 
   // ---- control plane (comlink) ----
 
   openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void {
-    const log = PartitionLog.open(dir, config, this.io, Date.now, { onWarning: (what, err) => this.storageFailure(`${topic}-${partition} log: ${what}`, err) });
+    // The actor moves the high watermark (its replication role decides how far), never the commit alone.
+    const log = PartitionLog.open(dir, config, this.io, Date.now, {
+      highWatermark: 'owner',
+      onWarning: (what, err) => this.storageFailure(`${topic}-${partition} log: ${what}`, err),
+    });
     this.rescannedSegments += log.recovery.scannedSegments;
-    const actor = new PartitionActor(handle, topic, partition, log, config, this.ports);
+    const actor = new PartitionActor(handle, topic, partition, log, config, this.ports, this.replicaContext);
     this.actors.set(handle, actor);
-    if (topic !== this.groups.offsetsTopic) return;
+  }
+
+  /** The registered brokers (and this broker's id) as the latest metadata image has them. */
+  setBrokers(localBrokerId: number, brokers: readonly ReplicaBrokerInfo[]): void {
+    this.replicaContext.localBrokerId = localBrokerId;
+    this.brokers.clear();
+    for (const b of brokers) this.brokers.set(b.id, b);
+    for (const actor of this.actors.values()) {
+      actor.brokersChanged();
+      if (actor.followedLeader >= 0) this.followLeaderOf(actor);
+    }
+  }
+
+  /** Roles from the latest metadata image, for partitions whose role changed. */
+  setRoles(updates: readonly RoleUpdate[]): void {
+    for (const u of updates) {
+      const actor = this.actors.get(u.handle);
+      if (actor === undefined) continue;
+      actor.setRole(u.role);
+      if (actor.topic === this.groups.offsetsTopic) this.placeCoordinator(actor);
+    }
+  }
+
+  alterPartitionResult(handle: number, sent: AlterPartitionItem, result: AlterPartitionResult): void {
+    this.actors.get(handle)?.onAlterPartitionResult(sent, result);
+  }
+
+  /** Periodic: leaders drop lagging followers and resend due proposals. */
+  tickReplicas(): void {
+    const now = performance.now();
+    for (const actor of this.actors.values()) actor.tick(now);
+  }
+
+  /** Periodic: high watermarks that moved are written to their checkpoint files. */
+  checkpointHighWatermarks(): void {
+    for (const actor of this.actors.values()) actor.checkpointHighWatermark();
+  }
+
+  /** A follower fetches from its leader's client listener; one whose leader has none yet waits for setBrokers. */
+  private followLeaderOf(actor: PartitionActor): void {
+    const id = actor.followedLeader;
+    const endpoint = id >= 0 ? this.brokers.get(id)?.endpoint ?? null : null;
+    if (endpoint === null) this.replication.fetching.unfollow(actor);
+    else this.replication.fetching.follow(actor, { id, host: endpoint.host, port: endpoint.port });
+  }
+
+  /** A group coordinator runs on the leader of its `__consumer_offsets` partition only; it loads the log when leadership arrives. */
+  private placeCoordinator(actor: PartitionActor): void {
+    const existing = this.coordinators.get(actor.handle);
+    if (!actor.isLeader) {
+      existing?.close();
+      this.coordinators.delete(actor.handle);
+      return;
+    }
+    if (existing !== undefined) return;
     const coordinator = new GroupCoordinatorActor(actor, this.committer, this.groups.deps(), {
       reply: (ref, reply) => this.replyGroup(ref, reply),
       rebalanced: (e) => this.groups.rebalanced(e),
-      badRecord: (offset, err) => this.groups.badRecord(partition, offset, err),
+      badRecord: (offset, err) => this.groups.badRecord(actor.partition, offset, err),
     }, Date.now);
     coordinator.setTopics(this.topicIndex);
-    this.coordinators.set(handle, coordinator);
+    this.coordinators.set(actor.handle, coordinator);
   }
 
   /** The broker's topics changed: KIP-848 groups reassign against the new metadata. */
@@ -145,6 +243,7 @@ export class Shard {
     const actor = this.actors.get(handle);
     if (!actor) return;
     this.actors.delete(handle);
+    this.replication.fetching.unfollow(actor);
     this.coordinators.get(handle)?.close();
     this.coordinators.delete(handle);
     for (const reqId of [...actor.waiters]) this.parked.complete(reqId);
@@ -184,6 +283,7 @@ export class Shard {
     this.running = false;
     this.parked.completeAll();
     this.deadlines.close();
+    await this.replication.fetching.close();
     for (const c of this.coordinators.values()) c.close();
     await this.committer.close();
     const logs = [...this.actors.values()].map((a) => a.log);

@@ -37,7 +37,8 @@ import {
   type ProduceAsk,
   type ProduceResult,
 } from './ring_messages.js';
-import type { IoChoice, ShardControl, ShardWorkerData } from './shard_worker.js';
+import type { IoChoice, ShardControl, ShardReplicationConfig, ShardWorkerData } from './shard_worker.js';
+import type { ShardEvent } from './shard.js';
 
 type Pending =
   | { kind: 'produce'; ask: ProduceAsk; records: Buffer }
@@ -81,7 +82,10 @@ export interface ShardHostOptions {
   retentionCheckMs: number;
   offsetsTopic: string;
   groupConfig: GroupConfig;
+  replication: ShardReplicationConfig;
   sink: ShardResultSink;
+  /** Control-plane events of the shard (its leaders' ISR changes). */
+  onEvent: (index: number, event: ShardEvent) => void;
   onExit: (index: number, code: number) => void;
 }
 
@@ -139,26 +143,31 @@ export class ShardHost {
     const toMainSab = SpscRing.allocate(opts.ringBytes);
     const toShardPorts = new MessageChannel();
     const toMainPorts = new MessageChannel();
+    const eventPorts = new MessageChannel();
     const workerData: ShardWorkerData = {
       index: opts.index,
       toShard: toShardSab,
       toMain: toMainSab,
       toShardDoorbell: toShardPorts.port2,
       toMainDoorbell: toMainPorts.port2,
+      events: eventPorts.port2,
       flush: opts.flush,
       io: opts.io,
       logLevel: opts.logLevel,
       retentionCheckMs: opts.retentionCheckMs,
       offsetsTopic: opts.offsetsTopic,
       groupConfig: opts.groupConfig,
+      replication: opts.replication,
     };
     const worker = new Worker(new URL('./shard_worker.js', import.meta.url), {
       workerData,
-      transferList: [toShardPorts.port2, toMainPorts.port2],
+      transferList: [toShardPorts.port2, toMainPorts.port2, eventPorts.port2],
       name: `shard-${opts.index}`,
     });
     const toShard = new SpscRing(toShardSab, new RingDoorbell(toShardPorts.port1));
     const toMain = new SpscRing(toMainSab, new RingDoorbell(toMainPorts.port1));
+    eventPorts.port1.on('message', (event: ShardEvent) => opts.onEvent(opts.index, event));
+    eventPorts.port1.unref();
     return new ShardHost(opts.index, worker, toShard, toMain, opts);
   }
 

@@ -17,7 +17,12 @@ import { MAX_OFFSET_SERIES, type GroupShardSnapshot, type ShardSnapshot } from '
 import { exposeControl } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
-import { Shard, type ShardIntrospection } from './shard.js';
+import { Shard, type RoleUpdate, type ShardEvent, type ShardIntrospection } from './shard.js';
+import { ReplicaFetchers } from './replica_fetcher.js';
+import {
+  DEFAULT_ALTER_PARTITION_RETRY_MS, DEFAULT_REPLICA_FETCH_BACKOFF_MS,
+  type AlterPartitionItem, type AlterPartitionResult, type ReplicaBrokerInfo,
+} from '../coordinator/replication/types.js';
 
 export interface ShardWorkerData {
   index: number;
@@ -26,12 +31,25 @@ export interface ShardWorkerData {
   /** This thread's ends of the two rings' doorbells (transferred). */
   toShardDoorbell: MessagePort;
   toMainDoorbell: MessagePort;
+  /** Where the shard posts ShardEvents for main (transferred). */
+  events: MessagePort;
   flush: FlushPolicy;
   io: IoMode;
   logLevel: string;
   retentionCheckMs: number;
   offsetsTopic: string;
   groupConfig: GroupConfig;
+  replication: ShardReplicationConfig;
+}
+
+/** Replication settings main hands each shard. */
+export interface ShardReplicationConfig {
+  /** This broker's id: followers fetch as this replica. */
+  readonly brokerId: number;
+  readonly replicaLagTimeMaxMs: number;
+  readonly fetchMaxWaitMs: number;
+  readonly fetchResponseMaxBytes: number;
+  readonly fetchPartitionMaxBytes: number;
 }
 
 /** The storage backend a shard runs on; `reason` says why it is not native (null when native). */
@@ -46,6 +64,9 @@ export interface ShardControl {
   closePartition(handle: number, deleteData: boolean): void;
   updateConfig(handle: number, config: LogConfig): void;
   setTopics(topics: TopicInfo[]): void;
+  setBrokers(localBrokerId: number, brokers: ReplicaBrokerInfo[]): void;
+  setRoles(updates: RoleUpdate[]): void;
+  alterPartitionResult(handle: number, sent: AlterPartitionItem, result: AlterPartitionResult): void;
   introspect(): ShardIntrospection;
   ioChoice(): IoChoice;
   snapshot(): ShardSnapshot;
@@ -74,6 +95,25 @@ function logError(msg: string, err: unknown): void {
   const verdict = errorLines.offer(`${msg}\0${typeof errno === 'string' ? errno : ''}`);
   if (verdict.log) log.error(verdict.suppressed > 0 ? { err, suppressed: verdict.suppressed } : { err }, msg);
 }
+/** How often leaders look for lagging followers, and how often moved high watermarks are checkpointed. */
+const REPLICA_TICK_MS = 250;
+const HW_CHECKPOINT_MS = 5000;
+const fetchers = new ReplicaFetchers(
+  {
+    replicaId: data.replication.brokerId,
+    clientId: `sluice-replica-${data.replication.brokerId}-shard-${data.index}`,
+    maxWaitMs: data.replication.fetchMaxWaitMs,
+    minBytes: 1,
+    maxBytes: data.replication.fetchResponseMaxBytes,
+    partitionMaxBytes: data.replication.fetchPartitionMaxBytes,
+    backoffMs: DEFAULT_REPLICA_FETCH_BACKOFF_MS,
+    requestTimeoutMs: 30_000,
+    connectTimeoutMs: 5_000,
+  },
+  () => localBrokerEpoch,
+  () => performance.now(),
+);
+let localBrokerEpoch = -1;
 const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, logError, {
   offsetsTopic: data.offsetsTopic,
   deps: () => coordinatorDeps(data.groupConfig),
@@ -83,10 +123,23 @@ const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, l
     log.info({ group: e.groupId, reason: e.reason, generation: e.generationId, members: e.members, ms: e.durationMs }, 'group rebalanced');
   },
   badRecord: (partition, offset, err) => log.error({ err, partition, offset }, 'unreadable group record skipped'),
+}, {
+  settings: {
+    replicaLagTimeMaxMs: data.replication.replicaLagTimeMaxMs,
+    alterPartitionRetryMs: DEFAULT_ALTER_PARTITION_RETRY_MS,
+    fetchBackoffMs: DEFAULT_REPLICA_FETCH_BACKOFF_MS,
+    flushAlways: data.flush.kind === 'always',
+  },
+  fetching: fetchers,
+  events: (e: ShardEvent) => data.events.postMessage(e),
 });
 const lag = new LoopDelayMonitor();
 const retention = setInterval(() => shard.enforceRetention(), data.retentionCheckMs);
 retention.unref();
+const replicaTicks = setInterval(() => shard.tickReplicas(), REPLICA_TICK_MS);
+replicaTicks.unref();
+const hwCheckpoints = setInterval(() => shard.checkpointHighWatermarks(), HW_CHECKPOINT_MS);
+hwCheckpoints.unref();
 
 function groupSnapshot(view: ShardIntrospection): GroupShardSnapshot {
   const byState: Record<string, number> = {};
@@ -108,6 +161,12 @@ const control: ShardControl = {
   closePartition: (handle, deleteData) => shard.closePartition(handle, deleteData),
   updateConfig: (handle, config) => shard.updateConfig(handle, config),
   setTopics: (topics) => shard.setTopics(topics),
+  setBrokers: (localBrokerId, brokers) => {
+    localBrokerEpoch = brokers.find((b) => b.id === localBrokerId)?.epoch ?? -1;
+    shard.setBrokers(localBrokerId, brokers);
+  },
+  setRoles: (updates) => shard.setRoles(updates),
+  alterPartitionResult: (handle, sent, result) => shard.alterPartitionResult(handle, sent, result),
   introspect: () => shard.introspect(),
   ioChoice: () => ioChoice,
   snapshot: () => {
@@ -137,6 +196,8 @@ const control: ShardControl = {
   },
   shutdown: async (closeLanes) => {
     clearInterval(retention);
+    clearInterval(replicaTicks);
+    clearInterval(hwCheckpoints);
     const started = performance.now();
     const partitions = await shard.shutdown(closeLanes);
     log.info({ partitions, closeLanes, ms: Math.round(performance.now() - started) }, 'logs closed');

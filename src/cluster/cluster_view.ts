@@ -4,6 +4,7 @@
 // every reader applies the same way (leadership and leader-epoch checks, group placement).
 // Main thread. The metadata quorum's image answers it (metadata/image_view.ts).
 import { offsetsPartitionFor } from '../coordinator/groups/group_api.js';
+import type { ReplicaBrokerInfo } from '../coordinator/replication/types.js';
 import { ErrorCode } from '../protocol/errors.js';
 
 /** A broker as clients reach it (Metadata, DescribeCluster, FindCoordinator, KIP-951 hints). */
@@ -49,6 +50,8 @@ export interface ClusterView {
   readonly revision: number;
   /** Live brokers, ascending by id. */
   brokers(): readonly BrokerEndpoint[];
+  /** Every registered broker, fenced ones too, with its epoch and ISR eligibility (partition replication). */
+  replicaBrokers(): readonly ReplicaBrokerInfo[];
   /** -1 when no controller is known. */
   controllerId(): number;
   topics(): Iterable<TopicImage>;

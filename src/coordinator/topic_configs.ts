@@ -32,7 +32,9 @@ export const TOPIC_CONFIGS: Readonly<Record<string, TopicConfigDef>> = {
     brokerDefault: () => 'CreateTime',
     validate: (v) => v === 'CreateTime' || v === 'LogAppendTime',
   },
-  'min.insync.replicas': { kind: 'int', brokerDefault: () => '1', validate: (v) => v === '1' },
+  // Applies as min(value, replication factor) (coordinator/replication/min_isr.ts), so the broker
+  // default of 2 asks RF 3 topics for a quorum and leaves RF 1 topics writable with acks=all.
+  'min.insync.replicas': { kind: 'int', brokerDefault: (c) => String(c.minInsyncReplicas), validate: positive },
   'unclean.leader.election.enable': { kind: 'boolean', brokerDefault: () => 'false', validate: (v) => v === 'true' || v === 'false' },
 };
 

@@ -20,6 +20,7 @@ import type { BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
 import { TopicAdmin } from '../cluster/topic_admin.js';
+import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
@@ -50,6 +51,12 @@ function loadClusterId(metaDir: string, fresh: string | null): string {
   writeFileSync(file, id);
   return id;
 }
+
+/** Kafka's replica.fetch.response.max.bytes and replica.fetch.max.bytes (the latter at least one largest batch). */
+const REPLICA_FETCH_RESPONSE_MAX_BYTES = 10 << 20;
+const REPLICA_FETCH_MAX_BYTES = 1 << 20;
+/** How long one AlterPartition may look for an active controller before the leader retries it. */
+const ALTER_PARTITION_TIMEOUT_MS = 5000;
 
 /** libuv's pool size, fixed before any JavaScript ran; the launchers raise it from 4. */
 const ioThreads = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
@@ -115,6 +122,8 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const send = selectSender(config.io);
   logger.info(send.sender !== null ? 'response sends: native' : `response sends: node (${send.note})`);
   const metrics = new BrokerMetrics();
+  // Set once the controller channel exists; shards have no leaders before their partitions open.
+  let alterPartitions: AlterPartitionSender | null = null;
   const shardTable = new ShardTable(config.shards);
   const router = new PartitionRouter(shardTable);
   const hosts = Array.from({ length: config.shards }, (_, index) =>
@@ -128,6 +137,19 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       retentionCheckMs: config.logRetentionCheckIntervalMs,
       offsetsTopic: OFFSETS_TOPIC,
       groupConfig: groupConfigOf(config),
+      replication: {
+        brokerId: config.nodeId,
+        replicaLagTimeMaxMs: config.replicaLagTimeMaxMs,
+        fetchMaxWaitMs: config.replicaFetchWaitMaxMs,
+        fetchResponseMaxBytes: REPLICA_FETCH_RESPONSE_MAX_BYTES,
+        fetchPartitionMaxBytes: Math.max(REPLICA_FETCH_MAX_BYTES, config.messageMaxBytes),
+      },
+      onEvent: (shard, event) => {
+        if (alterPartitions === null) return;
+        void alterPartitions.send(event.item).then((result) => router.host(shard).control.alterPartitionResult(event.handle, event.item, result)).catch(
+          (err: unknown) => logger.warn({ err }, 'AlterPartition answer not delivered to the shard'),
+        );
+      },
       sink: router,
       onExit: (i, code) => {
         logger.fatal({ shard: i, code }, 'shard worker exited unexpectedly');
@@ -151,6 +173,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     },
   });
   const cluster: ClusterView = node.view;
+  alterPartitions = new AlterPartitionSender(node.controller, config.nodeId, () => node.lifecycle.brokerEpoch, ALTER_PARTITION_TIMEOUT_MS);
   const segments = new SegmentReader(readerCacheFor(descriptors.limit));
   const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir));
   const topics = new TopicAdmin(config, cluster, node.store, reconciler, descriptors);

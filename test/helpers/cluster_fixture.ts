@@ -49,6 +49,7 @@ export function clusterView(f: FixtureCluster = {}): ClusterView {
     localId,
     revision: 1,
     brokers: () => brokers,
+    replicaBrokers: () => brokers.map((b) => ({ id: b.id, epoch: 1, isrEligible: true, endpoint: { host: b.host, port: b.port } })),
     controllerId: () => f.controllerId ?? localId,
     topics: () => topics.map((t) => t.image),
     topic: (name) => topics.find((t) => t.image.name === name)?.image,

@@ -3,12 +3,14 @@
 // already use. Live brokers are the registered, unfenced ones, each reached at its endpoint of
 // the listener clients use. Main thread; update() swaps in the next committed image at once, so
 // every read sees one image.
+import type { ReplicaBrokerInfo } from '../../coordinator/replication/types.js';
 import type { BrokerEndpoint, ClusterView, PartitionRecord, TopicImage } from '../cluster_view.js';
 import type { BrokerRegistration, MetadataImage } from './image.js';
 
 export class ImageClusterView implements ClusterView {
   private current: MetadataImage;
   private live: readonly BrokerEndpoint[];
+  private registered: readonly ReplicaBrokerInfo[];
   private controller = -1;
 
   constructor(
@@ -20,6 +22,7 @@ export class ImageClusterView implements ClusterView {
   ) {
     this.current = image;
     this.live = this.liveBrokers(image);
+    this.registered = this.registeredBrokers(image);
   }
 
   get image(): MetadataImage {
@@ -27,7 +30,10 @@ export class ImageClusterView implements ClusterView {
   }
 
   update(image: MetadataImage): void {
-    if (image.brokers !== this.current.brokers) this.live = this.liveBrokers(image);
+    if (image.brokers !== this.current.brokers) {
+      this.live = this.liveBrokers(image);
+      this.registered = this.registeredBrokers(image);
+    }
     this.current = image;
   }
 
@@ -43,6 +49,10 @@ export class ImageClusterView implements ClusterView {
 
   brokers(): readonly BrokerEndpoint[] {
     return this.live;
+  }
+
+  replicaBrokers(): readonly ReplicaBrokerInfo[] {
+    return this.registered;
   }
 
   controllerId(): number {
@@ -73,6 +83,13 @@ export class ImageClusterView implements ClusterView {
       if (e !== undefined) out.push(e);
     }
     return out.sort((a, b) => a.id - b.id);
+  }
+
+  private registeredBrokers(image: MetadataImage): ReplicaBrokerInfo[] {
+    return [...image.brokers.values()].map((b) => {
+      const e = this.endpointOf(b);
+      return { id: b.id, epoch: b.epoch, isrEligible: !b.fenced && !b.inControlledShutdown, endpoint: e === undefined ? null : { host: e.host, port: e.port } };
+    });
   }
 
   private endpointOf(b: BrokerRegistration): BrokerEndpoint | undefined {

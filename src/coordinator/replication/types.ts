@@ -93,3 +93,32 @@ export interface AlterPartitionResult {
   readonly leaderRecoveryState: LeaderRecoveryState;
   readonly partitionEpoch: number;
 }
+
+/** A broker as a partition's replication sees it in the metadata image. */
+export interface ReplicaBrokerInfo {
+  readonly id: BrokerId;
+  /** Its broker epoch (the offset of its registration record). */
+  readonly epoch: number;
+  /** Unfenced and not in controlled shutdown: it may join an ISR. */
+  readonly isrEligible: boolean;
+  /** Its client listener, where followers fetch from; null when fenced or without one. */
+  readonly endpoint: { readonly host: string; readonly port: number } | null;
+}
+
+/**
+ * What the metadata image makes a broker of one of its replicas, as main tells the hosting shard:
+ * its leader (with what PartitionLeader needs of the partition), a follower of `leaderId`, or a
+ * replica with no leader to follow (leaderless partition).
+ */
+export type PartitionRole =
+  | {
+      readonly kind: 'leader';
+      readonly topicId: string;
+      readonly leaderEpoch: number;
+      readonly partitionEpoch: number;
+      readonly replicas: readonly BrokerId[];
+      readonly isr: readonly BrokerId[];
+      readonly minInsyncReplicas: number;
+    }
+  | { readonly kind: 'follower'; readonly topicId: string; readonly leaderId: BrokerId; readonly leaderEpoch: number }
+  | { readonly kind: 'leaderless'; readonly topicId: string; readonly leaderEpoch: number };

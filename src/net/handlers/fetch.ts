@@ -10,7 +10,7 @@
 // is answered with no records and the diverging epoch (where the fetcher truncates to, KIP-595
 // style truncation on fetch); one this log cannot place is OFFSET_OUT_OF_RANGE.
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
-import type { FetchItem, PartitionRouter } from '../../actors/partition_router.js';
+import { CONSUMER_FETCHER, type FetchItem, type PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
@@ -88,7 +88,10 @@ export const fetchHandler = handler({
         const handle = servingHandle(deps, topic, p, replicaId, leaders);
         if (typeof handle !== 'number') return handle;
         const partitionMaxBytes = Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES);
-        items.push({ handle, fetchOffset: p.fetchOffset, partitionMaxBytes, lastFetchedEpoch: Math.max(-1, p.lastFetchedEpoch) });
+        items.push({
+          handle, fetchOffset: p.fetchOffset, partitionMaxBytes, lastFetchedEpoch: Math.max(-1, p.lastFetchedEpoch),
+          currentLeaderEpoch: Math.max(-1, p.currentLeaderEpoch), logStartOffset: replicaId >= 0 ? p.logStartOffset : -1,
+        });
         where.push([ti, pi, p.partition]);
         return partitionOut(p.partition, ErrorCode.NONE);
       });
@@ -101,7 +104,8 @@ export const fetchHandler = handler({
     // bytes may cap it further while earlier responses are unsent.
     const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : MAX_FETCH_BYTES, deps.limits.fetchMaxBytes);
     const maxBytes = ctx.reserveResponseBytes?.(asked, deps.limits.messageMaxBytes) ?? asked;
-    const results = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes);
+    const fetcher = replicaId >= 0 ? { replicaId, replicaEpoch: ctx.version >= 15 ? req.replicaState.replicaEpoch : -1 } : CONSUMER_FETCHER;
+    const results = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes, fetcher);
     const leases = ctx.fileLeases ?? null;
     const reads = await Promise.all(
       results.map((r) => {

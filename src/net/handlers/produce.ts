@@ -94,7 +94,7 @@ export const produceHandler = handler({
     }
     deps.metrics.addMessagesIn(records);
     deps.metrics.addBytesIn(bytes);
-    const outcomes = await deps.router.produce(items, req.timeoutMs);
+    const outcomes = await deps.router.produce(items, req.timeoutMs, acks);
     if (acks === 0) {
       // No response exists to carry the error, so Kafka closes the connection; the client then
       // refreshes metadata and learns what went wrong.

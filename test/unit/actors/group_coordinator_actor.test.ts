@@ -12,6 +12,7 @@ import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_dep
 import { DEFAULT_GROUP_CONFIG, type GroupCall, type GroupReply } from '../../../src/coordinator/groups/group_api.js';
 import { decodeRecordBatches, encodeRecordBatch } from '../../../src/protocol/records.js';
 import { Bytes } from '../protocol/golden_helpers.js';
+import { testReplicaContext } from '../../helpers/replica_roles.js';
 import { Clock, logConfig, openHarness, readAll, waitFor, type LogHarness } from '../log/log_fixture.js';
 
 const CONFIG = logConfig({ segmentBytes: 64 << 10 });
@@ -72,6 +73,8 @@ function actorPorts(harness: LogHarness): ActorPorts {
     deadlines: new DeadlineWheel<Expirable>(10, (e) => e.expire(Date.now())),
     sendProduceResult: () => assert.fail('no produce requests in this test'),
     fetchMayProceed: () => undefined,
+    sendAlterPartition: () => assert.fail('a sole replica proposes no ISR change'),
+    followingChanged: () => undefined,
   };
 }
 
@@ -82,7 +85,7 @@ class Driver {
   private readonly waiting = new Map<number, (r: GroupReply) => void>();
 
   constructor(harness: LogHarness) {
-    const partition = new PartitionActor(0, '__consumer_offsets', 0, harness.log, CONFIG, actorPorts(harness));
+    const partition = new PartitionActor(0, '__consumer_offsets', 0, harness.log, CONFIG, actorPorts(harness), testReplicaContext());
     const deps = coordinatorDeps({ ...DEFAULT_GROUP_CONFIG, initialRebalanceDelayMs: 0 });
     this.actor = new GroupCoordinatorActor(partition, harness.committer, deps, {
       reply: (ref, reply) => this.waiting.get(ref)?.(reply),
@@ -127,7 +130,7 @@ function isLegacy(r: Record): boolean {
 test('a log in the previous layout replays, and its first compaction rewrites it in Kafka\'s schemas', { timeout: 60_000 }, async () => {
   h = openHarness(CONFIG);
   const harness = h;
-  const old = new PartitionActor(0, '__consumer_offsets', 0, harness.log, CONFIG, actorPorts(harness));
+  const old = new PartitionActor(0, '__consumer_offsets', 0, harness.log, CONFIG, actorPorts(harness), testReplicaContext());
   const log = legacyLog();
   for (let i = 0; i < log.length; i += 50) {
     const batch = encodeRecordBatch(log.slice(i, i + 50).map((r) => ({ ...r, timestamp: 1_000 })));

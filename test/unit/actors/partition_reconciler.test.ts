@@ -70,6 +70,8 @@ function rig(dataDir: string, view?: ClusterView): Rig {
       calls.push(`open ${topic}-${partition} h${handle} s${shard}`);
       return Promise.resolve();
     },
+    setBrokers: () => Promise.resolve(),
+    setRoles: () => Promise.resolve(),
     closePartition: (handle, deleteData) => {
       calls.push(`close h${handle} delete=${deleteData}`);
       return Promise.resolve();

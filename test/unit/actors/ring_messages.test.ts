@@ -66,7 +66,7 @@ describe('ring messages', () => {
 
   it('PRODUCE header round-trips and the records follow it', () => {
     fc.assert(
-      fc.property(fc.record({ reqId: u32, slot: u32, handle: u32, timeoutMs: fc.integer({ min: 0, max: 0x7fffffff }), leaderEpoch: fc.integer({ min: 0, max: 0x7fffffff }) }), fc.uint8Array({ maxLength: 64 }), at, (ask, records, pos) => {
+      fc.property(fc.record({ reqId: u32, slot: u32, handle: u32, acks: fc.constantFrom(0, 1, -1), timeoutMs: fc.integer({ min: 0, max: 0x7fffffff }), leaderEpoch: fc.integer({ min: 0, max: 0x7fffffff }) }), fc.uint8Array({ maxLength: 64 }), at, (ask, records, pos) => {
         const b = Buffer.alloc(pos + PRODUCE_HEADER_BYTES + records.length, 0xee);
         writeProduce(b, pos, ask, Buffer.from(records));
         assert.deepEqual(readProduce(b, pos), structuredClone(ask));
@@ -75,14 +75,16 @@ describe('ring messages', () => {
     );
   });
 
-  it('FETCH round-trips, last fetched epochs included', () => {
+  it('FETCH round-trips, last fetched epochs and a follower\'s replica fields included', () => {
     const ask = fc.record({
       reqId: u32,
       flags: fc.integer({ min: 0, max: 1 }),
+      replicaId: fc.integer({ min: -1, max: 0x7fffffff }),
+      replicaEpoch: offset,
       maxWaitMs: u32,
       minBytes: u32,
       maxBytes: u32,
-      partitions: fc.array(fc.record({ slot: u32, handle: u32, fetchOffset: offset, partitionMaxBytes: u32, lastFetchedEpoch: epoch }), { maxLength: 40 }),
+      partitions: fc.array(fc.record({ slot: u32, handle: u32, fetchOffset: offset, partitionMaxBytes: u32, lastFetchedEpoch: epoch, currentLeaderEpoch: epoch, logStartOffset: offset }), { maxLength: 40 }),
     });
     fc.assert(
       fc.property(ask, at, (a, pos) => {

@@ -10,6 +10,7 @@ import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_dep
 import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
 import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
 import { batchOf, logConfig, removeDir, tempDir, testIoBackend } from '../log/log_fixture.js';
+import { SOLE_BROKER, TEST_BROKER_ID, soleLeader, testShardReplication } from '../../helpers/replica_roles.js';
 
 const MESSAGES = 20_000;
 const dirs: string[] = [];
@@ -26,15 +27,17 @@ describe('Shard drain loop', () => {
       deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
       rebalanced: () => undefined,
       badRecord: () => undefined,
-    });
+    }, testShardReplication());
     const dir = tempDir();
     dirs.push(dir);
     shard.openPartition(1, 't', 0, dir, logConfig());
+    shard.setBrokers(TEST_BROKER_ID, SOLE_BROKER);
+    shard.setRoles([{ handle: 1, role: soleLeader() }]);
     const batch = batchOf(1, 20);
     for (let i = 0; i < MESSAGES; i++) {
       const at = inbound.reserve(PRODUCE_HEADER_BYTES + batch.length);
       assert.ok(at >= 0, 'inbound ring too small for the backlog');
-      writeProduce(inbound.bytes, at, { reqId: i, slot: 0, handle: 1, timeoutMs: 30_000, leaderEpoch: 0 }, batch);
+      writeProduce(inbound.bytes, at, { reqId: i, slot: 0, handle: 1, acks: 1, timeoutMs: 30_000, leaderEpoch: 0 }, batch);
       inbound.publish();
     }
     let handledAtTimer = -1;

@@ -32,6 +32,7 @@ import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
 import type { IoBackend } from '../../../src/log/io_backend.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { RecordingIo, batchOf, logConfig, removeDir, tempDir, testIoBackend, waitFor } from '../log/log_fixture.js';
+import { SOLE_BROKER, TEST_BROKER_ID, soleLeader, testShardReplication } from '../../helpers/replica_roles.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach(removeDir));
@@ -51,6 +52,10 @@ type Answer =
   | { kind: 'listOffsets'; reqId: number; parts: ListOffsetsPartitionResult[] };
 
 /** Plays main's side of both rings of one shard. */
+type ConsumerFetch = Omit<FetchAsk, 'replicaId' | 'replicaEpoch' | 'partitions'> & {
+  partitions: Omit<FetchAsk['partitions'][number], 'currentLeaderEpoch' | 'logStartOffset'>[];
+};
+
 class Harness {
   readonly inbound = new SpscRing(SpscRing.allocate(1 << 20), RingDoorbell.loopback());
   readonly outbound: SpscRing;
@@ -68,7 +73,7 @@ class Harness {
       deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
       rebalanced: () => undefined,
       badRecord: () => undefined,
-    }, opts.maxOutboxBytes);
+    }, testShardReplication(), opts.maxOutboxBytes);
     this.running = this.shard.run();
     live.add(this);
   }
@@ -77,16 +82,23 @@ class Harness {
     const dir = tempDir();
     dirs.push(dir);
     this.shard.openPartition(handle, 't', handle, dir, logConfig());
+    this.shard.setBrokers(TEST_BROKER_ID, SOLE_BROKER);
+    this.shard.setRoles([{ handle, role: soleLeader() }]);
   }
 
   produce(reqId: number, handle: number, records: Buffer, leaderEpoch = 0): void {
     const at = this.inbound.reserve(PRODUCE_HEADER_BYTES + records.length);
     assert.ok(at >= 0);
-    writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, timeoutMs: 30_000, leaderEpoch }, records);
+    writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, acks: 1, timeoutMs: 30_000, leaderEpoch }, records);
     this.inbound.publish();
   }
 
-  fetch(ask: FetchAsk): void {
+  /** A consumer's fetch (no replica fields). */
+  fetch(consumer: ConsumerFetch): void {
+    const ask: FetchAsk = {
+      ...consumer, replicaId: -1, replicaEpoch: -1,
+      partitions: consumer.partitions.map((p) => ({ ...p, currentLeaderEpoch: -1, logStartOffset: -1 })),
+    };
     const at = this.inbound.reserve(fetchBytes(ask.partitions.length));
     writeFetch(this.inbound.bytes, at, ask);
     this.inbound.publish();
@@ -187,15 +199,17 @@ describe('Shard as a mailbox', () => {
     await h.close();
   });
 
-  it('stamps batches with the leader epoch they were produced under and answers epoch ends and divergence from it', async () => {
+  it('stamps batches with the leader epoch of its leadership and answers epoch ends and divergence from it', async () => {
     const h = new Harness(testIoBackend());
     h.open(1);
     h.produce(1, 1, batchOf(3, 10), 0); // offsets 0-2 in epoch 0
+    await h.until(1, 'first produce answered');
+    h.shard.setRoles([{ handle: 1, role: soleLeader(2) }]); // led again, at epoch 2
     h.produce(2, 1, batchOf(2, 10), 2); // offsets 3-4 in epoch 2
-    h.produce(3, 1, batchOf(1, 10), 1); // a stale view's epoch
-    // The fenced one is refused before appending, so it may be answered before the others' commits.
+    h.produce(3, 1, batchOf(1, 10), 3); // main saw a leadership the actor was not told of yet
+    // The refused one is answered before appending, so it may come before the other's commit.
     const produces = (await h.until(3, 'produces answered')).map(produced).sort((a, b) => a.reqId - b.reqId);
-    assert.deepEqual(produces.map((r) => [r.reqId, r.errorCode, r.baseOffset]), [[1, 0, 0], [2, 0, 3], [3, ErrorCode.FENCED_LEADER_EPOCH, -1]]);
+    assert.deepEqual(produces.map((r) => [r.reqId, r.errorCode, r.baseOffset]), [[1, 0, 0], [2, 0, 3], [3, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1]]);
     h.listOffsets({ reqId: 8, by: OffsetLookupBy.EPOCH_END, partitions: [
       { slot: 0, handle: 1, key: 0 },
       { slot: 1, handle: 1, key: 1 },
