@@ -94,6 +94,7 @@ export interface BrokerConfig {
   readonly logLevel: LogLevel;
   /** Partitions of `__consumer_offsets`; fixed once the topic exists. */
   readonly offsetsTopicPartitions: number;
+  readonly offsetsTopicReplicationFactor: number;
   /** Segment size of `__consumer_offsets` partitions, fixed once created; bounds its log to about two segments plus the live state. */
   readonly offsetsTopicSegmentBytes: number;
   readonly groupInitialRebalanceDelayMs: number;
@@ -368,6 +369,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   producerIdExpirationMs: int('forget idle producer ids after (ms)', 86400000, 1, MAX_TIMER_MS),
   ringBytes: int('capacity of each shard ring, per direction (bytes)', 33554432, 65536, 2 ** 30),
   logLevel,
+  offsetsTopicReplicationFactor: int('replicas of each __consumer_offsets partition (at most the brokers live when it is created; fixed once created)', 3, 1, 32767),
   offsetsTopicPartitions: int('partitions of the internal __consumer_offsets topic (fixed once created)', 16, 1, 1000),
   offsetsTopicSegmentBytes: int('segment size of __consumer_offsets partitions (bytes, fixed once created)', 104857600, 4096, INT32_MAX),
   groupInitialRebalanceDelayMs: int('wait this long for more members before an empty group\'s first rebalance (ms)', 3000, 0, 300000),

@@ -12,6 +12,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { decodeRecordBatches, encodeRecordBatch } from '../protocol/records.js';
 import type { GroupCommitter } from '../log/group_commit.js';
+import { ErrorCode } from '../protocol/errors.js';
 import { KeyImage, type KeyedRecord } from '../log/key_image.js';
 import { GroupCoordinator, type CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupRecord, GroupReply, TopicIndex } from '../coordinator/groups/group_api.js';
@@ -19,6 +20,8 @@ import { GroupRecordCodec, type RecordBytes } from '../coordinator/groups/group_
 import type { PartitionActor } from './partition_actor.js';
 
 const LOAD_CHUNK_BYTES = 4 << 20;
+/** Kafka's offsets.commit.timeout.ms: how long a write waits for the in-sync replicas. */
+const REPLICATION_TIMEOUT_MS = 5000;
 const REWRITE_BATCH_BYTES = 1 << 20;
 /** Below this much new data a rewrite is not worth its I/O, however small the image. */
 const REWRITE_MIN_BYTES = 1 << 20;
@@ -88,24 +91,26 @@ export class GroupCoordinatorActor {
 
   private append(token: number, records: GroupRecord[]): void {
     const encoded = records.flatMap((r) => this.codec.encode(r));
-    const batch = this.stage(encoded);
-    if (batch < 0) {
+    const staged = this.stage(encoded);
+    if (staged === null) {
       // Defer so effects of one call are applied in order before the failure feeds back.
       queueMicrotask(() => this.settle(token, false, encoded, 0));
       return;
     }
     this.appendsInFlight++;
+    // As Kafka's coordinator writes with acks=all: durable here, then held by the in-sync replicas.
     this.committer.commit(this.partition.log).then(
-      () => this.settle(token, true, encoded, batch),
-      () => this.settle(token, false, encoded, batch),
+      () => this.partition.awaitReplicated(staged.endOffset, REPLICATION_TIMEOUT_MS).then((code) => this.settle(token, code === ErrorCode.NONE, encoded, staged.bytes)),
+      () => this.settle(token, false, encoded, staged.bytes),
     );
   }
 
-  /** Appends one batch of records; its size, or -1 if the log refused it. */
-  private stage(records: readonly KeyedRecord[]): number {
+  /** Appends one batch of records: its size and end offset, or null if the log refused it. */
+  private stage(records: readonly KeyedRecord[]): { bytes: number; endOffset: number } | null {
     const now = this.now();
     const batch = encodeRecordBatch(records.map((r) => ({ key: r.key, value: r.value, timestamp: now })));
-    return this.partition.append(batch).kind === 'error' ? -1 : batch.length;
+    const appended = this.partition.append(batch);
+    return appended.kind === 'error' ? null : { bytes: batch.length, endOffset: appended.lastOffset + 1 };
   }
 
   private settle(token: number, ok: boolean, records: readonly RecordBytes[], bytes: number): void {
@@ -131,7 +136,7 @@ export class GroupCoordinatorActor {
     if (this.rewriting || this.appendsInFlight > 0 || log.segmentCount < 2) return;
     if (this.bytesSinceRewrite < Math.max(REWRITE_MIN_BYTES, this.image.bytes)) return;
     const from = log.logEndOffset;
-    for (const records of this.image.batches(REWRITE_BATCH_BYTES)) if (this.stage(records) < 0) return;
+    for (const records of this.image.batches(REWRITE_BATCH_BYTES)) if (this.stage(records) === null) return;
     this.rewriting = true;
     this.committer.commit(log).then(
       () => {

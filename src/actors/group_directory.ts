@@ -70,15 +70,29 @@ export interface GroupDirectoryDeps {
   readonly router: Pick<PartitionRouter, 'groupCall'>;
 }
 
+/** How long the first broker of a cluster waits for enough live brokers to place `__consumer_offsets` on. */
+const OFFSETS_TOPIC_PLACEMENT_WAIT_MS = 15_000;
+const LIVE_BROKERS_POLL_MS = 50;
+
 export class GroupDirectory implements GroupCalls {
   private partitions = 0;
 
   constructor(private readonly deps: GroupDirectoryDeps) {}
 
-  /** Creates `__consumer_offsets` on first start; its existing partition count wins afterwards. */
+  /**
+   * Creates `__consumer_offsets` on first start; its existing partition count wins afterwards.
+   * Its replication factor is fixed at creation, so in a cluster the first broker waits (bounded)
+   * until as many brokers as it asks for, or as there are voters, are live: brokers of a new
+   * cluster start together, and the first one up would otherwise place every partition on itself.
+   */
   async start(): Promise<void> {
-    const { config, topics } = this.deps;
-    const t = await topics.createInternal(OFFSETS_TOPIC, config.offsetsTopicPartitions, offsetsTopicConfigs(config));
+    const { config, topics, cluster } = this.deps;
+    const wanted = Math.min(config.offsetsTopicReplicationFactor, Math.max(1, config.controllerVoters.length));
+    const deadline = performance.now() + OFFSETS_TOPIC_PLACEMENT_WAIT_MS;
+    while (cluster.topic(OFFSETS_TOPIC) === undefined && cluster.brokers().length < wanted && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, LIVE_BROKERS_POLL_MS));
+    }
+    const t = await topics.createInternal(OFFSETS_TOPIC, config.offsetsTopicPartitions, offsetsTopicConfigs(config), config.offsetsTopicReplicationFactor);
     this.partitions = t.partitions;
   }
 

@@ -95,6 +95,8 @@ export class PartitionActor implements Expirable {
   private readonly acks: PendingAcks<ProduceResult>;
   /** acks=all produces: complete once the high watermark covers them. */
   private readonly replicated: PendingAcks<ProduceResult>;
+  /** The group coordinator's appends, waiting like acks=all produces (awaitReplicated). */
+  private readonly internal: PendingAcks<(errorCode: number) => void>;
   /** The high watermark and durable end parked fetches were last told about. */
   private wokeAt: number;
   private wokeDurable: number;
@@ -124,6 +126,7 @@ export class PartitionActor implements Expirable {
     const settle = (result: ProduceResult, code: number): void => this.acknowledge(result, code);
     this.acks = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, settle);
     this.replicated = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, settle);
+    this.internal = new PendingAcks<(errorCode: number) => void>(MAX_PENDING_ACKS, (done, code) => done(code));
     this.wokeAt = log.highWatermark;
     this.wokeDurable = log.durableOffset;
     this.checkpointedHw = log.highWatermark;
@@ -198,12 +201,29 @@ export class PartitionActor implements Expirable {
     return leader.admit(ask.acks);
   }
 
+  /**
+   * Resolves once the high watermark covers `endOffset` (what this actor appended itself, e.g.
+   * the group coordinator's records): NONE, or the error an acks=all produce would get (not the
+   * leader any more, below min ISR, REQUEST_TIMED_OUT after `timeoutMs`).
+   */
+  awaitReplicated(endOffset: number, timeoutMs: number): Promise<number> {
+    if (this.leader === null) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    if (this.internal.full) return Promise.resolve(ErrorCode.REQUEST_TIMED_OUT);
+    return new Promise((resolve) => {
+      const deadline = this.ports.deadlines.now() + timeoutMs;
+      this.internal.add(endOffset, deadline, resolve);
+      if (deadline < this.expiresAt) this.scheduleExpiry(deadline);
+      this.settleReplicated();
+    });
+  }
+
   /** Wheel deadline: times out overdue acknowledgements, then waits for the next one. */
   expire(now: number): void {
     this.expiresAt = Infinity;
     this.acks.expire(now);
     this.replicated.expire(now);
-    const next = Math.min(this.acks.nextDeadline(), this.replicated.nextDeadline());
+    this.internal.expire(now);
+    const next = Math.min(this.acks.nextDeadline(), this.replicated.nextDeadline(), this.internal.nextDeadline());
     if (next !== Infinity) this.scheduleExpiry(next);
   }
 
@@ -368,6 +388,7 @@ export class PartitionActor implements Expirable {
     if (this.leader === null) return;
     this.leader = null;
     this.replicated.failThrough(this.replicated.lastSeq, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    this.internal.failThrough(this.internal.lastSeq, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   }
 
   private localLog(): LocalLog {
@@ -378,16 +399,19 @@ export class PartitionActor implements Expirable {
   private applyLeader(out: LeaderOutput): void {
     if (out.alterPartition !== null) this.ports.sendAlterPartition(this.handle, out.alterPartition);
     this.log.updateHighWatermark(out.highWatermark);
-    if (out.acksChanged || this.replicated.size > 0) this.settleReplicated();
+    if (out.acksChanged || this.replicated.size > 0 || this.internal.size > 0) this.settleReplicated();
     this.wakeFetches();
   }
 
   private settleReplicated(): void {
     const leader = this.leader;
-    if (leader === null || this.replicated.size === 0) return;
+    if (leader === null) return;
     const verdict = leader.acksAllOutcome(Number.MAX_SAFE_INTEGER);
-    if (verdict !== 'waiting' && verdict !== ErrorCode.NONE) this.replicated.failThrough(this.replicated.lastSeq, verdict);
-    else this.replicated.advance(this.log.highWatermark);
+    for (const queue of [this.replicated, this.internal]) {
+      if (queue.size === 0) continue;
+      if (verdict !== 'waiting' && verdict !== ErrorCode.NONE) queue.failThrough(queue.lastSeq, verdict);
+      else queue.advance(this.log.highWatermark);
+    }
   }
 
   /** A commit of this log landed: the leader learns its new durable end; acks=0/1 produces it covers complete. */
@@ -556,7 +580,7 @@ export class PartitionActor implements Expirable {
       result.errorCode = errorCode;
       result.baseOffset = -1;
     }
-    if (this.acks.size === 0 && this.replicated.size === 0 && this.expiresAt !== Infinity) {
+    if (this.acks.size === 0 && this.replicated.size === 0 && this.internal.size === 0 && this.expiresAt !== Infinity) {
       this.expiresAt = Infinity;
       this.ports.deadlines.delete(this);
     }

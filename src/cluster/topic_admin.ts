@@ -94,11 +94,11 @@ export class TopicAdmin {
   }
 
   /** An internal topic with configs the broker chose (not subject to client-facing validation); an existing one wins. */
-  async createInternal(name: string, partitions: number, configs: Record<string, string>): Promise<TopicImage> {
+  async createInternal(name: string, partitions: number, configs: Record<string, string>, replicationFactor: number): Promise<TopicImage> {
     const existing = this.view.topic(name);
     if (existing !== undefined) return existing;
     const live = this.liveIds();
-    const assignment = placeReplicas(live, 0, partitions, Math.min(this.config.defaultReplicationFactor, live.length));
+    const assignment = placeReplicas(live, 0, partitions, Math.min(replicationFactor, live.length));
     // The broker's own topics are needed whatever the budget says: their descriptors come first.
     this.descriptors.acquire('partitions', partitions * PARTITION_FDS);
     try {

@@ -12,7 +12,7 @@ import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_dep
 import { DEFAULT_GROUP_CONFIG, type GroupCall, type GroupReply } from '../../../src/coordinator/groups/group_api.js';
 import { decodeRecordBatches, encodeRecordBatch } from '../../../src/protocol/records.js';
 import { Bytes } from '../protocol/golden_helpers.js';
-import { testReplicaContext } from '../../helpers/replica_roles.js';
+import { soleLeader, testReplicaContext } from '../../helpers/replica_roles.js';
 import { Clock, logConfig, openHarness, readAll, waitFor, type LogHarness } from '../log/log_fixture.js';
 
 const CONFIG = logConfig({ segmentBytes: 64 << 10 });
@@ -86,6 +86,7 @@ class Driver {
 
   constructor(harness: LogHarness) {
     const partition = new PartitionActor(0, '__consumer_offsets', 0, harness.log, CONFIG, actorPorts(harness), testReplicaContext());
+    partition.setRole(soleLeader());
     const deps = coordinatorDeps({ ...DEFAULT_GROUP_CONFIG, initialRebalanceDelayMs: 0 });
     this.actor = new GroupCoordinatorActor(partition, harness.committer, deps, {
       reply: (ref, reply) => this.waiting.get(ref)?.(reply),
