@@ -99,6 +99,13 @@ export class ProcessCluster implements TestCluster {
     if (!(await waitStopped(this.dir, node, 10_000))) throw new Error(`node ${id} survived SIGKILL`);
   }
 
+  /** SIGTERM: the node's own shutdown path (controlled shutdown where it has one); waits until it exited. */
+  async terminate(id: number, timeoutMs = 30_000): Promise<void> {
+    const node = this.node(id);
+    if (!signalNode(this.dir, node, 'SIGTERM')) throw new Error(`node ${id} is not running`);
+    if (!(await waitStopped(this.dir, node, timeoutMs))) throw new Error(`node ${id} still running ${timeoutMs} ms after SIGTERM`);
+  }
+
   /** SIGSTOP: the process keeps its sockets but answers nothing, like a cut-off or frozen host. */
   pause(id: number): void {
     if (!signalNode(this.dir, this.node(id), 'SIGSTOP')) throw new Error(`node ${id} is not running`);
