@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { Producer } from '../../src/client/producer/index.js';
 import { Consumer } from '../../src/client/consumer/consumer.js';
 import { decodeRecordBatches } from '../../src/protocol/records.js';
-import { nodeDataDir } from '../../src/cli/dev_cluster_file.js';
 import { sleep } from '../helpers/broker_process.js';
 import { LATEST, listOffset, metadata, scanPartition } from '../helpers/read_back.js';
 import { queueValue } from '../helpers/queue_checker.js';
 import type { QueueAck, QueueHistory, QueueRead, ReplicaLogs } from '../helpers/queue_checker.js';
-import type { ProcessCluster } from './process_cluster.js';
+import type { KafkaAdmin } from '../../src/client/admin.js';
+import type { KafkaConnection } from '../../src/client/connection.js';
 import type { MetadataResponsePartition } from '../../src/protocol/apis/metadata.js';
 
 export interface WorkloadOptions {
@@ -30,6 +30,18 @@ export interface WorkloadOptions {
   readonly sendEveryMs: number;
   readonly maxInFlight: number;
   readonly maxRunMs: number;
+}
+
+/** What the workload and read-back need of a cluster under test, wherever its nodes run. */
+export interface FaultCluster {
+  readonly ids: readonly number[];
+  /** Clients' bootstrap.servers: every node's Kafka listener. */
+  readonly bootstrap: string;
+  running(id: number): boolean;
+  connect(id: number, timeoutMs?: number): Promise<KafkaConnection>;
+  admin(id: number, timeoutMs?: number): Promise<KafkaAdmin>;
+  /** The node's --data-dir, where its partition directories live. */
+  dataDir(id: number): string;
 }
 
 /** A successful acknowledgement's time (ms, performance.now()), for the unavailability window. */
@@ -146,7 +158,7 @@ export class QueueWorkload {
 }
 
 /** The topic's partitions as the given broker's Metadata answers them. */
-export async function topicPartitions(c: ProcessCluster, via: number, topic: string): Promise<MetadataResponsePartition[]> {
+export async function topicPartitions(c: FaultCluster, via: number, topic: string): Promise<MetadataResponsePartition[]> {
   const conn = await c.connect(via, 5_000);
   try {
     const t = (await metadata(conn, [topic])).topics[0];
@@ -161,7 +173,7 @@ export async function topicPartitions(c: ProcessCluster, via: number, topic: str
  * Every partition read from offset 0 to its high watermark through its leader (a fresh reader),
  * plus each replica's records from its broker's segment files, bounded by `timeoutMs` per partition.
  */
-export async function readAfterHeal(c: ProcessCluster, topic: string, timeoutMs = 30_000): Promise<{ final: QueueRead[]; replicas: ReplicaLogs[] }> {
+export async function readAfterHeal(c: FaultCluster, topic: string, timeoutMs = 30_000): Promise<{ final: QueueRead[]; replicas: ReplicaLogs[] }> {
   const final: QueueRead[] = [];
   const replicas: ReplicaLogs[] = [];
   const running = c.ids.find((id) => c.running(id));
@@ -183,8 +195,8 @@ export async function readAfterHeal(c: ProcessCluster, topic: string, timeoutMs 
  * A replica's records read from `<data-dir>/<topic>-<partition>/*.log` in base-offset order (an
  * absent directory is an empty log; a batch still being written at the tail is left out).
  */
-export function replicaLog(c: ProcessCluster, broker: number, topic: string, partition: number): QueueRead[] {
-  const dir = join(nodeDataDir(c.dir, c.node(broker)), `${topic}-${partition}`);
+export function replicaLog(c: FaultCluster, broker: number, topic: string, partition: number): QueueRead[] {
+  const dir = join(c.dataDir(broker), `${topic}-${partition}`);
   if (!existsSync(dir)) return [];
   const out: QueueRead[] = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.log')).sort()) {

@@ -13,7 +13,7 @@ import { KafkaAdmin } from '../../src/client/admin.js';
 import {
   clusterDown, clusterUp, describeQuorum, loadCluster, nodeRunning, signalNode, startNodes, waitStopped,
 } from '../../src/cli/dev_cluster.js';
-import { CLUSTER_HOST, bootstrapList, nodeLogPath } from '../../src/cli/dev_cluster_file.js';
+import { CLUSTER_HOST, bootstrapList, nodeDataDir, nodeLogPath } from '../../src/cli/dev_cluster_file.js';
 import type { DevCluster, DevNode } from '../../src/cli/dev_cluster_file.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { CONFIG_FLAGS } from '../../src/config.js';
@@ -83,6 +83,10 @@ export class ProcessCluster implements TestCluster {
 
   get bootstrap(): string {
     return bootstrapList(this.cluster);
+  }
+
+  dataDir(id: number): string {
+    return nodeDataDir(this.dir, this.node(id));
   }
 
   running(id: number): boolean {

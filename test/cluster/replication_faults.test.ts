@@ -4,25 +4,39 @@
 // `npm run test:faults`) of: (a) kill -9 of a partition leader, restarted after the failover;
 // (b) SIGSTOP of a leader past the broker session timeout, then SIGCONT (acknowledgements from the
 // deposed leader in its old epoch would show up as lost); (c) a rolling restart, SIGTERM of each
-// broker in turn. After each round the cluster heals (every partition led, ISR = replicas) and
+// broker in turn; (d) where network namespaces are available (root), the leader of a partition
+// cut off from both other brokers past the session timeout, then healed. After each round the cluster heals (every partition led, ISR = replicas) and
 // queue_checker.ts judges the history: zero anomalies is the spec. Each round records its
 // unavailability window (the longest gap between acks=all acknowledgements from the fault to the
-// end of the round) and catch-up time (restart or SIGCONT to back in the ISR); a table per fault is
-// printed at the end.
+// end of the round; each producer caps its unanswered sends, so one stalled partition stalls it and
+// the window is that of the slowest partition) and catch-up time (restart, SIGCONT or heal to back
+// in the ISR); a table per fault is printed at the end.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KafkaError, ErrorCode } from '../../src/protocol/errors.js';
 import { sleep } from '../helpers/broker_process.js';
 import { ANOMALY_KINDS, anomalyCount, checkQueue, describeQueue, totalAnomalies } from '../helpers/queue_checker.js';
 import type { AnomalyKind, QueueReport } from '../helpers/queue_checker.js';
+import { cleanupStale, netnsUnavailable } from '../helpers/netns.js';
 import { CLUSTER_UNAVAILABLE, ProcessCluster, percentile, retryUntil } from './process_cluster.js';
+import { NetnsCluster } from './netns_cluster.js';
 import { QueueWorkload, readAfterHeal, topicPartitions } from './fault_workload.js';
+import type { FaultCluster } from './fault_workload.js';
 
-const ROUNDS = Number(process.env['SLUICE_FAULT_ROUNDS'] ?? '1');
+/** A positive integer from the environment; anything else stops the suite (0 rounds would pass vacuously). */
+function envCount(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const v = raw === undefined ? fallback : Number(raw);
+  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer (got ${raw})`);
+  return v;
+}
+const ROUNDS = envCount('SLUICE_FAULT_ROUNDS', 1);
 /** How long a restarted or resumed broker may take to be back in every ISR before the round fails. */
-const CATCH_UP_LIMIT_MS = Number(process.env['SLUICE_FAULT_CATCH_UP_MS'] ?? '20000');
+const CATCH_UP_LIMIT_MS = envCount('SLUICE_FAULT_CATCH_UP_MS', 20_000);
 const PARTITIONS = 6;
 const SESSION_TIMEOUT_MS = 3_000;
+/** Bound on fencing a cut-off leader: an election of a new controller, then its session timeout. */
+const DEPOSE_LIMIT_MS = 20_000;
 /** Load before the fault and after the heal, so both sides of it have acknowledged sends. */
 const LOAD_AROUND_MS = 2_000;
 /** A killed leader stays down this long: past the failover, short of the catch-up limit. */
@@ -33,7 +47,9 @@ const START_ARGS = [
 ];
 const WORKLOAD = { producers: 3, consumers: 2, maxPerProducer: 6_000, sendEveryMs: 4, maxInFlight: 50, maxRunMs: 60_000 };
 
-type Fault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart';
+type ProcessFault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart';
+const ISOLATED = 'leader isolated (netns)';
+type Fault = ProcessFault | typeof ISOLATED;
 
 interface Round {
   readonly fault: Fault;
@@ -58,7 +74,7 @@ after(async () => {
 });
 
 /** RF 3, min.insync.replicas 2; a build that refuses the config gets the topic with its default (noted in the table). */
-async function createTopic(c: ProcessCluster, topic: string): Promise<void> {
+async function createTopic(c: FaultCluster, topic: string): Promise<void> {
   await retryUntil(20_000, async () => {
     const admin = await c.admin(c.ids.find((id) => c.running(id)) as number, 10_000);
     try {
@@ -79,7 +95,7 @@ async function createTopic(c: ProcessCluster, topic: string): Promise<void> {
  * Waits until every partition of `topic` has a leader and ISR = replicas, as a running, unpaused
  * broker's Metadata says; returns the ms it took, or null past `limitMs`.
  */
-async function waitInSync(c: ProcessCluster, topic: string, limitMs = CATCH_UP_LIMIT_MS): Promise<number | null> {
+async function waitInSync(c: FaultCluster, topic: string, limitMs = CATCH_UP_LIMIT_MS): Promise<number | null> {
   const started = performance.now();
   const deadline = started + limitMs;
   while (performance.now() < deadline) {
@@ -94,14 +110,36 @@ async function waitInSync(c: ProcessCluster, topic: string, limitMs = CATCH_UP_L
   return null;
 }
 
-async function leaderOfFirstPartition(c: ProcessCluster, topic: string): Promise<number> {
+async function leaderOfFirstPartition(c: FaultCluster, topic: string): Promise<number> {
   const p = (await topicPartitions(c, c.ids[0] as number, topic))[0];
   assert.ok(p !== undefined && p.leaderId >= 0, `${topic}/0 has a leader`);
   return p.leaderId;
 }
 
-/** Injects `fault` and heals it; resolves with the catch-up time of each broker it brought back. */
-async function inject(c: ProcessCluster, fault: Fault, topic: string): Promise<(number | null)[]> {
+/**
+ * Waits, asking the other brokers, until partition 0 of `topic` is led by someone other than
+ * `victim`: the controller fenced it (when the victim was also the active controller, only after a
+ * new one was elected and the session timeout passed again). Then one more heartbeat round, so the
+ * deposed leader stays cut off while clients still talk to it.
+ */
+async function waitDeposed(c: FaultCluster, topic: string, victim: number): Promise<void> {
+  const others = c.ids.filter((id) => id !== victim);
+  let leader = victim;
+  const deadline = performance.now() + DEPOSE_LIMIT_MS;
+  while (performance.now() < deadline) {
+    const parts = await topicPartitions(c, others[Math.floor(Math.random() * others.length)] as number, topic).catch(() => null);
+    leader = parts?.[0]?.leaderId ?? victim;
+    if (leader !== victim && leader >= 0) {
+      await sleep(1_000);
+      return;
+    }
+    await sleep(100);
+  }
+  throw new Error(`${topic}/0 still led by ${leader} ${DEPOSE_LIMIT_MS} ms after broker ${victim} was cut off`);
+}
+
+/** Injects a signal fault and heals it; resolves with the catch-up time of each broker it brought back. */
+async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic: string): Promise<(number | null)[]> {
   switch (fault) {
     case 'kill -9 leader': {
       const victim = await leaderOfFirstPartition(c, topic);
@@ -114,7 +152,7 @@ async function inject(c: ProcessCluster, fault: Fault, topic: string): Promise<(
       const victim = await leaderOfFirstPartition(c, topic);
       c.pause(victim);
       try {
-        await sleep(SESSION_TIMEOUT_MS + 2_000);
+        await waitDeposed(c, topic, victim);
       } finally {
         c.resume(victim);
       }
@@ -132,6 +170,22 @@ async function inject(c: ProcessCluster, fault: Fault, topic: string): Promise<(
   }
 }
 
+/**
+ * The leader of partition 0 cut from both other brokers (this process still reaches it, so clients
+ * keep sending to it) past the session timeout, then healed: the minority acknowledges nothing, and
+ * truncates its divergent tail on heal (replica agreement checks that).
+ */
+async function isolateLeader(c: NetnsCluster, topic: string): Promise<(number | null)[]> {
+  const victim = await leaderOfFirstPartition(c, topic);
+  c.fabric.isolate(victim);
+  try {
+    await waitDeposed(c, topic, victim);
+  } finally {
+    c.fabric.heal();
+  }
+  return [await waitInSync(c, topic)];
+}
+
 /** Longest gap between acknowledgements from the last one before `from` (or `from`) to `to`. */
 function unavailability(ackTimes: readonly number[], from: number, to: number): number {
   const sorted = [...ackTimes].sort((a, b) => a - b);
@@ -146,7 +200,8 @@ function unavailability(ackTimes: readonly number[], from: number, to: number): 
   return Math.max(longest, to - prev);
 }
 
-async function runRound(c: ProcessCluster, fault: Fault, n: number): Promise<Round> {
+/** One round of `fault` (`inject` brings it about and heals it) on a fresh topic under the workload. */
+async function runRound(c: FaultCluster, fault: Fault, n: number, inject: (topic: string) => Promise<(number | null)[]>): Promise<Round> {
   const topic = `faults-${fault.replace(/[^a-z0-9]+/gi, '-')}-${n}`;
   await createTopic(c, topic);
   if ((await waitInSync(c, topic)) === null) throw new Error(`${topic} never had a leader and a full ISR on every partition`);
@@ -157,7 +212,7 @@ async function runRound(c: ProcessCluster, fault: Fault, n: number): Promise<Rou
   try {
     await sleep(LOAD_AROUND_MS);
     faultAt = performance.now();
-    catchUpMs = await inject(c, fault, topic);
+    catchUpMs = await inject(topic);
     await sleep(LOAD_AROUND_MS);
     endAt = performance.now();
   } finally {
@@ -169,11 +224,11 @@ async function runRound(c: ProcessCluster, fault: Fault, n: number): Promise<Rou
   try {
     const { final, replicas } = await readAfterHeal(c, topic);
     const report = checkQueue(workload.history(final, replicas));
-    process.stdout.write(`# ${fault} round ${n + 1}: ${describeQueue(report)} failedSends=${workload.failed} unavailable=${unavailableMs.toFixed(0)} ms catchUp=${catchUpMs.map((t) => (t === null ? 'timeout' : `${t.toFixed(0)} ms`)).join('/')}\n`);
+    process.stdout.write(`${fault} round ${n + 1}: ${describeQueue(report)} failedSends=${workload.failed} unavailable=${unavailableMs.toFixed(0)} ms catchUp=${catchUpMs.map((t) => (t === null ? 'timeout' : `${t.toFixed(0)} ms`)).join('/')}\n`);
     return { fault, report, error: null, unavailableMs, catchUpMs };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
-    process.stdout.write(`# ${fault} round ${n + 1}: read after heal failed: ${error}\n`);
+    process.stdout.write(`${fault} round ${n + 1}: read after heal failed: ${error}\n`);
     return { fault, report: null, error, unavailableMs, catchUpMs };
   }
 }
@@ -192,8 +247,8 @@ function faultTable(all: readonly Round[]): string {
       pair(mine.map((r) => r.unavailableMs)), pair(caught)]);
   }
   const widths = head.map((_, i) => Math.max(...rows.map((r) => (r[i] as string).length)));
-  const lines = rows.map((r) => `# ${r.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')}`);
-  return `# replication fault suite (${minIsrNote}, RF 3, ${PARTITIONS} partitions, ${WORKLOAD.producers} idempotent acks=all producers)\n${lines.join('\n')}\n`;
+  const lines = rows.map((r) => `${r.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')}`);
+  return `replication fault suite (${minIsrNote}, RF 3, ${PARTITIONS} partitions, ${WORKLOAD.producers} idempotent acks=all producers)\n${lines.join('\n')}\n`;
 }
 
 /** Zero anomalies, no failed read, every broker back in the ISR within the limit. */
@@ -212,7 +267,23 @@ for (const fault of ['kill -9 leader', 'SIGSTOP leader', 'rolling restart'] as c
   test(`${fault} under acks=all load: nothing acknowledged lost, no duplicate or reorder, replicas agree (${ROUNDS} rounds)`,
     { skip: CLUSTER_UNAVAILABLE, timeout: 60_000 + ROUNDS * ROUND_BUDGET_MS }, async () => {
       const c = cluster as ProcessCluster;
-      for (let n = 0; n < ROUNDS; n++) rounds.push(await runRound(c, fault, n));
+      for (let n = 0; n < ROUNDS; n++) rounds.push(await runRound(c, fault, n, (topic) => injectProcessFault(c, fault, topic)));
       assertClean(fault);
     });
 }
+
+const NETNS_SKIP = CLUSTER_UNAVAILABLE !== false ? CLUSTER_UNAVAILABLE : netnsUnavailable();
+test(`${ISOLATED} under acks=all load: the minority acknowledges nothing, replicas agree after heal (${ROUNDS} rounds)`,
+  { skip: NETNS_SKIP, timeout: 120_000 + ROUNDS * ROUND_BUDGET_MS }, async () => {
+    // The signal rounds' cluster has done its work; the namespaced one replaces it.
+    await cluster?.dispose();
+    cluster = null;
+    cleanupStale();
+    const c = await NetnsCluster.start(3, START_ARGS);
+    try {
+      for (let n = 0; n < ROUNDS; n++) rounds.push(await runRound(c, ISOLATED, n, (topic) => isolateLeader(c, topic)));
+    } finally {
+      await c.dispose();
+    }
+    assertClean(ISOLATED);
+  });

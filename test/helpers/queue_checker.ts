@@ -157,7 +157,11 @@ function replicaMismatches(p: ReplicaLogs, reference: readonly QueueRead[]): str
   for (const [broker, log] of [...p.logs].sort((a, b) => a[0] - b[0])) {
     const below = log.filter((r) => r.offset < p.highWatermark);
     const differ = below.findIndex((r, i) => r.offset !== reference[i]?.offset || r.value !== reference[i]?.value);
-    if (differ >= 0) out.push(`partition ${p.partition} broker ${broker}: offset ${reference[differ]?.offset ?? '?'} differs from the leader's (${below[differ]?.offset}: ${below[differ]?.value})`);
+    if (differ >= 0) {
+      const mine = below[differ] as QueueRead;
+      const theirs = reference[differ];
+      out.push(`partition ${p.partition} broker ${broker}: record ${differ} is ${mine.value}@${mine.offset}, the leader's ${theirs === undefined ? 'log ends there' : `${theirs.value}@${theirs.offset}`}`);
+    }
     else if (below.length !== reference.length) out.push(`partition ${p.partition} broker ${broker}: ${below.length} of ${reference.length} records below the high watermark ${p.highWatermark}`);
   }
   return out;
