@@ -62,33 +62,39 @@ export class QueueWorkload {
   failed = 0;
   private stopping = false;
   private readonly loops: Promise<void>[] = [];
-  private readonly consumerList: Consumer[] = [];
 
   private constructor(private readonly o: WorkloadOptions) {
     this.attempted = new Array<number>(o.producers).fill(0);
   }
 
+  /** Connects every client (closing those already connected if one fails), then starts sending and reading. */
   static async start(bootstrap: string, o: WorkloadOptions): Promise<QueueWorkload> {
     const w = new QueueWorkload(o);
     const producers: Producer[] = [];
-    for (let k = 0; k < o.producers; k++) {
-      const p = new Producer({
-        brokers: bootstrap, clientId: `faults-p${k}`, acks: 'all', idempotent: true,
-        requestTimeoutMs: 5_000, deliveryTimeoutMs: 30_000, retryBackoffMs: 50, maxBlockMs: 10_000, lingerMs: 2,
-      });
-      await p.connect();
-      producers.push(p);
-    }
-    for (let k = 0; k < o.consumers; k++) {
-      const c = new Consumer({
-        brokers: bootstrap, clientId: `faults-c${k}`, groupId: `${o.topic}-readers`, autoOffsetReset: 'earliest',
-        requestTimeoutMs: 5_000, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1_000, maxWaitMs: 200,
-      });
-      await c.subscribe([o.topic]);
-      w.consumerList.push(c);
-      w.loops.push(w.consume(c));
+    const consumers: Consumer[] = [];
+    try {
+      for (let k = 0; k < o.producers; k++) {
+        const p = new Producer({
+          brokers: bootstrap, clientId: `faults-p${k}`, acks: 'all', idempotent: true,
+          requestTimeoutMs: 5_000, deliveryTimeoutMs: 30_000, retryBackoffMs: 50, maxBlockMs: 10_000, lingerMs: 2,
+        });
+        producers.push(p);
+        await p.connect();
+      }
+      for (let k = 0; k < o.consumers; k++) {
+        const c = new Consumer({
+          brokers: bootstrap, clientId: `faults-c${k}`, groupId: `${o.topic}-readers`, autoOffsetReset: 'earliest',
+          requestTimeoutMs: 5_000, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1_000, maxWaitMs: 200,
+        });
+        consumers.push(c);
+        await c.subscribe([o.topic]);
+      }
+    } catch (err) {
+      await Promise.allSettled([...producers.map((p) => p.close()), ...consumers.map((c) => c.close())]);
+      throw err;
     }
     const deadline = performance.now() + o.maxRunMs;
+    for (const c of consumers) w.loops.push(w.consume(c));
     producers.forEach((p, k) => w.loops.push(w.produce(p, k, deadline)));
     return w;
   }

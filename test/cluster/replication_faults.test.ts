@@ -1,16 +1,17 @@
 // Replication fault suite on loopback (issue 14 item 6): three `sluice start` processes, a topic of
 // 6 partitions with replication factor 3 and min.insync.replicas 2 per round, the queue workload of
 // fault_workload.ts under load, and per fault SLUICE_FAULT_ROUNDS rounds (1 by default, 5 in
-// `npm run test:faults`) of: (a) kill -9 of a partition leader, restarted after the failover;
-// (b) SIGSTOP of a leader past the broker session timeout, then SIGCONT (acknowledgements from the
-// deposed leader in its old epoch would show up as lost); (c) a rolling restart, SIGTERM of each
-// broker in turn; (d) where network namespaces are available (root), the leader of a partition
-// cut off from both other brokers past the session timeout, then healed. After each round the cluster heals (every partition led, ISR = replicas) and
-// queue_checker.ts judges the history: zero anomalies is the spec. Each round records its
-// unavailability window (the longest gap between acks=all acknowledgements from the fault to the
-// end of the round; each producer caps its unanswered sends, so one stalled partition stalls it and
-// the window is that of the slowest partition) and catch-up time (restart, SIGCONT or heal to back
-// in the ISR); a table per fault is printed at the end.
+// `npm run test:faults`) of: (a) kill -9 of a partition leader, restarted once another broker leads
+// its partition; (b) SIGSTOP of a leader until the others have deposed it (past the broker session
+// timeout), then SIGCONT: acknowledgements from the deposed leader in its old epoch would show up
+// as lost; (c) a rolling restart, SIGTERM of each broker in turn; (d) where network namespaces are
+// available (root), a leader cut off from both other brokers until deposed, then healed. After each
+// round the cluster heals (every partition led, ISR = replicas) and queue_checker.ts judges the
+// history: zero anomalies is the spec. Each round records its unavailability window (the longest
+// gap between acks=all acknowledgements from the fault to the end of the round; each producer caps
+// its unanswered sends, so one stalled partition stalls it and the window is that of the slowest
+// partition) and catch-up time (restart, SIGCONT or heal to back in the ISR); a table per fault is
+// printed at the end.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KafkaError, ErrorCode } from '../../src/protocol/errors.js';
@@ -39,13 +40,11 @@ const SESSION_TIMEOUT_MS = 3_000;
 const DEPOSE_LIMIT_MS = 20_000;
 /** Load before the fault and after the heal, so both sides of it have acknowledged sends. */
 const LOAD_AROUND_MS = 2_000;
-/** A killed leader stays down this long: past the failover, short of the catch-up limit. */
-const DOWN_MS = 2_000;
 const START_ARGS = [
   '--shards', '1', '--log-level', 'info', '--flush', 'always', '--default-replication-factor', '3',
   '--broker-session-timeout-ms', String(SESSION_TIMEOUT_MS), '--broker-heartbeat-interval-ms', '500',
 ];
-const WORKLOAD = { producers: 3, consumers: 2, maxPerProducer: 6_000, sendEveryMs: 4, maxInFlight: 50, maxRunMs: 60_000 };
+const WORKLOAD = { producers: 3, consumers: 2, maxPerProducer: 6_000, sendEveryMs: 6, maxInFlight: 50, maxRunMs: 60_000 };
 
 type ProcessFault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart';
 const ISOLATED = 'leader isolated (netns)';
@@ -144,8 +143,11 @@ async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic:
     case 'kill -9 leader': {
       const victim = await leaderOfFirstPartition(c, topic);
       await c.kill9(victim);
-      await sleep(DOWN_MS);
-      await c.restart(victim);
+      try {
+        await waitDeposed(c, topic, victim);
+      } finally {
+        await c.restart(victim);
+      }
       return [await waitInSync(c, topic)];
     }
     case 'SIGSTOP leader': {
