@@ -53,13 +53,27 @@ export class NetnsCluster implements TestCluster {
     return this.fabric.address(id);
   }
 
+  /** Clients' bootstrap.servers: every node's Kafka listener at its host's address. */
+  get bootstrap(): string {
+    return this.ids.map((id) => `${this.host(id)}:${KAFKA_PORT}`).join(',');
+  }
+
+  dataDir(id: number): string {
+    return join(this.dir, `node-${id}`);
+  }
+
+  running(id: number): boolean {
+    const child = this.children.get(id);
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
   logPath(id: number): string {
     return join(this.dir, `node-${id}.log`);
   }
 
   private async launch(id: number, startArgs: readonly string[]): Promise<void> {
     const voters = this.ids.map((v) => `${v}@${this.host(v)}:${CONTROLLER_PORT}`).join(',');
-    const dataDir = join(this.dir, `node-${id}`);
+    const dataDir = this.dataDir(id);
     mkdirSync(dataDir, { recursive: true });
     const fd = openSync(this.logPath(id), 'a');
     let child: ChildProcess;

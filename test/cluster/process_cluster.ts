@@ -13,7 +13,7 @@ import { KafkaAdmin } from '../../src/client/admin.js';
 import {
   clusterDown, clusterUp, describeQuorum, loadCluster, nodeRunning, signalNode, startNodes, waitStopped,
 } from '../../src/cli/dev_cluster.js';
-import { CLUSTER_HOST, bootstrapList, nodeLogPath } from '../../src/cli/dev_cluster_file.js';
+import { CLUSTER_HOST, bootstrapList, nodeDataDir, nodeLogPath } from '../../src/cli/dev_cluster_file.js';
 import type { DevCluster, DevNode } from '../../src/cli/dev_cluster_file.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { CONFIG_FLAGS } from '../../src/config.js';
@@ -85,6 +85,10 @@ export class ProcessCluster implements TestCluster {
     return bootstrapList(this.cluster);
   }
 
+  dataDir(id: number): string {
+    return nodeDataDir(this.dir, this.node(id));
+  }
+
   running(id: number): boolean {
     return nodeRunning(this.dir, this.node(id));
   }
@@ -97,6 +101,13 @@ export class ProcessCluster implements TestCluster {
     const node = this.node(id);
     if (!signalNode(this.dir, node, 'SIGKILL')) throw new Error(`node ${id} is not running`);
     if (!(await waitStopped(this.dir, node, 10_000))) throw new Error(`node ${id} survived SIGKILL`);
+  }
+
+  /** SIGTERM: the node's own shutdown path (controlled shutdown where it has one); waits until it exited. */
+  async terminate(id: number, timeoutMs = 30_000): Promise<void> {
+    const node = this.node(id);
+    if (!signalNode(this.dir, node, 'SIGTERM')) throw new Error(`node ${id} is not running`);
+    if (!(await waitStopped(this.dir, node, timeoutMs))) throw new Error(`node ${id} still running ${timeoutMs} ms after SIGTERM`);
   }
 
   /** SIGSTOP: the process keeps its sockets but answers nothing, like a cut-off or frozen host. */
