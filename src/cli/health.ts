@@ -103,7 +103,7 @@ export function partitionStatus(p: PartitionInfo): string {
   return problems.length === 0 ? 'ok' : problems.join(',');
 }
 
-export function brokerIds(ns: readonly number[]): string {
+function brokerIds(ns: readonly number[]): string {
   return `[${ns.join(',')}]`;
 }
 

@@ -49,7 +49,7 @@ function listText(topics: readonly TopicSummary[]): string {
   ]);
 }
 
-export function describeText(t: TopicDescription): string {
+function describeText(t: TopicDescription): string {
   const summary = table([
     ['name', t.name], ['topic id', t.topicId], ['internal', String(t.internal)],
     ['partitions', String(t.partitions)], ['replication', String(t.replicationFactor)],
