@@ -1,27 +1,52 @@
-// `sluice cluster elect-leaders` (main thread of the CLI process): asks the cluster, through any
-// broker's client listener, for a preferred (or --unclean) leader election of one partition, a
-// topic's partitions or every partition, and prints each partition's outcome as a table or JSON.
+// `sluice cluster describe|health|elect-leaders` (main thread of the CLI process): the cluster's id,
+// controller and brokers; its replication health (under-replicated, leaderless and offline
+// replicas over every partition, judged in health.ts) with an exit code scripts and rolling
+// restarts can wait on; and preferred (or --unclean) leader elections of one partition, a topic's
+// partitions or every partition. Text tables or JSON.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ElectionOutcome } from '../client/admin.js';
-import { UsageError, intOption } from './args.js';
+import { ConnectionError } from '../client/connection.js';
+import { KafkaError } from '../protocol/errors.js';
+import { UsageError, formatOption, intOption, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
-import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
+import { MAX_INT32, connectAdmin, runAdminVerb, timeoutOption, type AdminAction } from './connect.js';
+import { HEALTH_LISTED_PARTITIONS, UNHEALTHY_EXIT_CODE, clusterHealth, clusterText, healthText, type ClusterHealth } from './health.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
+const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
+
 export const CLUSTER_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
-  'elect-leaders': [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }, { name: 'topic' }, { name: 'partition' }, { name: 'unclean', switch: true }],
+  describe: COMMON,
+  health: [...COMMON, { name: 'wait-healthy', switch: true }],
+  'elect-leaders': [...COMMON, { name: 'topic' }, { name: 'partition' }, { name: 'unclean', switch: true }],
 };
+
+/** Pause between health polls under --wait-healthy. */
+const HEALTH_POLL_MS = 250;
+/** Bound of one poll's requests under --wait-healthy, so a stopped broker cannot use up the whole wait. */
+const WAIT_ATTEMPT_TIMEOUT_MS = 5_000;
 
 function electionText(results: readonly ElectionOutcome[]): string {
   if (results.length === 0) return '(no election needed)';
   return table([['TOPIC', 'PARTITION', 'RESULT', 'MESSAGE'], ...results.map((r) => [r.topic, String(r.partition), r.error, r.message ?? ''])]);
 }
 
+function noArguments(parsed: ParsedArgs, verb: string): void {
+  if (parsed.positionals.length > 0) throw new UsageError(`cluster ${verb} takes no arguments`);
+}
+
 function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  if (verb !== 'elect-leaders') throw new UsageError(`unknown cluster command "${verb}"`);
-  if (parsed.positionals.length > 0) throw new UsageError('cluster elect-leaders takes no arguments');
+  noArguments(parsed, verb);
+  if (verb === 'describe') {
+    return async (admin) => {
+      const meta = await admin.clusterMetadata();
+      const { topics: _, ...cluster } = meta;
+      return json ? JSON.stringify(cluster, null, 2) : clusterText(meta);
+    };
+  }
   const topic = parsed.options.get('topic')?.[0];
   const partition = intOption(parsed, 'partition', 0, MAX_INT32);
   if (partition !== undefined && topic === undefined) throw new UsageError('--partition needs --topic');
@@ -37,17 +62,95 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
   };
 }
 
-/** Runs `cluster <verb> ...`; `argv` starts after the verb. */
-export function runCluster(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
-  return runAdminVerb('cluster', CLUSTER_VERBS, plan, verb, argv, io);
+async function readHealth(parsed: ParsedArgs, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ClusterHealth> {
+  const admin = await connectAdmin(parsed, env, timeoutMs);
+  try {
+    return clusterHealth(await admin.clusterMetadata());
+  } finally {
+    await admin.close();
+  }
+}
+
+/**
+ * Polls until the cluster is healthy or `waitMs` has passed, reconnecting on every poll: in a
+ * rolling restart the broker asked last time may be the one restarting. At the deadline the last
+ * answer stands, even when a later poll failed; the last failure only when no poll was answered.
+ */
+async function waitHealthy(parsed: ParsedArgs, env: NodeJS.ProcessEnv, waitMs: number): Promise<ClusterHealth> {
+  const deadline = Date.now() + waitMs;
+  let last: ClusterHealth | undefined;
+  let failure: unknown;
+  for (;;) {
+    try {
+      last = await readHealth(parsed, env, Math.max(1, Math.min(WAIT_ATTEMPT_TIMEOUT_MS, deadline - Date.now())));
+      if (last.healthy) return last;
+    } catch (err) {
+      if (!(err instanceof ConnectionError || err instanceof KafkaError)) throw err;
+      failure = err;
+    }
+    if (Date.now() >= deadline) {
+      if (last !== undefined) return last;
+      throw failure;
+    }
+    await sleep(Math.min(HEALTH_POLL_MS, deadline - Date.now()));
+  }
+}
+
+/** `cluster health`: prints the verdict and returns 0 when healthy, UNHEALTHY_EXIT_CODE otherwise. */
+async function runHealth(argv: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseArgs(argv, CLUSTER_VERBS['health'] ?? [], false);
+  noArguments(parsed, 'health');
+  const json = formatOption(parsed) === 'json';
+  const timeoutMs = timeoutOption(parsed);
+  const health = parsed.options.has('wait-healthy')
+    ? await waitHealthy(parsed, io.env, timeoutMs)
+    : await readHealth(parsed, io.env, timeoutMs);
+  io.out(json ? JSON.stringify(health, null, 2) : healthText(health));
+  return health.healthy ? 0 : UNHEALTHY_EXIT_CODE;
+}
+
+/** Runs `cluster <verb> ...`; `argv` starts after the verb. Returns the exit code. */
+export async function runCluster(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
+  if (verb === 'health') return runHealth(argv, io);
+  await runAdminVerb('cluster', CLUSTER_VERBS, plan, verb, argv, io);
+  return 0;
 }
 
 export const CLUSTER_HELP: Readonly<Record<string, string>> = {
-  '': `Usage: sluice cluster elect-leaders [--topic T [--partition P]] [--unclean]
+  '': `Usage: sluice cluster <describe|health|elect-leaders> ...
 
+  cluster describe        cluster id, controller and live brokers
+  cluster health          replication health; exit code ${UNHEALTHY_EXIT_CODE} while anything is under-replicated,
+                          leaderless or offline
   cluster elect-leaders   move partition leaders back to their preferred replicas
 
+Options for all of them:
+${CLIENT_OPTIONS_HELP}
+
 On failure the Kafka error name is printed and the exit code is 1.`,
+  describe: `Usage: sluice cluster describe [options]
+
+Prints the cluster id, the active controller and every live broker (id, host, port, rack), as the
+broker asked sees them in Metadata.
+
+Options:
+${CLIENT_OPTIONS_HELP}`,
+  health: `Usage: sluice cluster health [--wait-healthy] [options]
+
+Reads Metadata for every topic (internal ones included) and the live brokers from one broker, and
+prints: the brokers up, the brokers named as replicas that are not live, the controller, how many
+partitions there are, how many are under-replicated (ISR smaller than the replica set) or
+leaderless, how many replicas are offline, the first ${HEALTH_LISTED_PARTITIONS} affected partitions, and the verdict.
+The cluster is healthy when no partition is under-replicated or leaderless and no replica is
+offline.
+
+Exit codes: 0 healthy; ${UNHEALTHY_EXIT_CODE} unhealthy; 1 no broker reachable or a broker error;
+2 bad usage.
+
+Options:
+  --wait-healthy                      poll until healthy, for at most --timeout-ms (each poll
+                                      reconnects, so a restarting broker is skipped)
+${CLIENT_OPTIONS_HELP}`,
   'elect-leaders': `Usage: sluice cluster elect-leaders [options]
 
 Runs on the active controller of a cluster (nodes started with --controller-voters).

@@ -21,8 +21,13 @@ export function brokerList(parsed: ParsedArgs, env: NodeJS.ProcessEnv): { host: 
   });
 }
 
-export async function connectAdmin(parsed: ParsedArgs, env: NodeJS.ProcessEnv): Promise<KafkaAdmin> {
-  const timeoutMs = intOption(parsed, 'timeout-ms', 1, MAX_INT32) ?? 30_000;
+/** The --timeout-ms option, or 30 s. */
+export function timeoutOption(parsed: ParsedArgs): number {
+  return intOption(parsed, 'timeout-ms', 1, MAX_INT32) ?? 30_000;
+}
+
+/** An admin connection to the first of the brokers that answers; requests time out after `timeoutMs` (default --timeout-ms). */
+export async function connectAdmin(parsed: ParsedArgs, env: NodeJS.ProcessEnv, timeoutMs = timeoutOption(parsed)): Promise<KafkaAdmin> {
   let last: unknown = new ConnectionError('no brokers given');
   for (const { host, port } of brokerList(parsed, env)) {
     try {

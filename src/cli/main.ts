@@ -1,6 +1,7 @@
 // The `sluice` command line (main thread of the CLI process): dispatches to start, config print,
-// topic and group verbs, prints help, and maps failures to exit codes — 1 for operational failures
-// (Kafka errors print their error name), 2 for bad usage or configuration.
+// topic, group and cluster verbs, prints help, and maps failures to exit codes — 1 for operational
+// failures (Kafka errors print their error name), 2 for bad usage or configuration; `cluster
+// health` returns 3 for an unhealthy cluster itself.
 // Each verb keeps its help text beside it. Runs itself when it is the process entry point;
 // bin/sluice calls runCli.
 
@@ -27,19 +28,24 @@ Commands:
   config print           print the resolved configuration and where each value came from
   topic create NAME      create a topic
   topic list             list topics
-  topic describe NAME    show a topic's partitions and configuration
+  topic describe NAME    show a topic's partitions, their replication status and configuration
   topic delete NAME      delete a topic
   group list             list consumer groups
   group describe GROUP   show a group's members, committed offsets and lag
   group seek GROUP       set an inactive group's committed offsets
   group delete GROUP...  delete inactive groups and their offsets
+  cluster describe       show the cluster id, controller and brokers
+  cluster health         check replication: exit code 3 while anything is under-replicated,
+                         leaderless or offline
   cluster elect-leaders  move partition leaders back to their preferred replicas
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
   dev cluster down       stop the local cluster
 
-Run 'sluice <command> --help' for a command's options.`;
+Run 'sluice <command> --help' for a command's options.
+Exit codes: 0 success, 1 operational failure (broker error or no broker reachable), 2 bad usage
+or configuration, 3 unhealthy cluster (cluster health).`;
 
 async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, sub, ...rest] = argv;
@@ -75,8 +81,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (command === 'cluster') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, CLUSTER_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, CLUSTER_HELP[sub] ?? CLUSTER_HELP[''] ?? '');
-    await runCluster(sub, rest, io);
-    return 0;
+    return runCluster(sub, rest, io);
   }
   if (command === 'dev') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, DEV_CLUSTER_HELP[''] ?? '');

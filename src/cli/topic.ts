@@ -1,6 +1,7 @@
 // `sluice topic create|list|describe|delete` (main thread of the CLI process): parses the verb's
 // arguments, runs it through the admin client against --brokers (default: the resolved
-// kafka-addr) and prints text tables or JSON. Failures propagate to main, which maps them to
+// kafka-addr) and prints text tables or JSON, with each partition's replication status (under-
+// replicated, leaderless) judged in health.ts. Failures propagate to main, which maps them to
 // exit codes.
 
 import type { TopicDescription, TopicSummary } from '../client/admin.js';
@@ -8,6 +9,7 @@ import { UsageError, intOption } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
+import { affectedPartitions, affectedText, partitionRows } from './health.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
@@ -16,12 +18,10 @@ const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, 
 export const TOPIC_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   create: [...COMMON, { name: 'partitions' }, { name: 'replication-factor' }, { name: 'config', repeatable: true }],
   list: COMMON,
-  describe: COMMON,
+  describe: [...COMMON, { name: 'under-replicated', switch: true }, { name: 'unavailable', switch: true }],
   delete: COMMON,
 };
 
-
-/** Bootstrap addresses: --brokers a:1,b:2, else the kafka-addr that `sluice start` would use. */
 
 function topicConfigs(parsed: ParsedArgs): Record<string, string> {
   const configs: Record<string, string> = {};
@@ -42,23 +42,20 @@ function oneName(parsed: ParsedArgs, verb: string): string {
 function listText(topics: readonly TopicSummary[]): string {
   if (topics.length === 0) return '(no topics)';
   return table([
-    ['NAME', 'PARTITIONS', 'REPLICAS', 'INTERNAL'],
-    ...topics.map((t) => [t.name, String(t.partitions), String(t.replicationFactor), t.internal ? 'yes' : 'no']),
+    ['NAME', 'PARTITIONS', 'REPLICAS', 'UNDER-REPLICATED', 'LEADERLESS', 'INTERNAL'],
+    ...topics.map((t) => [
+      t.name, String(t.partitions), String(t.replicationFactor), String(t.underReplicated), String(t.leaderless), t.internal ? 'yes' : 'no',
+    ]),
   ]);
 }
 
 function describeText(t: TopicDescription): string {
-  const list = (ns: readonly number[]): string => `[${ns.join(',')}]`;
   const summary = table([
     ['name', t.name], ['topic id', t.topicId], ['internal', String(t.internal)],
     ['partitions', String(t.partitions)], ['replication', String(t.replicationFactor)],
+    ['under-replicated', `${t.underReplicated} of ${t.partitions}`], ['leaderless', String(t.leaderless)],
   ]);
-  const partitions = table([
-    ['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'OFFLINE'],
-    ...t.partitionDetails.map((p) => [
-      String(p.partition), String(p.leader), String(p.leaderEpoch), list(p.replicas), list(p.isr), list(p.offlineReplicas),
-    ]),
-  ]);
+  const partitions = partitionRows(t.partitionDetails.map((p) => ({ p })));
   const configs = t.configs === null
     ? '(broker does not describe configs)'
     : table([
@@ -94,6 +91,17 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
       };
     }
     case 'describe': {
+      const filter = { underReplicated: parsed.options.has('under-replicated'), unavailable: parsed.options.has('unavailable') };
+      if (filter.underReplicated || filter.unavailable) {
+        // kafka-topics.sh --describe --under-replicated-partitions / --unavailable-partitions: every topic, or the one named.
+        if (parsed.positionals.length > 1) throw new UsageError('topic describe takes at most one topic name');
+        const only = parsed.positionals[0];
+        return async (admin) => {
+          const topics = only === undefined ? (await admin.clusterMetadata()).topics : [await admin.describeTopic(only)];
+          const list = affectedPartitions(topics, filter);
+          return out(list, affectedText(list));
+        };
+      }
       const name = oneName(parsed, verb);
       return async (admin) => {
         const t = await admin.describeTopic(name);
@@ -121,6 +129,7 @@ export const TOPIC_HELP: Readonly<Record<string, string>> = {
   topic create NAME [--partitions N] [--replication-factor N] [--config key=value ...]
   topic list
   topic describe NAME
+  topic describe [NAME] --under-replicated|--unavailable
   topic delete NAME
 
 Options for all of them:
@@ -134,7 +143,25 @@ Options:
   --replication-factor N              replicas per partition [the broker's default-replication-factor]
   --config key=value                  topic config (repeatable), e.g. --config retention.ms=3600000
 ${CLIENT_OPTIONS_HELP}`,
-  list: `Usage: sluice topic list [options]\n\nOptions:\n${CLIENT_OPTIONS_HELP}`,
-  describe: `Usage: sluice topic describe NAME [options]\n\nOptions:\n${CLIENT_OPTIONS_HELP}`,
+  list: `Usage: sluice topic list [options]
+
+Each topic's partition count, replication factor, and how many of its partitions are
+under-replicated (ISR smaller than the replica set) or leaderless.
+
+Options:
+${CLIENT_OPTIONS_HELP}`,
+  describe: `Usage: sluice topic describe NAME [options]
+       sluice topic describe [NAME] --under-replicated|--unavailable [options]
+
+Shows each partition's leader, leader epoch, replicas, in-sync replicas (ISR), replicas on brokers
+that are not live (OFFLINE) and its status: ok, under-replicated (ISR smaller than the replica
+set) or leaderless (no leader: neither produce nor fetch is served), then the topic's configs.
+With --under-replicated or --unavailable, lists only the partitions so affected, of every topic
+(internal ones included) or of NAME.
+
+Options:
+  --under-replicated                  only partitions whose ISR is smaller than their replica set
+  --unavailable                       only partitions without a leader
+${CLIENT_OPTIONS_HELP}`,
   delete: `Usage: sluice topic delete NAME [options]\n\nOptions:\n${CLIENT_OPTIONS_HELP}`,
 };

@@ -1,7 +1,8 @@
-// Admin client: topic create/delete/list/describe over one KafkaConnection, returning plain
-// objects; the consumer-group operations live in group_admin.ts and are reached through the
-// same object. Runs wherever its connection lives (the CLI, tests). Broker-side failures surface
-// as KafkaError carrying the broker's error code; nothing here retries.
+// Admin client: topic create/delete/list/describe and the cluster's brokers and partition health
+// over one KafkaConnection, returning plain objects; the consumer-group operations live in
+// group_admin.ts and are reached through the same object. Runs wherever its connection lives (the
+// CLI, tests). Broker-side failures surface as KafkaError carrying the broker's error code;
+// nothing here retries.
 // Limitation: requests go to the connected broker; redirecting CreateTopics/DeleteTopics to the
 // controller (NOT_CONTROLLER) is for when there is more than one broker.
 
@@ -13,7 +14,7 @@ import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
-import type { MetadataResponseTopic } from '../protocol/apis/metadata.js';
+import type { MetadataResponse, MetadataResponsePartition, MetadataResponseTopic } from '../protocol/apis/metadata.js';
 import { ZERO_UUID } from '../protocol/schema.js';
 import { KafkaConnection } from './connection.js';
 import type { ConnectionOptions } from './connection.js';
@@ -47,6 +48,10 @@ export interface TopicSummary {
   internal: boolean;
   partitions: number;
   replicationFactor: number;
+  /** Partitions whose ISR is smaller than their replica set. */
+  underReplicated: number;
+  /** Partitions without a leader (leader -1). */
+  leaderless: number;
 }
 
 export interface PartitionInfo {
@@ -56,6 +61,34 @@ export interface PartitionInfo {
   replicas: number[];
   isr: number[];
   offlineReplicas: number[];
+  /** The ISR is smaller than the replica set, as Kafka's UnderReplicatedPartitions counts it. */
+  underReplicated: boolean;
+  /** No leader (-1): the partition takes neither produces nor fetches. */
+  leaderless: boolean;
+}
+
+/** A topic with its partitions, as one Metadata answer has it. */
+export interface TopicPartitions extends TopicSummary {
+  partitionDetails: PartitionInfo[];
+}
+
+export interface BrokerInfo {
+  id: number;
+  host: string;
+  port: number;
+  rack: string | null;
+}
+
+/** The cluster as the connected broker's Metadata shows it: live brokers and every topic. */
+export interface ClusterMetadata {
+  /** null when the broker's Metadata version predates cluster ids (before v2). */
+  clusterId: string | null;
+  /** -1 when unknown (Metadata v0, or no active controller). */
+  controllerId: number;
+  /** Live brokers, ascending by id. */
+  brokers: BrokerInfo[];
+  /** Every topic, internal ones included, sorted by name. */
+  topics: TopicPartitions[];
 }
 
 export interface TopicConfigEntry {
@@ -67,8 +100,7 @@ export interface TopicConfigEntry {
   sensitive: boolean;
 }
 
-export interface TopicDescription extends TopicSummary {
-  partitionDetails: PartitionInfo[];
+export interface TopicDescription extends TopicPartitions {
   /** null when the broker does not offer DescribeConfigs. */
   configs: TopicConfigEntry[] | null;
 }
@@ -87,14 +119,40 @@ const CONFIG_SOURCES: ReadonlyMap<number, string> = new Map([
 ]);
 
 
-function summarize(t: MetadataResponseTopic): TopicSummary {
+function partitionInfo(p: MetadataResponsePartition): PartitionInfo {
+  return {
+    partition: p.partitionIndex,
+    leader: p.leaderId,
+    leaderEpoch: p.leaderEpoch,
+    replicas: p.replicaNodes,
+    isr: p.isrNodes,
+    offlineReplicas: p.offlineReplicas,
+    underReplicated: p.isrNodes.length < p.replicaNodes.length,
+    leaderless: p.leaderId < 0,
+  };
+}
+
+function topicPartitions(t: MetadataResponseTopic): TopicPartitions {
+  const partitionDetails = t.partitions.map(partitionInfo).sort((a, b) => a.partition - b.partition);
   return {
     name: t.name ?? '',
     topicId: t.topicId,
     internal: t.isInternal,
     partitions: t.partitions.length,
     replicationFactor: t.partitions[0]?.replicaNodes.length ?? 0,
+    underReplicated: partitionDetails.filter((p) => p.underReplicated).length,
+    leaderless: partitionDetails.filter((p) => p.leaderless).length,
+    partitionDetails,
   };
+}
+
+function summarize(t: MetadataResponseTopic): TopicSummary {
+  const { partitionDetails: _, ...summary } = topicPartitions(t);
+  return summary;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 function configEntry(c: DescribeConfigsResponseConfig, version: number): TopicConfigEntry {
@@ -174,7 +232,19 @@ export class KafkaAdmin {
     const version = this.conn.versionFor(MetadataApi);
     // v0 has no null array: there, an empty list means "all topics".
     const topics = await this.metadata(version === 0 ? [] : null, version);
-    return topics.map(summarize).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return topics.map(summarize).sort(byName);
+  }
+
+  /** Live brokers, controller, cluster id and every topic with its partitions, from one Metadata request. */
+  async clusterMetadata(): Promise<ClusterMetadata> {
+    const version = this.conn.versionFor(MetadataApi);
+    const res = await this.metadataResponse(version === 0 ? [] : null, version);
+    return {
+      clusterId: res.clusterId,
+      controllerId: res.controllerId,
+      brokers: res.brokers.map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack })).sort((a, b) => a.id - b.id),
+      topics: res.topics.filter((t) => t.errorCode === 0).map(topicPartitions).sort(byName),
+    };
   }
 
   async describeTopic(name: string): Promise<TopicDescription> {
@@ -182,17 +252,7 @@ export class KafkaAdmin {
     if (t === undefined) throw missingFrom('Metadata', `topic ${name}`);
     if (t.errorCode !== 0) throw brokerError(t.errorCode, `topic ${name}`, null);
     return {
-      ...summarize(t),
-      partitionDetails: t.partitions
-        .map((p) => ({
-          partition: p.partitionIndex,
-          leader: p.leaderId,
-          leaderEpoch: p.leaderEpoch,
-          replicas: p.replicaNodes,
-          isr: p.isrNodes,
-          offlineReplicas: p.offlineReplicas,
-        }))
-        .sort((a, b) => a.partition - b.partition),
+      ...topicPartitions(t),
       configs: this.conn.brokerVersions.has(DescribeConfigsApi.key) ? await this.topicConfigs(name) : null,
     };
   }
@@ -239,14 +299,17 @@ export class KafkaAdmin {
   }
 
   private async metadata(names: string[] | null, version: number): Promise<MetadataResponseTopic[]> {
-    const res = await this.conn.request(MetadataApi, {
+    return (await this.metadataResponse(names, version)).topics;
+  }
+
+  private metadataResponse(names: string[] | null, version: number): Promise<MetadataResponse> {
+    return this.conn.request(MetadataApi, {
       topics: names === null ? null : names.map((name) => ({ topicId: ZERO_UUID, name })),
       // Describing a topic must never create it (v4+; older brokers decide for themselves).
       allowAutoTopicCreation: false,
       includeClusterAuthorizedOperations: false,
       includeTopicAuthorizedOperations: false,
     }, version);
-    return res.topics;
   }
 
   private async topicConfigs(name: string): Promise<TopicConfigEntry[]> {

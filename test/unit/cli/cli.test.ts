@@ -122,7 +122,7 @@ test('topic verbs round-trip through the admin client', async () => {
 
     r = await cli(['topic', 'describe', 'orders', ...brokers]);
     assert.match(r.out, /^partitions\s+3$/m);
-    assert.match(r.out, /^PARTITION\s+LEADER\s+EPOCH\s+REPLICAS\s+ISR\s+OFFLINE\n0\s+0\s+0\s+\[0\]\s+\[0\]\s+\[\]$/m);
+    assert.match(r.out, /^PARTITION\s+LEADER\s+EPOCH\s+REPLICAS\s+ISR\s+OFFLINE\s+STATUS\n0\s+0\s+0\s+\[0\]\s+\[0\]\s+\[\]\s+ok$/m);
     assert.match(r.out, /^retention\.ms\s+1000\s+DYNAMIC_TOPIC_CONFIG$/m);
 
     r = await cli(['topic', 'describe', 'nope', ...brokers]);
@@ -151,7 +151,9 @@ test('old API versions (Metadata v0, CreateTopics v4, DeleteTopics v1, DescribeC
     let r = await cli(['topic', 'create', 'a', '--partitions', '2', '--replication-factor', '1', '--config', 'x=1', ...brokers]);
     assert.equal(r.out, 'created topic a', r.err); // v4 answers carry no partition count
     r = await cli(['topic', 'list', ...brokers, '--format', 'json']);
-    assert.deepEqual(JSON.parse(r.out), [{ name: 'a', topicId: '00000000000000000000000000000000', internal: false, partitions: 2, replicationFactor: 1 }]);
+    assert.deepEqual(JSON.parse(r.out), [{
+      name: 'a', topicId: '00000000000000000000000000000000', internal: false, partitions: 2, replicationFactor: 1, underReplicated: 0, leaderless: 0,
+    }]);
     r = await cli(['topic', 'describe', 'a', ...brokers, '--format', 'json']);
     assert.deepEqual((JSON.parse(r.out) as { configs: unknown }).configs, [{ name: 'x', value: '1', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false }]);
     r = await cli(['topic', 'delete', 'a', ...brokers]);
