@@ -18,7 +18,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ShardHost } from '../actors/shard_host.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
-import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
+import { CloseConnection, EncodedBody, MAX_CLOSE_HOOKS, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { isFlexibleRequest } from '../protocol/apis/index.js';
@@ -84,6 +84,8 @@ export class Connection {
   /** No more requests are read or dispatched; the connection closes once in-flight ones are answered. */
   private ending = false;
   private closed = false;
+  /** What handlers asked to run when this connection closes, by key (at most MAX_CLOSE_HOOKS). */
+  private readonly closeHooks = new Map<string, () => void>();
   private onIdle: (() => void) | null = null;
   private readonly sink: ResponseSink;
   /** Sum of the in-flight slots' reservations. */
@@ -163,6 +165,16 @@ export class Connection {
     this.sink.close(graceful);
     this.onClose(this);
     this.onIdle?.();
+    const hooks = [...this.closeHooks.values()];
+    this.closeHooks.clear();
+    for (const fn of hooks) fn();
+  }
+
+  private addCloseHook(key: string, fn: () => void): boolean {
+    if (this.closeHooks.has(key)) return true;
+    if (this.closed || this.closeHooks.size >= MAX_CLOSE_HOOKS) return false;
+    this.closeHooks.set(key, fn);
+    return true;
   }
 
   /** Room for responses left under the bound: what is queued to send and what is reserved count against it. */
@@ -314,6 +326,7 @@ export class Connection {
       clientHost: this.clientHost,
       fileLeases: slot.leases,
       reserveResponseBytes: (want, atLeast) => this.reserveResponseBytes(slot, want, atLeast),
+      onConnectionClose: (key, fn) => this.addCloseHook(key, fn),
     };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {

@@ -152,7 +152,10 @@ const brokerRegistrationHandler = handler({
 
 const brokerHeartbeatHandler = handler({
   api: BrokerHeartbeatApi,
-  handle(_ctx, req: BrokerHeartbeatRequest, deps: ControllerHandlerDeps): Promise<Wire<BrokerHeartbeatResponse>> {
+  handle(ctx, req: BrokerHeartbeatRequest, deps: ControllerHandlerDeps): Promise<Wire<BrokerHeartbeatResponse>> {
+    // A broker keeps one connection to the active controller; when it drops (the process died),
+    // its session ends at once instead of after the session timeout.
+    ctx.onConnectionClose?.(`broker ${req.brokerId} ${req.brokerEpoch}`, () => deps.quorum.brokerDisconnected(req.brokerId, req.brokerEpoch));
     const call = deps.quorum.heartbeat({
       brokerId: req.brokerId,
       brokerEpoch: req.brokerEpoch,

@@ -49,7 +49,16 @@ export interface HandlerContext {
    * that much is held too. Released when the handler completes. Absent: no bound (unit tests).
    */
   readonly reserveResponseBytes?: (want: number, atLeast: number) => number;
+  /**
+   * Runs `fn` once when this connection closes, registered under `key` (a key already registered
+   * is kept as it is). At most MAX_CLOSE_HOOKS per connection: false when refused. Absent: the
+   * connection cannot tell (unit tests).
+   */
+  readonly onConnectionClose?: (key: string, fn: () => void) => boolean;
 }
+
+/** Close hooks one connection keeps (the controller listener registers one per broker incarnation seen). */
+export const MAX_CLOSE_HOOKS = 8;
 
 export interface Handler<Req, Res, Deps> {
   readonly api: Api<Req, Res>;

@@ -90,6 +90,11 @@ export class MetadataQuorum implements QuorumStateMachine {
     return this.run((next) => this.controller.registerBroker(req, next, Date.now()));
   }
 
+  /** Broker `brokerId`'s connection to this controller closed: its session ends now (the next tick fences it). */
+  brokerDisconnected(brokerId: number, brokerEpoch: number): void {
+    this.controller.endSession(brokerId, brokerEpoch);
+  }
+
   heartbeat(req: HeartbeatRequest): Promise<ControllerReply> {
     return this.run((next) => this.controller.heartbeat(req, next, Date.now()));
   }

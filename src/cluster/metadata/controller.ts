@@ -305,6 +305,17 @@ export class MetadataController {
   }
 
   /**
+   * The broker's session ends now, as if its timeout had passed (its connection to this controller
+   * closed: a killed process): the next expireSessions fences it. Only the incarnation named; a
+   * broker that registered again since keeps its session.
+   */
+  endSession(brokerId: number, brokerEpoch: number): void {
+    const b = this.image.brokers.get(brokerId);
+    if (!this.active || b === undefined || b.epoch !== brokerEpoch || b.fenced) return;
+    this.lastHeartbeat.set(brokerId, -Infinity);
+  }
+
+  /**
    * Fences the unfenced broker whose session ran out longest ago, if any (one batch per call:
    * the driver calls again while it returns a proposal).
    */

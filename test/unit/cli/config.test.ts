@@ -200,8 +200,8 @@ test('cluster mode: voters parse, a voter defaults to broker,controller on its o
   assert.equal(config.controllerAddr, '127.0.0.1:9293');
   assert.equal(config.controllerPort, 9293);
   assert.equal(config.rack, 'r2');
-  assert.equal(config.brokerHeartbeatIntervalMs, 2000);
-  assert.equal(config.brokerSessionTimeoutMs, 9000);
+  assert.equal(config.brokerHeartbeatIntervalMs, 500);
+  assert.equal(config.brokerSessionTimeoutMs, 3000);
   assert.equal(config.metadataSnapshotRecords, 10000);
   const printed = describeConfig(config, sources);
   assert.match(printed, /^controller-voters\s+1@127\.0\.0\.1:9193,2@127\.0\.0\.1:9293,3@\[::1\]:9393\s+flag$/m);

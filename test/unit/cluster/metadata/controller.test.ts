@@ -130,6 +130,28 @@ describe('MetadataController', () => {
     }), { numRuns: 200 });
   });
 
+  it('ends the session of a broker whose connection closed at once, for that incarnation only; a later heartbeat restores it', () => {
+    const h = new Harness();
+    h.brokers([1, 2]);
+    h.now((next) => h.c.createTopics([{ name: 't', numPartitions: 2, replicationFactor: 2, assignment: null, configs: {} }], false, next));
+    const beat = (id: number, at: number) => h.now((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false }, next, at));
+    beat(1, 10);
+    beat(2, 10);
+    h.c.endSession(1, h.epochs.get(1)! + 1);
+    assert.equal(h.c.expireSessions(h.next, 20), null, 'another incarnation\'s connection says nothing of this one');
+    h.c.endSession(1, h.epochs.get(1)!);
+    beat(1, 15);
+    assert.equal(h.c.expireSessions(h.next, 20), null, 'a heartbeat after the disconnect restores the session');
+    h.c.endSession(1, h.epochs.get(1)!);
+    const out = h.c.expireSessions(h.next, 20);
+    assert.equal(out?.kind, 'propose', 'fenced long before the session timeout');
+    h.next++;
+    h.commitAll();
+    assert.equal(h.c.image.brokers.get(1)!.fenced, true);
+    const t = h.c.image.topicsByName.get('t')!;
+    assert.deepStrictEqual([t.table.leader(0), t.table.leader(1)], [2, 2]);
+  });
+
   it('unfences only a broker that has caught up to its registration, and gives back its leaderless partitions', () => {
     const h = new Harness();
     h.brokers([1]);
