@@ -34,8 +34,9 @@ export class KafkaLink {
     this.frames = new FrameReader(maxFrameBytes);
   }
 
+  /** Whether a connection is open (not merely being opened). */
   get connected(): boolean {
-    return this.socket !== null;
+    return this.socket !== null && !this.socket.connecting;
   }
 
   /** Opens the connection (a no-op while one is open). */

@@ -1,0 +1,335 @@
+// The replica fetcher against a fake leader listener (test/helpers/fake_fetch_leader.ts): the
+// request carries each partition's position, this broker's replica state and the sessionless
+// Fetch v17 fields; answers reach the partition they belong to with records cut to whole batches;
+// a partition whose answer is still settling, or that was removed, gets nothing new; a reset
+// connection, an error answer and an oversized answer are survived by reconnecting; close() is
+// prompt; wake() asks at once. ReplicaFetchers keeps one fetcher per leader.
+import assert from 'node:assert/strict';
+import { after, afterEach, describe, it } from 'node:test';
+import { REPLICA_FETCH_VERSION, ReplicaFetcher, ReplicaFetchers, type FollowedPartition, type ReplicaFetcherSettings } from '../../../src/actors/replica_fetcher.js';
+import type { ReplicaFetchAnswer, ReplicaFetchPosition } from '../../../src/coordinator/replication/types.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
+import { wholeBatchesLength } from '../../../src/protocol/record_batch.js';
+import { FakeFetchLeader, answerPartition, fetchResponse, testBatch, type FetchReply, type SeenFetch } from '../../helpers/fake_fetch_leader.js';
+
+const TOPIC_A = 'a'.repeat(32);
+const TOPIC_B = '0123456789abcdef0123456789abcdef';
+
+const SETTINGS: ReplicaFetcherSettings = {
+  replicaId: 7,
+  clientId: 'sluice-replica-7-shard-0',
+  maxWaitMs: 500,
+  minBytes: 1,
+  maxBytes: 10 << 20,
+  partitionMaxBytes: 1 << 20,
+  backoffMs: 20,
+  requestTimeoutMs: 2000,
+  connectTimeoutMs: 1000,
+};
+
+interface Delivered {
+  sent: ReplicaFetchPosition;
+  answer: ReplicaFetchAnswer;
+  records: Buffer | null;
+}
+
+/** A followed partition that asks from `position` and records every answer; `hold` keeps answers unsettled. */
+class FakePartition implements FollowedPartition {
+  position: ReplicaFetchPosition | null;
+  readonly answers: Delivered[] = [];
+  positionCalls = 0;
+  hold = false;
+  private held: Array<() => void> = [];
+
+  constructor(readonly topicId: string, readonly partition: number, fetchOffset = 0) {
+    this.position = { replicaId: 7, replicaEpoch: 42, currentLeaderEpoch: 3, fetchOffset, lastFetchedEpoch: 2, logStartOffset: 0 };
+  }
+
+  fetchPosition(): ReplicaFetchPosition | null {
+    this.positionCalls++;
+    return this.position;
+  }
+
+  onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null): Promise<void> {
+    this.answers.push({ sent, answer, records: records === null ? null : Buffer.from(records) });
+    if (!this.hold) return Promise.resolve();
+    return new Promise((resolve) => this.held.push(resolve));
+  }
+
+  release(): void {
+    const held = this.held;
+    this.held = [];
+    for (const r of held) r();
+  }
+}
+
+const EMPTY_ANSWER = (seen: SeenFetch): FetchReply =>
+  fetchResponse(seen.request.topics.map((t) => ({ topic: '', topicId: t.topicId, partitions: t.partitions.map((p) => answerPartition(p.partition, { highWatermark: p.fetchOffset })) })));
+
+async function until(what: string, check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function partitionsOf(seen: SeenFetch): string[] {
+  return seen.request.topics.flatMap((t) => t.partitions.map((p) => `${t.topicId.slice(0, 4)}-${p.partition}`)).sort();
+}
+
+const open: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(x: T): T {
+  open.push(x);
+  return x;
+}
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+});
+
+describe('wholeBatchesLength', () => {
+  it('ends after the last whole batch and before a partial one or a bad length', () => {
+    const a = testBatch(0, 2);
+    const b = testBatch(2, 3);
+    assert.equal(wholeBatchesLength(Buffer.concat([a, b])), a.length + b.length);
+    assert.equal(wholeBatchesLength(Buffer.concat([a, b.subarray(0, b.length - 1)])), a.length);
+    assert.equal(wholeBatchesLength(Buffer.concat([a, b.subarray(0, 10)])), a.length);
+    const bad = Buffer.from(b);
+    bad.writeInt32BE(5, 8);
+    assert.equal(wholeBatchesLength(Buffer.concat([a, bad])), a.length);
+    assert.equal(wholeBatchesLength(Buffer.alloc(0)), 0);
+  });
+});
+
+describe('ReplicaFetcher against a fake leader', () => {
+  it('sends each position as given in a sessionless Fetch v17 with this broker as the replica', async () => {
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start(() => 'hang'));
+    const p0 = new FakePartition(TOPIC_A, 0, 100);
+    const p1 = new FakePartition(TOPIC_B, 4, 7);
+    p1.position = { ...p1.position!, currentLeaderEpoch: 9, lastFetchedEpoch: -1, logStartOffset: 5 };
+    const idle = new FakePartition(TOPIC_A, 1);
+    idle.position = null;
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
+    fetcher.add(p0);
+    fetcher.add(p1);
+    fetcher.add(idle);
+    const [seen] = await leader.requests(1);
+    assert.ok(seen !== undefined);
+    assert.equal(REPLICA_FETCH_VERSION, 17);
+    assert.equal(seen.header.apiKey, 1);
+    assert.equal(seen.header.apiVersion, 17);
+    assert.equal(seen.header.clientId, SETTINGS.clientId);
+    const req = seen.request;
+    assert.deepEqual(req.replicaState, { replicaId: 7, replicaEpoch: 42 });
+    assert.equal(req.maxWaitMs, 500);
+    assert.equal(req.minBytes, 1);
+    assert.equal(req.maxBytes, 10 << 20);
+    assert.equal(req.isolationLevel, 0);
+    assert.equal(req.sessionId, 0);
+    assert.equal(req.sessionEpoch, -1);
+    assert.deepEqual(req.forgottenTopicsData, []);
+    const byTopic = new Map(req.topics.map((t) => [t.topicId, t.partitions]));
+    assert.deepEqual([...byTopic.keys()].sort(), [TOPIC_B, TOPIC_A].sort());
+    assert.deepEqual(byTopic.get(TOPIC_A)?.map(({ partition, currentLeaderEpoch, fetchOffset, lastFetchedEpoch, logStartOffset, partitionMaxBytes }) => ({ partition, currentLeaderEpoch, fetchOffset, lastFetchedEpoch, logStartOffset, partitionMaxBytes })),
+      [{ partition: 0, currentLeaderEpoch: 3, fetchOffset: 100, lastFetchedEpoch: 2, logStartOffset: 0, partitionMaxBytes: 1 << 20 }]);
+    assert.deepEqual(byTopic.get(TOPIC_B)?.map(({ partition, currentLeaderEpoch, fetchOffset, lastFetchedEpoch, logStartOffset }) => ({ partition, currentLeaderEpoch, fetchOffset, lastFetchedEpoch, logStartOffset })),
+      [{ partition: 4, currentLeaderEpoch: 9, fetchOffset: 7, lastFetchedEpoch: -1, logStartOffset: 5 }]);
+    assert.equal(fetcher.stats().requests, 1);
+    assert.equal(fetcher.stats().connected, true);
+  });
+
+  it('hands each partition its own answer, records cut after the last whole batch', async () => {
+    const b0 = testBatch(10, 2, 2);
+    const b1 = testBatch(12, 3, 3);
+    const b2 = testBatch(15, 4, 3);
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start((seen) => seen.connection === 1 && leader.seen.length === 1
+      ? fetchResponse([
+        { topic: '', topicId: TOPIC_A, partitions: [
+          answerPartition(0, { highWatermark: 14, logStartOffset: 3, records: Buffer.concat([b0, b1, b2.subarray(0, b2.length - 7)]) }),
+          answerPartition(1, { errorCode: ErrorCode.FENCED_LEADER_EPOCH, highWatermark: -1, logStartOffset: -1 }),
+          answerPartition(9, { records: b0 }),
+        ] },
+        { topic: '', topicId: TOPIC_B, partitions: [answerPartition(0, { highWatermark: 30, divergingEpoch: { epoch: 4, endOffset: 21 }, records: b2.subarray(0, 20) })] },
+      ])
+      : 'hang'));
+    const a0 = new FakePartition(TOPIC_A, 0, 10);
+    const a1 = new FakePartition(TOPIC_A, 1, 50);
+    const bb0 = new FakePartition(TOPIC_B, 0, 25);
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
+    for (const p of [a0, a1, bb0]) fetcher.add(p);
+    await until('all three answered', () => a0.answers.length + a1.answers.length + bb0.answers.length === 3);
+    assert.deepEqual(a0.answers[0]?.answer, { errorCode: ErrorCode.NONE, highWatermark: 14, logStartOffset: 3, divergingEpoch: null });
+    assert.deepEqual(a0.answers[0]?.records, Buffer.concat([b0, b1]));
+    assert.equal(a0.answers[0]?.sent.fetchOffset, 10);
+    assert.deepEqual(a1.answers[0]?.answer, { errorCode: ErrorCode.FENCED_LEADER_EPOCH, highWatermark: -1, logStartOffset: -1, divergingEpoch: null });
+    assert.equal(a1.answers[0]?.records, null);
+    assert.deepEqual(bb0.answers[0]?.answer.divergingEpoch, { epoch: 4, endOffset: 21 });
+    assert.equal(bb0.answers[0]?.records, null, 'a lone partial batch is no records');
+    assert.equal(bb0.answers[0]?.sent.fetchOffset, 25);
+    assert.equal(fetcher.stats().bytes, b0.length + b1.length);
+  });
+
+  it('leaves a partition whose answer has not settled out of the next requests', async () => {
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start(EMPTY_ANSWER));
+    const slow = new FakePartition(TOPIC_A, 0);
+    const quick = new FakePartition(TOPIC_A, 1);
+    slow.hold = true;
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
+    fetcher.add(slow);
+    fetcher.add(quick);
+    await leader.requests(5);
+    assert.deepEqual(partitionsOf(leader.seen[0]!), ['aaaa-0', 'aaaa-1']);
+    for (const seen of leader.seen.slice(1, 5)) assert.deepEqual(partitionsOf(seen), ['aaaa-1']);
+    assert.equal(slow.answers.length, 1);
+    const before = leader.seen.length;
+    slow.hold = false;
+    slow.release();
+    await until('the settled partition asked again', () => leader.seen.slice(before).some((s) => partitionsOf(s).includes('aaaa-0')));
+  });
+
+  it('drops the in-flight answer of a removed partition and of a removed-then-added one', async () => {
+    let answerNow: (() => void) | null = null;
+    // Each answer's high watermark is the number of the request it answers.
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start(async (seen) => {
+      const n: number = leader.seen.indexOf(seen) + 1;
+      if (n === 1) await new Promise<void>((r) => { answerNow = r; });
+      return fetchResponse(seen.request.topics.map((t) => ({ topic: '', topicId: t.topicId, partitions: t.partitions.map((q) => answerPartition(q.partition, { highWatermark: n })) })));
+    }));
+    const gone = new FakePartition(TOPIC_A, 0);
+    const back = new FakePartition(TOPIC_A, 1);
+    const stays = new FakePartition(TOPIC_A, 2);
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
+    for (const p of [gone, back, stays]) fetcher.add(p);
+    await until('first request parked', () => answerNow !== null);
+    assert.deepEqual(partitionsOf(leader.seen[0]!), ['aaaa-0', 'aaaa-1', 'aaaa-2']);
+    fetcher.remove(gone);
+    fetcher.remove(back);
+    fetcher.add(back);
+    assert.equal(fetcher.size, 2);
+    answerNow!();
+    await until('the re-added partition answered', () => back.answers.length >= 1);
+    assert.equal(stays.answers[0]?.answer.highWatermark, 1, 'the followed partition got the first answer');
+    assert.equal(gone.answers.length, 0);
+    assert.ok(back.answers.every((a) => a.answer.highWatermark >= 2), 'no answer to the first add() reached the second');
+    assert.ok(leader.seen.slice(1).every((s) => !partitionsOf(s).includes('aaaa-0')));
+  });
+
+  it('survives a reset connection and an error answer: no answers from them, reconnects, goes on', async () => {
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start((seen) => {
+      const n = leader.seen.length;
+      if (n === 1) return 'reset';
+      if (n === 2) return fetchResponse([], ErrorCode.UNKNOWN_SERVER_ERROR);
+      return EMPTY_ANSWER(seen);
+    }));
+    const p = new FakePartition(TOPIC_A, 0);
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
+    fetcher.add(p);
+    await until('an answer after the failures', () => p.answers.length >= 1);
+    assert.equal(leader.seen[0]?.connection, 1);
+    assert.equal(leader.seen[1]?.connection, 2, 'a new connection after the reset');
+    assert.equal(leader.seen[2]?.connection, 2, 'an error answer keeps the connection');
+    assert.ok(leader.seen.length >= 3);
+    assert.equal(fetcher.stats().errors, 2);
+    assert.equal(fetcher.stats().connected, true);
+  });
+
+  it('refuses an answer over its frame bound, logs it once, and reconnects', async () => {
+    const big = Buffer.concat(Array.from({ length: 40 }, (_, i) => testBatch(i * 100, 100, 0, 'x'.repeat(40))));
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start((seen) => leader.seen.length <= 2
+      ? fetchResponse([{ topic: '', topicId: TOPIC_A, partitions: [answerPartition(0, { records: big })] }])
+      : EMPTY_ANSWER(seen)));
+    const small = { ...SETTINGS, maxBytes: 1024, partitionMaxBytes: 1024 };
+    const warnings: unknown[] = [];
+    const p = new FakePartition(TOPIC_A, 0);
+    assert.ok(big.length > 1024 * 2 + 64 * 1024, 'the answer passes the frame bound');
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, small, () => 42, () => 0, { warn: (o: unknown) => void warnings.push(o) }));
+    fetcher.add(p);
+    await until('an answer after the oversized ones', () => p.answers.length >= 1);
+    assert.equal(p.answers[0]?.records, null);
+    assert.equal(leader.connections, 3);
+    assert.equal(fetcher.stats().errors, 2);
+    assert.equal(warnings.length, 1);
+  });
+
+  it('close() ends a fetch in flight promptly and no answer arrives afterwards', async () => {
+    let release: (() => void) | null = null;
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start(async (seen) => {
+      await new Promise<void>((r) => { release = r; });
+      return EMPTY_ANSWER(seen);
+    }));
+    const p = new FakePartition(TOPIC_A, 0);
+    const fetcher = new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0);
+    fetcher.add(p);
+    await leader.requests(1);
+    const started = Date.now();
+    await fetcher.close();
+    assert.ok(Date.now() - started < 200, `close took ${Date.now() - started} ms`);
+    assert.equal(fetcher.stats().connected, false);
+    release!();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(p.answers.length, 0);
+    assert.equal(leader.seen.length, 1);
+  });
+
+  it('wake() asks at once instead of at the next poll', async () => {
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start(() => 'hang'));
+    const p = new FakePartition(TOPIC_A, 0);
+    p.position = null;
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
+    fetcher.add(p);
+    // Just after a poll, the next one is ~50 ms away.
+    const polled = p.positionCalls;
+    await until('a poll', () => p.positionCalls > polled + 1, 1000);
+    p.position = new FakePartition(TOPIC_A, 0, 33).position;
+    const beforeWake = p.positionCalls;
+    fetcher.wake();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(p.positionCalls, beforeWake + 1, 'wake() made the loop ask the partition again');
+    const [seen] = await leader.requests(1, 1000);
+    assert.equal(seen?.request.topics[0]?.partitions[0]?.fetchOffset, 33);
+  });
+
+  it('moves to a new leader endpoint with setLeader()', async () => {
+    const first = track(await FakeFetchLeader.start(() => 'hang'));
+    const second = track(await FakeFetchLeader.start(EMPTY_ANSWER));
+    const p = new FakePartition(TOPIC_A, 0);
+    const fetcher = track(new ReplicaFetcher(first.endpoint, SETTINGS, () => 42, () => 0));
+    fetcher.add(p);
+    await first.requests(1);
+    fetcher.setLeader({ id: 2, host: '127.0.0.1', port: second.port });
+    await until('answered by the new leader', () => p.answers.length >= 1);
+    assert.equal(fetcher.stats().leaderId, 2);
+  });
+});
+
+describe('ReplicaFetchers', () => {
+  const leaders: FakeFetchLeader[] = [];
+  after(async () => {
+    for (const l of leaders) await l.close();
+  });
+
+  it('keeps one fetcher per leader, moves a partition between them, closes one when its last partition leaves', async () => {
+    const l1 = await FakeFetchLeader.start(EMPTY_ANSWER);
+    const l2 = await FakeFetchLeader.start(EMPTY_ANSWER);
+    leaders.push(l1, l2);
+    const e1 = { id: 1, host: '127.0.0.1', port: l1.port };
+    const e2 = { id: 2, host: '127.0.0.1', port: l2.port };
+    const fetchers = new ReplicaFetchers(SETTINGS, () => 42, () => 0);
+    const a = new FakePartition(TOPIC_A, 0);
+    const b = new FakePartition(TOPIC_A, 1);
+    fetchers.follow(a, e1);
+    fetchers.follow(b, e1);
+    fetchers.follow(a, e1);
+    assert.deepEqual(fetchers.stats().map((s) => [s.leaderId, s.partitions]), [[1, 2]]);
+    await until('both answered by leader 1', () => a.answers.length > 0 && b.answers.length > 0);
+    fetchers.follow(b, e2);
+    assert.deepEqual(fetchers.stats().map((s) => [s.leaderId, s.partitions]).sort(), [[1, 1], [2, 1]]);
+    const before = l2.seen.length;
+    await until('b asked of leader 2', () => l2.seen.slice(before).some((s) => partitionsOf(s).includes('aaaa-1')));
+    fetchers.unfollow(a);
+    assert.deepEqual(fetchers.stats().map((s) => [s.leaderId, s.partitions]), [[2, 1]]);
+    fetchers.unfollow(a);
+    await fetchers.close();
+    assert.deepEqual(fetchers.stats(), []);
+  });
+});
