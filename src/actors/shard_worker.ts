@@ -112,6 +112,7 @@ const fetchers = new ReplicaFetchers(
   },
   () => localBrokerEpoch,
   () => performance.now(),
+  log,
 );
 let localBrokerEpoch = -1;
 const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, logError, {
