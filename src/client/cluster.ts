@@ -3,8 +3,9 @@
 // the producer or consumer using it.
 // Invariants: at most one connection attempt per broker at a time (callers share it); after a
 // failed attempt the next one waits a full-jitter backoff that grows with consecutive failures;
-// concurrent metadata refreshes share one request; every map is bounded by the cluster's own
-// answers (brokers, topics asked for), never by record data.
+// concurrent metadata refreshes share one request; a cached partition's leader epoch never goes
+// back while its topic is cached (KIP-951 hints and lagging Metadata answers alike); every map is
+// bounded by the cluster's own answers (brokers, topics asked for), never by record data.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FindCoordinatorApi } from '../protocol/apis/find_coordinator.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
@@ -16,6 +17,10 @@ import type { BackoffOptions } from '../protocol/backoff.js';
 import { brokerError } from './broker_errors.js';
 import { ConnectionError, KafkaConnection } from './connection.js';
 import type { ConnectionOptions } from './connection.js';
+import { judgeHint, newerPartition, withHintedLeader } from './leader_hints.js';
+import type { HintVerdict, LeaderHint, PartitionMetadata, TopicMetadata } from './leader_hints.js';
+
+export type { LeaderHint, PartitionMetadata, TopicMetadata } from './leader_hints.js';
 
 export interface ClusterOptions {
   /** Bootstrap addresses, 'host:port' (or one comma-separated string). */
@@ -31,21 +36,6 @@ export interface ClusterOptions {
   maxInflight?: number;
   /** Topics whose metadata is cached at once; default 10,000. */
   maxTopics?: number;
-}
-
-export interface PartitionMetadata {
-  readonly partition: number;
-  /** -1 while the partition has no leader. */
-  readonly leader: number;
-  readonly leaderEpoch: number;
-}
-
-export interface TopicMetadata {
-  readonly name: string;
-  readonly topicId: string;
-  /** Indexed by partition number. */
-  readonly partitions: readonly PartitionMetadata[];
-  readonly fetchedAt: number;
 }
 
 /** Errors after which the cached leader or topic is probably wrong. */
@@ -166,6 +156,38 @@ export class Cluster {
     return this.topics.get(topic)?.partitions[partition]?.leader ?? -1;
   }
 
+  /** The cached leader epoch of a partition; -1 when unknown. */
+  leaderEpochOf(topic: string, partition: number): number {
+    return this.topics.get(topic)?.partitions[partition]?.leaderEpoch ?? -1;
+  }
+
+  /**
+   * Applies a KIP-951 leader hint from a NOT_LEADER_OR_FOLLOWER answer. `apply`: the cache now
+   * names the hinted leader (its endpoint learnt if the broker was unknown) and callers may send
+   * to it at once; otherwise the caller falls back to markStale and a Metadata refresh.
+   */
+  applyLeaderHint(hint: LeaderHint): HintVerdict {
+    const cached = this.topics.get(hint.topic);
+    const verdict = judgeHint(cached, hint);
+    if (verdict !== 'apply' || cached === undefined) return verdict;
+    if (hint.endpoint !== null && !this.slots.has(hint.leaderId)) this.learnBroker(hint.leaderId, hint.endpoint.host, hint.endpoint.port);
+    this.topics.set(hint.topic, withHintedLeader(cached, hint));
+    return verdict;
+  }
+
+  /**
+   * After broker `refusedBy` answered NOT_LEADER_OR_FOLLOWER with `hint`: true when the cache
+   * (hint applied) names another leader to try at once; false after marking the topic stale,
+   * so the next use asks the cluster.
+   */
+  followLeaderHint(hint: LeaderHint, refusedBy: number): boolean {
+    this.applyLeaderHint(hint);
+    const leader = this.leaderOf(hint.topic, hint.partition);
+    if (leader >= 0 && leader !== refusedBy) return true;
+    this.markStale(hint.topic);
+    return false;
+  }
+
   /** Forget `topic`'s metadata so the next use asks the cluster again (after NOT_LEADER etc.). */
   markStale(topic: string): void {
     this.topics.delete(topic);
@@ -251,9 +273,11 @@ export class Cluster {
         this.topics.delete(t.name);
         continue;
       }
+      const cached = this.topics.get(t.name);
       const partitions: PartitionMetadata[] = [];
       for (const p of t.partitions) {
-        partitions[p.partitionIndex] = { partition: p.partitionIndex, leader: p.errorCode === ErrorCode.NONE || p.leaderId >= 0 ? p.leaderId : -1, leaderEpoch: p.leaderEpoch };
+        const fresh = { partition: p.partitionIndex, leader: p.errorCode === ErrorCode.NONE || p.leaderId >= 0 ? p.leaderId : -1, leaderEpoch: p.leaderEpoch };
+        partitions[p.partitionIndex] = newerPartition(cached, t.topicId, fresh);
       }
       this.topics.set(t.name, { name: t.name, topicId: t.topicId, partitions, fetchedAt: now });
     }

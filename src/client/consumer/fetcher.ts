@@ -5,7 +5,12 @@
 // (the same assignment, not a later re-add), unpaused and still at the offset that was fetched —
 // so a revoke, pause or seek made while a fetch is in flight discards its records; records below
 // the position (a batch may start before it) and control batches are never returned; positions
-// only move forward except by seek or reset. State is bounded by the assignment (cluster-given).
+// only move forward except by seek or reset, or back to where a leader's divergingEpoch says the
+// log was truncated (KIP-320). State is bounded by the assignment (cluster-given).
+// Leader moves: each partition is fetched with the cached leader epoch (a stale leader answers
+// FENCED_LEADER_EPOCH, a lagging one UNKNOWN_LEADER_EPOCH: metadata is refreshed) and the epoch of
+// the last batch returned; a NOT_LEADER_OR_FOLLOWER naming a newer leader (KIP-951) moves the
+// partition to that leader's request in the next round without a Metadata request.
 import { FetchApi } from '../../protocol/apis/fetch.js';
 import type { FetchRequestTopic, FetchResponse, FetchResponsePartition } from '../../protocol/apis/fetch.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -13,6 +18,7 @@ import { ZERO_UUID, decodedRecords } from '../../protocol/schema.js';
 import { brokerError } from '../broker_errors.js';
 import { isStaleMetadataError } from '../cluster.js';
 import type { Cluster } from '../cluster.js';
+import { hintFrom } from '../leader_hints.js';
 import { decodeRecordBatches } from '../../protocol/records.js';
 import { isTransient } from './membership.js';
 import { listOffsets } from './offsets.js';
@@ -34,6 +40,8 @@ export interface FetcherOptions {
 interface PartitionState extends TopicPartition {
   /** Next offset to return; NEEDS_RESET until autoOffsetReset has placed it. */
   position: number;
+  /** Leader epoch of the batch holding position - 1; -1 when unknown (after a seek or reset). */
+  lastFetchedEpoch: number;
   paused: boolean;
 }
 
@@ -43,6 +51,7 @@ interface Sent {
 }
 
 interface LeaderResult {
+  readonly leader: number;
   readonly sent: readonly Sent[];
   readonly res: FetchResponse | null;
 }
@@ -61,7 +70,7 @@ export class Fetcher {
 
   /** Starts fetching `tp` at `position` (null: per autoOffsetReset). Re-adding replaces the old state. */
   add(tp: TopicPartition, position: number | null): void {
-    this.parts.set(keyOf(tp), { topic: tp.topic, partition: tp.partition, position: position ?? NEEDS_RESET, paused: false });
+    this.parts.set(keyOf(tp), { topic: tp.topic, partition: tp.partition, position: position ?? NEEDS_RESET, lastFetchedEpoch: -1, paused: false });
     this.changed.notify();
   }
 
@@ -97,6 +106,7 @@ export class Fetcher {
     if (s === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not assigned`);
     if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`cannot seek to offset ${offset}`);
     s.position = offset;
+    s.lastFetchedEpoch = -1;
     this.changed.notify();
   }
 
@@ -149,7 +159,10 @@ export class Fetcher {
     }
     for (const s of pending) {
       const offset = found.get(keyOf(s));
-      if (offset !== undefined && this.parts.get(keyOf(s)) === s && s.position === NEEDS_RESET) s.position = offset;
+      if (offset !== undefined && this.parts.get(keyOf(s)) === s && s.position === NEEDS_RESET) {
+        s.position = offset;
+        s.lastFetchedEpoch = -1;
+      }
     }
   }
 
@@ -184,7 +197,8 @@ export class Fetcher {
         topics.set(state.topic, t);
       }
       t.partitions.push({
-        partition: state.partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1,
+        partition: state.partition, currentLeaderEpoch: this.cluster.leaderEpochOf(state.topic, state.partition),
+        fetchOffset: offset, lastFetchedEpoch: state.lastFetchedEpoch,
         logStartOffset: -1, partitionMaxBytes: this.partitionMaxBytes, replicaDirectoryId: ZERO_UUID,
       });
     }
@@ -196,17 +210,17 @@ export class Fetcher {
         maxWaitMs: this.opts.maxWaitMs, minBytes: this.opts.minBytes, maxBytes: this.maxBytes, isolationLevel: 0,
         sessionId: 0, sessionEpoch: -1, topics: [...topics.values()], forgottenTopicsData: [], rackId: '',
       }, version, { timeoutMs: this.opts.maxWaitMs + this.opts.requestTimeoutMs });
-      return { sent, res };
+      return { leader, sent, res };
     } catch {
       // A lost leader connection: its partitions' leaders may have moved; the next round retries.
       for (const t of topics.keys()) this.cluster.markStale(t);
-      return { sent, res: null };
+      return { leader, sent, res: null };
     }
   }
 
   private apply(results: readonly LeaderResult[]): FetchedBatch[] {
     const out: FetchedBatch[] = [];
-    for (const { sent, res } of results) {
+    for (const { leader, sent, res } of results) {
       if (res === null) continue;
       if (res.errorCode !== ErrorCode.NONE) throw brokerError(res.errorCode, 'fetch', null);
       const bySlot = new Map<string, Sent>();
@@ -215,7 +229,7 @@ export class Fetcher {
         for (const p of t.partitions) {
           const s = bySlot.get(tpKey(t.topic, p.partitionIndex));
           if (s === undefined || this.parts.get(keyOf(s.state)) !== s.state || s.state.paused || s.state.position !== s.offset) continue;
-          const batch = this.applyPartition(s.state, p);
+          const batch = this.applyPartition(s.state, p, leader, res);
           if (batch !== null) out.push(batch);
         }
       }
@@ -223,9 +237,15 @@ export class Fetcher {
     return out;
   }
 
-  private applyPartition(state: PartitionState, p: FetchResponsePartition): FetchedBatch | null {
+  /** Applies broker `leader`'s answer `p` (part of `res`) for `state`'s partition. */
+  private applyPartition(state: PartitionState, p: FetchResponsePartition, leader: number, res: FetchResponse): FetchedBatch | null {
     if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
       state.position = NEEDS_RESET;
+      return null;
+    }
+    if (p.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
+      // Applies the hint (or marks the topic stale when it names nobody new).
+      this.cluster.followLeaderHint(hintFrom(state.topic, state.partition, p.currentLeader, res.nodeEndpoints), leader);
       return null;
     }
     if (isStaleMetadataError(p.errorCode)) {
@@ -233,11 +253,19 @@ export class Fetcher {
       return null;
     }
     if (p.errorCode !== ErrorCode.NONE) throw brokerError(p.errorCode, `fetch ${state.topic}-${state.partition}`, null);
+    if (p.divergingEpoch.epoch >= 0) {
+      // Our last fetched epoch ends earlier on this leader: the log was truncated past what we
+      // read. Continue from the end of the last epoch both histories share.
+      state.position = Math.min(state.position, p.divergingEpoch.endOffset);
+      state.lastFetchedEpoch = p.divergingEpoch.epoch;
+      return null;
+    }
     if (p.records === null) return null;
     const data = decodedRecords(p.records);
     const messages: ConsumerMessage[] = [];
     let next = state.position;
     for (const batch of decodeRecordBatches(data)) {
+      if (batch.lastOffset >= next && batch.partitionLeaderEpoch >= 0) state.lastFetchedEpoch = batch.partitionLeaderEpoch;
       if (batch.lastOffset + 1 > next && batch.control) next = batch.lastOffset + 1;
       if (batch.control) continue;
       for (const r of batch.records) {

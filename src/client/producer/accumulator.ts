@@ -11,7 +11,9 @@
 // - Order: a partition's batches leave in append order; a batch that failed retriably goes back
 //   to the head, in drain order among other retried batches, and is not re-sent while a batch
 //   drained before it is still in flight. At most `maxInflightPerPartition` batches per
-//   partition are in flight.
+//   partition are in flight, all to one broker: after a leader change nothing drains to the new
+//   leader until every batch sent to the old one is answered, so the new leader sees the
+//   partition's sequences from the lowest unacknowledged one on, never a later batch first.
 // - Idempotence: a batch gets its base sequence, producer id and epoch at its first drain and
 //   keeps them through retries; sequences per partition are contiguous (wrapping at 2^31-1 as
 //   Kafka does). A batch lost after getting a sequence (expired, failed) leaves a gap, so
@@ -111,6 +113,8 @@ export class ProducerBatch {
   retryAt = 0;
   /** Position in its partition's drain order, -1 until first drained. */
   order = -1;
+  /** Node id of the broker it was last drained to, -1 until first drained. */
+  node = -1;
 
   constructor(readonly topic: string, readonly partition: number, readonly createdAt: number, deliveryTimeoutMs: number) {
     this.delivery = new BatchDelivery(topic, partition, createdAt, deliveryTimeoutMs);
@@ -137,6 +141,11 @@ interface Waiter {
 const INT32_MAX = 0x7fffffff;
 /** A record's length prefix, attributes, timestamp delta and offset delta at their widest. */
 const RECORD_FIXED_BYTES = 5 + 1 + 10 + 5;
+
+/** A known leader, and the one this partition's in-flight batches (if any) went to. */
+function mayDrainTo(q: PartitionQueue, leader: number): boolean {
+  return leader >= 0 && (q.inflight[0]?.node ?? leader) === leader;
+}
 
 function nullableBytes(b: Uint8Array | null): number {
   return b === null ? 1 : varintSize(b.length) + b.length;
@@ -337,12 +346,12 @@ export class RecordAccumulator {
       const q = this.queues[(this.drainStart + i) % n] as PartitionQueue;
       if (this.readyDelay(q, now) !== 0) continue;
       const leader = leaderOf(q.topic, q.partition);
-      if (leader < 0) continue;
+      if (!mayDrainTo(q, leader)) continue;
       const batch = q.queued[0] as ProducerBatch;
       const size = sizes.get(leader) ?? 0;
       if (size > 0 && size + batch.bytes > this.maxRequestBytes) continue;
       sizes.set(leader, size + batch.bytes);
-      this.send(q, batch);
+      this.send(q, batch, leader);
       const list = out.get(leader);
       if (list === undefined) out.set(leader, [batch]);
       else list.push(batch);
@@ -357,7 +366,7 @@ export class RecordAccumulator {
     let best = Infinity;
     for (const q of this.queues) {
       const delay = this.readyDelay(q, now);
-      if (delay < best && leaderOf(q.topic, q.partition) >= 0) best = delay;
+      if (delay < best && mayDrainTo(q, leaderOf(q.topic, q.partition))) best = delay;
     }
     return best;
   }
@@ -377,13 +386,16 @@ export class RecordAccumulator {
     return true;
   }
 
-  /** `batch` failed retriably: back to its partition's head, drained again after the backoff. */
-  retry(batch: ProducerBatch, now: number): boolean {
+  /**
+   * `batch` failed retriably: back to its partition's head, drained again after `backoffMs`
+   * (0 when the answer named a new leader to try at once).
+   */
+  retry(batch: ProducerBatch, now: number, backoffMs = this.retryBackoffMs): boolean {
     const q = this.queueOf(batch);
     const i = q === undefined ? -1 : q.inflight.indexOf(batch);
     if (q === undefined || i < 0) return false;
     q.inflight.splice(i, 1);
-    batch.retryAt = now + this.retryBackoffMs;
+    batch.retryAt = now + backoffMs;
     let at = 0;
     while (at < q.queued.length && (q.queued[at] as ProducerBatch).order >= 0 && (q.queued[at] as ProducerBatch).order < batch.order) at++;
     q.queued.splice(at, 0, batch);
@@ -442,9 +454,10 @@ export class RecordAccumulator {
     return Math.max(0, batch.createdAt + this.lingerMs - now);
   }
 
-  private send(q: PartitionQueue, batch: ProducerBatch): void {
+  private send(q: PartitionQueue, batch: ProducerBatch, node: number): void {
     q.queued.shift();
     batch.closed = true;
+    batch.node = node;
     batch.attempts++;
     if (batch.order < 0) batch.order = q.nextOrder++;
     if (this.idempotent && batch.baseSequence < 0) {

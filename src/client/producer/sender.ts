@@ -20,17 +20,24 @@
 // - UNKNOWN_PRODUCER_ID (the broker no longer has state for our id, e.g. after retention
 //   removed it): the batch is retried under a bumped epoch. If the broker had in fact stored it,
 //   that resend duplicates it; Java accepts the same risk.
+// - Leader moves (KIP-951): a NOT_LEADER_OR_FOLLOWER whose hint names a newer leader (or after
+//   which the cache already names another one) sends the batch back to the accumulator with no
+//   backoff and no Metadata request; it drains to the new leader once its partition has nothing
+//   left in flight to the old one (the accumulator's one-broker-at-a-time rule), so the new leader
+//   sees the partition's sequences in order. Without a usable hint the topic is re-read, as before.
 // - Bounded state: links (one per broker in the metadata), topics awaiting metadata (at most the
 //   accumulator's partitions), acknowledged sequences (one per partition written).
 
 import { ProduceApi } from '../../protocol/apis/produce.js';
-import type { ProduceRequest, ProduceRequestTopic, ProduceResponse } from '../../protocol/apis/produce.js';
+import type { ProduceResponsePartition, ProduceRequest, ProduceRequestTopic, ProduceResponse } from '../../protocol/apis/produce.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BackoffOptions } from '../../protocol/backoff.js';
 import { brokerError } from '../broker_errors.js';
 import { isStaleMetadataError } from '../cluster.js';
 import type { Cluster } from '../cluster.js';
 import type { KafkaConnection } from '../connection.js';
+import { hintFrom } from '../leader_hints.js';
+import type { NodeEndpoint } from '../../protocol/apis/leader_hints.js';
 import { encodeRecordBatch } from '../../protocol/records.js';
 import type { CompressionCodec } from '../../protocol/records.js';
 import type { ProducerBatch, RecordAccumulator } from './accumulator.js';
@@ -173,13 +180,13 @@ export class Sender {
     for (const [node, batches] of this.acc.drain(now, this.leaderFor)) {
       const link = this.links.get(node) as Link;
       for (const b of batches) this.cfg.onDrained(b);
-      this.produce(link, link.conn as KafkaConnection, batches);
+      this.produce(node, link, link.conn as KafkaConnection, batches);
       sent++;
     }
     return sent;
   }
 
-  private produce(link: Link, conn: KafkaConnection, batches: ProducerBatch[]): void {
+  private produce(node: number, link: Link, conn: KafkaConnection, batches: ProducerBatch[]): void {
     let request: ProduceRequest;
     let version: number;
     try {
@@ -194,7 +201,7 @@ export class Sender {
     this.requestsInFlight++;
     const answer = this.cfg.acks === 0
       ? conn.request(ProduceApi, request, version, { noResponse: true }).then(() => this.writtenUnacknowledged(batches))
-      : conn.request(ProduceApi, request, version).then((res) => this.onResponse(batches, res));
+      : conn.request(ProduceApi, request, version).then((res) => this.onResponse(node, batches, res));
     answer.catch((err: unknown) => this.onRequestFailed(batches, err)).finally(() => {
       link.inflight--;
       this.requestsInFlight--;
@@ -222,7 +229,7 @@ export class Sender {
     for (const b of batches) this.acc.complete(b, -1);
   }
 
-  private onResponse(batches: readonly ProducerBatch[], res: ProduceResponse): void {
+  private onResponse(node: number, batches: readonly ProducerBatch[], res: ProduceResponse): void {
     const now = Date.now();
     for (const b of batches) {
       const p = res.responses.find((t) => t.name === b.topic)?.partitionResponses.find((x) => x.index === b.partition);
@@ -230,16 +237,23 @@ export class Sender {
         this.acc.fail(b, new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `Produce answer lacks ${b.topic}-${b.partition}`));
         continue;
       }
-      this.settle(b, p.errorCode, p.baseOffset, p.errorMessage, now);
+      this.settle(b, p, node, res.nodeEndpoints, now);
     }
   }
 
-  private settle(b: ProducerBatch, code: number, baseOffset: number, message: string | null, now: number): void {
+  /** Settles `b` from its partition's answer by broker `node` (whose nodeEndpoints resolve leader hints). */
+  private settle(b: ProducerBatch, p: ProduceResponsePartition, node: number, endpoints: readonly NodeEndpoint[], now: number): void {
+    const { errorCode: code, baseOffset, errorMessage: message } = p;
     switch (partitionOutcome(code)) {
       case Outcome.ok:
         if (this.acc.complete(b, baseOffset) && this.cfg.idempotent) this.acknowledge(b);
         return;
       case Outcome.retry:
+        // KIP-951: the refusing broker named a newer leader; its batches go there without a Metadata round trip.
+        if (code === ErrorCode.NOT_LEADER_OR_FOLLOWER && this.cluster.followLeaderHint(hintFrom(b.topic, b.partition, p.currentLeader, endpoints), node)) {
+          this.acc.retry(b, now, 0);
+          return;
+        }
         if (isStaleMetadataError(code)) this.cluster.markStale(b.topic);
         this.needMetadata.add(b.topic);
         this.acc.retry(b, now);

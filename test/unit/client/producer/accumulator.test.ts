@@ -285,6 +285,33 @@ describe('RecordAccumulator: idempotence and retries', () => {
     assert.ok(again[0] === b1 && again[1] === b2 && again[2] === b3);
   });
 
+  it('after a leader change drains nothing to the new leader until the old one answered every batch in flight (KIP-951 requeue)', () => {
+    const acc = ready({ lingerMs: 0, batchBytes: 1, retryBackoffMs: 50 });
+    for (let i = 0; i < 4; i++) appended(acc, 0, rec(i), 0);
+    let leader = 1;
+    const leaderNow = (): number => leader;
+    const [b0, b1] = [...drained(acc, 0, leaderNow), ...drained(acc, 1, leaderNow)] as [ProducerBatch, ProducerBatch];
+    assert.deepEqual([b0.node, b1.node], [1, 1]);
+    // Broker 1 answers b0 NOT_LEADER_OR_FOLLOWER naming broker 2: b0 is requeued with no backoff.
+    leader = 2;
+    assert.ok(acc.retry(b0, 2, 0));
+    // b1 is still in flight to broker 1: neither b0 nor the never-sent batches may reach broker 2
+    // first, or broker 2 would see a later sequence before b0's.
+    assert.deepEqual(drained(acc, 2, leaderNow), []);
+    assert.equal(acc.timeUntilReady(2, leaderNow), Infinity);
+    assert.ok(acc.retry(b1, 3, 0));
+    const order: ProducerBatch[] = [];
+    for (let t = 3; t < 10; t++) {
+      const out = drained(acc, t, leaderNow);
+      order.push(...out);
+      for (const b of out) acc.complete(b, t);
+    }
+    assert.deepEqual(order.map((b) => b.baseSequence), [0, 1, 2, 3]);
+    assert.ok(order.every((b) => b.node === 2));
+    assert.equal(order[0], b0);
+    assert.equal(b0.retryAt, 2, 'requeued without backoff');
+  });
+
   it('expires queued and in-flight batches, then blocks until a new producer epoch', async () => {
     const acc = ready({ lingerMs: 0, deliveryTimeoutMs: 1000 });
     const inflight = appended(acc, 0, rec('a'), 0);
