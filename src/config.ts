@@ -57,6 +57,8 @@ export interface BrokerConfig {
   readonly metadataSnapshotBytes: number;
   readonly brokerHeartbeatIntervalMs: number;
   readonly brokerSessionTimeoutMs: number;
+  /** How long a stopping broker waits for the controller to move its leaderships away; 0: it asks once and does not wait. */
+  readonly controlledShutdownTimeoutMs: number;
   readonly leaderImbalanceCheckIntervalMs: number;
   readonly leaderImbalancePerBrokerPercentage: number;
   readonly shards: number;
@@ -335,6 +337,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   // about 3 s. A killed broker is fenced sooner still: its connection to the controller closes.
   brokerHeartbeatIntervalMs: int('how often a broker heartbeats to the active controller (ms; Kafka\'s broker.heartbeat.interval.ms)', 500, 10, MAX_TIMER_MS),
   brokerSessionTimeoutMs: int('a broker without a heartbeat this long is fenced (ms; Kafka\'s broker.session.timeout.ms)', 3000, 20, MAX_TIMER_MS),
+  controlledShutdownTimeoutMs: int('how long a stopping broker waits for the controller to move its partition leaderships away before it closes (ms, 0 = ask once, do not wait; Kafka retries controlled.shutdown.max.retries times)', 5000, 0, 60000),
   leaderImbalanceCheckIntervalMs: int('how often the active controller moves partition leaders back to their preferred replicas (ms, 0 = never; Kafka\'s leader.imbalance.check.interval.seconds)', 300000, 0, MAX_TIMER_MS),
   leaderImbalancePerBrokerPercentage: int('share of a broker\'s preferred partitions led elsewhere above which the check moves them back (%; Kafka\'s leader.imbalance.per.broker.percentage)', 10, 0, 100),
   shards: int('number of shard worker threads', () => availableParallelism(), 1, 256),

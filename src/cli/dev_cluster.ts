@@ -30,8 +30,8 @@ const CLI_MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
 const DEFAULT_DIR = './sluice-cluster';
 const DEFAULT_VOTERS = 3;
 const DEFAULT_TIMEOUT_MS = 60_000;
-/** `sluice start` exits by itself 10 s after SIGTERM; a little more before SIGKILL. */
-const DEFAULT_STOP_TIMEOUT_MS = 15_000;
+/** `sluice start` exits by itself within its stop deadline (controlled shutdown, 5 s, + a heartbeat + 10 s); a little more before SIGKILL. */
+const DEFAULT_STOP_TIMEOUT_MS = 20_000;
 const POLL_MS = 100;
 const PROBE_TIMEOUT_MS = 2_000;
 const READY_PREFIX = 'sluice ready ';

@@ -1,7 +1,8 @@
 // `sluice start` (main thread of the broker process): resolves the configuration, starts the
 // broker, prints one ready line on stdout, and owns the process's shutdown: the first SIGTERM or
-// SIGINT stops the broker gracefully (stop accepting, finish in-flight work, flush) and exits 0;
-// a shutdown that takes over STOP_DEADLINE_MS, or a second signal, exits 1 at once.
+// SIGINT stops the broker gracefully (move leaderships away, stop accepting, finish in-flight
+// work, flush) and exits 0; a shutdown that outlasts stopDeadlineMs, or a second signal, exits 1
+// at once.
 
 import { resolve } from 'node:path';
 import { configEntries, joinHostPort, resolveConfig } from '../config.js';
@@ -11,7 +12,16 @@ import type { Logger } from '../common/logger.js';
 import { CONFIG_SOURCES_HELP, configFlagsHelp } from './help.js';
 import type { CliIo } from './io.js';
 
-const STOP_DEADLINE_MS = 10_000;
+/** What closing the listener, the quorum and the logs may take once the leaderships have moved. */
+const CLOSE_DEADLINE_MS = 10_000;
+
+/**
+ * How long a stop may take before the process exits 1: the controlled shutdown's bound (its
+ * last request may take one heartbeat interval more) and then the close.
+ */
+export function stopDeadlineMs(config: Pick<BrokerConfig, 'controlledShutdownTimeoutMs' | 'brokerHeartbeatIntervalMs'>): number {
+  return config.controlledShutdownTimeoutMs + config.brokerHeartbeatIntervalMs + CLOSE_DEADLINE_MS;
+}
 
 interface StoppableBroker {
   readonly kafkaPort: number;
@@ -37,14 +47,14 @@ export function readyLine(config: BrokerConfig, broker: Pick<StoppableBroker, 'k
  * Signal handling that exists from before the broker starts: a signal during startup stops the
  * broker as soon as it is up.
  */
-function installSignals(logger: Logger): { attach(broker: StoppableBroker): void } {
+function installSignals(logger: Logger, deadlineMs: number): { attach(broker: StoppableBroker): void } {
   let broker: StoppableBroker | null = null;
   let stopping = false;
   const stop = (b: StoppableBroker): void => {
     const force = setTimeout(() => {
-      logger.error({ deadlineMs: STOP_DEADLINE_MS }, 'shutdown did not finish in time; exiting');
+      logger.error({ deadlineMs }, 'shutdown did not finish in time; exiting');
       process.exit(1);
-    }, STOP_DEADLINE_MS);
+    }, deadlineMs);
     b.stop().then(
       () => {
         clearTimeout(force);
@@ -80,7 +90,7 @@ function installSignals(logger: Logger): { attach(broker: StoppableBroker): void
 export async function runStart(configArgv: readonly string[], io: CliIo): Promise<number> {
   const { config, sources } = resolveConfig(configArgv, io.env);
   const logger = createLogger(config.logLevel);
-  const signals = installSignals(logger);
+  const signals = installSignals(logger, stopDeadlineMs(config));
   const settings = Object.fromEntries(
     configEntries(config, sources).filter((e) => e.source !== 'default').map((e) => [e.key, `${e.value} (${e.source})`]),
   );
@@ -103,7 +113,10 @@ export const startHelp = (): string => `Usage: sluice start [options]
 
 Starts a broker node and prints one line when it is ready:
   sluice ready kafka=HOST:PORT admin=HOST:PORT data-dir=DIR shards=N flush=POLICY
-SIGTERM/SIGINT stop it gracefully (exit 0; exit 1 after 10 s, or at once on a second signal).
+SIGTERM/SIGINT stop it gracefully: the controller first moves its partition leaderships to
+other in-sync replicas (up to --controlled-shutdown-timeout-ms), then it closes (exit 0; exit 1
+if the whole stop outlasts that bound plus one heartbeat interval plus 10 s, or at once on a
+second signal).
 
 ${CONFIG_SOURCES_HELP}
 

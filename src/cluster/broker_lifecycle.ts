@@ -4,8 +4,10 @@
 // It registers again when the controller no longer knows its epoch (STALE_BROKER_EPOCH or
 // BROKER_ID_NOT_REGISTERED: another incarnation registered, or a controller whose log never saw
 // this registration); fenced while running (its session ran out), it goes on heartbeating and
-// the controller unfences it once a heartbeat shows it caught up, as in KRaft. stop()
-// sends a last heartbeat asking to shut down, so the controller moves leadership away at once.
+// the controller unfences it once a heartbeat shows it caught up, as in KRaft. shutDown() is
+// KRaft's controlled shutdown: heartbeats asking to shut down, while the Kafka listener still
+// serves, until the controller has moved this broker's leaderships away and every other broker
+// has applied the move (shouldShutDown), or a bound passes; stop() asks once and does not wait.
 // `unfenced()` gates the Kafka listener: it resolves once the controller has unfenced this
 // broker and the local image shows it unfenced at its current epoch, so a client is never routed by an image
 // older than this broker's own registration. Main thread.
@@ -38,6 +40,24 @@ export interface LifecycleLog {
   warn(obj: object, msg: string): void;
 }
 
+/** How a controlled shutdown ended. */
+export type ShutdownOutcome = 'granted' | 'timed-out' | 'refused' | 'unregistered';
+
+/**
+ * How often a broker in controlled shutdown asks again. The controller grants it once the other
+ * brokers' heartbeats report the move applied, so asking faster than they beat only notices sooner.
+ */
+export const SHUTDOWN_POLL_MS = 100;
+
+/**
+ * The wait before the next shutdown request, or null to stop asking: once granted, or once
+ * `elapsedMs` has reached the bound. A wait never runs past the bound.
+ */
+export function shutdownWait(granted: boolean, elapsedMs: number, timeoutMs: number, pollMs: number): number | null {
+  if (granted || elapsedMs >= timeoutMs) return null;
+  return Math.min(pollMs, timeoutMs - elapsedMs);
+}
+
 /** Heartbeat errors that mean the controller does not know this registration. */
 const FORGOTTEN: ReadonlySet<number> = new Set([ErrorCode.STALE_BROKER_EPOCH, ErrorCode.BROKER_ID_NOT_REGISTERED]);
 
@@ -46,6 +66,7 @@ export class BrokerLifecycle {
   private current: LifecycleState = 'registering';
   private epoch = -1;
   private stopping = false;
+  private shutdown: Promise<ShutdownOutcome> | null = null;
   private wake: (() => void) | null = null;
   private started = false;
   private readonly firstUnfence: Promise<void>;
@@ -81,15 +102,49 @@ export class BrokerLifecycle {
     return this.firstUnfence;
   }
 
-  /** One last heartbeat asking to shut down (bounded by the interval), then no more. */
-  async stop(): Promise<void> {
+  /** One heartbeat asking to shut down (bounded by the interval), then no more; after shutDown() it adds nothing. */
+  stop(): Promise<ShutdownOutcome> {
+    return this.shutDown(0);
+  }
+
+  /**
+   * Controlled shutdown: ends the heartbeat loop and asks to shut down every SHUTDOWN_POLL_MS
+   * until the controller answers shouldShutDown or `timeoutMs` has passed (each request is
+   * bounded by the heartbeat interval, so the whole by timeoutMs plus one interval). Only the
+   * first call runs; later ones share its outcome.
+   */
+  shutDown(timeoutMs: number): Promise<ShutdownOutcome> {
+    this.shutdown ??= this.shutDownOnce(timeoutMs);
+    return this.shutdown;
+  }
+
+  private async shutDownOnce(timeoutMs: number): Promise<ShutdownOutcome> {
     this.stopping = true;
     this.wake?.();
-    // The loop may be waiting for metadata that never comes; its last step is harmless beside this one.
-    if (this.epoch !== -1) {
-      await this.call({ kind: 'heartbeat', request: this.heartbeatOf(true) }).catch(() => undefined);
-    }
+    const outcome = this.epoch === -1 ? 'unregistered' : await this.askToShutDown(timeoutMs);
     this.current = 'stopped';
+    return outcome;
+  }
+
+  private async askToShutDown(timeoutMs: number): Promise<ShutdownOutcome> {
+    // The loop may be waiting for metadata that never comes; its last step is harmless beside these.
+    const started = performance.now();
+    for (;;) {
+      const reply = await this.call({ kind: 'heartbeat', request: this.heartbeatOf(true) });
+      const elapsedMs = Math.round(performance.now() - started);
+      if (reply !== null && reply.kind === 'heartbeat' && FORGOTTEN.has(reply.errorCode)) {
+        this.log.warn({ error: errorName(reply.errorCode), elapsedMs }, 'controlled shutdown refused: the controller does not know this registration');
+        return 'refused';
+      }
+      const granted = reply !== null && reply.kind === 'heartbeat' && reply.errorCode === ErrorCode.NONE && reply.shouldShutDown;
+      const wait = shutdownWait(granted, elapsedMs, timeoutMs, SHUTDOWN_POLL_MS);
+      if (wait === null) {
+        if (granted) this.log.info({ elapsedMs }, 'controlled shutdown granted: leaderships moved away');
+        else if (timeoutMs > 0) this.log.warn({ elapsedMs, timeoutMs }, 'controlled shutdown not granted in time; closing anyway');
+        return granted ? 'granted' : 'timed-out';
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 
   private async run(): Promise<void> {

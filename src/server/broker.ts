@@ -3,8 +3,9 @@
 // one shard worker per configured shard, the topic front end and the partition reconciler (which
 // reopens partition actors, with log recovery, on their shards), the request handlers bound to
 // their dependencies, the Kafka listener (only once the controller unfenced this broker and its
-// image shows it) and the admin HTTP server. stop() reverses it: stop accepting, finish
-// in-flight requests, let shards commit and checkpoint, then exit.
+// image shows it) and the admin HTTP server. stop() reverses it: move leaderships away
+// (controlled shutdown), stop accepting, finish in-flight requests, let shards commit and
+// checkpoint, then exit.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -246,6 +247,9 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   function stop(): Promise<void> {
     stopping ??= (async () => {
       status = 'draining';
+      // Controlled shutdown while the listener still serves: produces on partitions led here
+      // complete, and clients of moved ones are answered from an image that shows the new leader.
+      await node.lifecycle.shutDown(config.controlledShutdownTimeoutMs);
       await kafka.close();
       await node.stop();
       // Connections are closed: what the budget has free now carries the logs' clean closes.

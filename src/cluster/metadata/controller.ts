@@ -4,9 +4,11 @@
 // proposes the records to the Raft core at the offset it named and calls committed(offset) as
 // the high watermark passes it; losing leadership reverts to the last committed image
 // (cluster.md §2.3). A standby controller replays committed batches instead. Broker sessions
-// (last heartbeat per broker) live only on the active controller, as in KRaft. Main thread.
+// (last heartbeat and reported metadata offset per broker) live only on the active controller,
+// as in KRaft. Main thread.
 // Partition leadership follows replication_control.ts: a broker that is fenced, shuts down or
-// re-registers hands its leaderships to other ISR members in the batch that marks it, and the
+// re-registers hands its leaderships to other ISR members in the batch that marks it (one in
+// controlled shutdown is let go only once the other brokers have applied that batch), and the
 // active controller moves leaders back to preferred replicas on ElectLeaders and on its
 // periodic imbalance check.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -173,6 +175,10 @@ export class MetadataController {
   private epoch = -1;
   /** Last heartbeat per registered broker (active only; bounded by the registered brokers). */
   private readonly lastHeartbeat = new Map<number, number>();
+  /** Last metadata offset each registered broker reported applied (active only; bounded like lastHeartbeat). */
+  private readonly reportedOffsets = new Map<number, number>();
+  /** Per broker in controlled shutdown, the offset of the batch that moved its leaderships (active only). */
+  private readonly shutdownOffsets = new Map<number, number>();
   /** When the active controller next checks leader imbalance. */
   private nextBalanceAt = Infinity;
 
@@ -205,7 +211,7 @@ export class MetadataController {
   activate(epoch: number, nowMs: number): void {
     this.active = true;
     this.epoch = epoch;
-    this.lastHeartbeat.clear();
+    this.forgetSessions();
     for (const id of this.lastCommitted.brokers.keys()) this.lastHeartbeat.set(id, nowMs);
     const interval = this.config.leaderImbalanceCheckIntervalMs;
     this.nextBalanceAt = interval > 0 ? nowMs + interval : Infinity;
@@ -216,7 +222,7 @@ export class MetadataController {
     const dropped = this.pending.map((p) => p.offset);
     this.pending = [];
     this.active = false;
-    this.lastHeartbeat.clear();
+    this.forgetSessions();
     return dropped;
   }
 
@@ -274,11 +280,8 @@ export class MetadataController {
       this.lastHeartbeat.set(b.id, nowMs);
       const caughtUp = req.currentMetadataOffset >= b.epoch;
       const reply = (isFenced: boolean, shouldShutDown: boolean): ControllerReply => ({ kind, errorCode: ErrorCode.NONE, isCaughtUp: caughtUp, isFenced, shouldShutDown });
-      if (req.wantShutDown) {
-        // Controlled shutdown: the batch that marks the broker moves its leaderships to other ISR members first.
-        if (b.fenced) return { kind: 'answered', reply: reply(true, true) };
-        return this.propose(nextOffset, this.fencing(b, true), reply(true, true));
-      }
+      this.reportedOffsets.set(b.id, req.currentMetadataOffset);
+      if (req.wantShutDown) return this.controlledShutdown(b, nextOffset, reply);
       if (req.wantFence) {
         if (b.fenced) return { kind: 'answered', reply: reply(true, false) };
         return this.propose(nextOffset, this.fencing(b, false), reply(true, false));
@@ -300,6 +303,8 @@ export class MetadataController {
       const records = departureChanges(this.image, b.id, eligibility(this.image, { leaving: b.id }));
       records.push({ type: 'unregisterBroker', brokerId: b.id, brokerEpoch: b.epoch });
       this.lastHeartbeat.delete(b.id);
+      this.reportedOffsets.delete(b.id);
+      this.shutdownOffsets.delete(b.id);
       return this.propose(nextOffset, records, { kind, errorCode: ErrorCode.NONE });
     });
   }
@@ -591,6 +596,41 @@ export class MetadataController {
     if (b === undefined) throw new KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, `broker ${brokerId} is not registered`);
     if (b.epoch !== brokerEpoch) throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `broker ${brokerId} is at epoch ${b.epoch}, not ${brokerEpoch}`);
     return b;
+  }
+
+  /**
+   * KRaft's controlled shutdown (BrokerHeartbeatManager): the first request moves the broker's
+   * leaderships to other ISR members and takes it out of ISRs, in the batch that marks it in
+   * controlled shutdown, while it stays unfenced and serving. It may stop (shouldShutDown, and it
+   * is fenced) once it leads nothing and every unfenced broker has reported applying that batch,
+   * so no client is sent by an image older than the move. With no other unfenced broker that
+   * holds at once: a single node is fenced and answered in the first batch. A fenced broker
+   * stops at once, as it leads nothing.
+   */
+  private controlledShutdown(b: BrokerRegistration, nextOffset: number, reply: (isFenced: boolean, shouldShutDown: boolean) => ControllerReply): Outcome {
+    if (b.fenced) return { kind: 'answered', reply: reply(true, true) };
+    const moves = departureChanges(this.image, b.id, eligibility(this.image, { leaving: b.id }));
+    const marking = moves.length > 0 || !b.inControlledShutdown;
+    // A controller activated after the marking batch does not know its offset: its image's end bounds it.
+    const shutdownOffset = marking ? nextOffset : (this.shutdownOffsets.get(b.id) ?? this.image.provenance.endOffset - 1);
+    this.shutdownOffsets.set(b.id, shutdownOffset);
+    let seen = true;
+    for (const other of this.image.brokers.values()) {
+      if (other.id !== b.id && !other.fenced && (this.reportedOffsets.get(other.id) ?? -1) < shutdownOffset) seen = false;
+    }
+    if (seen) {
+      this.shutdownOffsets.delete(b.id);
+      return this.propose(nextOffset, this.fencing(b, true), reply(true, true));
+    }
+    if (!marking) return { kind: 'answered', reply: reply(false, false) };
+    moves.push({ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: 0, inControlledShutdown: true });
+    return this.propose(nextOffset, moves, reply(false, false));
+  }
+
+  private forgetSessions(): void {
+    this.lastHeartbeat.clear();
+    this.reportedOffsets.clear();
+    this.shutdownOffsets.clear();
   }
 
   /** One batch: the broker hands over its leaderships and leaves ISRs, then is marked fenced. */

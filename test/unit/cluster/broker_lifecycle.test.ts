@@ -1,13 +1,15 @@
 // The broker lifecycle against a real pure controller: registration, unfencing only once the
 // broker's image has applied its registration (the Kafka listener's gate), registering again
-// after the controller fenced it or a new controller forgot it, and a last heartbeat on stop.
+// after the controller fenced it or a new controller forgot it, a last heartbeat on stop, and
+// controlled shutdown: asking until granted (the other broker applied the move) or the bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrokerLifecycle } from '../../../src/cluster/broker_lifecycle.js';
+import fc from 'fast-check';
+import { BrokerLifecycle, SHUTDOWN_POLL_MS, shutdownWait } from '../../../src/cluster/broker_lifecycle.js';
 import { MetadataImage } from '../../../src/cluster/metadata/image.js';
 import { ImageClusterView } from '../../../src/cluster/metadata/image_view.js';
 import { MetadataFollower } from '../../../src/cluster/metadata_follower.js';
-import { FakeControllerChannel } from '../../helpers/fake_controller.js';
+import { FakeControllerChannel, registerBroker } from '../../helpers/fake_controller.js';
 
 const INTERVAL_MS = 10;
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -106,4 +108,63 @@ test('stop sends a last heartbeat asking to shut down, which fences the broker',
   assert.ok(last.kind === 'heartbeat' && last.request.wantShutDown);
   assert.equal(view.brokers().length, 0);
   assert.equal(lifecycle.state, 'stopped');
+});
+
+test('shutdownWait: stops once granted or at the bound, and never waits past the bound', () => {
+  assert.equal(shutdownWait(true, 0, 5000, 100), null);
+  assert.equal(shutdownWait(false, 5000, 5000, 100), null);
+  assert.equal(shutdownWait(false, 0, 0, 100), null);
+  assert.equal(shutdownWait(false, 4950, 5000, 100), 50);
+  fc.assert(fc.property(fc.boolean(), fc.nat(10_000), fc.nat(10_000), fc.integer({ min: 1, max: 1000 }), (granted, elapsed, timeout, poll) => {
+    const wait = shutdownWait(granted, elapsed, timeout, poll);
+    if (granted || elapsed >= timeout) return wait === null;
+    return wait !== null && wait > 0 && wait <= poll && elapsed + wait <= timeout;
+  }));
+});
+
+/** Broker 4 running beside broker 1 (registered, unfenced, and heartbeating only when the test says). */
+async function besideAnother(): Promise<{ channel: FakeControllerChannel; view: ImageClusterView; lifecycle: BrokerLifecycle; reportApplied: () => Promise<void> }> {
+  const s = setup();
+  await registerBroker(s.channel);
+  const epoch = s.channel.controller.image.brokers.get(1)!.epoch;
+  s.lifecycle.start();
+  await s.lifecycle.unfenced();
+  const reportApplied = async (): Promise<void> => {
+    const applied = s.view.image.provenance.endOffset - 1;
+    await s.channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: applied, wantFence: false, wantShutDown: false } });
+  };
+  return { ...s, reportApplied };
+}
+
+test('shutDown asks again until the other broker has applied the move, then is granted and fenced', async () => {
+  const { channel, view, lifecycle, reportApplied } = await besideAnother();
+  const outcome = lifecycle.shutDown(5000);
+  await until('marked in controlled shutdown', () => view.image.brokers.get(4)?.inControlledShutdown === true);
+  await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_POLL_MS * 2.5));
+  // Still unfenced (serving) and still asking: broker 1 has not reported the move.
+  assert.equal(view.image.brokers.get(4)!.fenced, false);
+  assert.ok(channel.sent.filter((s) => s.request.kind === 'heartbeat' && s.request.request.wantShutDown).length >= 2);
+  await reportApplied();
+  assert.equal(await outcome, 'granted');
+  assert.equal(view.image.brokers.get(4)!.fenced, true);
+  assert.equal(lifecycle.state, 'stopped');
+  // stop() afterwards adds no request.
+  const sent = channel.sent.length;
+  assert.equal(await lifecycle.stop(), 'granted');
+  assert.equal(channel.sent.length, sent);
+});
+
+test('shutDown gives up at its bound when the move is never reported, and stop() asks only once', async () => {
+  const waited = await besideAnother();
+  const started = performance.now();
+  assert.equal(await waited.lifecycle.shutDown(250), 'timed-out');
+  const ms = performance.now() - started;
+  assert.ok(ms >= 250 && ms < 1000, `gave up after ${ms} ms`);
+  assert.equal(waited.view.image.brokers.get(4)!.fenced, false);
+
+  const once = await besideAnother();
+  const before = once.channel.sent.length;
+  assert.equal(await once.lifecycle.stop(), 'timed-out');
+  assert.equal(once.channel.sent.filter((s, i) => i >= before && s.request.kind === 'heartbeat').length, 1);
+  assert.equal(once.view.image.brokers.get(4)!.inControlledShutdown, true);
 });

@@ -1,5 +1,6 @@
 // The controller side of replication: leader election from the ISR when a broker is fenced,
-// shuts down, re-registers or unregisters; a returning last ISR member leading again;
+// shuts down, re-registers or unregisters; controlled shutdown granted only once every other
+// unfenced broker has applied the move; a returning last ISR member leading again;
 // AlterPartition's checks in KRaft's order and its compare-and-set partition epoch; preferred
 // and unclean ElectLeaders; the periodic imbalance check; and, over random event sequences,
 // the invariants every image keeps (leader in ISR, ISR within replicas and never empty, epochs
@@ -104,7 +105,7 @@ describe('leader election from the ISR', () => {
   it('moves leaderships away in the batch that marks a broker in controlled shutdown, and on re-registration and unregistration', () => {
     const h = cluster(3, [[1, 2, 3]]);
     const r = beat(h, 1, { wantShutDown: true });
-    assert.deepStrictEqual([r.isFenced, r.shouldShutDown], [true, true]);
+    assert.deepStrictEqual([r.isFenced, r.shouldShutDown], [false, false]);
     const batch = h.log[h.log.length - 1]!.records;
     assert.deepStrictEqual(batch.map((rec) => rec.type), ['partitionChange', 'brokerRegistrationChange']);
     assert.deepStrictEqual([state(h).leader, state(h).isr], [2, [2, 3]]);
@@ -124,6 +125,62 @@ describe('leader election from the ISR', () => {
   });
 });
 
+
+describe('controlled shutdown', () => {
+  /** A heartbeat reporting `applied` as the broker's last applied metadata offset. */
+  function beatAt(h: Harness, id: number, applied: number, wantShutDown = false): Reply<'heartbeat'> {
+    return h.now<Reply<'heartbeat'>>((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: applied, wantFence: false, wantShutDown }, next, 0));
+  }
+
+  it('keeps the broker unfenced and serving until every other unfenced broker has applied the move, then fences it and lets it stop', () => {
+    const h = cluster(3, [[1, 2, 3], [2, 1, 3]]);
+    const batches = h.log.length;
+    const first = beatAt(h, 1, h.next - 1, true);
+    const moved = h.next - 1;
+    assert.deepStrictEqual([first.isFenced, first.shouldShutDown], [false, false]);
+    assert.deepStrictEqual([h.c.image.brokers.get(1)!.fenced, h.c.image.brokers.get(1)!.inControlledShutdown], [false, true]);
+    assert.deepStrictEqual([state(h, 0).leader, state(h, 0).isr, state(h, 1).isr], [2, [2, 3], [2, 3]]);
+    // Asking again changes nothing while broker 2 and 3 have not reported the move.
+    assert.equal(beatAt(h, 1, moved, true).shouldShutDown, false);
+    beatAt(h, 2, moved);
+    beatAt(h, 3, moved - 1);
+    assert.equal(beatAt(h, 1, moved, true).shouldShutDown, false);
+    assert.equal(h.log.length, batches + 1);
+    beatAt(h, 3, moved);
+    const last = beatAt(h, 1, moved, true);
+    assert.deepStrictEqual([last.isFenced, last.shouldShutDown], [true, true]);
+    assert.deepStrictEqual([h.c.image.brokers.get(1)!.fenced, h.log.length], [true, batches + 2]);
+    // A fenced broker in controlled shutdown is let go at once, with no batch.
+    assert.equal(beatAt(h, 1, moved, true).shouldShutDown, true);
+    assert.equal(h.log.length, batches + 2);
+  });
+
+  it('lets a broker with no other unfenced broker stop in the batch that marks it', () => {
+    const h = cluster(1, [[1]]);
+    const r = beatAt(h, 1, h.next - 1, true);
+    assert.deepStrictEqual([r.isFenced, r.shouldShutDown], [true, true]);
+    assert.deepStrictEqual([state(h).leader, state(h).isr], [-1, [1]]);
+    assert.deepStrictEqual(h.log[h.log.length - 1]!.records.map((rec) => rec.type), ['partitionChange', 'brokerRegistrationChange']);
+    // A fenced broker does not hold back another's shutdown.
+    const two = cluster(2, [[1, 2]]);
+    beat(two, 2, { wantFence: true });
+    assert.equal(beatAt(two, 1, two.next - 1, true).shouldShutDown, true);
+  });
+
+  it('after a controller failover waits for reports at or past the new controller\'s image', () => {
+    const h = cluster(2, [[1, 2]]);
+    const moved = h.next;
+    assert.equal(beatAt(h, 1, moved - 1, true).shouldShutDown, false);
+    h.c.deactivate();
+    h.c.activate(2, 0);
+    // The new controller neither knows the marking offset nor broker 2's report: it waits for one.
+    assert.equal(beatAt(h, 1, moved, true).shouldShutDown, false);
+    beatAt(h, 2, moved - 1);
+    assert.equal(beatAt(h, 1, moved, true).shouldShutDown, false);
+    beatAt(h, 2, moved);
+    assert.equal(beatAt(h, 1, moved, true).shouldShutDown, true);
+  });
+});
 describe('AlterPartition', () => {
   it('accepts a leader\'s ISR change with the partition epoch as compare-and-set token and answers the new state', () => {
     const h = cluster(3, [[1, 2, 3]]);
