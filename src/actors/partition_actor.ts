@@ -82,6 +82,22 @@ export interface ReplicaContext {
  */
 export const MAX_PENDING_ACKS = 65_536;
 
+/**
+ * Produces main routed here under a leadership the actor has not been told of yet (the image
+ * reaches main's view before the reconciler's setRoles reaches the shard): held until the role
+ * arrives rather than refused, so a new leader's first produces do not bounce. Bounded in count
+ * and in time.
+ */
+const MAX_HELD_PRODUCES = 1024;
+const MAX_HOLD_MS = 2000;
+
+interface HeldProduce {
+  readonly ask: ProduceAsk;
+  readonly records: Buffer;
+  readonly released: () => void;
+  readonly deadline: number;
+}
+
 /** Offsets a ListOffsets timestamp of -1 / -2 / -3 asks for (Kafka's sentinel values). */
 const LATEST = -1;
 const EARLIEST = -2;
@@ -108,6 +124,7 @@ export class PartitionActor implements Expirable {
   private role: PartitionRole | null = null;
   private leader: PartitionLeader | null = null;
   private follower: PartitionFollower | null = null;
+  private held: HeldProduce[] = [];
   /** The broker epoch the follower state fetches with (a re-registered broker starts it afresh). */
   private followerEpoch = -1;
   /** The high watermark last written to the checkpoint file. */
@@ -155,6 +172,12 @@ export class PartitionActor implements Expirable {
    * needs `records` (its commit settled, or it was never staged).
    */
   produce(ask: ProduceAsk, records: Buffer, released: () => void): void {
+    if (ask.leaderEpoch > (this.role?.leaderEpoch ?? -1) && this.held.length < MAX_HELD_PRODUCES) {
+      const deadline = this.ports.deadlines.now() + Math.min(ask.timeoutMs, MAX_HOLD_MS);
+      this.held.push({ ask, records, released, deadline });
+      if (deadline < this.expiresAt) this.scheduleExpiry(deadline);
+      return;
+    }
     const result: ProduceResult = { reqId: ask.reqId, slot: ask.slot, errorCode: 0, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
     const queue = ask.acks === ACKS_ALL ? this.replicated : this.acks;
     // Refused before appending: an append whose acknowledgement could not be tracked would be
@@ -220,10 +243,15 @@ export class PartitionActor implements Expirable {
   /** Wheel deadline: times out overdue acknowledgements, then waits for the next one. */
   expire(now: number): void {
     this.expiresAt = Infinity;
+    if (this.held.some((h) => h.deadline <= now)) {
+      const overdue = this.held.filter((h) => h.deadline <= now);
+      this.held = this.held.filter((h) => h.deadline > now);
+      for (const h of overdue) this.refuse(h, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    }
     this.acks.expire(now);
     this.replicated.expire(now);
     this.internal.expire(now);
-    const next = Math.min(this.acks.nextDeadline(), this.replicated.nextDeadline(), this.internal.nextDeadline());
+    const next = Math.min(this.acks.nextDeadline(), this.replicated.nextDeadline(), this.internal.nextDeadline(), ...this.held.map((h) => h.deadline));
     if (next !== Infinity) this.scheduleExpiry(next);
   }
 
@@ -308,6 +336,18 @@ export class PartitionActor implements Expirable {
    * records may yet be committed by the new leader: idempotent retries find them there).
    */
   setRole(role: PartitionRole): void {
+    this.applyRole(role);
+    const held = this.held;
+    this.held = [];
+    for (const h of held) this.produce(h.ask, h.records, h.released);
+  }
+
+  private refuse(h: HeldProduce, errorCode: ErrorCode): void {
+    h.released();
+    this.ports.sendProduceResult({ reqId: h.ask.reqId, slot: h.ask.slot, errorCode, baseOffset: -1, logAppendTime: -1, logStartOffset: this.log.logStartOffset });
+  }
+
+  private applyRole(role: PartitionRole): void {
     const now = this.replicas.now();
     this.role = role;
     if (role.kind === 'leader') {
@@ -580,7 +620,7 @@ export class PartitionActor implements Expirable {
       result.errorCode = errorCode;
       result.baseOffset = -1;
     }
-    if (this.acks.size === 0 && this.replicated.size === 0 && this.internal.size === 0 && this.expiresAt !== Infinity) {
+    if (this.acks.size === 0 && this.replicated.size === 0 && this.internal.size === 0 && this.held.length === 0 && this.expiresAt !== Infinity) {
       this.expiresAt = Infinity;
       this.ports.deadlines.delete(this);
     }

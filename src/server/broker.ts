@@ -186,7 +186,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
   // Topics other brokers create (or delete) reach this one only through the image.
   node.follower.onPublish = () => void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
+  // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
+  let handover: Promise<unknown> | null = null;
   const handlers = buildHandlers({
+    handover: () => handover,
     config,
     cluster,
     partitions: reconciler,
@@ -249,7 +252,8 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       status = 'draining';
       // Controlled shutdown while the listener still serves: produces on partitions led here
       // complete, and clients of moved ones are answered from an image that shows the new leader.
-      await node.lifecycle.shutDown(config.controlledShutdownTimeoutMs);
+      handover = node.lifecycle.shutDown(config.controlledShutdownTimeoutMs);
+      await handover;
       await kafka.close();
       await node.stop();
       // Connections are closed: what the budget has free now carries the logs' clean closes.

@@ -4,15 +4,15 @@
 // sends again, answers NOT_LEADER_OR_FOLLOWER with the new leader and its endpoint. The producer
 // goes straight there: no broker receives a Metadata request meanwhile (the brokers' request
 // counters), and every acknowledged record is on the new leader exactly once, in send order, at
-// the offset acknowledged. Data does not replicate on this base, so only records acknowledged
-// after the move are checked (the warm-up record stays on the old leader's disk).
+// the offset acknowledged, once the in-sync followers hold them (acks=1 records are readable at
+// the high watermark). Only records acknowledged after the move are checked.
 import { after, afterEach, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { BrokerProcess, freePort } from '../helpers/broker_process.js';
 import { KafkaAdmin, type TopicDescription } from '../../src/client/admin.js';
 import { Producer } from '../../src/client/producer/index.js';
 import type { QuorumReport } from '../../src/actors/quorum/quorum_report.js';
-import { connectTo, readPartition } from '../helpers/read_back.js';
+import { LATEST, connectTo, listOffset, readPartition } from '../helpers/read_back.js';
 
 const TOPIC = 'hinted';
 const SESSION_MS = 2000;
@@ -103,6 +103,13 @@ it('follows the old leader\'s hint to the new leader without a Metadata request 
 
     const conn = await connectTo(brokers[newLeader.leader - 1]!.kafkaPort);
     try {
+      // acks=1 records become readable once the in-sync followers hold them (the high watermark).
+      const end = Math.max(...acks.map((a) => a.offset)) + 1;
+      const deadline = Date.now() + 10_000;
+      while ((await listOffset(conn, TOPIC, moved.partition, LATEST)).offset < end) {
+        assert.ok(Date.now() < deadline, `the high watermark did not reach ${end}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       const records = await readPartition(conn, TOPIC, moved.partition);
       const values = records.map((r) => r.value?.toString() ?? '');
       const sent = values.filter((v) => v.startsWith('m-'));

@@ -54,6 +54,7 @@ export interface BrokerServices {
   readonly groups: GroupCalls;
   readonly metrics: BrokerMetrics;
   readonly limits: ProduceDeps['limits'] & FetchDeps['limits'];
+  readonly handover: ProduceDeps['handover'];
   /**
    * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
    * it) and ElectLeaders (run on the active controller); null: neither is advertised.

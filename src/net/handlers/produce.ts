@@ -28,6 +28,13 @@ export interface ProduceDeps {
     /** The largest record batch a shard's inbound ring carries in one produce message. */
     readonly maxProduceBatchBytes: number;
   };
+  /**
+   * While this broker hands its leaderships over (controlled shutdown): settles once the
+   * controller let it go, which it does only after every other broker applied the move. Null
+   * otherwise. A client told of a moved partition before then could reach a new leader that has
+   * not applied its leadership yet, and be refused a second time.
+   */
+  readonly handover: () => Promise<unknown> | null;
 }
 
 const NO_LEADER_HINT: LeaderIdAndEpoch = { leaderId: -1, leaderEpoch: -1 };
@@ -85,6 +92,8 @@ export const produceHandler = handler({
       });
       return { name: t.name, partitionResponses };
     });
+    const handover = leaders.size > 0 ? deps.handover() : null;
+    if (handover !== null) await handover;
     const nodeEndpoints = leaderEndpoints(cluster, leaders);
     let records = 0;
     let bytes = 0;

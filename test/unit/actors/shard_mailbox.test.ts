@@ -204,10 +204,14 @@ describe('Shard as a mailbox', () => {
     h.open(1);
     h.produce(1, 1, batchOf(3, 10), 0); // offsets 0-2 in epoch 0
     await h.until(1, 'first produce answered');
-    h.shard.setRoles([{ handle: 1, role: soleLeader(2) }]); // led again, at epoch 2
-    h.produce(2, 1, batchOf(2, 10), 2); // offsets 3-4 in epoch 2
-    h.produce(3, 1, batchOf(1, 10), 3); // main saw a leadership the actor was not told of yet
-    // The refused one is answered before appending, so it may come before the other's commit.
+    // Main saw this broker lead at epoch 2 before the shard was told: the produce waits for the role.
+    h.produce(2, 1, batchOf(2, 10), 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(h.collect().length, 1, 'held until the role arrives');
+    h.shard.setRoles([{ handle: 1, role: soleLeader(2) }]); // offsets 3-4 in epoch 2
+    await h.until(2, 'the held produce answered');
+    // A leadership the role never confirms: held for a bounded time, then refused.
+    h.produce(3, 1, batchOf(1, 10), 3);
     const produces = (await h.until(3, 'produces answered')).map(produced).sort((a, b) => a.reqId - b.reqId);
     assert.deepEqual(produces.map((r) => [r.reqId, r.errorCode, r.baseOffset]), [[1, 0, 0], [2, 0, 3], [3, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1]]);
     h.listOffsets({ reqId: 8, by: OffsetLookupBy.EPOCH_END, partitions: [

@@ -19,7 +19,7 @@ import { QuorumTransport } from '../../../../src/net/quorum_transport.js';
 import { readResponseHeader } from '../../../../src/protocol/header.js';
 import { Reader } from '../../../../src/protocol/reader.js';
 import type { Api } from '../../../../src/protocol/schema.js';
-import { converse, requestFrame } from '../../../helpers/raw_socket.js';
+import { RawConn, converse, requestFrame } from '../../../helpers/raw_socket.js';
 
 export const CLUSTER_ID = 'quorum-fixture-cluster';
 const log = createLogger('silent');
@@ -187,6 +187,7 @@ export class QuorumFixture {
   }
 
   async close(): Promise<void> {
+    closeHeldConnections();
     for (const id of [...this.running.keys()]) await this.stop(id);
     for (const dir of this.dirs.values()) rmSync(dir, { recursive: true, force: true });
   }
@@ -195,7 +196,29 @@ export class QuorumFixture {
 /** One request over a fresh connection to `port`, its response decoded. */
 export async function call<Req, Res>(port: number, api: Api<Req, Res>, version: number, req: Req): Promise<Res> {
   const out = await converse(port, [requestFrame(api, version, 7, req)], { frames: 1, timeoutMs: 5000 });
-  const frame = out.frames[0];
+  return decodeAnswer(api, version, out.frames[0]);
+}
+
+/**
+ * Brokers keep their connection to the controller open, and the controller ends the session of a
+ * broker whose connection closes: heartbeats go over a connection left open (closeHeldConnections
+ * closes them).
+ */
+const held: RawConn[] = [];
+
+export async function callHeld<Req, Res>(port: number, api: Api<Req, Res>, version: number, req: Req): Promise<Res> {
+  const conn = await RawConn.open(port);
+  held.push(conn);
+  conn.write(requestFrame(api, version, 7, req));
+  const out = await conn.wait({ frames: 1, timeoutMs: 5000, quietMs: 0 });
+  return decodeAnswer(api, version, out.frames[0]);
+}
+
+export function closeHeldConnections(): void {
+  for (const c of held.splice(0)) c.destroy();
+}
+
+function decodeAnswer<Req, Res>(api: Api<Req, Res>, version: number, frame: Buffer | undefined): Res {
   if (frame === undefined) throw new Error(`no response to ${api.name}`);
   const r = new Reader(frame);
   readResponseHeader(r, api.key, api.isFlexible(version));

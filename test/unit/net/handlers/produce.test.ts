@@ -25,7 +25,10 @@ function batch(magic: number, count: number, length = HEADER_BYTES): Buffer {
   return b;
 }
 
-function deps(metrics: BrokerMetrics, routed: ProduceItem[][], cluster: ClusterView = clusterView({ topics: [{ name: 't', partitions: 1 }] })): ProduceDeps {
+function deps(
+  metrics: BrokerMetrics, routed: ProduceItem[][], cluster: ClusterView = clusterView({ topics: [{ name: 't', partitions: 1 }] }),
+  handover: Promise<unknown> | null = null,
+): ProduceDeps {
   return {
     cluster,
     partitions: { handleOf: () => 7 },
@@ -37,6 +40,7 @@ function deps(metrics: BrokerMetrics, routed: ProduceItem[][], cluster: ClusterV
     },
     metrics,
     limits: { maxProduceBatchBytes: 1 << 20 },
+    handover: () => handover,
   };
 }
 
@@ -78,6 +82,23 @@ test('a partition another broker leads is refused with the leader hint and its e
   assert.deepEqual(p?.currentLeader, { leaderId: 2, leaderEpoch: 5 });
   assert.deepEqual(res.nodeEndpoints, [{ nodeId: 2, host: 'broker-2.test', port: 9002, rack: null }]);
   assert.deepEqual(routed, [[]], 'nothing routed to a shard');
+});
+
+test('while the broker hands its leaderships over, a moved partition is answered only once the handover settled', async () => {
+  const cluster = clusterView({ localId: 1, brokers: [endpoint(1), endpoint(2)], topics: [{ name: 't', partitions: 2, byPartition: { 1: { leader: 2, leaderEpoch: 5 } } }] });
+  let letGo: () => void = () => undefined;
+  const handover = new Promise<void>((resolve) => (letGo = resolve));
+  let answeredYet = false;
+  const pending = Promise.resolve(produceHandler.handle(requestContext(0, 10), request(batch(2, 1), 1), deps(new BrokerMetrics(), [], cluster, handover))).then((r) => {
+    answeredYet = true;
+    return r;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(answeredYet, false, 'held while the other brokers may not have applied the move');
+  letGo();
+  const p = answered(await pending).responses?.[0]?.partitionResponses?.[0];
+  assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  assert.deepEqual(p?.currentLeader, { leaderId: 2, leaderEpoch: 5 });
 });
 
 test('partitions this broker leads carry no leader hint; unknown partitions are UNKNOWN_TOPIC_OR_PARTITION', async () => {
