@@ -90,9 +90,9 @@ export class MetadataQuorum implements QuorumStateMachine {
     return this.run((next) => this.controller.registerBroker(req, next, Date.now()));
   }
 
-  /** Broker `brokerId`'s connection to this controller closed: its session ends now (the next tick fences it). */
+  /** Broker `brokerId`'s connection to this controller closed: its session ends after a short grace unless it heartbeats again. */
   brokerDisconnected(brokerId: number, brokerEpoch: number): void {
-    this.controller.endSession(brokerId, brokerEpoch);
+    this.controller.endSession(brokerId, brokerEpoch, Date.now());
   }
 
   heartbeat(req: HeartbeatRequest): Promise<ControllerReply> {

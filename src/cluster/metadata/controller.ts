@@ -22,6 +22,13 @@ import {
   type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult,
 } from './replication_control.js';
 
+/**
+ * How long a broker whose controller connection closed keeps its session: a live broker that
+ * dropped its connection after a slow answer heartbeats again within its interval; a killed one
+ * is fenced after this instead of the whole session timeout.
+ */
+export const DISCONNECT_GRACE_MS = 1000;
+
 /** Producer ids per AllocateProducerIds, as Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE. */
 export const PRODUCER_ID_BLOCK = 1000;
 /** Bound on config overrides of one resource (broker configs are not checked against a schema). */
@@ -310,14 +317,16 @@ export class MetadataController {
   }
 
   /**
-   * The broker's session ends now, as if its timeout had passed (its connection to this controller
-   * closed: a killed process): the next expireSessions fences it. Only the incarnation named; a
-   * broker that registered again since keeps its session.
+   * The broker's connection to this controller closed (a killed process, or a connection the
+   * broker dropped after a slow answer): its session ends DISCONNECT_GRACE_MS from now unless it
+   * heartbeats again meanwhile, over a new connection. Only the incarnation named; a broker that
+   * registered again since keeps its session.
    */
-  endSession(brokerId: number, brokerEpoch: number): void {
+  endSession(brokerId: number, brokerEpoch: number, nowMs: number): void {
     const b = this.image.brokers.get(brokerId);
     if (!this.active || b === undefined || b.epoch !== brokerEpoch || b.fenced) return;
-    this.lastHeartbeat.set(brokerId, -Infinity);
+    const ends = nowMs + Math.min(DISCONNECT_GRACE_MS, this.config.sessionTimeoutMs) - this.config.sessionTimeoutMs;
+    this.lastHeartbeat.set(brokerId, Math.min(this.lastHeartbeat.get(brokerId) ?? nowMs, ends));
   }
 
   /**

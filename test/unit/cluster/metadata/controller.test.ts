@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MetadataController, type ControllerReply } from '../../../../src/cluster/metadata/controller.js';
+import { DISCONNECT_GRACE_MS, MetadataController, type ControllerReply } from '../../../../src/cluster/metadata/controller.js';
 import { MetadataImage } from '../../../../src/cluster/metadata/image.js';
 import { config, Harness, SESSION_MS } from '../../../helpers/controller_harness.js';
 import { describeImage } from '../../../helpers/metadata_fixture.js';
@@ -130,20 +130,23 @@ describe('MetadataController', () => {
     }), { numRuns: 200 });
   });
 
-  it('ends the session of a broker whose connection closed at once, for that incarnation only; a later heartbeat restores it', () => {
+  it('ends the session of a broker whose connection closed after a short grace, for that incarnation only; a heartbeat meanwhile keeps it', () => {
     const h = new Harness();
     h.brokers([1, 2]);
     h.now((next) => h.c.createTopics([{ name: 't', numPartitions: 2, replicationFactor: 2, assignment: null, configs: {} }], false, next));
     const beat = (id: number, at: number) => h.now((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false }, next, at));
     beat(1, 10);
     beat(2, 10);
-    h.c.endSession(1, h.epochs.get(1)! + 1);
-    assert.equal(h.c.expireSessions(h.next, 20), null, 'another incarnation\'s connection says nothing of this one');
-    h.c.endSession(1, h.epochs.get(1)!);
-    beat(1, 15);
-    assert.equal(h.c.expireSessions(h.next, 20), null, 'a heartbeat after the disconnect restores the session');
-    h.c.endSession(1, h.epochs.get(1)!);
-    const out = h.c.expireSessions(h.next, 20);
+    const grace = Math.min(DISCONNECT_GRACE_MS, SESSION_MS);
+    h.c.endSession(1, h.epochs.get(1)! + 1, 20);
+    assert.equal(h.c.expireSessions(h.next, 21 + grace), null, 'another incarnation\'s connection says nothing of this one');
+    h.c.endSession(1, h.epochs.get(1)!, 20);
+    beat(1, 30);
+    beat(2, 30);
+    assert.equal(h.c.expireSessions(h.next, 31 + grace), null, 'a heartbeat after the disconnect restores the session');
+    h.c.endSession(1, h.epochs.get(1)!, 40);
+    assert.equal(h.c.expireSessions(h.next, 40 + grace), null, 'not before the grace');
+    const out = h.c.expireSessions(h.next, 41 + grace);
     assert.equal(out?.kind, 'propose', 'fenced long before the session timeout');
     h.next++;
     h.commitAll();
