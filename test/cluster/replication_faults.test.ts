@@ -50,7 +50,7 @@ const SESSION_TIMEOUT_MS = 3_000;
  * Short, so a follower paused for less than the session timeout (not fenced) still falls out of
  * the ISR through the leaders' lag check.
  */
-const REPLICA_LAG_MS = 1_000;
+const REPLICA_LAG_MS = 1_500;
 /** Bound on fencing a cut-off leader: an election of a new controller, then its session timeout. */
 const DEPOSE_LIMIT_MS = 20_000;
 /** Load before the fault and after the heal, so both sides of it have acknowledged sends. */
@@ -190,6 +190,8 @@ async function waitOutOfIsr(c: FaultCluster, topic: string, victim: number, limi
  * other replicas keep acks=all going; then resumed, it must catch up and rejoin.
  */
 async function pauseFollower(c: ProcessCluster, topic: string, victim: number): Promise<(number | null)[]> {
+  // In every ISR when paused, so leaving one is the pause's doing, not a lag that came before it.
+  if ((await waitInSync(c, topic)) === null) throw new Error(`${topic} had no full ISR to pause broker ${victim} from`);
   c.pause(victim);
   let leftMs: number | null;
   try {
