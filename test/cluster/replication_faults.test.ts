@@ -4,8 +4,14 @@
 // `npm run test:faults`) of: (a) kill -9 of a partition leader, restarted once another broker leads
 // its partition; (b) SIGSTOP of a leader until the others have deposed it (past the broker session
 // timeout), then SIGCONT: acknowledgements from the deposed leader in its old epoch would show up
-// as lost; (c) a rolling restart, SIGTERM of each broker in turn; (d) where network namespaces are
-// available (root), a leader cut off from both other brokers until deposed, then healed. After each
+// as lost; (c) a rolling restart, SIGTERM of each broker in turn; (e) SIGSTOP of a follower past
+// the replica lag time but short of the session timeout (a slow follower: this kernel has no netem
+// and a follower cannot be routed alone through a proxy, as every broker reaches a leader at its one
+// registered endpoint), which must leave the ISR while the others keep acks=all going, then
+// rejoin; (f) kill -9 of the active controller while topics are being created and an ISR shrink is
+// pending, restarted: every topic exists exactly once, led, with full ISRs; (g) where root can
+// mount a tmpfs, a follower whose data dir fills up (ENOSPC) and is freed again; (d) where network
+// namespaces are available (root), a leader cut off from both other brokers until deposed, then healed. After each
 // round the cluster heals (every partition led, ISR = replicas) and queue_checker.ts judges the
 // history: zero anomalies is the spec. Each round records its unavailability window (the longest
 // gap between acks=all acknowledgements from the fault to the end of the round; each producer caps
@@ -14,12 +20,16 @@
 // printed at the end.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { KafkaError, ErrorCode } from '../../src/protocol/errors.js';
 import { sleep } from '../helpers/broker_process.js';
 import { ANOMALY_KINDS, anomalyCount, checkQueue, describeQueue, totalAnomalies } from '../helpers/queue_checker.js';
 import type { AnomalyKind, QueueReport } from '../helpers/queue_checker.js';
 import { cleanupStale, netnsUnavailable } from '../helpers/netns.js';
-import { CLUSTER_UNAVAILABLE, ProcessCluster, percentile, retryUntil } from './process_cluster.js';
+import { fillUntilFull, tinyTmpfs } from '../helpers/tmpfs.js';
+import { CLUSTER_UNAVAILABLE, ProcessCluster, percentile, retryUntil, waitSameMetadata } from './process_cluster.js';
 import { NetnsCluster } from './netns_cluster.js';
 import { QueueWorkload, readAfterHeal, topicPartitions } from './fault_workload.js';
 import type { FaultCluster } from './fault_workload.js';
@@ -36,6 +46,11 @@ const ROUNDS = envCount('SLUICE_FAULT_ROUNDS', 1);
 const CATCH_UP_LIMIT_MS = envCount('SLUICE_FAULT_CATCH_UP_MS', 20_000);
 const PARTITIONS = 6;
 const SESSION_TIMEOUT_MS = 3_000;
+/**
+ * Short, so a follower paused for less than the session timeout (not fenced) still falls out of
+ * the ISR through the leaders' lag check.
+ */
+const REPLICA_LAG_MS = 1_500;
 /** Bound on fencing a cut-off leader: an election of a new controller, then its session timeout. */
 const DEPOSE_LIMIT_MS = 20_000;
 /** Load before the fault and after the heal, so both sides of it have acknowledged sends. */
@@ -43,12 +58,14 @@ const LOAD_AROUND_MS = 2_000;
 const START_ARGS = [
   '--shards', '1', '--log-level', 'info', '--flush', 'always', '--default-replication-factor', '3',
   '--broker-session-timeout-ms', String(SESSION_TIMEOUT_MS), '--broker-heartbeat-interval-ms', '500',
+  '--replica-lag-time-max-ms', String(REPLICA_LAG_MS),
 ];
 const WORKLOAD = { producers: 3, consumers: 2, maxPerProducer: 6_000, sendEveryMs: 6, maxInFlight: 50, maxRunMs: 60_000 };
 
-type ProcessFault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart';
+type ProcessFault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart' | 'SIGSTOP follower' | 'controller killed';
 const ISOLATED = 'leader isolated (netns)';
-type Fault = ProcessFault | typeof ISOLATED;
+const DISK_FULL = 'follower disk full';
+type Fault = ProcessFault | typeof ISOLATED | typeof DISK_FULL;
 
 interface Round {
   readonly fault: Fault;
@@ -72,14 +89,21 @@ after(async () => {
   await cluster?.dispose();
 });
 
-/** RF 3, min.insync.replicas 2; a build that refuses the config gets the topic with its default (noted in the table). */
+/**
+ * RF 3, min.insync.replicas 2; a build that refuses the config gets the topic with its default
+ * (noted in the table). Retried until created: TOPIC_ALREADY_EXISTS on a retry means an earlier
+ * attempt was committed although its answer was lost (the controller died, say).
+ */
 async function createTopic(c: FaultCluster, topic: string): Promise<void> {
+  let attempts = 0;
   await retryUntil(20_000, async () => {
     const admin = await c.admin(c.ids.find((id) => c.running(id)) as number, 10_000);
+    attempts++;
     try {
       try {
         await admin.createTopics(topic, PARTITIONS, 3, { 'min.insync.replicas': '2' });
       } catch (err) {
+        if (attempts > 1 && err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) return;
         if (!(err instanceof KafkaError && err.code === ErrorCode.INVALID_CONFIG)) throw err;
         minIsrNote = 'min.insync.replicas=2 refused by this build (INVALID_CONFIG): topics use its default';
         await admin.createTopics(topic, PARTITIONS, 3);
@@ -137,6 +161,91 @@ async function waitDeposed(c: FaultCluster, topic: string, victim: number): Prom
   throw new Error(`${topic}/0 still led by ${leader} ${DEPOSE_LIMIT_MS} ms after broker ${victim} was cut off`);
 }
 
+/** A replica of partition 0 of `topic` other than its leader and the brokers in `avoid`. */
+async function followerOfFirstPartition(c: FaultCluster, topic: string, avoid: readonly number[] = []): Promise<number> {
+  const p = (await topicPartitions(c, c.ids[0] as number, topic))[0];
+  const follower = p?.replicaNodes.find((b) => b !== p.leaderId && !avoid.includes(b));
+  assert.ok(follower !== undefined, `${topic}/0 has a follower outside ${avoid.join(',') || 'nothing'}`);
+  return follower;
+}
+
+/**
+ * Waits, asking the brokers other than `victim`, until some partition of `topic` that `victim`
+ * follows has an ISR without it; the ms that took, or null past `limitMs`.
+ */
+async function waitOutOfIsr(c: FaultCluster, topic: string, victim: number, limitMs: number): Promise<number | null> {
+  const others = c.ids.filter((id) => id !== victim && c.running(id));
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    const parts = await topicPartitions(c, others[Math.floor(Math.random() * others.length)] as number, topic).catch(() => null);
+    if (parts?.some((p) => p.leaderId !== victim && !p.isrNodes.includes(victim)) === true) return performance.now() - started;
+    await sleep(50);
+  }
+  return null;
+}
+
+/**
+ * A slow follower: `victim` paused past the replica lag time but short of the session timeout, so
+ * only the leaders' lag check (not fencing) can take it out of the ISR, which it must do while the
+ * other replicas keep acks=all going; then resumed, it must catch up and rejoin.
+ */
+async function pauseFollower(c: ProcessCluster, topic: string, victim: number): Promise<(number | null)[]> {
+  // In every ISR when paused, so leaving one is the pause's doing, not a lag that came before it.
+  if ((await waitInSync(c, topic)) === null) throw new Error(`${topic} had no full ISR to pause broker ${victim} from`);
+  c.pause(victim);
+  let leftMs: number | null;
+  try {
+    leftMs = await waitOutOfIsr(c, topic, victim, SESSION_TIMEOUT_MS - 500);
+  } finally {
+    c.resume(victim);
+  }
+  if (leftMs === null) throw new Error(`broker ${victim}, paused ${SESSION_TIMEOUT_MS - 500} ms, stayed in every ISR of ${topic}`);
+  process.stdout.write(`SIGSTOP follower: broker ${victim} left an ISR of ${topic} ${leftMs.toFixed(0)} ms after the pause\n`);
+  return [await waitInSync(c, topic)];
+}
+
+/** How many topics the controller-kill round creates around the kill, one after another. */
+const TOPICS_DURING_KILL = 4;
+
+/**
+ * Creates TOPICS_DURING_KILL topics while the active controller is killed with an ISR shrink
+ * pending (a follower paused past the lag time), restarts it, and checks that every topic exists
+ * exactly once on every broker with one id, led, with full ISRs. Catch-up: the restarted
+ * controller back in every ISR of the workload's topic.
+ */
+async function killControllerDuringChanges(c: ProcessCluster, topic: string): Promise<(number | null)[]> {
+  const controller = (await c.waitForLeader(c.ids)).leaderId;
+  const follower = await followerOfFirstPartition(c, topic, [controller]);
+  const names = Array.from({ length: TOPICS_DURING_KILL }, (_, i) => `${topic}-new-${i}`);
+  const creating = (async () => {
+    for (const name of names) {
+      await createTopic(c, name);
+      await sleep(300);
+    }
+  })();
+  // Awaited below; a failure before then must not count as an unhandled rejection meanwhile.
+  creating.catch(() => undefined);
+  try {
+    c.pause(follower);
+    try {
+      await sleep(REPLICA_LAG_MS + 300);
+      await c.kill9(controller);
+    } finally {
+      c.resume(follower);
+    }
+    await c.restart(controller);
+  } finally {
+    await creating;
+  }
+  const catchUp = await waitInSync(c, topic);
+  const digest = JSON.parse(await waitSameMetadata(c, c.ids, 20_000, false)) as { topics: { name: string | null }[] };
+  for (const name of names) {
+    assert.equal(digest.topics.filter((t) => t.name === name).length, 1, `${name} exists exactly once on every broker`);
+    assert.notEqual(await waitInSync(c, name), null, `${name} has a leader and a full ISR on every partition`);
+  }
+  return [catchUp];
+}
+
 /** Injects a signal fault and heals it; resolves with the catch-up time of each broker it brought back. */
 async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic: string): Promise<(number | null)[]> {
   switch (fault) {
@@ -169,6 +278,10 @@ async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic:
       }
       return times;
     }
+    case 'SIGSTOP follower':
+      return pauseFollower(c, topic, await followerOfFirstPartition(c, topic));
+    case 'controller killed':
+      return killControllerDuringChanges(c, topic);
   }
 }
 
@@ -186,6 +299,85 @@ async function isolateLeader(c: NetnsCluster, topic: string): Promise<(number | 
     c.fabric.heal();
   }
   return [await waitInSync(c, topic)];
+}
+
+/** A broker's data dir moved onto a tmpfs of its own; `restore()` moves it back (broker stopped meanwhile). */
+interface TmpfsDataDir {
+  readonly dir: string;
+  restore(): Promise<void>;
+}
+
+/**
+ * Stops `victim`, copies its partition logs onto a tmpfs with `spareMiB` free beyond what they
+ * hold, puts a symlink to it in place of the data dir and restarts it; the reason instead where no
+ * tmpfs can be mounted. The metadata log (`meta`) stays on the real disk behind a symlink: a full
+ * metadata log stops the whole node (cluster_node.ts), which the kill -9 row covers, while this
+ * row is about a follower's partition appends failing.
+ */
+async function dataDirOnTmpfs(c: ProcessCluster, victim: number, spareMiB: number): Promise<TmpfsDataDir | string> {
+  const data = c.dataDir(victim);
+  await c.terminate(victim);
+  const usedMiB = Number(execFileSync('du', ['-sm', data], { encoding: 'utf8' }).split('\t')[0]);
+  const mount = tinyTmpfs(`${usedMiB + spareMiB}m`);
+  if (typeof mount === 'string') {
+    await c.restart(victim);
+    return mount;
+  }
+  const parked = `${data}.disk`;
+  renameSync(data, parked);
+  for (const entry of readdirSync(parked)) {
+    if (entry === 'meta') symlinkSync(join(parked, entry), join(mount.dir, entry));
+    else cpSync(join(parked, entry), join(mount.dir, entry), { recursive: true });
+  }
+  symlinkSync(mount.dir, data);
+  await c.restart(victim);
+  return {
+    dir: mount.dir,
+    restore: async () => {
+      if (c.running(victim)) await c.terminate(victim);
+      unlinkSync(data);
+      for (const entry of readdirSync(mount.dir)) {
+        if (entry === 'meta') continue;
+        rmSync(join(parked, entry), { recursive: true, force: true });
+        cpSync(join(mount.dir, entry), join(parked, entry), { recursive: true });
+      }
+      renameSync(parked, data);
+      mount.unmount();
+      await c.restart(victim);
+    },
+  };
+}
+
+/** Whether `id`'s process is gone within `limitMs`. */
+async function waitExited(c: FaultCluster, id: number, limitMs: number): Promise<boolean> {
+  const deadline = performance.now() + limitMs;
+  while (c.running(id) && performance.now() < deadline) await sleep(50);
+  return !c.running(id);
+}
+
+/**
+ * A follower whose disk fills up: `victim` (data dir on a tmpfs) restarted first so that it leads
+ * nothing of `topic`, then its tmpfs filled with a ballast file under load. It must stop counting
+ * as in sync (out of an ISR, or gone altogether) while the other replicas keep acks=all going; the
+ * ballast is then removed (and a broker that exited restarted): catch-up is from the freeing to
+ * back in every ISR.
+ */
+async function fillFollowerDisk(c: ProcessCluster, topic: string, victim: number, dir: string): Promise<(number | null)[]> {
+  await c.terminate(victim);
+  await c.restart(victim);
+  if ((await waitInSync(c, topic)) === null) throw new Error(`broker ${victim} not back in every ISR of ${topic} after its restart`);
+  const ballast = join(dir, 'ballast');
+  const filled = fillUntilFull(ballast);
+  const leftMs = await waitOutOfIsr(c, topic, victim, CATCH_UP_LIMIT_MS);
+  // A broker that takes its storage failure as fatal is stopping by now; give it the time to finish.
+  const exited = await waitExited(c, victim, 2_000);
+  process.stdout.write(`${DISK_FULL}: ${filled} B of ballast on broker ${victim}; ${leftMs === null ? 'still in every ISR' : `out of an ISR after ${leftMs.toFixed(0)} ms`}; process ${exited ? 'exited' : 'running'}\n`);
+  rmSync(ballast);
+  if (leftMs === null) throw new Error(`broker ${victim}, its disk full, stayed in every ISR of ${topic} for ${CATCH_UP_LIMIT_MS} ms`);
+  const freedAt = performance.now();
+  if (exited) await c.restart(victim);
+  const inSync = await waitInSync(c, topic);
+  return [inSync === null ? null : performance.now() - freedAt];
 }
 
 /** Longest gap between acknowledgements from the last one before `from` (or `from`) to `to`. */
@@ -265,7 +457,7 @@ function assertClean(fault: Fault): void {
 }
 
 const ROUND_BUDGET_MS = 4 * 60_000;
-for (const fault of ['kill -9 leader', 'SIGSTOP leader', 'rolling restart'] as const) {
+for (const fault of ['kill -9 leader', 'SIGSTOP leader', 'rolling restart', 'SIGSTOP follower', 'controller killed'] as const) {
   test(`${fault} under acks=all load: nothing acknowledged lost, no duplicate or reorder, replicas agree (${ROUNDS} rounds)`,
     { skip: CLUSTER_UNAVAILABLE, timeout: 60_000 + ROUNDS * ROUND_BUDGET_MS }, async () => {
       const c = cluster as ProcessCluster;
@@ -273,6 +465,26 @@ for (const fault of ['kill -9 leader', 'SIGSTOP leader', 'rolling restart'] as c
       assertClean(fault);
     });
 }
+
+const DISK_SKIP = CLUSTER_UNAVAILABLE !== false ? CLUSTER_UNAVAILABLE : process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : false;
+test(`${DISK_FULL} (tmpfs, ENOSPC) under acks=all load: the others keep acknowledging, it rejoins once freed (${ROUNDS} rounds)`,
+  { skip: DISK_SKIP, timeout: 120_000 + ROUNDS * ROUND_BUDGET_MS }, async (t) => {
+    const c = cluster as ProcessCluster;
+    // Not the active controller: its metadata log shares the full disk, and this row is about a follower.
+    const controller = (await c.waitForLeader(c.ids)).leaderId;
+    const victim = c.ids.find((id) => id !== controller) as number;
+    const disk = await dataDirOnTmpfs(c, victim, 48);
+    if (typeof disk === 'string') {
+      t.skip(disk);
+      return;
+    }
+    try {
+      for (let n = 0; n < ROUNDS; n++) rounds.push(await runRound(c, DISK_FULL, n, (topic) => fillFollowerDisk(c, topic, victim, disk.dir)));
+    } finally {
+      await disk.restore();
+    }
+    assertClean(DISK_FULL);
+  });
 
 const NETNS_SKIP = CLUSTER_UNAVAILABLE !== false ? CLUSTER_UNAVAILABLE : netnsUnavailable();
 test(`${ISOLATED} under acks=all load: the minority acknowledges nothing, replicas agree after heal (${ROUNDS} rounds)`,
