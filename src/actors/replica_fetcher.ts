@@ -111,6 +111,9 @@ export class ReplicaFetcher {
   private readonly link: KafkaLink;
   private readonly done: Promise<void>;
   private closed = false;
+  /** Settles on close(): a loop waiting for answers to be applied stops waiting. */
+  private readonly stopping: Promise<void>;
+  private stop: () => void = () => undefined;
   /** Resolves the loop's current wait early; null while it is not waiting. */
   private interrupt: (() => void) | null = null;
   /** Whether the current wait ends on wake() (an idle wait) or only on close/setLeader (a backoff). */
@@ -129,6 +132,7 @@ export class ReplicaFetcher {
     private readonly log?: Pick<Logger, 'warn'>,
   ) {
     this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES);
+    this.stopping = new Promise((resolve) => (this.stop = resolve));
     this.done = this.run();
   }
 
@@ -166,6 +170,7 @@ export class ReplicaFetcher {
   /** Closes the connection and ends the loop; no answer reaches a partition afterwards. */
   async close(): Promise<void> {
     this.closed = true;
+    this.stop();
     this.link.close();
     this.interrupt?.();
     await this.done;
@@ -198,7 +203,11 @@ export class ReplicaFetcher {
         const res = await this.link.request(FetchApi, REPLICA_FETCH_VERSION, this.request(sent, budget), this.settings.requestTimeoutMs);
         if (this.closed) break;
         if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, `leader ${this.leader.id} refused the fetch`);
-        this.deliver(sent, res);
+        // As Kafka's fetcher processes a whole answer before it fetches again: a fetch sent while
+        // one partition still appends would carry only the others, and with none of them busy it
+        // waits out maxWaitMs at the leader while the appended offsets it should report wait too
+        // (acks=all then takes two maxWaits per produce).
+        await this.deliver(sent, res);
       } catch (err) {
         if (this.closed) break;
         this.failed(err);
@@ -254,9 +263,10 @@ export class ReplicaFetcher {
     };
   }
 
-  /** Hands each answered partition its answer, if it is still followed by the same add(). */
-  private deliver(sent: ReadonlyMap<string, Sent>, res: FetchResponse): void {
+  /** Hands each answered partition its answer, if it is still followed by the same add(); settles once all are applied (or the fetcher closed). */
+  private deliver(sent: ReadonlyMap<string, Sent>, res: FetchResponse): Promise<unknown> {
     const now = this.clock();
+    const applying: Promise<void>[] = [];
     for (const topic of res.responses) {
       for (const part of topic.partitions) {
         const key = keyOf(topic.topicId, part.partitionIndex);
@@ -284,13 +294,14 @@ export class ReplicaFetcher {
         } catch (err) {
           applied = Promise.reject(err);
         }
-        applied.then(settled, () => {
+        applying.push(applied.then(settled, () => {
           // A partition that fails its own answer has already dealt with it; the fetcher only counts it.
           this.errors++;
           settled();
-        });
+        }));
       }
     }
+    return Promise.race([Promise.all(applying), this.stopping]);
   }
 
   private failed(err: unknown): void {
