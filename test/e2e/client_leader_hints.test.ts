@@ -6,10 +6,11 @@
 // counters), and every acknowledged record is on the new leader exactly once, in send order, at
 // the offset acknowledged, once the in-sync followers hold them (acks=1 records are readable at
 // the high watermark). Only records acknowledged after the move are checked.
-import { after, afterEach, before, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrokerProcess, freePort } from '../helpers/broker_process.js';
-import { KafkaAdmin, type TopicDescription } from '../../src/client/admin.js';
+import type { BrokerProcess } from '../helpers/broker_process.js';
+import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
+import type { TopicDescription } from '../../src/client/admin.js';
 import { Producer } from '../../src/client/producer/index.js';
 import type { QuorumReport } from '../../src/actors/quorum/quorum_report.js';
 import { LATEST, connectTo, listOffset, readPartition } from '../helpers/read_back.js';
@@ -18,33 +19,10 @@ const TOPIC = 'hinted';
 const SESSION_MS = 2000;
 const COUNT = 300;
 const METADATA = 'sluice_requests_total{api="Metadata"}';
-let brokers: BrokerProcess[] = [];
+const brokers = threeBrokers({ sessionMs: SESSION_MS, heartbeatMs: 300 });
 
-before(async () => {
-  const controllerPorts = [await freePort(), await freePort(), await freePort()];
-  const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
-  brokers = await Promise.all([1, 2, 3].map((id) => BrokerProcess.start({
-    shards: 1,
-    args: ['--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(SESSION_MS), '--broker-heartbeat-interval-ms', '300'],
-    startTimeoutMs: 60_000,
-  })));
-});
-
-afterEach((t) => {
-  for (const b of brokers) b.noteResult(t);
-});
-
-after(async () => {
-  await Promise.all(brokers.map((b) => b.dispose()));
-});
-
-async function describe(b: BrokerProcess): Promise<TopicDescription> {
-  const admin = await KafkaAdmin.connect({ host: b.host, port: b.kafkaPort, requestTimeoutMs: 20_000 });
-  try {
-    return await admin.describeTopic(TOPIC);
-  } finally {
-    await admin.close();
-  }
+function describe(b: BrokerProcess): Promise<TopicDescription> {
+  return withAdmin(b, (admin) => admin.describeTopic(TOPIC));
 }
 
 async function until(b: BrokerProcess, ms: number, ok: (t: TopicDescription) => boolean): Promise<TopicDescription> {
@@ -63,12 +41,7 @@ async function metadataRequests(): Promise<number> {
 }
 
 it('follows the old leader\'s hint to the new leader without a Metadata request and loses nothing acknowledged', async () => {
-  const admin = await KafkaAdmin.connect({ host: brokers[0]!.host, port: brokers[0]!.kafkaPort, requestTimeoutMs: 20_000 });
-  try {
-    await admin.createTopics(TOPIC, 3, 3);
-  } finally {
-    await admin.close();
-  }
+  await withAdmin(brokers[0]!, (admin) => admin.createTopics(TOPIC, 3, 3));
   const start = await until(brokers[0]!, 20_000, (t) => t.partitionDetails.every((p) => p.leader > 0));
   const res = await fetch(`http://127.0.0.1:${brokers[0]!.adminPort}/v1/quorum`, { signal: AbortSignal.timeout(5000) });
   const controllerId = ((await res.json()) as QuorumReport).leaderId;

@@ -4,34 +4,16 @@
 // and takes it out of every ISR, and from then on `cluster health` exits 3 naming it as an offline
 // broker while `topic describe` marks every partition under-replicated. Rejoining the ISR after a
 // restart needs replication, so it is not asserted here.
-import { after, afterEach, before, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrokerProcess, freePort } from '../helpers/broker_process.js';
+import { threeBrokers } from '../helpers/three_brokers.js';
 import { sluice, type CliRun } from '../helpers/cli_run.js';
 import type { QuorumReport } from '../../src/actors/quorum/quorum_report.js';
 
 const TOPIC = 'health';
 const SESSION_MS = 2000;
 const UNHEALTHY = 3;
-let brokers: BrokerProcess[] = [];
-
-before(async () => {
-  const controllerPorts = [await freePort(), await freePort(), await freePort()];
-  const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
-  brokers = await Promise.all([1, 2, 3].map((id) => BrokerProcess.start({
-    shards: 1,
-    args: ['--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(SESSION_MS), '--broker-heartbeat-interval-ms', '300'],
-    startTimeoutMs: 60_000,
-  })));
-});
-
-afterEach((t) => {
-  for (const b of brokers) b.noteResult(t);
-});
-
-after(async () => {
-  await Promise.all(brokers.map((b) => b.dispose()));
-});
+const brokers = threeBrokers({ sessionMs: SESSION_MS, heartbeatMs: 300 });
 
 interface HealthJson {
   healthy: boolean;

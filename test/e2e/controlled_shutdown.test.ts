@@ -10,12 +10,12 @@
 // afterwards. First a broker that
 // is not the active controller, then (after the first comes back) the active controller itself.
 // Leadership and client errors only: data does not replicate yet.
-import { after, afterEach, before, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { BrokerProcess, freePort, sleep } from '../helpers/broker_process.js';
+import { sleep } from '../helpers/broker_process.js';
+import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
 import { connectTo, metadata } from '../helpers/read_back.js';
-import { KafkaAdmin } from '../../src/client/admin.js';
 import type { KafkaConnection } from '../../src/client/connection.js';
 import type { QuorumReport } from '../../src/actors/quorum/quorum_report.js';
 import { ProduceApi } from '../../src/protocol/apis/produce.js';
@@ -29,31 +29,11 @@ const HEARTBEAT_MS = 300;
 const SHUTDOWN_BOUND_MS = 5000;
 /** A client's wait before it retries after a failure (librdkafka's retry.backoff.ms). */
 const RETRY_BACKOFF_MS = 100;
-let brokers: BrokerProcess[] = [];
-
-before(async () => {
-  const controllerPorts = [await freePort(), await freePort(), await freePort()];
-  const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
-  brokers = await Promise.all([1, 2, 3].map((id) => BrokerProcess.start({
-    shards: 1,
-    logLevel: 'info',
-    args: ['--node-id', String(id), '--controller-voters', voters, '--broker-heartbeat-interval-ms', String(HEARTBEAT_MS), '--broker-session-timeout-ms', '3000'],
-    startTimeoutMs: 60_000,
-  })));
-  const admin = await KafkaAdmin.connect({ host: '127.0.0.1', port: brokers[0]!.kafkaPort, requestTimeoutMs: 20_000 });
-  try {
-    await admin.createTopics(TOPIC, PARTITIONS, 3);
-  } finally {
-    await admin.close();
-  }
-});
-
-afterEach((t) => {
-  for (const b of brokers) b.noteResult(t);
-});
-
-after(async () => {
-  await Promise.all(brokers.map((b) => b.dispose()));
+const brokers = threeBrokers({
+  sessionMs: 3000,
+  heartbeatMs: HEARTBEAT_MS,
+  logLevel: 'info',
+  started: (started) => withAdmin(started[0]!, async (admin) => void (await admin.createTopics(TOPIC, PARTITIONS, 3))),
 });
 
 /** Partition leaders as broker `id` reports them in one Metadata answer. */

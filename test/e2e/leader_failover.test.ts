@@ -5,42 +5,17 @@
 // survivors shows), with a higher leader epoch. The broker restarts, registers again and, once it
 // has caught up from its partitions' leaders, they bring it back into every ISR (AlterPartition);
 // only then does ElectLeaders move its preferred partition back to it.
-import { after, afterEach, before, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrokerProcess, freePort } from '../helpers/broker_process.js';
-import { KafkaAdmin, type TopicDescription } from '../../src/client/admin.js';
+import type { BrokerProcess } from '../helpers/broker_process.js';
+import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
+import type { TopicDescription } from '../../src/client/admin.js';
 import type { QuorumReport } from '../../src/actors/quorum/quorum_report.js';
 
 const TOPIC = 'failover';
 const SESSION_MS = 2000;
-let brokers: BrokerProcess[] = [];
+const brokers = threeBrokers({ sessionMs: SESSION_MS, heartbeatMs: 300 });
 
-before(async () => {
-  const controllerPorts = [await freePort(), await freePort(), await freePort()];
-  const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
-  brokers = await Promise.all([1, 2, 3].map((id) => BrokerProcess.start({
-    shards: 1,
-    args: ['--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(SESSION_MS), '--broker-heartbeat-interval-ms', '300'],
-    startTimeoutMs: 60_000,
-  })));
-});
-
-afterEach((t) => {
-  for (const b of brokers) b.noteResult(t);
-});
-
-after(async () => {
-  await Promise.all(brokers.map((b) => b.dispose()));
-});
-
-async function withAdmin<T>(b: BrokerProcess, run: (admin: KafkaAdmin) => Promise<T>): Promise<T> {
-  const admin = await KafkaAdmin.connect({ host: b.host, port: b.kafkaPort, requestTimeoutMs: 20_000 });
-  try {
-    return await run(admin);
-  } finally {
-    await admin.close();
-  }
-}
 
 /** Polls `b`'s description of the topic until `ok` holds, within `ms`. */
 async function until(b: BrokerProcess, ms: number, ok: (t: TopicDescription) => boolean): Promise<TopicDescription> {

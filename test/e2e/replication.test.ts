@@ -5,48 +5,23 @@
 // acknowledged message is read back exactly once from the survivors; the restarted broker catches
 // up and rejoins every ISR with byte-identical logs. A topic asking for more in-sync replicas than
 // are left refuses acks=all with NOT_ENOUGH_REPLICAS while acks=1 still succeeds.
-import { after, afterEach, before, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BrokerProcess, freePort } from '../helpers/broker_process.js';
+import type { BrokerProcess } from '../helpers/broker_process.js';
+import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
 import { connectedProducer, kafkajsClient } from '../helpers/kafkajs_client.js';
-import { KafkaAdmin, type TopicDescription } from '../../src/client/admin.js';
+import type { TopicDescription } from '../../src/client/admin.js';
 import type { QuorumReport } from '../../src/actors/quorum/quorum_report.js';
 import { connectTo, readPartition } from '../helpers/read_back.js';
 
 const TOPIC = 'replicated';
 const PARTITIONS = 2;
 const SESSION_MS = 2000;
-let brokers: BrokerProcess[] = [];
+const brokers = threeBrokers({ sessionMs: SESSION_MS, heartbeatMs: 300 });
 
-before(async () => {
-  const controllerPorts = [await freePort(), await freePort(), await freePort()];
-  const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
-  brokers = await Promise.all([1, 2, 3].map((id) => BrokerProcess.start({
-    shards: 1,
-    args: ['--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(SESSION_MS), '--broker-heartbeat-interval-ms', '300'],
-    startTimeoutMs: 60_000,
-  })));
-});
-
-afterEach((t) => {
-  for (const b of brokers) b.noteResult(t);
-});
-
-after(async () => {
-  await Promise.all(brokers.map((b) => b.dispose()));
-});
-
-async function withAdmin<T>(b: BrokerProcess, run: (admin: KafkaAdmin) => Promise<T>): Promise<T> {
-  const admin = await KafkaAdmin.connect({ host: b.host, port: b.kafkaPort, requestTimeoutMs: 20_000 });
-  try {
-    return await run(admin);
-  } finally {
-    await admin.close();
-  }
-}
 
 async function until<T>(what: string, ms: number, probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
   const deadline = Date.now() + ms;

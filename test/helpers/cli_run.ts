@@ -1,7 +1,9 @@
 // Test helper: runs the compiled `sluice` CLI entry as a child process and collects its exit
-// code and output (bounded by a 30 s timeout).
+// code and output (bounded by a 30 s timeout), or runs it in this process with captured output.
 import { execFile } from 'node:child_process';
 import { BROKER_MAIN } from './broker_process.js';
+import { runCli } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
 
 export interface CliRun {
   code: number;
@@ -16,4 +18,20 @@ export function sluice(args: readonly string[], env: NodeJS.ProcessEnv = {}): Pr
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** What `sluice` printed and returned when run in this process (runCli with a captured CliIo). */
+export interface InProcessRun {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs the CLI in this process against captured output (fake brokers in the same test). */
+export async function cliInProcess(argv: string[]): Promise<InProcessRun> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { env: {}, out: (t) => out.push(t), err: (t) => err.push(t) };
+  const code = await runCli(argv, io);
+  return { code, out: out.join('\n'), err: err.join('\n') };
 }

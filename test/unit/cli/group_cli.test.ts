@@ -4,8 +4,7 @@
 // errors of active groups, usage errors before any traffic, and the pure seek arithmetic.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli } from '../../../src/cli/main.js';
-import type { CliIo } from '../../../src/cli/io.js';
+import { cliInProcess } from '../../helpers/cli_run.js';
 import { seekOffset } from '../../../src/cli/group.js';
 import type { SeekTarget } from '../../../src/cli/group.js';
 import { encodeRecordBatch } from '../../../src/protocol/records.js';
@@ -222,15 +221,7 @@ function world(): World {
   };
 }
 
-interface Run { code: number; out: string; err: string }
-
-async function cli(argv: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { env: {}, out: (t) => out.push(t), err: (t) => err.push(t) };
-  const code = await runCli(argv, io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = cliInProcess;
 
 async function withBroker(fn: (brokers: string[], w: World, fake: FakeBroker) => Promise<void>): Promise<void> {
   const w = world();

@@ -5,8 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { runCli } from '../../../src/cli/main.js';
-import type { CliIo } from '../../../src/cli/io.js';
+import { cliInProcess } from '../../helpers/cli_run.js';
 import {
   HEALTH_LISTED_PARTITIONS, UNHEALTHY_EXIT_CODE, affectedPartitions, clusterHealth, healthText, partitionStatus,
 } from '../../../src/cli/health.js';
@@ -168,15 +167,7 @@ async function fakeCluster(state: FakeState): Promise<FakeBroker> {
   });
 }
 
-interface Run { code: number; out: string; err: string }
-
-async function cli(argv: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { env: {}, out: (t) => out.push(t), err: (t) => err.push(t) };
-  const code = await runCli(argv, io);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = cliInProcess;
 
 const HEALTHY = (live: number[]): MetadataResponsePartition[] => [
   wirePartition(0, 1, [1, 2, 3], [1, 2, 3], live), wirePartition(1, 2, [2, 3, 1], [2, 3, 1], live),
