@@ -53,15 +53,28 @@ export class LagSampler {
     }
   }
 
-  private record(perBroker: readonly ReplicaState[][]): void {
-    const mine = perBroker.map((list) => list.filter((r) => r.topic === this.topic));
-    const leaders = mine.flat().filter((r) => r.role === 'leader');
-    for (const leader of leaders) {
-      this.hwLag.push(Math.max(0, leader.logEndOffset - leader.highWatermark));
-      for (const f of mine.flat()) {
-        if (f.partition === leader.partition && f.role === 'follower') this.followerLag.push(Math.max(0, leader.logEndOffset - f.logEndOffset));
-      }
-    }
+  private record(perBroker: readonly (readonly ReplicaState[])[]): void {
+    const lag = replicaLag(perBroker, this.topic);
+    this.followerLag.push(...lag.followerLag);
+    this.hwLag.push(...lag.hwLag);
     this.samples++;
   }
+}
+
+/**
+ * One sample's lags for `topic` from every broker's replica list: per partition whose leader is in
+ * the sample, its log end minus each follower's log end, and its log end minus its high watermark
+ * (a negative difference, from the brokers answering at slightly different times, counts as 0).
+ */
+export function replicaLag(perBroker: readonly (readonly ReplicaState[])[], topic: string): { followerLag: number[]; hwLag: number[] } {
+  const mine = perBroker.flat().filter((r) => r.topic === topic);
+  const followerLag: number[] = [];
+  const hwLag: number[] = [];
+  for (const leader of mine.filter((r) => r.role === 'leader')) {
+    hwLag.push(Math.max(0, leader.logEndOffset - leader.highWatermark));
+    for (const f of mine) {
+      if (f.partition === leader.partition && f.role === 'follower') followerLag.push(Math.max(0, leader.logEndOffset - f.logEndOffset));
+    }
+  }
+  return { followerLag, hwLag };
 }
