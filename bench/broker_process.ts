@@ -2,6 +2,9 @@
 // temp data dir, Kafka and admin listeners on 127.0.0.1 with ports picked by the kernel (read
 // back from the ready line), ready once GET /v1/health answers 200. Stopped by its pid with
 // SIGTERM (SIGKILL after a deadline), then its data dir is removed.
+// A cluster member (`member`) instead listens on the ports it is given (its peers and its own
+// restart must find it there), joins the quorum of `--controller-voters`, and runs on a data dir
+// the caller owns and removes (so it can be stopped and started again on the same data).
 // Bounds: startup and stop each have a deadline; at most STDERR_KEEP bytes of stderr are kept.
 import { spawn, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -20,6 +23,19 @@ export interface BrokerOptions {
   /** Extra broker flags (e.g. group settings). */
   readonly args?: readonly string[];
   readonly startTimeoutMs?: number;
+  /** Start as one node of a cluster (fixed ports, caller-owned data dir). */
+  readonly member?: ClusterMember;
+}
+
+/** One node of a bench cluster: what `sluice start` needs to join it. */
+export interface ClusterMember {
+  readonly nodeId: number;
+  /** KRaft's controller.quorum.voters: `1@127.0.0.1:P,...`. */
+  readonly voters: string;
+  readonly kafkaPort: number;
+  readonly adminPort: number;
+  /** Kept on stop: the caller removes it. */
+  readonly dataDir: string;
 }
 
 const HOST = '127.0.0.1';
@@ -61,12 +77,24 @@ export interface ShardLag {
   readonly cpuWaitPct: number;
 }
 
+/** The fields of a /v1/actors entry the replication bench reads. */
+export interface ReplicaState {
+  readonly topic: string;
+  readonly partition: number;
+  readonly logEndOffset: number;
+  readonly highWatermark: number;
+  readonly role: string;
+}
+
 export class BrokerProcess {
   readonly host = HOST;
   private stderrTail = '';
   private exited: Promise<number | null>;
 
-  private constructor(private readonly child: ChildProcess, readonly dataDir: string, readonly kafkaPort: number, readonly adminPort: number) {
+  private constructor(
+    private readonly child: ChildProcess, readonly dataDir: string, private readonly ownsDataDir: boolean,
+    readonly kafkaPort: number, readonly adminPort: number,
+  ) {
     this.exited = new Promise((resolve) => {
       if (child.exitCode !== null) resolve(child.exitCode);
       else child.once('exit', (code) => resolve(code));
@@ -85,15 +113,21 @@ export class BrokerProcess {
   }
 
   static async start(o: BrokerOptions): Promise<BrokerProcess> {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
-    const args = [...(o.nodeArgs ?? []), MAIN_JS, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:0`,
-      '--admin-addr', `${HOST}:0`, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn', ...(o.args ?? [])];
+    const m = o.member;
+    const dataDir = m?.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+    const cleanUp = (): void => {
+      if (m === undefined) rmSync(dataDir, { recursive: true, force: true });
+    };
+    const node = m === undefined ? [] : ['--node-id', String(m.nodeId), '--controller-voters', m.voters];
+    const args = [...(o.nodeArgs ?? []), MAIN_JS, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:${m?.kafkaPort ?? 0}`,
+      '--admin-addr', `${HOST}:${m?.adminPort ?? 0}`, ...node, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn',
+      ...(o.args ?? [])];
     // As the launchers (bin/sluice, npm start) do: the pool must be sized before the process starts.
     const env = { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' };
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     try {
       const { kafka, admin } = await readyLine(child, o.startTimeoutMs ?? 30_000);
-      const broker = new BrokerProcess(child, dataDir, kafka, admin);
+      const broker = new BrokerProcess(child, dataDir, m === undefined, kafka, admin);
       const deadline = Date.now() + (o.startTimeoutMs ?? 30_000);
       while (!(await healthOk(admin))) {
         if (Date.now() > deadline) throw new Error('broker health check did not pass in time');
@@ -102,7 +136,7 @@ export class BrokerProcess {
       return broker;
     } catch (err) {
       child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
+      cleanUp();
       throw err;
     }
   }
@@ -131,7 +165,15 @@ export class BrokerProcess {
     };
   }
 
-  /** SIGTERM, wait for exit (SIGKILL after timeoutMs), remove the data dir; the exit code. */
+  /** Every partition replica the broker's shards hold, as GET /v1/actors lists them. */
+  async replicas(): Promise<ReplicaState[]> {
+    const res = await fetch(`http://127.0.0.1:${this.adminPort}/v1/actors`, { signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) throw new Error(`GET /v1/actors: HTTP ${res.status}`);
+    const shards = (await res.json()) as { actors: ReplicaState[] }[];
+    return shards.flatMap((s) => s.actors);
+  }
+
+  /** SIGTERM, wait for exit (SIGKILL after timeoutMs), remove the data dir if it owns it; the exit code. */
   async stop(timeoutMs = 15_000): Promise<number | null> {
     let timer: NodeJS.Timeout | undefined;
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
@@ -146,7 +188,7 @@ export class BrokerProcess {
     ]);
     clearTimeout(timer);
     await this.exited;
-    rmSync(this.dataDir, { recursive: true, force: true });
+    if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
     return code;
   }
 }
