@@ -45,7 +45,11 @@ const ROUNDS = envCount('SLUICE_FAULT_ROUNDS', 1);
 /** How long a restarted or resumed broker may take to be back in every ISR before the round fails. */
 const CATCH_UP_LIMIT_MS = envCount('SLUICE_FAULT_CATCH_UP_MS', 20_000);
 const PARTITIONS = 6;
-const SESSION_TIMEOUT_MS = 3_000;
+/**
+ * A second above the broker default (3 s): the paused follower stays paused for this less 500 ms,
+ * which must leave room for the lag time, a leader tick and the ISR change to commit and show.
+ */
+const SESSION_TIMEOUT_MS = 4_000;
 /**
  * Short, so a follower paused for less than the session timeout (not fenced) still falls out of
  * the ISR through the leaders' lag check.
