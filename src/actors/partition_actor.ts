@@ -447,11 +447,15 @@ export class PartitionActor implements Expirable {
     const leader = this.leader;
     if (leader === null) return;
     const verdict = leader.acksAllOutcome(Number.MAX_SAFE_INTEGER);
-    for (const queue of [this.replicated, this.internal]) {
-      if (queue.size === 0) continue;
-      if (verdict !== 'waiting' && verdict !== ErrorCode.NONE) queue.failThrough(queue.lastSeq, verdict);
-      else queue.advance(this.log.highWatermark);
-    }
+    this.settleQueue(this.replicated, verdict);
+    this.settleQueue(this.internal, verdict);
+  }
+
+  /** Runs once per commit: no per-call allocation. */
+  private settleQueue<T>(queue: PendingAcks<T>, verdict: 'waiting' | ErrorCode): void {
+    if (queue.size === 0) return;
+    if (verdict !== 'waiting' && verdict !== ErrorCode.NONE) queue.failThrough(queue.lastSeq, verdict);
+    else queue.advance(this.log.highWatermark);
   }
 
   /** A commit of this log landed: the leader learns its new durable end; acks=0/1 produces it covers complete. */

@@ -38,9 +38,13 @@ export function roleOf(localId: number, record: PartitionRecord, minInsyncReplic
   return leader < 0 ? { kind: 'leaderless', topicId, leaderEpoch } : { kind: 'follower', topicId, leaderId: leader, leaderEpoch };
 }
 
-/** A role's identity for change detection: the same key means nothing to tell the shard. */
-function roleKey(role: PartitionRole): string {
-  return JSON.stringify(role);
+/**
+ * What a replica's role is made of, for change detection without building the role: the image
+ * bumps the partition epoch on every change of replicas, ISR or leader, and a handle never
+ * outlives its topic id, so the same key means nothing to tell the shard.
+ */
+function roleKey(record: PartitionRecord, minInsyncReplicas: number): string {
+  return `${record.partitionEpoch}/${record.leaderEpoch}/${record.leader}/${minInsyncReplicas}`;
 }
 
 interface Waiter {
@@ -151,13 +155,12 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
         const handle = this.shards.handleOf(t.name, p);
         const record = handle < 0 ? undefined : this.view.partition(t.name, p);
         if (record === undefined) continue;
-        const role = roleOf(this.view.localId, record, minIsr);
-        const key = roleKey(role);
+        const key = roleKey(record, minIsr);
         if (this.toldRoles.get(handle) === key) continue;
         const shard = this.shards.shardOf(handle);
         let list = byShard.get(shard);
         if (list === undefined) byShard.set(shard, (list = []));
-        list.push({ handle, role });
+        list.push({ handle, role: roleOf(this.view.localId, record, minIsr) });
         keys.push([handle, key]);
       }
     }
@@ -182,9 +185,9 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
       // Routable only once the actor knows whether it leads: a produce arriving first would be refused.
       const record = this.view.partition(t.name, partition);
       if (record !== undefined) {
-        const role = roleOf(this.view.localId, record, Number(effective(t.configs, 'min.insync.replicas', this.config)));
-        await this.controlOf(shard).setRoles([{ handle, role }]);
-        this.toldRoles.set(handle, roleKey(role));
+        const minIsr = Number(effective(t.configs, 'min.insync.replicas', this.config));
+        await this.controlOf(shard).setRoles([{ handle, role: roleOf(this.view.localId, record, minIsr) }]);
+        this.toldRoles.set(handle, roleKey(record, minIsr));
       }
     } catch (err) {
       this.shards.unreserve(shard);
