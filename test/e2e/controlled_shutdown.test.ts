@@ -48,6 +48,29 @@ async function leaders(id: number): Promise<number[]> {
   }
 }
 
+/** Polls `probe` every 100 ms until it returns a value, failing with `what` after `ms` (the machine may be busy). */
+async function pollUntil<T>(probe: () => Promise<T | undefined>, ms: number, what: () => string): Promise<T> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    assert.ok(performance.now() < deadline, what());
+    await sleep(100);
+  }
+}
+
+/**
+ * Leaders as broker `id` reports them once it reports one for every partition: a broker can
+ * answer for a new topic before the leaders elected with it reach its image.
+ */
+async function everyPartitionLed(id: number): Promise<number[]> {
+  let last: number[] = [];
+  return pollUntil(async () => {
+    last = await leaders(id);
+    return last.every((leader) => leader > 0) ? last : undefined;
+  }, 10_000, () => `broker ${id} still reports partitions without a leader: ${last}`);
+}
+
 async function activeController(): Promise<number> {
   const asked = brokers.find((b) => b.running)!;
   const res = await fetch(`http://127.0.0.1:${asked.adminPort}/v1/quorum`, { signal: AbortSignal.timeout(5000) });
@@ -143,14 +166,13 @@ class PartitionProducer {
 /** SIGTERMs broker `victim` under acks=1 load and checks leadership and what the clients saw. */
 async function stopUnderLoad(victim: number): Promise<void> {
   const survivor = [1, 2, 3].find((id) => id !== victim)!;
-  const before = await leaders(survivor);
+  const before = await everyPartitionLed(survivor);
   const led = before.flatMap((leader, p) => (leader === victim ? [p] : []));
   assert.ok(led.length > 0, `broker ${victim} leads no partition: ${before}`);
   const pool = new Pool();
   const producers = before.map((leader, p) => new PartitionProducer(p, leader, pool));
   try {
-    await sleep(1000);
-    assert.ok(producers.every((p) => p.acked > 0), 'every partition takes produces before the stop');
+    await pollUntil(async () => (producers.every((p) => p.acked >= 10) ? true : undefined), 15_000, () => `every partition takes produces before the stop: ${producers.map((p) => p.acked)}`);
     const started = performance.now();
     const status = await brokers[victim - 1]!.stop();
     const stopMs = performance.now() - started;

@@ -44,7 +44,14 @@ process.once('exit', () => {
 });
 
 /** A port that was free a moment ago (bound to 0 and released). */
-export function freePort(): Promise<number> {
+/**
+ * Ports this process handed out lately. The kernel may give a just-closed port 0 listener's port
+ * out again at once, so two brokers of one cluster could otherwise be handed the same port.
+ */
+const handedOut = new Set<number>();
+const MAX_REMEMBERED_PORTS = 4096;
+
+function ephemeralPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
@@ -54,6 +61,18 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** A loopback port free right now and not handed out by this process before (bounded memory). */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await ephemeralPort();
+    if (!handedOut.has(port) || attempt >= 20) {
+      if (handedOut.size >= MAX_REMEMBERED_PORTS) handedOut.clear();
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -4,7 +4,10 @@
 // and that this broker leads the partition: if not, NOT_LEADER_OR_FOLLOWER carries the leader
 // the cluster view knows (KIP-951: currentLeader, and the leader's endpoint from v10). The view's
 // leader epoch travels with each batch: the partition stamps it into the batch as Kafka's leader
-// does. Produce has no current_leader_epoch field, so clients are not fenced here.
+// does. Produce has no current_leader_epoch field, so clients are not fenced here. A partition
+// whose leadership moved while its batch was on the way is refused by its actor; its answer then
+// takes the hint from the view as it is by then, as Kafka's answers read the metadata cache when
+// they are made.
 import type { ProduceItem, PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { isInternalTopic, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
@@ -43,6 +46,12 @@ function partitionOut(index: number, errorCode: number, baseOffset = -1, logAppe
   return { index, errorCode, baseOffset, logAppendTimeMs, logStartOffset, recordErrors: [], errorMessage: null, currentLeader };
 }
 
+/** The KIP-951 hint naming the leader the view knows; a known leader joins `leaders` for its endpoint. */
+function leaderHint(lead: { readonly leaderId: number; readonly leaderEpoch: number }, leaders: Set<number>): LeaderIdAndEpoch {
+  if (lead.leaderId >= 0) leaders.add(lead.leaderId);
+  return { leaderId: lead.leaderId, leaderEpoch: lead.leaderEpoch };
+}
+
 /**
  * The record count a batch header claims, for the messages-in metric. The bytes are the client's
  * and unvalidated here (the shard checks the batch): anything that is not a magic-2 header with a
@@ -73,8 +82,7 @@ export const produceHandler = handler({
         else if (isInternalTopic(t.name)) code = ErrorCode.INVALID_TOPIC_EXCEPTION; // only the coordinator writes it
         else if (lead.kind === 'notLeader') {
           code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
-          hint = { leaderId: lead.leaderId, leaderEpoch: lead.leaderEpoch };
-          if (lead.leaderId >= 0) leaders.add(lead.leaderId);
+          hint = leaderHint(lead, leaders);
         } else if (p.records === null || p.records.length === 0) code = ErrorCode.INVALID_RECORD;
         else if (p.records.length > deps.limits.maxProduceBatchBytes) code = ErrorCode.MESSAGE_TOO_LARGE;
         else if (ctx.version < 7 && p.records.length >= BatchField.attributes + 2 && (p.records.readInt16BE(BatchField.attributes) & BatchAttr.compressionMask) === CompressionCodec.zstd) {
@@ -92,9 +100,6 @@ export const produceHandler = handler({
       });
       return { name: t.name, partitionResponses };
     });
-    const handover = leaders.size > 0 ? deps.handover() : null;
-    if (handover !== null) await handover;
-    const nodeEndpoints = leaderEndpoints(cluster, leaders);
     let records = 0;
     let bytes = 0;
     for (const it of items) {
@@ -106,14 +111,26 @@ export const produceHandler = handler({
     const outcomes = await deps.router.produce(items, req.timeoutMs, acks);
     if (acks === 0) {
       // No response exists to carry the error, so Kafka closes the connection; the client then
-      // refreshes metadata and learns what went wrong.
+      // refreshes metadata and learns what went wrong (after the handover, so from a view that
+      // shows the new leader everywhere).
       const code = firstError !== ErrorCode.NONE ? firstError : (outcomes.find((o) => o.errorCode !== 0)?.errorCode ?? ErrorCode.NONE);
-      return code === ErrorCode.NONE ? NO_RESPONSE : new CloseConnection('acks0-error', `acks=0 produce failed with ${errorName(code)}`);
+      if (code === ErrorCode.NONE) return NO_RESPONSE;
+      await deps.handover();
+      return new CloseConnection('acks0-error', `acks=0 produce failed with ${errorName(code)}`);
     }
     outcomes.forEach((o, i) => {
       const [ti, pi, partition] = where[i]!;
-      responses[ti]!.partitionResponses[pi] = partitionOut(partition, o.errorCode, o.baseOffset, o.logAppendTime, o.logStartOffset);
+      let hint = NO_LEADER_HINT;
+      if (o.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
+        const lead = leadershipOf(cluster, req.topicData[ti]!.name, partition);
+        if (lead.kind === 'notLeader') hint = leaderHint(lead, leaders);
+      }
+      responses[ti]!.partitionResponses[pi] = partitionOut(partition, o.errorCode, o.baseOffset, o.logAppendTime, o.logStartOffset, hint);
     });
-    return { responses, throttleTimeMs: 0, nodeEndpoints };
+    // A client sent to another leader before this broker's handover is granted could reach one
+    // that has not applied its leadership yet, and be refused a second time.
+    const handover = leaders.size > 0 ? deps.handover() : null;
+    if (handover !== null) await handover;
+    return { responses, throttleTimeMs: 0, nodeEndpoints: leaderEndpoints(cluster, leaders) };
   },
 });

@@ -3,7 +3,8 @@
 // the batch, so client bytes must never make it throw (a negative count used to reject the
 // handler with prom-client's "not possible to decrease a counter", closing the connection).
 // Leadership comes from the cluster view: a partition another broker leads is refused with
-// NOT_LEADER_OR_FOLLOWER and a KIP-951 hint naming that leader and its endpoint.
+// NOT_LEADER_OR_FOLLOWER and a KIP-951 hint naming that leader and its endpoint, also when the
+// leadership moved while the batch was on its way to the partition (the actor refuses it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProduceItem, ProduceOutcome } from '../../../../src/actors/partition_router.js';
@@ -99,6 +100,38 @@ test('while the broker hands its leaderships over, a moved partition is answered
   const p = answered(await pending).responses?.[0]?.partitionResponses?.[0];
   assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   assert.deepEqual(p?.currentLeader, { leaderId: 2, leaderEpoch: 5 });
+});
+
+test('a batch its partition refused because the leadership moved meanwhile gets the new leader as hint, after the handover', async () => {
+  const led = clusterView({ localId: 1, brokers: [endpoint(1), endpoint(2)], topics: [{ name: 't', partitions: 1, byPartition: { 0: { leader: 1, leaderEpoch: 4 } } }] });
+  const moved = clusterView({ localId: 1, brokers: [endpoint(1), endpoint(2)], topics: [{ name: 't', partitions: 1, byPartition: { 0: { leader: 2, leaderEpoch: 5 } } }] });
+  let view = led;
+  // The view the handler reads is whichever image main holds when it reads it.
+  const cluster = new Proxy(led, { get: (_target, key: keyof ClusterView) => Reflect.get(view, key) });
+  let letGo: () => void = () => undefined;
+  const handover = new Promise<void>((resolve) => (letGo = resolve));
+  const d: ProduceDeps = {
+    ...deps(new BrokerMetrics(), [], cluster, handover),
+    router: {
+      produce: (items: readonly ProduceItem[]): Promise<ProduceOutcome[]> => {
+        view = moved; // the move is applied while the batch is on the ring
+        return Promise.resolve(items.map(() => ({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, logAppendTime: -1, logStartOffset: 0 })));
+      },
+    },
+  };
+  let answeredYet = false;
+  const pending = Promise.resolve(produceHandler.handle(requestContext(0, 10), request(batch(2, 1)), d)).then((r) => {
+    answeredYet = true;
+    return r;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(answeredYet, false, 'held until the handover settled');
+  letGo();
+  const res = answered(await pending);
+  const p = res.responses?.[0]?.partitionResponses?.[0];
+  assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  assert.deepEqual(p?.currentLeader, { leaderId: 2, leaderEpoch: 5 });
+  assert.deepEqual(res.nodeEndpoints, [{ nodeId: 2, host: 'broker-2.test', port: 9002, rack: null }]);
 });
 
 test('partitions this broker leads carry no leader hint; unknown partitions are UNKNOWN_TOPIC_OR_PARTITION', async () => {
