@@ -20,12 +20,16 @@ export function threeBrokers(opts: ThreeBrokerOptions): BrokerProcess[] {
   before(async () => {
     const controllerPorts = [await freePort(), await freePort(), await freePort()];
     const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
-    brokers.push(...await Promise.all([1, 2, 3].map((id) => BrokerProcess.start({
+    const starts = await Promise.allSettled([1, 2, 3].map((id) => BrokerProcess.start({
       shards: 1,
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
       args: ['--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(opts.sessionMs), '--broker-heartbeat-interval-ms', String(opts.heartbeatMs)],
       startTimeoutMs: 60_000,
-    }))));
+    })));
+    // Those that did start are kept for `after` to dispose of, or they would outlive the test file.
+    for (const s of starts) if (s.status === 'fulfilled') brokers.push(s.value);
+    const failed = starts.find((s) => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     await opts.started?.(brokers);
   });
   afterEach((t) => {
