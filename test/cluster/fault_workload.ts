@@ -16,7 +16,8 @@ import { decodeRecordBatches } from '../../src/protocol/records.js';
 import { sleep } from '../helpers/broker_process.js';
 import { LATEST, listOffset, metadata, scanPartition } from '../helpers/read_back.js';
 import { queueValue } from '../helpers/queue_checker.js';
-import type { QueueAck, QueueHistory, QueueRead, ReplicaLogs } from '../helpers/queue_checker.js';
+import type { QueueAck, QueueHistory, QueueRead, RecordOrigin, ReplicaLogs } from '../helpers/queue_checker.js';
+import type { DecodedBatch } from '../../src/protocol/records.js';
 import type { KafkaAdmin } from '../../src/client/admin.js';
 import type { KafkaConnection } from '../../src/client/connection.js';
 import type { MetadataResponsePartition } from '../../src/protocol/apis/metadata.js';
@@ -188,7 +189,7 @@ export async function readAfterHeal(c: FaultCluster, topic: string, timeoutMs = 
     const conn = await c.connect(p.leaderId, 5_000);
     try {
       const highWatermark = (await listOffset(conn, topic, p.partitionIndex, LATEST)).offset;
-      await scanPartition(conn, topic, p.partitionIndex, (r) => final.push({ partition: p.partitionIndex, offset: r.offset, value: r.value?.toString() ?? '' }), { untilOffset: highWatermark, timeoutMs });
+      await scanPartition(conn, topic, p.partitionIndex, (r, batch) => final.push({ partition: p.partitionIndex, offset: r.offset, value: r.value?.toString() ?? '', batch: recordOrigin(batch, r.offset) }), { untilOffset: highWatermark, timeoutMs });
       replicas.push({ partition: p.partitionIndex, highWatermark, logs: new Map(p.replicaNodes.map((b) => [b, replicaLog(c, b, topic, p.partitionIndex)])) });
     } finally {
       await conn.close();
@@ -208,8 +209,14 @@ export function replicaLog(c: FaultCluster, broker: number, topic: string, parti
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.log')).sort()) {
     for (const batch of decodeRecordBatches(readFileSync(join(dir, file)))) {
       if (batch.control) continue;
-      for (const r of batch.records) out.push({ partition, offset: r.offset, value: r.value?.toString() ?? '' });
+      for (const r of batch.records) out.push({ partition, offset: r.offset, value: r.value?.toString() ?? '', batch: recordOrigin(batch, r.offset) });
     }
   }
   return out;
+}
+
+/** The producer id, epoch and sequence of the record at `offset` of `batch`, and the batch's leader epoch. */
+function recordOrigin(batch: DecodedBatch, offset: number): RecordOrigin {
+  const sequence = batch.baseSequence < 0 ? -1 : batch.baseSequence + (offset - batch.baseOffset);
+  return { producerId: batch.producerId, producerEpoch: batch.producerEpoch, sequence, leaderEpoch: batch.partitionLeaderEpoch };
 }

@@ -7,7 +7,9 @@
 // - misplaced: acknowledged at a (partition, offset) that holds something else in the final read,
 //   while the value sits elsewhere (a re-append the acknowledgement does not describe);
 // - duplicated: one value at two offsets of the final read (0 with idempotence);
-// - reordered: per producer per partition, a record after one of that producer with a higher seq;
+// - reordered: per producer per partition, a record after one of that producer with a higher seq,
+//   each described by partition, producer, both values with their offsets and, where the read
+//   knows the batches, the idempotent producer id/epoch, record sequence and leader epoch of each;
 // - unexpected: read (by the group or finally) but never attempted by any producer;
 // - vanished: read by the group at an offset the final read shows empty or holding another value
 //   (a consumer saw data past the high watermark that was later truncated);
@@ -28,6 +30,18 @@ export interface QueueRead {
   readonly partition: number;
   readonly offset: number;
   readonly value: string;
+  /** Where the read saw its batch: who wrote it, under which leader, at which record sequence. */
+  readonly batch?: RecordOrigin;
+}
+
+/** A record's place in its idempotent producer's stream, from its batch header. */
+export interface RecordOrigin {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  /** The batch's base sequence plus the record's offset delta (-1 for a non-idempotent batch). */
+  readonly sequence: number;
+  /** The batch's partitionLeaderEpoch: the leader epoch it was appended in. */
+  readonly leaderEpoch: number;
 }
 
 /** One partition's replicas after heal: the leader's high watermark and each replica's records. */
@@ -57,7 +71,8 @@ export interface QueueReport {
   readonly lost: readonly string[];
   readonly misplaced: number;
   readonly duplicated: number;
-  readonly reordered: number;
+  /** One line per record of a producer found after a later one of the same producer in its partition. */
+  readonly reordered: readonly string[];
   readonly unexpected: number;
   readonly vanished: number;
   /** One line per (partition, replica) that disagrees with the leader's records. */
@@ -123,18 +138,21 @@ export function checkQueue(h: QueueHistory): QueueReport {
     lost: lost.sort(),
     misplaced,
     duplicated,
-    reordered: countReordered(h.final),
+    reordered: findReordered(h.final),
     unexpected,
     vanished,
     replicaMismatches: h.replicas.flatMap((p) => replicaMismatches(p, h.final.filter((r) => r.partition === p.partition && r.offset < p.highWatermark))),
   };
 }
 
-/** Per (partition, producer): records whose seq is below a seq that producer had earlier in that partition. */
-function countReordered(final: readonly QueueRead[]): number {
-  const highest = new Map<string, number>();
+/**
+ * Per (partition, producer): records whose seq is below a seq that producer had earlier in that
+ * partition, each named with the earlier record holding the highest seq so far.
+ */
+function findReordered(final: readonly QueueRead[]): string[] {
+  const highest = new Map<string, { seq: number; read: QueueRead }>();
   const seen = new Set<string>();
-  let reordered = 0;
+  const out: string[] = [];
   for (const r of final) {
     const v = parseQueueValue(r.value);
     // A second copy is a duplicate, counted once as such and not again as out of order.
@@ -142,10 +160,15 @@ function countReordered(final: readonly QueueRead[]): number {
     seen.add(r.value);
     const key = `${r.partition}/${v.producer}`;
     const top = highest.get(key);
-    if (top !== undefined && v.seq < top) reordered++;
-    else highest.set(key, v.seq);
+    if (top !== undefined && v.seq < top.seq) out.push(`partition ${r.partition} producer p${v.producer}: ${describeRead(r)} after ${describeRead(top.read)}`);
+    else highest.set(key, { seq: v.seq, read: r });
   }
-  return reordered;
+  return out;
+}
+
+function describeRead(r: QueueRead): string {
+  const b = r.batch;
+  return `${r.value}@${r.offset}${b === undefined ? '' : ` (pid ${b.producerId} epoch ${b.producerEpoch} seq ${b.sequence}, leader epoch ${b.leaderEpoch})`}`;
 }
 
 /**
@@ -167,10 +190,10 @@ function replicaMismatches(p: ReplicaLogs, reference: readonly QueueRead[]): str
   return out;
 }
 
-/** Counts on one line, with the first lost values and replica mismatches. */
+/** Counts on one line, with the first lost values, reorders and replica mismatches. */
 export function describeQueue(r: QueueReport): string {
   const head = (xs: readonly string[], n: number): string => xs.slice(0, n).join(', ') + (xs.length > n ? `, ... (${xs.length})` : '');
   return `attempted=${r.attempted} acked=${r.acked} finalRead=${r.finalRead} lost=${r.lost.length}${r.lost.length > 0 ? ` [${head(r.lost, 5)}]` : ''}`
-    + ` misplaced=${r.misplaced} duplicated=${r.duplicated} reordered=${r.reordered} unexpected=${r.unexpected} vanished=${r.vanished}`
+    + ` misplaced=${r.misplaced} duplicated=${r.duplicated} reordered=${r.reordered.length}${r.reordered.length > 0 ? ` [${head(r.reordered, 3)}]` : ''} unexpected=${r.unexpected} vanished=${r.vanished}`
     + ` replicaMismatches=${r.replicaMismatches.length}${r.replicaMismatches.length > 0 ? ` [${head(r.replicaMismatches, 3)}]` : ''}`;
 }

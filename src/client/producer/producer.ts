@@ -5,10 +5,15 @@
 // - send never blocks the thread: with metadata cached and buffer space free it appends
 //   synchronously; otherwise it waits (metadata lookup, buffer space) at most maxBlockMs, or
 //   rejects at once when onBufferFull is 'error'.
+// - Records of one topic are appended in the order of the send() calls, as Java's producer (whose
+//   send blocks its caller) keeps them: a send that cannot append at once (metadata missing, buffer
+//   full) becomes its topic's tail, and later sends of that topic append after it. Without this,
+//   a send backing off from a lost Metadata answer was overtaken by later sends that found the
+//   metadata meanwhile, and an idempotent producer gave them the earlier sequences.
 // - flush() waits for every batch that held a record when it was called (and for sends still
 //   waiting for metadata or space), so everything sent before is acknowledged or failed after.
 // - The sets of open batches and of waiting sends are bounded by bufferMemory and by the
-//   accumulator's waiter bound.
+//   accumulator's waiter bound; the topic tails by the topics with a waiting send.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -27,6 +32,13 @@ import { Sender } from './sender.js';
 
 type State = 'new' | 'connecting' | 'running' | 'closing' | 'closed';
 
+/** A record appended to the accumulator, and where. */
+interface Placed {
+  readonly topic: string;
+  readonly partition: number;
+  readonly appended: Appended;
+}
+
 export class Producer {
   private readonly cfg: ResolvedProducerOptions;
   private readonly cluster: Cluster;
@@ -38,6 +50,8 @@ export class Producer {
   private readonly openBatches = new Set<Promise<RecordMetadata>>();
   /** Sends waiting for metadata or buffer space (settled once appended). */
   private readonly waitingSends = new Set<Promise<unknown>>();
+  /** Per topic with a waiting send: settles once its last waiting send appended or failed. */
+  private readonly appendTails = new Map<string, Promise<void>>();
   private state: State = 'new';
 
   constructor(options: ProducerOptions) {
@@ -93,10 +107,23 @@ export class Producer {
     } catch (err) {
       return Promise.reject(err);
     }
-    const meta = this.cluster.cachedTopic(topic);
-    if (meta !== undefined) return this.append(meta, message.partition, record);
+    const deadline = Date.now() + this.cfg.maxBlockMs;
     const partition = message.partition;
-    return this.whileWaiting(this.topicMetadata(topic)).then((m) => this.append(m, partition, record));
+    const tail = this.appendTails.get(topic);
+    const meta = tail === undefined ? this.cluster.cachedTopic(topic) : undefined;
+    if (meta !== undefined) {
+      let placed: Placed | Promise<Placed>;
+      try {
+        placed = this.place(meta, partition, record, deadline);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (!(placed instanceof Promise)) return this.appended(placed);
+      return this.inTopicOrder(topic, placed).then((p) => this.appended(p));
+    }
+    // Behind the topic's waiting sends: metadata is looked at (and waited for) only once they appended.
+    const placed = (tail ?? Promise.resolve()).then(async () => this.place(this.cluster.cachedTopic(topic) ?? await this.topicMetadata(topic, deadline), partition, record, deadline));
+    return this.inTopicOrder(topic, placed).then((p) => this.appended(p));
   }
 
   /** send for each message; resolves when all are acknowledged, rejects with the first failure. */
@@ -126,7 +153,11 @@ export class Producer {
     this.state = 'closed';
   }
 
-  private append(meta: TopicMetadata, requested: number | undefined, record: ProducerRecord): Promise<RecordMetadata> {
+  /**
+   * Appends `record` to its partition's batch: at once, or once buffer space frees up (a promise;
+   * rejects past `deadline`). Throws for a partition the topic does not have or a record too large.
+   */
+  private place(meta: TopicMetadata, requested: number | undefined, record: ProducerRecord, deadline: number): Placed | Promise<Placed> {
     const count = meta.partitions.length;
     let partition: number;
     if (requested === undefined) {
@@ -134,19 +165,28 @@ export class Producer {
     } else if (Number.isInteger(requested) && requested >= 0 && requested < count) {
       partition = requested;
     } else {
-      return Promise.reject(new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${meta.name} has no partition ${requested} (it has ${count})`));
-    }
-    try {
-      const r = this.acc.append(meta.name, partition, record, Date.now());
-      if (r.status === 'appended') return this.appended(meta.name, partition, r);
-    } catch (err) {
-      return Promise.reject(err);
+      throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${meta.name} has no partition ${requested} (it has ${count})`);
     }
     const topic = meta.name;
-    return this.whileWaiting(this.appendWhenFree(topic, partition, record)).then((r) => this.appended(topic, partition, r));
+    const r = this.acc.append(topic, partition, record, Date.now());
+    if (r.status === 'appended') return { topic, partition, appended: r };
+    return this.appendWhenFree(topic, partition, record, deadline).then((appended) => ({ topic, partition, appended }));
   }
 
-  private appended(topic: string, partition: number, r: Appended): Promise<RecordMetadata> {
+  /**
+   * Makes `placed` (a send that could not append at once) its topic's tail: later sends of the
+   * topic append after it, whether it appends or fails. Tracked for flush until it settles.
+   */
+  private inTopicOrder(topic: string, placed: Promise<Placed>): Promise<Placed> {
+    const tail = placed.then(() => undefined, () => undefined);
+    this.appendTails.set(topic, tail);
+    void tail.then(() => {
+      if (this.appendTails.get(topic) === tail) this.appendTails.delete(topic);
+    });
+    return this.whileWaiting(placed);
+  }
+
+  private appended({ topic, partition, appended: r }: Placed): Promise<RecordMetadata> {
     if (r.newBatch) {
       const delivery = r.delivery;
       const forget = (): void => {
@@ -160,9 +200,9 @@ export class Producer {
     return r.delivery;
   }
 
-  /** Buffer full: wait for space (bounded by maxBlockMs) or fail at once, per onBufferFull. */
-  private async appendWhenFree(topic: string, partition: number, record: ProducerRecord): Promise<Appended> {
-    const signal = AbortSignal.timeout(this.cfg.maxBlockMs);
+  /** Buffer full: wait for space (until the send's maxBlockMs deadline) or fail at once, per onBufferFull. */
+  private async appendWhenFree(topic: string, partition: number, record: ProducerRecord, deadline: number): Promise<Appended> {
+    const signal = AbortSignal.timeout(Math.max(0, deadline - Date.now()));
     try {
       return await this.acc.appendOrWait(topic, partition, record, Date.now, signal);
     } catch (err) {
@@ -174,11 +214,10 @@ export class Producer {
   }
 
   /**
-   * Metadata for `topic`, retrying unreachable brokers until maxBlockMs. An unknown topic gets a
+   * Metadata for `topic`, retrying unreachable brokers until `deadline` (maxBlockMs after the send). An unknown topic gets a
    * second look: Cluster.topic can join a refresh already under way that did not ask for it.
    */
-  private async topicMetadata(topic: string): Promise<TopicMetadata> {
-    const deadline = Date.now() + this.cfg.maxBlockMs;
+  private async topicMetadata(topic: string, deadline: number): Promise<TopicMetadata> {
     let unknownOnce = false;
     for (let n = 0; ; n++) {
       try {

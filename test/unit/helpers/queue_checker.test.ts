@@ -73,7 +73,7 @@ test('an acknowledged record missing from the final read is lost', () => {
     const rest = h.final.filter((r) => r.partition === victim.partition && r.value !== victim.value);
     const r = checkQueue(agreed(h.acked, h.attempted, replacePartition(h.final, victim.partition, rest)));
     assert.deepEqual(r.lost, [victim.value], describeQueue(r));
-    assert.deepEqual([r.duplicated, r.reordered, r.unexpected, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
+    assert.deepEqual([r.duplicated, r.reordered.length, r.unexpected, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
   }));
 });
 
@@ -85,7 +85,7 @@ test('a record written twice is one duplicate, not a reorder', () => {
     const log = h.final.filter((r) => r.partition === copied.partition);
     const r = checkQueue(agreed(h.acked, h.attempted, replacePartition(h.final, copied.partition, [...log, copied])));
     assert.equal(r.duplicated, 1, describeQueue(r));
-    assert.deepEqual([r.lost.length, r.reordered, r.unexpected, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
+    assert.deepEqual([r.lost.length, r.reordered.length, r.unexpected, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
   }));
 });
 
@@ -100,7 +100,7 @@ test('two records of one producer swapped in a partition are reordered', () => {
     const j = log.findIndex((o, k) => k > i && o.value.split('-')[0] === first.value.split('-')[0]);
     const swapped = log.map((r, k) => (k === i ? (log[j] as QueueRead) : k === j ? first : r));
     const r = checkQueue(agreed(h.acked, h.attempted, replacePartition(h.final, first.partition, swapped)));
-    assert.ok(r.reordered >= 1, describeQueue(r));
+    assert.ok(r.reordered.length >= 1, describeQueue(r));
     assert.deepEqual([r.lost.length, r.duplicated, r.unexpected, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
   }));
 });
@@ -113,7 +113,7 @@ test('a value no producer attempted is unexpected', () => {
     const r = checkQueue(agreed(h.acked, h.attempted, replacePartition(h.final, p, [...log, { partition: p, offset: 0, value: foreign }])));
     // Read once by the consumers and once by the final read.
     assert.equal(r.unexpected, 2, describeQueue(r));
-    assert.deepEqual([r.lost.length, r.duplicated, r.reordered, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
+    assert.deepEqual([r.lost.length, r.duplicated, r.reordered.length, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
   }));
 });
 
@@ -158,4 +158,17 @@ test('records of a replica past the high watermark are not compared', () => {
   const logs = new Map(target.logs);
   logs.set(2, [...(logs.get(2) as QueueRead[]), { partition: 0, offset: 1, value: 'p0-1' }]);
   assert.equal(totalAnomalies(checkQueue({ ...history, replicas: [{ ...target, logs }] })), 0);
+});
+
+test('a reorder names the partition, the producer, both values with offsets and where the batches put them', () => {
+  const origin = (sequence: number, leaderEpoch: number): QueueRead['batch'] => ({ producerId: 7, producerEpoch: 0, sequence, leaderEpoch });
+  const final: QueueRead[] = [
+    { partition: 2, offset: 0, value: 'p1-0', batch: origin(0, 1) },
+    { partition: 2, offset: 1, value: 'p1-2', batch: origin(1, 2) },
+    { partition: 2, offset: 2, value: 'p0-0' },
+    { partition: 2, offset: 3, value: 'p1-1', batch: origin(2, 2) },
+  ];
+  const r = checkQueue(agreed([], [1, 3], final));
+  assert.deepEqual(r.reordered, ['partition 2 producer p1: p1-1@3 (pid 7 epoch 0 seq 2, leader epoch 2) after p1-2@1 (pid 7 epoch 0 seq 1, leader epoch 2)']);
+  assert.match(describeQueue(r), / reordered=1 \[partition 2 producer p1: p1-1@3 .*\] unexpected=0/);
 });
