@@ -198,8 +198,9 @@ export async function readAfterHeal(c: FaultCluster, topic: string, timeoutMs = 
 }
 
 /**
- * A replica's records read from `<data-dir>/<topic>-<partition>/*.log` in base-offset order (an
- * absent directory is an empty log; a batch still being written at the tail is left out).
+ * A replica's records read from `<data-dir>/<topic>-<partition>/*.log` in base-offset order, each
+ * with its batch's epoch, producer and sequence (an absent directory is an empty log; a batch still
+ * being written at the tail is left out).
  */
 export function replicaLog(c: FaultCluster, broker: number, topic: string, partition: number): QueueRead[] {
   const dir = join(c.dataDir(broker), `${topic}-${partition}`);
@@ -208,7 +209,11 @@ export function replicaLog(c: FaultCluster, broker: number, topic: string, parti
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.log')).sort()) {
     for (const batch of decodeRecordBatches(readFileSync(join(dir, file)))) {
       if (batch.control) continue;
-      for (const r of batch.records) out.push({ partition, offset: r.offset, value: r.value?.toString() ?? '' });
+      for (const r of batch.records) {
+        const sequence = batch.baseSequence < 0 ? -1 : batch.baseSequence + (r.offset - batch.baseOffset);
+        const origin = { leaderEpoch: batch.partitionLeaderEpoch, producerId: batch.producerId, sequence };
+        out.push({ partition, offset: r.offset, value: r.value?.toString() ?? '', origin });
+      }
     }
   }
   return out;
