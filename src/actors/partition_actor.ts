@@ -20,7 +20,7 @@ import type { AppendResult, LogConfig, PartitionLog, ReadResult } from '../log/p
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
 import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, batchCrcMatches, readBatchHeader, validateProducedBatch } from '../protocol/record_batch.js';
 import { ACKS_ALL } from '../coordinator/replication/min_isr.js';
-import { PartitionFollower, type FollowerAction, type FollowerLog, type FollowerSettings } from '../coordinator/replication/partition_follower.js';
+import { PartitionFollower, type FollowerAction, type FollowerSettings } from '../coordinator/replication/partition_follower.js';
 import { PartitionLeader, type LeaderAssignment, type LeaderOutput, type LocalLog, type ReplicationSettings } from '../coordinator/replication/partition_leader.js';
 import type {
   AlterPartitionItem, AlterPartitionResult, BrokerId, PartitionRole, ReplicaBrokerInfo, ReplicaFetchAnswer, ReplicaFetchPosition,
@@ -431,8 +431,15 @@ export class PartitionActor implements Expirable {
     this.internal.failThrough(this.internal.lastSeq, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   }
 
+  /** The log as the replication state machines see it (leader and follower alike). */
   private localLog(): LocalLog {
-    return { logStartOffset: this.log.logStartOffset, logEndOffset: this.log.logEndOffset, durableEndOffset: this.log.durableOffset };
+    const entries = this.log.epochEntries;
+    return {
+      logStartOffset: this.log.logStartOffset,
+      logEndOffset: this.log.logEndOffset,
+      durableEndOffset: this.log.durableOffset,
+      latestEpoch: entries.length === 0 ? -1 : entries[entries.length - 1]!.epoch,
+    };
   }
 
   /** A leader's output: the proposal goes out, the high watermark moves, waiting acks=all produces settle. */
@@ -507,7 +514,7 @@ export class PartitionActor implements Expirable {
       }
     }
     if (this.follower !== f) return;
-    f.onLocalLog(this.followerLog());
+    f.onLocalLog(this.localLog());
     this.log.updateHighWatermark(f.highWatermark);
   }
 
@@ -521,7 +528,7 @@ export class PartitionActor implements Expirable {
     }
     this.followerEpoch = this.localBrokerEpoch();
     const epochEnd = (epoch: number) => this.log.endOffsetForEpoch(epoch);
-    this.follower = new PartitionFollower(this.replicas.settings, this.replicas.localBrokerId, this.followerEpoch, { leaderId, leaderEpoch }, this.followerLog(), this.log.highWatermark, epochEnd);
+    this.follower = new PartitionFollower(this.replicas.settings, this.replicas.localBrokerId, this.followerEpoch, { leaderId, leaderEpoch }, this.localLog(), this.log.highWatermark, epochEnd);
     this.ports.followingChanged(this);
   }
 
@@ -533,16 +540,6 @@ export class PartitionActor implements Expirable {
 
   private localBrokerEpoch(): number {
     return this.replicas.brokers.get(this.replicas.localBrokerId)?.epoch ?? -1;
-  }
-
-  private followerLog(): FollowerLog {
-    const entries = this.log.epochEntries;
-    return {
-      logStartOffset: this.log.logStartOffset,
-      logEndOffset: this.log.logEndOffset,
-      durableEndOffset: this.log.durableOffset,
-      latestEpoch: entries.length === 0 ? -1 : entries[entries.length - 1]!.epoch,
-    };
   }
 
   /**
@@ -588,7 +585,7 @@ export class PartitionActor implements Expirable {
     } catch (err) {
       this.lastError = String(err);
     }
-    f.onTruncated(this.followerLog());
+    f.onTruncated(this.localLog());
   }
 
   // ---- the rest ----

@@ -199,8 +199,9 @@ export async function readAfterHeal(c: FaultCluster, topic: string, timeoutMs = 
 }
 
 /**
- * A replica's records read from `<data-dir>/<topic>-<partition>/*.log` in base-offset order (an
- * absent directory is an empty log; a batch still being written at the tail is left out).
+ * A replica's records read from `<data-dir>/<topic>-<partition>/*.log` in base-offset order, each
+ * with its batch's epoch, producer and sequence (an absent directory is an empty log; a batch still
+ * being written at the tail is left out).
  */
 export function replicaLog(c: FaultCluster, broker: number, topic: string, partition: number): QueueRead[] {
   const dir = join(c.dataDir(broker), `${topic}-${partition}`);

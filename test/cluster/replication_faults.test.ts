@@ -33,6 +33,7 @@ import { CLUSTER_UNAVAILABLE, ProcessCluster, percentile, retryUntil, waitSameMe
 import { NetnsCluster } from './netns_cluster.js';
 import { QueueWorkload, readAfterHeal, topicPartitions } from './fault_workload.js';
 import type { FaultCluster } from './fault_workload.js';
+import type { MetadataResponsePartition } from '../../src/protocol/apis/metadata.js';
 
 /** A positive integer from the environment; anything else stops the suite (0 rounds would pass vacuously). */
 function envCount(name: string, fallback: number): number {
@@ -119,22 +120,36 @@ async function createTopic(c: FaultCluster, topic: string): Promise<void> {
 }
 
 /**
- * Waits until every partition of `topic` has a leader and ISR = replicas, as a running, unpaused
- * broker's Metadata says; returns the ms it took, or null past `limitMs`.
+ * Waits until every running broker's Metadata shows every partition of `topic` led, with ISR =
+ * replicas, and all of them the same leader at the same leader epoch; returns the ms it took, or
+ * null past `limitMs`. One broker's word is not enough: a broker resumed after SIGSTOP serves the
+ * image it had before the pause (itself leading, every ISR full) until it has caught up with the
+ * metadata quorum, and a round that took that for healed read the replica logs while the deposed
+ * leader had not yet learnt of its deposition, let alone truncated its old-epoch tail.
  */
 async function waitInSync(c: FaultCluster, topic: string, limitMs = CATCH_UP_LIMIT_MS): Promise<number | null> {
   const started = performance.now();
   const deadline = started + limitMs;
   while (performance.now() < deadline) {
     const via = c.ids.filter((id) => c.running(id));
-    const parts = await topicPartitions(c, via[Math.floor(Math.random() * via.length)] as number, topic).catch(() => null);
-    const same = (a: readonly number[], b: readonly number[]): boolean => [...a].sort().join() === [...b].sort().join();
-    if (parts !== null && parts.length === PARTITIONS && parts.every((p) => p.leaderId >= 0 && same(p.isrNodes, p.replicaNodes))) {
-      return performance.now() - started;
-    }
+    const views = await Promise.all(via.map((id) => topicPartitions(c, id, topic).catch(() => null)));
+    if (agreeInSync(views)) return performance.now() - started;
     await sleep(100);
   }
   return null;
+}
+
+/** Every partition led, with ISR = replicas. */
+function inSync(parts: readonly MetadataResponsePartition[]): boolean {
+  const same = (a: readonly number[], b: readonly number[]): boolean => [...a].sort().join() === [...b].sort().join();
+  return parts.length === PARTITIONS && parts.every((p) => p.leaderId >= 0 && same(p.isrNodes, p.replicaNodes));
+}
+
+/** Each view (one per broker, null when it did not answer) in sync, with the same leader and leader epoch per partition. */
+function agreeInSync(views: readonly (readonly MetadataResponsePartition[] | null)[]): boolean {
+  const leadership = (parts: readonly MetadataResponsePartition[]): string => parts.map((p) => `${p.leaderId}@${p.leaderEpoch}`).join();
+  const first = views[0];
+  return first !== null && first !== undefined && views.every((parts) => parts !== null && inSync(parts) && leadership(parts) === leadership(first));
 }
 
 async function leaderOfFirstPartition(c: FaultCluster, topic: string): Promise<number> {
@@ -416,8 +431,10 @@ async function runRound(c: FaultCluster, fault: Fault, n: number, inject: (topic
   } finally {
     await workload.stop();
   }
-  // A broker that did not catch up within the limit gets the same time again to heal before the read.
-  if (catchUpMs.includes(null)) await waitInSync(c, topic);
+  // Healed again before the read: a broker that did not catch up within the limit gets the same
+  // time again, and one that fell out of an ISR since (two cores, a 1.5 s lag time) gets back in,
+  // so every replica log compared below the high watermark is an in-sync one.
+  await waitInSync(c, topic);
   const unavailableMs = unavailability(workload.ackTimes, faultAt, endAt);
   try {
     const { final, replicas } = await readAfterHeal(c, topic);

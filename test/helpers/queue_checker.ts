@@ -14,7 +14,10 @@
 // - vanished: read by the group at an offset the final read shows empty or holding another value
 //   (a consumer saw data past the high watermark that was later truncated);
 // - replica mismatches: a replica whose records below the high watermark differ from the final
-//   read through the leader (missing, extra or different records).
+//   read through the leader (missing, extra or different records); each is reported at the first
+//   offset where they part, with what every replica holds there (value, batch leader epoch,
+//   producer id and sequence) and where each replica's epochs start, which is what tells a tail
+//   left untruncated from a record appended in the wrong place.
 // Sends that were never acknowledged are indeterminate: present or absent, both are fine.
 // Pure; runs on the test's main thread; memory linear in the history.
 
@@ -104,6 +107,9 @@ export function totalAnomalies(r: QueueReport): number {
 
 const slot = (partition: number, offset: number): string => `${partition}@${offset}`;
 
+/** Epoch starts shown per replica in a mismatch line. */
+const MAX_EPOCHS_SHOWN = 8;
+
 export function checkQueue(h: QueueHistory): QueueReport {
   const wasSent = (value: string): boolean => {
     const v = parseQueueValue(value);
@@ -173,21 +179,59 @@ function describeRead(r: QueueRead): string {
 
 /**
  * Each replica's records below the high watermark against the final read through the leader
- * (`reference`, offset order): the same offsets 0..hw-1, each with the same value.
+ * (`reference`, offset order): the same offsets 0..hw-1, each with the same value. A replica that
+ * disagrees gets one line naming the first offset where it parts from the reference and what
+ * every replica and the reference hold there.
  */
 function replicaMismatches(p: ReplicaLogs, reference: readonly QueueRead[]): string[] {
+  const brokers = [...p.logs].sort((a, b) => a[0] - b[0]).map(([broker, log]) => ({ broker, below: log.filter((r) => r.offset < p.highWatermark) }));
   const out: string[] = [];
-  for (const [broker, log] of [...p.logs].sort((a, b) => a[0] - b[0])) {
-    const below = log.filter((r) => r.offset < p.highWatermark);
-    const differ = below.findIndex((r, i) => r.offset !== reference[i]?.offset || r.value !== reference[i]?.value);
-    if (differ >= 0) {
-      const mine = below[differ] as QueueRead;
-      const theirs = reference[differ];
-      out.push(`partition ${p.partition} broker ${broker}: record ${differ} is ${mine.value}@${mine.offset}, the leader's ${theirs === undefined ? 'log ends there' : `${theirs.value}@${theirs.offset}`}`);
-    }
-    else if (below.length !== reference.length) out.push(`partition ${p.partition} broker ${broker}: ${below.length} of ${reference.length} records below the high watermark ${p.highWatermark}`);
+  for (const { broker, below } of brokers) {
+    const offset = firstDifference(below, reference);
+    if (offset === null) continue;
+    const there = brokers.map((b) => `broker ${b.broker} ${describeAt(b.below, offset)}`).join(', ');
+    const epochs = brokers.map((b) => `broker ${b.broker} [${epochStarts(b.below)}] ends ${endOf(b.below)}`).join(', ');
+    out.push(`partition ${p.partition} broker ${broker}: parts from the leader's read at offset ${offset} (high watermark ${p.highWatermark}); there the leader's read has `
+      + `${reference.find((r) => r.offset === offset)?.value ?? 'nothing'}, ${there}; epochs (epoch@start offset): ${epochs}`);
   }
   return out;
+}
+
+/** The first offset where `log` and `reference` (both in offset order) hold different records, or null when they agree. */
+function firstDifference(log: readonly QueueRead[], reference: readonly QueueRead[]): number | null {
+  for (let i = 0; i < Math.max(log.length, reference.length); i++) {
+    const mine = log[i];
+    const theirs = reference[i];
+    if (mine?.offset === theirs?.offset && mine?.value === theirs?.value) continue;
+    return Math.min(mine?.offset ?? Infinity, theirs?.offset ?? Infinity);
+  }
+  return null;
+}
+
+/** The record of `log` at `offset` with its origin, or 'nothing'. */
+function describeAt(log: readonly QueueRead[], offset: number): string {
+  const r = log.find((x) => x.offset === offset);
+  if (r === undefined) return 'nothing';
+  const o = r.batch;
+  return o === undefined ? r.value : `${r.value} (epoch ${o.leaderEpoch}, producer ${o.producerId}, seq ${o.sequence})`;
+}
+
+/** Where each batch leader epoch starts in `log`, as `epoch@offset`; the last few when there are many. */
+function epochStarts(log: readonly QueueRead[]): string {
+  const starts: string[] = [];
+  let epoch: number | undefined;
+  for (const r of log) {
+    const e = r.batch?.leaderEpoch;
+    if (e === undefined || e === epoch) continue;
+    epoch = e;
+    starts.push(`${e}@${r.offset}`);
+  }
+  return (starts.length > MAX_EPOCHS_SHOWN ? ['...', ...starts.slice(-MAX_EPOCHS_SHOWN)] : starts).join(' ');
+}
+
+/** The offset after the last record of `log` (0 when empty). */
+function endOf(log: readonly QueueRead[]): number {
+  return (log[log.length - 1]?.offset ?? -1) + 1;
 }
 
 /** Counts on one line, with the first lost values, reorders and replica mismatches. */

@@ -34,7 +34,7 @@
 // - The high watermark is min(leader's high watermark, own log end; own durable end under
 //   flush-always); it only moves back when the log is truncated below it.
 import { ErrorCode } from '../../protocol/errors.js';
-import type { EpochEndLookup } from './partition_leader.js';
+import type { EpochEndLookup, LocalLog } from './partition_leader.js';
 import type { BrokerId, DivergingEpoch, ReplicaFetchAnswer, ReplicaFetchPosition } from './types.js';
 
 export interface FollowerSettings {
@@ -49,13 +49,8 @@ export interface LeaderRef {
   readonly leaderEpoch: number;
 }
 
-export interface FollowerLog {
-  readonly logStartOffset: number;
-  readonly logEndOffset: number;
-  readonly durableEndOffset: number;
-  /** The epoch of the log's last batch (its leader-epoch cache's latest), -1 when none. */
-  readonly latestEpoch: number;
-}
+/** The follower's own log: the same view of a log as the leader's. */
+export type FollowerLog = LocalLog;
 
 export type FollowerState =
   | { readonly kind: 'fetching' }

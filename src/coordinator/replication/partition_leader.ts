@@ -48,7 +48,11 @@
 //   offset is its fetch offset; under flush-always the follower fetches only from its durable end.
 //   A new leadership knows no follower's offset, so its high watermark waits for their fetches.
 // - A partition epoch or leader epoch older than the state's never overwrites it.
-import type { EpochEndOffset } from '../../log/leader_epoch_cache.js';
+// - Truncation on fetch (KIP-320): a fetch whose last fetched epoch ends earlier here than its
+//   fetch offset gets that epoch's end instead of records, from the leader-epoch cache, with the
+//   current epoch taken to start at the leadership's start as in Kafka (historyEnd), so a deposed
+//   leader's tail in an epoch no other replica had is cut before the new leader's first append.
+import { UNDEFINED_EPOCH, type EpochEndOffset } from '../../log/leader_epoch_cache.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { caughtUpAfterFetch } from './caught_up.js';
 import { acksAllOutcome, admitProduce, effectiveMinIsr } from './min_isr.js';
@@ -99,6 +103,8 @@ export interface LocalLog {
   readonly logStartOffset: number;
   readonly logEndOffset: number;
   readonly durableEndOffset: number;
+  /** The epoch of the log's last batch (its leader-epoch cache's latest), -1 when none. */
+  readonly latestEpoch: number;
 }
 
 /** The leader's leader-epoch cache: LeaderEpochCache.endOffsetFor. */
@@ -322,7 +328,7 @@ export class PartitionLeader {
       return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     }
     if (p.lastFetchedEpoch >= 0) {
-      const end = this.epochEnd(p.lastFetchedEpoch, this.log.logEndOffset);
+      const end = this.historyEnd(p.lastFetchedEpoch);
       if (end.epoch < p.lastFetchedEpoch || end.endOffset < p.fetchOffset) {
         return { errorCode: ErrorCode.NONE, logStartOffset, divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset } };
       }
@@ -336,6 +342,23 @@ export class PartitionLeader {
     progress.lastFetch = now;
     progress.fetchBrokerEpoch = p.replicaEpoch;
     return { errorCode: ErrorCode.NONE, logStartOffset, divergingEpoch: null };
+  }
+
+  /**
+   * Where `epoch` ends in this leader's history, as Kafka's leader answers it. Kafka's epoch cache
+   * holds the current epoch from the leadership's start (at epochStartOffset); this log's gains it
+   * only with the epoch's first batch. Until then, an epoch above every cached one and below the
+   * current ends where the leadership began, reported with the latest cached epoch (the follower
+   * cuts back to its own end of that one), and the current epoch ends at the log end. Left to the
+   * cache, both were unknown, answered as a diverging epoch of -1/-1, which on the wire means none:
+   * a deposed leader whose last epoch no other replica had was neither truncated nor counted until
+   * the new leader's first append, and stayed out of the ISR while the partition was idle.
+   */
+  private historyEnd(epoch: number): EpochEndOffset {
+    const cached = this.epochEnd(epoch, this.log.logEndOffset);
+    if (cached.epoch !== UNDEFINED_EPOCH || epoch > this.leaderEpoch) return cached;
+    if (epoch === this.leaderEpoch) return { epoch, endOffset: this.log.logEndOffset };
+    return { epoch: this.log.latestEpoch >= 0 ? this.log.latestEpoch : epoch, endOffset: this.epochStartOffset };
   }
 
   private snapshot(): { hw: number; belowMin: boolean } {

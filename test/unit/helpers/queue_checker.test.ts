@@ -145,7 +145,7 @@ test('a replica missing, adding or changing a record below the high watermark is
     logs.set(broker, changed);
     const r = checkQueue({ ...history, replicas: [{ ...target, logs }, ...history.replicas.slice(1)] });
     assert.equal(r.replicaMismatches.length, 1, describeQueue(r));
-    assert.match(r.replicaMismatches[0] as string, new RegExp(`broker ${broker}`));
+    assert.match(r.replicaMismatches[0] as string, new RegExp(`^partition ${target.partition} broker ${broker}:`));
     assert.equal(totalAnomalies(r), 1);
   }));
 });
@@ -171,4 +171,26 @@ test('a reorder names the partition, the producer, both values with offsets and 
   const r = checkQueue(agreed([], [1, 3], final));
   assert.deepEqual(r.reordered, ['partition 2 producer p1: p1-1@3 (pid 7 epoch 0 seq 2, leader epoch 2) after p1-2@1 (pid 7 epoch 0 seq 1, leader epoch 2)']);
   assert.match(describeQueue(r), / reordered=1 \[partition 2 producer p1: p1-1@3 .*\] unexpected=0/);
+});
+
+test('a mismatch names the offset where the logs part and what each replica holds there', () => {
+  const origin = (leaderEpoch: number, producerId: number, sequence: number): QueueRead['batch'] => ({ leaderEpoch, producerId, producerEpoch: 0, sequence });
+  const record = (offset: number, value: string, leaderEpoch: number, producerId: number, sequence: number): QueueRead =>
+    ({ partition: 0, offset, value, batch: origin(leaderEpoch, producerId, sequence) });
+  const leader = [record(0, 'p0-0', 1, 7, 0), record(1, 'p0-1', 1, 7, 1), record(2, 'p1-0', 2, 8, 0), record(3, 'p1-1', 2, 8, 1)];
+  // Broker 3 kept a record of epoch 1 at offset 2 that the new leader (epoch 2) replaced.
+  const stale = [...leader.slice(0, 2), record(2, 'p0-2', 1, 7, 2), { ...(leader[3] as QueueRead) }];
+  const final = leader.map(({ partition, offset, value }) => ({ partition, offset, value }));
+  const r = checkQueue({
+    acked: [], attempted: [3, 2], consumed: [], final,
+    replicas: [{ partition: 0, highWatermark: 4, logs: new Map([[1, leader], [2, leader], [3, stale]]) }],
+  });
+  assert.equal(r.replicaMismatches.length, 1, describeQueue(r));
+  const line = r.replicaMismatches[0] as string;
+  assert.match(line, /^partition 0 broker 3: parts from the leader's read at offset 2 \(high watermark 4\)/);
+  assert.match(line, /the leader's read has p1-0/);
+  assert.match(line, /broker 1 p1-0 \(epoch 2, producer 8, seq 0\)/);
+  assert.match(line, /broker 3 p0-2 \(epoch 1, producer 7, seq 2\)/);
+  assert.match(line, /broker 1 \[1@0 2@2\] ends 4/);
+  assert.match(line, /broker 3 \[1@0 2@3\] ends 4/);
 });

@@ -42,8 +42,9 @@ export function assignment(over: Partial<LeaderAssignment> = {}): LeaderAssignme
   };
 }
 
+/** The leader's log; its latest epoch is 5, as in leaderAt's cache. */
 export function localLog(logEndOffset: number, durableEndOffset = logEndOffset, logStartOffset = 0): LocalLog {
-  return { logStartOffset, logEndOffset, durableEndOffset };
+  return { logStartOffset, logEndOffset, durableEndOffset, latestEpoch: 5 };
 }
 
 /** A cache whose epochs start at the given offsets, e.g. [[0, 0], [3, 40]]. */
