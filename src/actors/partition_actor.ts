@@ -10,7 +10,8 @@
 // keeps a PartitionLeader (coordinator/replication): follower fetches feed it, it moves the high
 // watermark and proposes ISR changes. As follower it keeps a PartitionFollower and is a
 // FollowedPartition of the shard's replica fetcher for its leader: it appends the leader's batches
-// unchanged and truncates a diverged tail. The log's high watermark is moved only here.
+// unchanged, truncates a diverged tail, starts its log over where it lies outside the leader's, and
+// deletes what lies below the leader's log start. The log's high watermark is moved only here.
 // Acknowledgement: acks=0/1 produces complete once their records are in the log's files (durable
 // under flush=always); acks=all ones once the high watermark covers them, which the in-sync
 // replicas' fetch offsets bound, or fail with NOT_ENOUGH_REPLICAS(_AFTER_APPEND) below min ISR.
@@ -516,6 +517,17 @@ export class PartitionActor implements Expirable {
     if (this.follower !== f) return;
     f.onLocalLog(this.localLog());
     this.log.updateHighWatermark(f.highWatermark);
+    this.followLogStart(f);
+  }
+
+  /**
+   * The leader's log start (retention, DeleteRecords) moved past this replica's: the segments
+   * wholly below it go, so retention on the leader applies here too. Whole segments only, so this
+   * log may start a little below the leader's.
+   */
+  private followLogStart(f: PartitionFollower): void {
+    const target = f.logStartTarget;
+    if (target > this.log.logStartOffset && this.log.deleteSegmentsBefore(target) > 0) f.onLocalLog(this.localLog());
   }
 
   private follow(leaderId: BrokerId, leaderEpoch: number, now: number): void {
@@ -571,7 +583,7 @@ export class PartitionActor implements Expirable {
     return staged;
   }
 
-  /** Carries out a follower's truncation once the log has nothing staged, then lets it fetch again. */
+  /** Carries out a follower's truncation or reset once the log has nothing staged, then lets it fetch again. */
   private async truncateAsFollower(f: PartitionFollower, action: FollowerAction): Promise<void> {
     try {
       await this.ports.committer.commit(this.log);
@@ -581,7 +593,7 @@ export class PartitionActor implements Expirable {
     if (this.follower !== f) return;
     try {
       if (action.kind === 'truncate') this.log.truncateTo(action.offset);
-      else this.lastError = `the leader's log starts at ${action.offset}, past this replica's end ${this.log.logEndOffset}: a reset is not supported yet`;
+      else this.log.resetTo(action.offset);
     } catch (err) {
       this.lastError = String(err);
     }

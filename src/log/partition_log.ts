@@ -16,10 +16,12 @@
 // persisted as `leader-epoch-checkpoint`. truncateTo cuts the log back to a batch boundary for a
 // follower whose tail diverged; it refuses while appends are staged or in flight, and is
 // crash-safe: its target is persisted first and an interrupted truncation is finished on open.
+// resetTo empties the log and starts it again at any offset, for a follower whose log lies wholly
+// outside its leader's.
 // Invariants (asserted where they change): logStartOffset <= highWatermark <= durableOffset <=
-// logEndOffset; all three only grow except through truncateTo (and a failed commit's rollback,
-// which moves logEndOffset back to durableOffset); bytes below the durable offset never change
-// except by truncateTo; at most one commit is in flight.
+// logEndOffset; all three only grow except through truncateTo and resetTo (and a failed commit's
+// rollback, which moves logEndOffset back to durableOffset); bytes below the durable offset never
+// change except by truncateTo and resetTo; at most one commit is in flight.
 import { closeSync, fdatasyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -626,6 +628,50 @@ export class PartitionLog {
     }
     this.checkOffsets();
     return this.leo;
+  }
+
+  /**
+   * Empties the log and starts it again at `offset` (Kafka's truncateFullyAndStartAt): a follower
+   * whose log lies wholly outside the leader's (its end below the leader's log start, or a cut below
+   * its own log start) starts over there. Every segment, producer snapshot and epoch-cache entry
+   * goes; log start, end, durable offset and high watermark all become `offset`, which may be
+   * below the old log start. Throws like truncateTo: StorageError when the log is not open or the
+   * files could not be replaced (the log is then offline), a plain Error while appends are staged
+   * or in flight. Crash-safe: the new log start is checkpointed first, so a crash leaves a suffix
+   * of the old segments (a valid log, which the follower resets again) or none, in which case the
+   * next open starts an empty segment at the checkpointed start.
+   */
+  resetTo(offset: number): void {
+    if (this.state !== 'open' || this.offline) throw new StorageError(`log ${this.dir} is not open`);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `reset of ${this.dir} to ${offset}`);
+    if (this.inFlight || !this.pending.isEmpty) throw new Error(`log ${this.dir}: reset while appends are staged`);
+    try {
+      this.restartAt(offset);
+    } catch (err) {
+      this.offline = true;
+      throw StorageError.from(err, `reset ${this.dir} to ${offset}`);
+    }
+    this.checkOffsets();
+  }
+
+  private restartAt(offset: number): void {
+    this.cleanOpenState = null;
+    const rp = Math.min(this.checkpointedRecoveryPoint, offset);
+    writeCheckpoint(this.dir, { clean: false, logStartOffset: offset, recoveryPoint: rp }, true);
+    fsyncDirSync(this.dir);
+    this.checkpointedRecoveryPoint = rp;
+    for (const seg of this.segments.splice(0)) seg.delete();
+    for (const name of readdirSync(this.dir)) if (name.endsWith(SNAPSHOT_SUFFIX)) unlinkSync(join(this.dir, name));
+    this.epochs.clear();
+    writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), true);
+    this.segments.push(Segment.create(this.dir, offset, this.now()));
+    fsyncDirSync(this.dir);
+    this.leo = this.durable = this.hw = offset;
+    this.refreshHwBound();
+    this.hintSeg = null;
+    this.committedBytes = 0;
+    this.producers = rebuildProducers(this.dir, this.segments, this.config, this.now);
+    this.updateRecoveryPoint(true);
   }
 
   private cutTo(offset: number): void {

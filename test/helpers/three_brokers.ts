@@ -10,6 +10,8 @@ export interface ThreeBrokerOptions {
   readonly sessionMs: number;
   readonly heartbeatMs: number;
   readonly logLevel?: string;
+  /** More command-line arguments for node `id` (1-3). */
+  readonly argsOf?: (id: number) => readonly string[];
   /** Called once the three are up (e.g. to create the suite's topic). */
   readonly started?: (brokers: readonly BrokerProcess[]) => Promise<void>;
 }
@@ -23,7 +25,10 @@ export function threeBrokers(opts: ThreeBrokerOptions): BrokerProcess[] {
     const starts = await Promise.allSettled([1, 2, 3].map((id) => BrokerProcess.start({
       shards: 1,
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
-      args: ['--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(opts.sessionMs), '--broker-heartbeat-interval-ms', String(opts.heartbeatMs)],
+      args: [
+        '--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(opts.sessionMs), '--broker-heartbeat-interval-ms', String(opts.heartbeatMs),
+        ...(opts.argsOf?.(id) ?? []),
+      ],
       startTimeoutMs: 60_000,
     })));
     // Those that did start are kept for `after` to dispose of, or they would outlive the test file.

@@ -10,6 +10,8 @@
 //   onFetchAnswer(sent, answer, now)  the leader answered `sent`: a FollowerAction for the driver, or
 //                                 null (records, if any, are appended by the driver, which then
 //                                 reports the log through onLocalLog)
+//   logStartTarget                where the log start may advance to now (the leader's log start
+//                                 bounded by this replica's high watermark); the driver deletes below
 //   onTruncated(localLog)         the driver carried out a truncate or reset
 //   onLocalLog(localLog)          the own log moved (an append landed, became durable)
 //   onMetadata(leader, now)       the image names a leader for the partition (older epochs are ignored)
@@ -30,7 +32,18 @@
 //   An E below all of the follower's epochs ends where its first epoch starts (LeaderEpochCache),
 //   so the whole log goes.
 //   A truncation below the high watermark is flagged: only an unclean election explains it.
-// - OFFSET_OUT_OF_RANGE resets the log to start empty at the leader's log start.
+// - OFFSET_OUT_OF_RANGE (the fetch offset is outside the leader's log, KIP-101's fallback): below
+//   the leader's log start, the log starts over empty there (Kafka's truncateFullyAndStartAt; the
+//   follower fell behind retention or restarted with an old log); otherwise the fetch is past the
+//   leader's end (it lost records in an unclean election) and the log is cut to the leader's high
+//   watermark. Kafka asks the leader's log end with ListOffsets; a Fetch answer carries no log end,
+//   and the high watermark is the highest offset known to be below it, so the follower at most
+//   fetches again what lies between them. An answer without the leader's offsets backs off.
+// - A cut outside [log start, log end] is a reset: the log starts over empty at that offset, its
+//   epoch cache empty (Kafka's truncateTo falls back to truncateFullyAndStartAt the same way).
+// - Log start: every answer carries the leader's log start (retention, DeleteRecords); the log
+//   start may advance to it, bounded by the high watermark (Kafka's maybeIncrementLogStartOffset
+//   refuses past it), so retention on the leader applies on every replica.
 // - The high watermark is min(leader's high watermark, own log end; own durable end under
 //   flush-always); it only moves back when the log is truncated below it.
 import { ErrorCode } from '../../protocol/errors.js';
@@ -60,7 +73,7 @@ export type FollowerState =
 /** What the driver must do to the log before fetching again; it reports back with onTruncated. */
 export type FollowerAction =
   | { readonly kind: 'truncate'; readonly offset: number; readonly belowHighWatermark: boolean }
-  | { readonly kind: 'reset'; readonly offset: number };
+  | { readonly kind: 'reset'; readonly offset: number; readonly belowHighWatermark: boolean };
 
 export class PartitionFollower {
   private leader: LeaderRef;
@@ -68,6 +81,8 @@ export class PartitionFollower {
   private hw: number;
   /** The high watermark the current leader last sent, -1 before its first answer. */
   private leaderHw = -1;
+  /** The log start the current leader last sent with records, -1 before its first answer. */
+  private leaderLogStart = -1;
   private current: FollowerState = { kind: 'fetching' };
 
   constructor(
@@ -100,6 +115,11 @@ export class PartitionFollower {
     return this.leader.leaderEpoch;
   }
 
+  /** Where the log start may advance to: the leader's log start, at most the high watermark; -1 before any answer. */
+  get logStartTarget(): number {
+    return Math.min(this.leaderLogStart, this.hw);
+  }
+
   fetchPosition(now: number): ReplicaFetchPosition | null {
     if (this.current.kind === 'awaitingMetadata' && now >= this.current.retryAt) this.current = { kind: 'fetching' };
     if (this.current.kind !== 'fetching') return null;
@@ -117,20 +137,15 @@ export class PartitionFollower {
   onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, now: number): FollowerAction | null {
     const stale = this.current.kind !== 'fetching' || sent.currentLeaderEpoch !== this.leader.leaderEpoch || sent.fetchOffset !== this.log.logEndOffset;
     if (stale) return null;
-    if (answer.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
-      this.current = { kind: 'truncating' };
-      return { kind: 'reset', offset: Math.max(0, answer.logStartOffset) };
-    }
+    const outOfRange = answer.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE ? outOfRangeCut(sent.fetchOffset, answer) : null;
+    if (outOfRange !== null) return this.cutTo(outOfRange);
     if (answer.errorCode !== ErrorCode.NONE) {
       this.current = { kind: 'awaitingMetadata', retryAt: now + this.settings.fetchBackoffMs, errorCode: answer.errorCode };
       return null;
     }
-    if (answer.divergingEpoch !== null) {
-      const offset = this.truncationOffset(answer.divergingEpoch);
-      this.current = { kind: 'truncating' };
-      return { kind: 'truncate', offset, belowHighWatermark: offset < this.hw };
-    }
+    if (answer.divergingEpoch !== null) return this.cutTo(this.truncationOffset(answer.divergingEpoch));
     this.leaderHw = answer.highWatermark;
+    this.leaderLogStart = answer.logStartOffset;
     this.raiseHighWatermark();
     return null;
   }
@@ -150,8 +165,16 @@ export class PartitionFollower {
     if (leader.leaderEpoch < this.leader.leaderEpoch) return;
     const changed = leader.leaderEpoch > this.leader.leaderEpoch || leader.leaderId !== this.leader.leaderId;
     this.leader = leader;
-    if (changed) this.leaderHw = -1;
+    if (changed) this.leaderHw = this.leaderLogStart = -1;
     if (this.current.kind === 'awaitingMetadata' && (changed || now >= this.current.retryAt)) this.current = { kind: 'fetching' };
+  }
+
+  /** Truncates to `offset` within the log, or starts the log over there outside it. */
+  private cutTo(offset: number): FollowerAction {
+    this.current = { kind: 'truncating' };
+    const belowHighWatermark = offset < this.hw;
+    if (offset < this.log.logStartOffset || offset > this.log.logEndOffset) return { kind: 'reset', offset, belowHighWatermark };
+    return { kind: 'truncate', offset, belowHighWatermark };
   }
 
   private raiseHighWatermark(): void {
@@ -168,4 +191,15 @@ export class PartitionFollower {
     if (own.epoch >= 0) return Math.min(own.endOffset, end);
     return Math.min(diverging.endOffset, end);
   }
+}
+
+/**
+ * Where an OFFSET_OUT_OF_RANGE answer to a fetch at `fetchOffset` puts the log: the leader's log
+ * start when the fetch was below it, else the leader's high watermark (the fetch was past its end,
+ * so past that too); null when the answer does not say which (no offsets, or inconsistent ones).
+ */
+function outOfRangeCut(fetchOffset: number, answer: ReplicaFetchAnswer): number | null {
+  if (answer.logStartOffset < 0) return null;
+  if (fetchOffset < answer.logStartOffset) return answer.logStartOffset;
+  return answer.highWatermark >= answer.logStartOffset && answer.highWatermark < fetchOffset ? answer.highWatermark : null;
 }

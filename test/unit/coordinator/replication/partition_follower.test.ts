@@ -1,6 +1,8 @@
 // Scenario tests of the follower side of partition replication: fetch positions (durable only
 // under flush-always), the high watermark, truncation on a diverging epoch (each branch of the
-// rule), reset on OFFSET_OUT_OF_RANGE, backing off on refusals, stale answers and images.
+// rule), reset or truncation on OFFSET_OUT_OF_RANGE (below the leader's log start, past its end),
+// a cut below the log start as a reset, where the log start may advance to, backing off on
+// refusals, stale answers and images.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
@@ -24,6 +26,10 @@ function followerAt(log: FollowerLog, hw: number, flushAlways = false, epochs: r
 
 function records(highWatermark: number): ReplicaFetchAnswer {
   return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset: 0, divergingEpoch: null };
+}
+
+function outOfRange(highWatermark: number, logStartOffset: number): ReplicaFetchAnswer {
+  return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, highWatermark, logStartOffset, divergingEpoch: null };
 }
 
 function diverging(epoch: number, endOffset: number): ReplicaFetchAnswer {
@@ -93,13 +99,51 @@ describe('PartitionFollower: truncation', () => {
     assert.equal(f.highWatermark, 25);
   });
 
-  it('resets to the leader log start on OFFSET_OUT_OF_RANGE', () => {
+  it('behind the leader log start (OFFSET_OUT_OF_RANGE): starts over empty there', () => {
     const f = followerAt(followerLog(40), 10);
-    const answer = { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, highWatermark: 90, logStartOffset: 70, divergingEpoch: null };
-    assert.deepEqual(f.onFetchAnswer(f.fetchPosition(0)!, answer, 0), { kind: 'reset', offset: 70 });
+    assert.deepEqual(f.onFetchAnswer(f.fetchPosition(0)!, outOfRange(90, 70), 0), { kind: 'reset', offset: 70, belowHighWatermark: false });
+    assert.equal(f.fetchPosition(0), null, 'no fetch until the reset is done');
     f.onTruncated(followerLog(70, 70, -1, 70));
     assert.equal(f.highWatermark, 70);
     assert.deepEqual([f.fetchPosition(0)?.fetchOffset, f.fetchPosition(0)?.lastFetchedEpoch], [70, -1]);
+  });
+
+  it('past the leader log end (OFFSET_OUT_OF_RANGE): cuts to the leader high watermark, or starts over there below its own log start', () => {
+    const f = followerAt(followerLog(40), 10);
+    assert.deepEqual(f.onFetchAnswer(f.fetchPosition(0)!, outOfRange(25, 0), 0), { kind: 'truncate', offset: 25, belowHighWatermark: false });
+    const g = followerAt(followerLog(40, 40, -1, 35), 35, false, []);
+    assert.deepEqual(g.onFetchAnswer(g.fetchPosition(0)!, outOfRange(20, 5), 0), { kind: 'reset', offset: 20, belowHighWatermark: true });
+    g.onTruncated(followerLog(20, 20, -1, 20));
+    assert.deepEqual([g.highWatermark, g.fetchPosition(0)?.fetchOffset], [20, 20]);
+  });
+
+  it('an OFFSET_OUT_OF_RANGE without usable leader offsets backs off instead of cutting', () => {
+    for (const answer of [outOfRange(-1, -1), outOfRange(50, 0), outOfRange(-1, 5)]) {
+      const f = followerAt(followerLog(40), 10);
+      assert.equal(f.onFetchAnswer(f.fetchPosition(0)!, answer, 1000), null);
+      assert.equal(f.state.kind, 'awaitingMetadata');
+      assert.equal(f.fetchPosition(1000 + BACKOFF_MS)?.fetchOffset, 40);
+    }
+  });
+
+  it('a diverging epoch that ends below its log start: starts over empty there', () => {
+    const f = followerAt(followerLog(40, 40, 5, 30), 30, false, [[5, 30]]);
+    assert.deepEqual(f.onFetchAnswer(f.fetchPosition(0)!, diverging(4, 25), 0), { kind: 'reset', offset: 25, belowHighWatermark: true });
+  });
+});
+
+describe('PartitionFollower: log start', () => {
+  it('may advance to the leader log start, bounded by its high watermark; nothing before an answer or after a leader change', () => {
+    const f = followerAt(followerLog(40), 10);
+    assert.equal(f.logStartTarget, -1);
+    f.onFetchAnswer(f.fetchPosition(0)!, { ...records(60), logStartOffset: 30 }, 0);
+    assert.deepEqual([f.highWatermark, f.logStartTarget], [40, 30]);
+    f.onFetchAnswer(f.fetchPosition(0)!, { ...records(60), logStartOffset: 55 }, 0);
+    assert.equal(f.logStartTarget, 40, 'not past its own high watermark');
+    f.onMetadata({ leaderId: 2, leaderEpoch: 7 }, 1);
+    assert.equal(f.logStartTarget, -1, 'the new leader has not said yet');
+    f.onFetchAnswer(f.fetchPosition(1)!, { ...records(60), logStartOffset: 10, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }, 1);
+    assert.equal(f.logStartTarget, -1, 'a refusal carries no log start');
   });
 });
 
