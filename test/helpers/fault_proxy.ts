@@ -21,6 +21,8 @@ const FETCH_KEY = FetchApi.key;
 const REPLICA_STATE_VERSION = 15;
 
 export interface FaultProxyOptions {
+  /** The port to listen on; default 0 (a free one). */
+  readonly port?: number;
   readonly maxConnections?: number;
   /** Largest request or response frame read; a larger one closes its connection. */
   readonly maxFrameBytes?: number;
@@ -197,6 +199,8 @@ export class FaultProxy {
   slowness: SlowReplica | null = null;
   /** Answers held under a slowness so far (a row can check its fault really happened). */
   slowedAnswers = 0;
+  /** Client connections accepted so far. */
+  accepted = 0;
   private readonly connections = new Set<ProxiedConnection>();
 
   private constructor(
@@ -215,6 +219,7 @@ export class FaultProxy {
         down.destroy();
         return;
       }
+      proxy.accepted++;
       down.setNoDelay(true);
       const up = connect({ host: HOST, port: targetPort });
       up.setNoDelay(true);
@@ -222,7 +227,7 @@ export class FaultProxy {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, HOST, () => resolve());
+      server.listen(opts.port ?? 0, HOST, () => resolve());
     });
     const address = server.address();
     proxy = new FaultProxy(server, typeof address === 'object' && address !== null ? address.port : 0);
