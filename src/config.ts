@@ -34,6 +34,11 @@ export interface BrokerConfig {
   readonly kafkaAddr: string;
   readonly kafkaHost: string;
   readonly kafkaPort: number;
+  /**
+   * The HOST:PORT registered with the controller and given to clients and other brokers in
+   * Metadata (Kafka's advertised.listeners); '' advertises the Kafka listener itself.
+   */
+  readonly advertisedKafkaAddr: string;
   readonly adminAddr: string;
   readonly adminHost: string;
   readonly adminPort: number;
@@ -310,6 +315,23 @@ const controllerAddr: Option<string> = {
   parse: (raw) => (raw.trim() === '' ? '' : address('', '').parse(raw)),
 };
 
+/** Hosts that only a listener can bind: advertised, they would send a peer to itself or nowhere. */
+const UNROUTABLE_HOSTS = ['0.0.0.0', '::'];
+
+/** '' (unset) until derived at startup from the Kafka listener's bound port. */
+const advertisedKafkaAddr: Option<string> = {
+  help: 'HOST:PORT registered with the controller and returned in Metadata, where clients and other brokers connect (Kafka\'s advertised.listeners; e.g. a proxy or NAT address); unset: the Kafka listener\'s own address',
+  hint: 'HOST:PORT',
+  default: () => '',
+  parse(raw) {
+    if (raw.trim() === '') return '';
+    const { host, port } = splitHostPort(raw.trim());
+    if (port === 0) throw new InvalidValue('port must be in [1, 65535]: peers cannot connect to port 0');
+    if (UNROUTABLE_HOSTS.includes(host)) throw new InvalidValue(`host ${host} is a wildcard for binding, not an address peers can connect to`);
+    return joinHostPort(host, port);
+  },
+};
+
 const rack: Option<string | null> = {
   help: 'rack of this broker, for rack-aware replica placement (Kafka\'s broker.rack)',
   hint: 'RACK',
@@ -325,6 +347,7 @@ const rack: Option<string | null> = {
 const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   dataDir: text('directory holding partition logs and checkpoints', 'DIR', './sluice-data'),
   kafkaAddr: address('Kafka protocol listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9092'),
+  advertisedKafkaAddr,
   adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
   nodeId: int('this broker\'s node id', 0, 0, INT32_MAX),
   controllerVoters,
@@ -430,6 +453,14 @@ export function splitHostPort(raw: string): { host: string; port: number } {
   const port = Number(m[3]);
   if (port > 65535) throw new InvalidValue(`port ${port} is out of range [0, 65535]`);
   return { host: m[1] ?? m[2] ?? '', port };
+}
+
+/**
+ * The Kafka endpoint this broker registers and Metadata names: --advertised-kafka-addr, else the
+ * listener's host and `listenerPort` (the port it binds, fixed before registration when configured as 0).
+ */
+export function advertisedKafkaEndpoint(config: Pick<BrokerConfig, 'advertisedKafkaAddr' | 'kafkaHost'>, listenerPort: number): { host: string; port: number } {
+  return config.advertisedKafkaAddr === '' ? { host: config.kafkaHost, port: listenerPort } : splitHostPort(config.advertisedKafkaAddr);
 }
 
 /** Inverse of splitHostPort (brackets IPv6 hosts). */

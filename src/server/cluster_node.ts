@@ -22,7 +22,7 @@ import { ImageClusterView } from '../cluster/metadata/image_view.js';
 import { MetadataImage } from '../cluster/metadata/image.js';
 import { MetadataFollower } from '../cluster/metadata_follower.js';
 import type { DescriptorBudget } from '../common/descriptor_budget.js';
-import { MAX_CONTROLLER_VOTERS, type BrokerConfig, type ControllerVoter } from '../config.js';
+import { MAX_CONTROLLER_VOTERS, advertisedKafkaEndpoint, type BrokerConfig, type ControllerVoter } from '../config.js';
 import { validateTopicConfigs } from '../coordinator/topic_configs.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { startControllerListener } from '../net/controller_server.js';
@@ -178,7 +178,7 @@ export interface ClusterNode {
 
 export interface ClusterNodeServices {
   readonly clusterId: string;
-  /** The Kafka listener's port as registered (known before the listener opens). */
+  /** The Kafka listener's port (known before the listener opens); registered unless --advertised-kafka-addr names another endpoint. */
   readonly kafkaPort: number;
   readonly log: Logger;
   readonly metrics: BrokerMetrics;
@@ -250,8 +250,10 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
   if (sole) await carryLegacyMeta(quorum, metaDir, config.nodeId, log);
   const remote = new ControllerClient(voters, clusterId);
   const channel = new QuorumControllerChannel(config.nodeId, quorum, remote);
+  // The advertised endpoint is where clients and other brokers' replica fetchers connect.
+  const advertised = advertisedKafkaEndpoint(config, services.kafkaPort);
   const lifecycle = new BrokerLifecycle(
-    { brokerId: config.nodeId, endpoints: [{ name: CLIENT_LISTENER, host: config.kafkaHost, port: services.kafkaPort, securityProtocol: 0 }], rack: config.rack },
+    { brokerId: config.nodeId, endpoints: [{ name: CLIENT_LISTENER, host: advertised.host, port: advertised.port, securityProtocol: 0 }], rack: config.rack },
     channel,
     follower,
     { heartbeatIntervalMs: config.brokerHeartbeatIntervalMs, sessionTimeoutMs: config.brokerSessionTimeoutMs },

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { KafkaConnection } from '../../src/client/connection.js';
 import { KafkaAdmin } from '../../src/client/admin.js';
 import {
-  clusterDown, clusterUp, describeQuorum, loadCluster, nodeRunning, signalNode, startNodes, waitStopped,
+  clusterDown, clusterUp, describeQuorum, launchNode, loadCluster, nodeRunning, saveCluster, signalNode, startNodes, waitStopped,
 } from '../../src/cli/dev_cluster.js';
-import { CLUSTER_HOST, bootstrapList, nodeDataDir, nodeLogPath } from '../../src/cli/dev_cluster_file.js';
+import { CLUSTER_HOST, bootstrapList, nodeDataDir, nodeLogPath, withPid } from '../../src/cli/dev_cluster_file.js';
 import type { DevCluster, DevNode } from '../../src/cli/dev_cluster_file.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { CONFIG_FLAGS } from '../../src/config.js';
@@ -123,6 +123,18 @@ export class ProcessCluster implements TestCluster {
   async restart(...ids: number[]): Promise<void> {
     for (const id of ids) if (this.running(id)) throw new Error(`node ${id} is still running`);
     await startNodes(this.dir, this.cluster, ids, START_TIMEOUT_MS, quietIo);
+  }
+
+  /**
+   * Starts stopped node `id` again with `extraArgs` after the cluster's start flags, for this
+   * process only: cluster.json keeps its flags, so a later restart() drops them.
+   */
+  async restartWith(id: number, extraArgs: readonly string[]): Promise<void> {
+    if (this.running(id)) throw new Error(`node ${id} is still running`);
+    const cluster = this.cluster;
+    const launched = launchNode(this.dir, { ...cluster, startArgs: [...cluster.startArgs, ...extraArgs] }, this.node(id), START_TIMEOUT_MS);
+    saveCluster(this.dir, withPid(cluster, id, launched.pid));
+    await launched.ready;
   }
 
   /** Connection to a node's Kafka listener (the caller closes it). */

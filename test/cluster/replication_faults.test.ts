@@ -5,10 +5,13 @@
 // its partition; (b) SIGSTOP of a leader until the others have deposed it (past the broker session
 // timeout), then SIGCONT: acknowledgements from the deposed leader in its old epoch would show up
 // as lost; (c) a rolling restart, SIGTERM of each broker in turn; (e) SIGSTOP of a follower past
-// the replica lag time but short of the session timeout (a slow follower: this kernel has no netem
-// and a follower cannot be routed alone through a proxy, as every broker reaches a leader at its one
-// registered endpoint), which must leave the ISR while the others keep acks=all going, then
-// rejoin; (f) kill -9 of the active controller while topics are being created and an ISR shrink is
+// the replica lag time but short of the session timeout, which must leave the ISR while the others
+// keep acks=all going, then rejoin; (h) a slow follower through a fault-injecting proxy
+// (test/helpers/fault_proxy.ts): the leader of every partition is started with
+// --advertised-kafka-addr of a proxy in front of it, so clients and both followers reach it
+// through the proxy, which holds one follower's Fetch answers past the replica lag time: it must
+// leave the ISR, acks=all must go on with the other two, and once the answers flow again it must
+// catch up and rejoin; (f) kill -9 of the active controller while topics are being created and an ISR shrink is
 // pending, restarted: every topic exists exactly once, led, with full ISRs; (g) where root can
 // mount a tmpfs, a follower whose data dir fills up (ENOSPC) and is freed again; (d) where network
 // namespaces are available (root), a leader cut off from both other brokers until deposed, then healed. After each
@@ -29,10 +32,13 @@ import { ANOMALY_KINDS, anomalyCount, checkQueue, describeQueue, totalAnomalies 
 import type { AnomalyKind, QueueReport } from '../helpers/queue_checker.js';
 import { cleanupStale, netnsUnavailable } from '../helpers/netns.js';
 import { fillUntilFull, tinyTmpfs } from '../helpers/tmpfs.js';
-import { CLUSTER_UNAVAILABLE, ProcessCluster, percentile, retryUntil, waitSameMetadata } from './process_cluster.js';
+import { CLUSTER_UNAVAILABLE, ProcessCluster, percentile, retryUntil, waitSameMetadata, waitUntil } from './process_cluster.js';
 import { NetnsCluster } from './netns_cluster.js';
 import { QueueWorkload, readAfterHeal, topicPartitions } from './fault_workload.js';
-import type { FaultCluster } from './fault_workload.js';
+import type { AckTimes, FaultCluster } from './fault_workload.js';
+import { FaultProxy } from '../helpers/fault_proxy.js';
+import { CreateTopicsApi } from '../../src/protocol/apis/create_topics.js';
+import { metadata } from '../helpers/read_back.js';
 import type { MetadataResponsePartition } from '../../src/protocol/apis/metadata.js';
 
 /** A positive integer from the environment; anything else stops the suite (0 rounds would pass vacuously). */
@@ -70,7 +76,8 @@ const WORKLOAD = { producers: 3, consumers: 2, maxPerProducer: 6_000, sendEveryM
 type ProcessFault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart' | 'SIGSTOP follower' | 'controller killed';
 const ISOLATED = 'leader isolated (netns)';
 const DISK_FULL = 'follower disk full';
-type Fault = ProcessFault | typeof ISOLATED | typeof DISK_FULL;
+const SLOW = 'slow follower (proxy)';
+type Fault = ProcessFault | typeof ISOLATED | typeof DISK_FULL | typeof SLOW;
 
 interface Round {
   readonly fault: Fault;
@@ -95,15 +102,47 @@ after(async () => {
 });
 
 /**
- * RF 3, min.insync.replicas 2; a build that refuses the config gets the topic with its default
- * (noted in the table). Retried until created: TOPIC_ALREADY_EXISTS on a retry means an earlier
- * attempt was committed although its answer was lost (the controller died, say).
+ * Every partition on `replicas`, the first its preferred leader, min.insync.replicas 2 (our admin
+ * client takes no assignment, so this is CreateTopics itself).
  */
-async function createTopic(c: FaultCluster, topic: string): Promise<void> {
+async function createAssignedTopic(c: FaultCluster, via: number, topic: string, replicas: readonly number[]): Promise<void> {
+  const conn = await c.connect(via, 10_000);
+  try {
+    const res = await conn.request(CreateTopicsApi, {
+      topics: [{
+        name: topic, numPartitions: -1, replicationFactor: -1,
+        assignments: Array.from({ length: PARTITIONS }, (_, p) => ({ partitionIndex: p, brokerIds: [...replicas] })),
+        configs: [{ name: 'min.insync.replicas', value: '2' }],
+      }],
+      timeoutMs: 10_000,
+      validateOnly: false,
+    });
+    const t = res.topics[0];
+    if (t === undefined) throw new Error(`CreateTopics answered without ${topic}`);
+    if (t.errorCode !== ErrorCode.NONE) throw new KafkaError(t.errorCode as ErrorCode, `topic ${topic}: ${t.errorMessage ?? ''}`);
+  } finally {
+    await conn.close();
+  }
+}
+
+/**
+ * RF 3, min.insync.replicas 2, placed by the controller or, given `replicas`, on those brokers
+ * for every partition; a build that refuses the config gets the topic with its default (noted in
+ * the table). Retried until created: TOPIC_ALREADY_EXISTS on a retry means an earlier attempt was
+ * committed although its answer was lost (the controller died, say).
+ */
+async function createTopic(c: FaultCluster, topic: string, replicas?: readonly number[]): Promise<void> {
   let attempts = 0;
   await retryUntil(20_000, async () => {
-    const admin = await c.admin(c.ids.find((id) => c.running(id)) as number, 10_000);
+    const via = c.ids.find((id) => c.running(id)) as number;
     attempts++;
+    if (replicas !== undefined) {
+      await createAssignedTopic(c, via, topic, replicas).catch((err: unknown) => {
+        if (!(attempts > 1 && err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;
+      });
+      return;
+    }
+    const admin = await c.admin(via, 10_000);
     try {
       try {
         await admin.createTopics(topic, PARTITIONS, 3, { 'min.insync.replicas': '2' });
@@ -203,24 +242,47 @@ async function waitOutOfIsr(c: FaultCluster, topic: string, victim: number, limi
   return null;
 }
 
+/** A way to make a follower lag without fencing it, and to end that. */
+interface Slowdown {
+  readonly fault: Fault;
+  begin(): void;
+  end(): void;
+  /** How long it may take the follower to leave an ISR once slowed. */
+  readonly leaveWithinMs: number;
+  /** How long it stays slow once out: acks=all must be acknowledged meanwhile (0: lifted at once). */
+  readonly holdMs: number;
+}
+
 /**
- * A slow follower: `victim` paused past the replica lag time but short of the session timeout, so
- * only the leaders' lag check (not fencing) can take it out of the ISR, which it must do while the
- * other replicas keep acks=all going; then resumed, it must catch up and rejoin.
+ * A slow follower: `victim` slowed so that only the leaders' lag check (not fencing) can take it
+ * out of the ISR, which it must do while the other replicas keep acks=all going (`acks` gains
+ * acknowledgements while it is held out); then, no longer slowed, it must catch up and rejoin.
  */
-async function pauseFollower(c: ProcessCluster, topic: string, victim: number): Promise<(number | null)[]> {
-  // In every ISR when paused, so leaving one is the pause's doing, not a lag that came before it.
-  if ((await waitInSync(c, topic)) === null) throw new Error(`${topic} had no full ISR to pause broker ${victim} from`);
-  c.pause(victim);
+async function slowFollower(c: FaultCluster, topic: string, victim: number, slowdown: Slowdown, acks: AckTimes): Promise<(number | null)[]> {
+  // In every ISR when slowed, so leaving one is the slowdown's doing, not a lag that came before it.
+  if ((await waitInSync(c, topic)) === null) throw new Error(`${topic} had no full ISR to slow broker ${victim} from`);
+  slowdown.begin();
   let leftMs: number | null;
+  let ackedOut = 0;
   try {
-    leftMs = await waitOutOfIsr(c, topic, victim, SESSION_TIMEOUT_MS - 500);
+    leftMs = await waitOutOfIsr(c, topic, victim, slowdown.leaveWithinMs);
+    const leftAt = performance.now();
+    if (leftMs !== null && slowdown.holdMs > 0) {
+      await sleep(slowdown.holdMs);
+      ackedOut = acks.filter((t) => t > leftAt).length;
+    }
   } finally {
-    c.resume(victim);
+    slowdown.end();
   }
-  if (leftMs === null) throw new Error(`broker ${victim}, paused ${SESSION_TIMEOUT_MS - 500} ms, stayed in every ISR of ${topic}`);
-  process.stdout.write(`SIGSTOP follower: broker ${victim} left an ISR of ${topic} ${leftMs.toFixed(0)} ms after the pause\n`);
+  if (leftMs === null) throw new Error(`broker ${victim}, slowed for ${slowdown.leaveWithinMs} ms, stayed in every ISR of ${topic}`);
+  process.stdout.write(`${slowdown.fault}: broker ${victim} left an ISR of ${topic} ${leftMs.toFixed(0)} ms after it was slowed${slowdown.holdMs > 0 ? `; ${ackedOut} acks=all acknowledged in the ${slowdown.holdMs} ms it was held out` : ''}\n`);
+  if (slowdown.holdMs > 0 && ackedOut === 0) throw new Error(`no acks=all acknowledgement in the ${slowdown.holdMs} ms broker ${victim} was out of the ISR`);
   return [await waitInSync(c, topic)];
+}
+
+/** Paused past the replica lag time, resumed short of the session timeout (which would fence it). */
+function pauseOf(c: ProcessCluster, victim: number): Slowdown {
+  return { fault: 'SIGSTOP follower', begin: () => c.pause(victim), end: () => c.resume(victim), leaveWithinMs: SESSION_TIMEOUT_MS - 500, holdMs: 0 };
 }
 
 /** How many topics the controller-kill round creates around the kill, one after another. */
@@ -266,7 +328,7 @@ async function killControllerDuringChanges(c: ProcessCluster, topic: string): Pr
 }
 
 /** Injects a signal fault and heals it; resolves with the catch-up time of each broker it brought back. */
-async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic: string): Promise<(number | null)[]> {
+async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic: string, acks: AckTimes): Promise<(number | null)[]> {
   switch (fault) {
     case 'kill -9 leader': {
       const victim = await leaderOfFirstPartition(c, topic);
@@ -297,8 +359,10 @@ async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic:
       }
       return times;
     }
-    case 'SIGSTOP follower':
-      return pauseFollower(c, topic, await followerOfFirstPartition(c, topic));
+    case 'SIGSTOP follower': {
+      const victim = await followerOfFirstPartition(c, topic);
+      return slowFollower(c, topic, victim, pauseOf(c, victim), acks);
+    }
     case 'controller killed':
       return killControllerDuringChanges(c, topic);
   }
@@ -413,10 +477,13 @@ function unavailability(ackTimes: readonly number[], from: number, to: number): 
   return Math.max(longest, to - prev);
 }
 
-/** One round of `fault` (`inject` brings it about and heals it) on a fresh topic under the workload. */
-async function runRound(c: FaultCluster, fault: Fault, n: number, inject: (topic: string) => Promise<(number | null)[]>): Promise<Round> {
+/**
+ * One round of `fault` (`inject` brings it about and heals it, seeing the workload's
+ * acknowledgement times) on a fresh topic under the workload, placed on `replicas` when given.
+ */
+async function runRound(c: FaultCluster, fault: Fault, n: number, inject: (topic: string, acks: AckTimes) => Promise<(number | null)[]>, replicas?: readonly number[]): Promise<Round> {
   const topic = `faults-${fault.replace(/[^a-z0-9]+/gi, '-')}-${n}`;
-  await createTopic(c, topic);
+  await createTopic(c, topic, replicas);
   if ((await waitInSync(c, topic)) === null) throw new Error(`${topic} never had a leader and a full ISR on every partition`);
   const workload = await QueueWorkload.start(c.bootstrap, { topic, ...WORKLOAD });
   let catchUpMs: (number | null)[] = [];
@@ -425,7 +492,7 @@ async function runRound(c: FaultCluster, fault: Fault, n: number, inject: (topic
   try {
     await sleep(LOAD_AROUND_MS);
     faultAt = performance.now();
-    catchUpMs = await inject(topic);
+    catchUpMs = await inject(topic, workload.ackTimes);
     await sleep(LOAD_AROUND_MS);
     endAt = performance.now();
   } finally {
@@ -482,10 +549,73 @@ for (const fault of ['kill -9 leader', 'SIGSTOP leader', 'rolling restart', 'SIG
   test(`${fault} under acks=all load: nothing acknowledged lost, no duplicate or reorder, replicas agree (${ROUNDS} rounds)`,
     { skip: CLUSTER_UNAVAILABLE, timeout: 60_000 + ROUNDS * ROUND_BUDGET_MS }, async () => {
       const c = cluster as ProcessCluster;
-      for (let n = 0; n < ROUNDS; n++) rounds.push(await runRound(c, fault, n, (topic) => injectProcessFault(c, fault, topic)));
+      for (let n = 0; n < ROUNDS; n++) rounds.push(await runRound(c, fault, n, (topic, acks) => injectProcessFault(c, fault, topic, acks)));
       assertClean(fault);
     });
 }
+
+/** How long the proxy holds the slow follower's Fetch answers: past the replica lag time, so it cannot count as caught up. */
+const SLOW_FETCH_DELAY_MS = 2 * REPLICA_LAG_MS;
+/** How long the follower stays slow once out of the ISR, acks=all going on without it. */
+const SLOW_HOLD_MS = 2_000;
+
+/** Waits until every broker's Metadata names broker `id` at `address` (its advertised Kafka address). */
+async function waitAdvertised(c: ProcessCluster, id: number, address: string): Promise<void> {
+  const named = async (via: number): Promise<string> => {
+    const conn = await c.connect(via, 5_000);
+    try {
+      const b = (await metadata(conn, [])).brokers.find((x) => x.nodeId === id);
+      return b === undefined ? 'absent' : `${b.host}:${b.port}`;
+    } finally {
+      await conn.close();
+    }
+  };
+  let seen: string[] = [];
+  await waitUntil(`every broker's Metadata naming broker ${id} at ${address}`, async () => {
+    seen = await Promise.all(c.ids.map((via) => named(via).catch((err: unknown) => String(err))));
+    return seen.every((a) => a === address);
+  }, 20_000).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; brokers said ${seen.join(', ')}`);
+  });
+}
+
+test(`${SLOW} under acks=all load: it leaves the ISR, the other two keep acknowledging, it catches up and rejoins (${ROUNDS} rounds)`,
+  { skip: CLUSTER_UNAVAILABLE, timeout: 120_000 + ROUNDS * ROUND_BUDGET_MS }, async () => {
+    const c = cluster as ProcessCluster;
+    // The leader is restarted twice (behind the proxy and back): not the active controller, whose
+    // restarts would add elections to the row.
+    const controller = (await c.waitForLeader(c.ids)).leaderId;
+    const leader = c.ids.find((id) => id !== controller) as number;
+    const victim = c.ids.find((id) => id !== controller && id !== leader) as number;
+    const proxy = await FaultProxy.start(c.node(leader).kafkaPort);
+    const slowdown: Slowdown = {
+      fault: SLOW,
+      begin: () => proxy.slow({ replicaId: victim, delayMs: SLOW_FETCH_DELAY_MS }),
+      end: () => proxy.slow(null),
+      leaveWithinMs: CATCH_UP_LIMIT_MS,
+      holdMs: SLOW_HOLD_MS,
+    };
+    try {
+      await c.terminate(leader);
+      await c.restartWith(leader, ['--advertised-kafka-addr', proxy.address]);
+      await waitAdvertised(c, leader, proxy.address);
+      for (let n = 0; n < ROUNDS; n++) {
+        rounds.push(await runRound(c, SLOW, n, async (topic, acks) => {
+          const parts = await topicPartitions(c, controller, topic);
+          assert.ok(parts.every((p) => p.leaderId === leader), `broker ${leader}, behind the proxy, leads every partition of ${topic}`);
+          const heldBefore = proxy.slowedAnswers;
+          const catchUp = await slowFollower(c, topic, victim, slowdown, acks);
+          assert.ok(proxy.slowedAnswers > heldBefore, `the proxy held broker ${victim}'s fetch answers`);
+          return catchUp;
+        }, [leader, victim, controller]));
+      }
+    } finally {
+      if (c.running(leader)) await c.terminate(leader);
+      await c.restart(leader);
+      await proxy.close();
+    }
+    assertClean(SLOW);
+  });
 
 const DISK_SKIP = CLUSTER_UNAVAILABLE !== false ? CLUSTER_UNAVAILABLE : process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : false;
 test(`${DISK_FULL} (tmpfs, ENOSPC) under acks=all load: the others keep acknowledging, it rejoins once freed (${ROUNDS} rounds)`,

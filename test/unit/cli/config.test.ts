@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { ConfigError, CONFIG_FLAGS, describeConfig, resolveConfig } from '../../../src/config.js';
+import { ConfigError, CONFIG_FLAGS, advertisedKafkaEndpoint, describeConfig, resolveConfig } from '../../../src/config.js';
 
 function configFile(content: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
@@ -250,4 +250,36 @@ test('cluster mode: an explicit controller-addr binds elsewhere than the adverti
   const { config } = resolveConfig(['--node-id', '1', '--controller-voters', '1@10.0.0.1:9193', '--controller-addr', '0.0.0.0:9193', '--roles', 'controller'], {});
   assert.equal(config.controllerAddr, '0.0.0.0:9193');
   assert.deepEqual(config.roles, ['controller']);
+});
+
+test('advertised Kafka address: unset advertises the listener (its bound port), set replaces both host and port', () => {
+  const unset = resolveConfig(['--kafka-addr', '0.0.0.0:0'], {}).config;
+  assert.equal(unset.advertisedKafkaAddr, '');
+  assert.deepEqual(advertisedKafkaEndpoint(unset, 41234), { host: '0.0.0.0', port: 41234 });
+  const { config, sources } = resolveConfig(['--kafka-addr', '127.0.0.1:9092'], { SLUICE_ADVERTISED_KAFKA_ADDR: 'proxy.example:19092' });
+  assert.equal(config.advertisedKafkaAddr, 'proxy.example:19092');
+  assert.equal(sources.advertisedKafkaAddr, 'env');
+  assert.deepEqual(advertisedKafkaEndpoint(config, 9092), { host: 'proxy.example', port: 19092 });
+  assert.equal(config.kafkaPort, 9092, 'the listener still binds its own address');
+  const v6 = resolveConfig(['--advertised-kafka-addr', '[::1]:9093'], {}).config;
+  assert.deepEqual(advertisedKafkaEndpoint(v6, 9092), { host: '::1', port: 9093 });
+});
+
+test('advertised Kafka address: an empty host, a port outside 1..65535 or a wildcard host is refused with the key', () => {
+  const cases: [string, RegExp][] = [
+    [':9092', /HOST:PORT/],
+    ['host', /HOST:PORT/],
+    ['host:0', /\[1, 65535\]/],
+    ['host:65536', /out of range/],
+    ['host:-1', /HOST:PORT/],
+    ['0.0.0.0:9092', /wildcard/],
+    ['[::]:9092', /wildcard/],
+  ];
+  for (const [raw, message] of cases) {
+    const issues = issuesOf(() => resolveConfig(['--advertised-kafka-addr', raw], {}));
+    assert.equal(issues.length, 1, `${raw}: ${JSON.stringify(issues)}`);
+    assert.equal(issues[0]!.key, 'advertised-kafka-addr', raw);
+    assert.equal(issues[0]!.origin, '--advertised-kafka-addr', raw);
+    assert.match(issues[0]!.message, message, raw);
+  }
 });
