@@ -5,6 +5,7 @@
 
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { Readable } from 'node:stream';
 
 export interface ChildResult {
   code: number | null;
@@ -16,8 +17,8 @@ export interface ChildResult {
 
 export interface RunOptions {
   timeoutMs: number;
-  /** Bytes for stdin, or a path whose contents become stdin. */
-  input?: Buffer | { file: string };
+  /** Bytes for stdin, a path whose contents become stdin, or a stream piped in as it is written (a paced producer). */
+  input?: Buffer | { file: string } | Readable;
   /** Write stdout to this file instead of capturing it. */
   stdoutFile?: string;
   env?: Record<string, string>;
@@ -27,7 +28,8 @@ const MAX_CAPTURE = 64 << 20;
 
 export function run(cmd: string, args: readonly string[], opts: RunOptions): Promise<ChildResult> {
   const started = Date.now();
-  const stdinFd = opts.input !== undefined && !Buffer.isBuffer(opts.input) ? openSync(opts.input.file, 'r') : null;
+  const input = opts.input;
+  const stdinFd = input !== undefined && !Buffer.isBuffer(input) && !(input instanceof Readable) ? openSync(input.file, 'r') : null;
   const stdoutFd = opts.stdoutFile !== undefined ? openSync(opts.stdoutFile, 'w') : null;
   try {
     const child = spawn(cmd, args, {
@@ -59,7 +61,8 @@ export function run(cmd: string, args: readonly string[], opts: RunOptions): Pro
       });
       if (child.stdin !== null) {
         child.stdin.on('error', () => undefined);
-        child.stdin.end(Buffer.isBuffer(opts.input) ? opts.input : undefined);
+        if (input instanceof Readable) input.pipe(child.stdin);
+        else child.stdin.end(Buffer.isBuffer(input) ? input : undefined);
       }
     });
   } finally {

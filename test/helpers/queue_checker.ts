@@ -21,11 +21,15 @@
 // Sends that were never acknowledged are indeterminate: present or absent, both are fine.
 // Pure; runs on the test's main thread; memory linear in the history.
 
-/** A send its producer saw acknowledged. */
+/**
+ * A send its producer saw acknowledged. Partition and offset are null for a client whose
+ * acknowledgements do not say where the record landed (kcat reports only failures): such an ack is
+ * judged lost or not, never misplaced.
+ */
 export interface QueueAck {
   readonly value: string;
-  readonly partition: number;
-  readonly offset: number;
+  readonly partition: number | null;
+  readonly offset: number | null;
 }
 
 /** A record as read: by a group consumer, the final reader, or from a replica's segment files. */
@@ -130,7 +134,7 @@ export function checkQueue(h: QueueHistory): QueueReport {
   for (const a of h.acked) {
     const at = finalSlots.get(a.value);
     if (at === undefined) lost.push(a.value);
-    else if (at !== slot(a.partition, a.offset) && finalAt.get(slot(a.partition, a.offset)) !== a.value) misplaced++;
+    else if (a.partition !== null && a.offset !== null && at !== slot(a.partition, a.offset) && finalAt.get(slot(a.partition, a.offset)) !== a.value) misplaced++;
   }
   let vanished = 0;
   for (const r of h.consumed) {

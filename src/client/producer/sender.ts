@@ -62,6 +62,8 @@ export interface SenderConfig {
 interface Link {
   conn: KafkaConnection | null;
   connecting: boolean;
+  /** The last attempt to connect failed: the broker may be gone, and with it its leaderships. */
+  refused: boolean;
   inflight: number;
 }
 
@@ -148,10 +150,14 @@ export class Sender {
     }
     let link = this.links.get(node);
     if (link === undefined) {
-      link = { conn: null, connecting: false, inflight: 0 };
+      link = { conn: null, connecting: false, refused: false, inflight: 0 };
       this.links.set(node, link);
     }
     if (link.conn === null || !link.conn.isOpen) {
+      // A leader we cannot reach may have been replaced (killed, fenced): look again, as Java's
+      // client does on a disconnect. Without this, a producer idle while its leader died would
+      // redial the dead broker until its records expire, since no answer ever says NOT_LEADER.
+      if (link.refused) this.needMetadata.add(topic);
       this.connect(node, link);
       return -1;
     }
@@ -165,8 +171,10 @@ export class Sender {
     this.cluster.connection(node).then((conn) => {
       link.conn = conn;
       link.connecting = false;
+      link.refused = false;
       this.waker.wake();
     }, () => {
+      link.refused = true;
       // The cluster already backs off between attempts; this keeps a refused node from spinning the loop.
       setTimeout(() => {
         link.connecting = false;

@@ -24,11 +24,14 @@ const sendArb = fc.record({
 }) as fc.Arbitrary<Send>;
 const runArb = fc.array(sendArb, { minLength: 1, maxLength: 200 });
 
+/** An acknowledgement that says where its record landed, as our client's and kafkajs's do. */
+type LocatedAck = QueueAck & { readonly partition: number; readonly offset: number };
+
 /** Final logs, acks and attempts of a correct run of `sends` (each partition's log in send order). */
-function cleanHistory(sends: readonly Send[]): { acked: QueueAck[]; attempted: number[]; final: QueueRead[] } {
+function cleanHistory(sends: readonly Send[]): { acked: LocatedAck[]; attempted: number[]; final: QueueRead[] } {
   const attempted = [0, 0, 0, 0];
   const logs: QueueRead[][] = [[], [], [], []];
-  const acked: QueueAck[] = [];
+  const acked: LocatedAck[] = [];
   for (const s of sends) {
     const value = queueValue(s.producer, (attempted[s.producer] as number)++);
     if (s.fate === 'unanswered') continue;
@@ -69,11 +72,26 @@ test('an acknowledged record missing from the final read is lost', () => {
   fc.assert(fc.property(runArb, fc.nat(), (sends, pick) => {
     const h = cleanHistory(sends);
     fc.pre(h.acked.length > 0);
-    const victim = h.acked[pick % h.acked.length] as QueueAck;
+    const victim = h.acked[pick % h.acked.length] as LocatedAck;
     const rest = h.final.filter((r) => r.partition === victim.partition && r.value !== victim.value);
     const r = checkQueue(agreed(h.acked, h.attempted, replacePartition(h.final, victim.partition, rest)));
     assert.deepEqual(r.lost, [victim.value], describeQueue(r));
     assert.deepEqual([r.duplicated, r.reordered.length, r.unexpected, r.vanished, r.replicaMismatches.length], [0, 0, 0, 0, 0]);
+  }));
+});
+
+test('an acknowledgement without a location (kcat) is judged lost or present, never misplaced', () => {
+  fc.assert(fc.property(runArb, fc.nat(), (sends, pick) => {
+    const h = cleanHistory(sends);
+    fc.pre(h.acked.length > 0);
+    const unlocated: QueueAck[] = h.acked.map((a) => ({ value: a.value, partition: null, offset: null }));
+    const clean = checkQueue(agreed(unlocated, h.attempted, h.final));
+    assert.equal(totalAnomalies(clean), 0, describeQueue(clean));
+    const victim = h.acked[pick % h.acked.length] as LocatedAck;
+    const rest = h.final.filter((r) => r.partition === victim.partition && r.value !== victim.value);
+    const r = checkQueue(agreed(unlocated, h.attempted, replacePartition(h.final, victim.partition, rest)));
+    assert.deepEqual(r.lost, [victim.value], describeQueue(r));
+    assert.equal(r.misplaced, 0);
   }));
 });
 
