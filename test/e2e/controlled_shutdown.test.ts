@@ -14,6 +14,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { sleep } from '../helpers/broker_process.js';
+import { until } from '../helpers/until.js';
 import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
 import { connectTo, metadata } from '../helpers/read_back.js';
 import type { KafkaConnection } from '../../src/client/connection.js';
@@ -48,27 +49,12 @@ async function leaders(id: number): Promise<number[]> {
   }
 }
 
-/** Polls `probe` every 100 ms until it returns a value, failing with `what` after `ms` (the machine may be busy). */
-async function pollUntil<T>(probe: () => Promise<T | undefined>, ms: number, what: () => string): Promise<T> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    assert.ok(performance.now() < deadline, what());
-    await sleep(100);
-  }
-}
-
 /**
  * Leaders as broker `id` reports them once it reports one for every partition: a broker can
  * answer for a new topic before the leaders elected with it reach its image.
  */
 async function everyPartitionLed(id: number): Promise<number[]> {
-  let last: number[] = [];
-  return pollUntil(async () => {
-    last = await leaders(id);
-    return last.every((leader) => leader > 0) ? last : undefined;
-  }, 10_000, () => `broker ${id} still reports partitions without a leader: ${last}`);
+  return until(`broker ${id} reports a leader for every partition`, 10_000, () => leaders(id), (led) => led.every((leader) => leader > 0));
 }
 
 async function activeController(): Promise<number> {
@@ -172,7 +158,7 @@ async function stopUnderLoad(victim: number): Promise<void> {
   const pool = new Pool();
   const producers = before.map((leader, p) => new PartitionProducer(p, leader, pool));
   try {
-    await pollUntil(async () => (producers.every((p) => p.acked >= 10) ? true : undefined), 15_000, () => `every partition takes produces before the stop: ${producers.map((p) => p.acked)}`);
+    await until('every partition takes produces before the stop', 15_000, async () => producers.map((p) => p.acked), (acked) => acked.every((n) => n >= 10));
     const started = performance.now();
     const status = await brokers[victim - 1]!.stop();
     const stopMs = performance.now() - started;

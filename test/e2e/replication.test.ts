@@ -16,6 +16,7 @@ import { connectedProducer, kafkajsClient } from '../helpers/kafkajs_client.js';
 import type { TopicDescription } from '../../src/client/admin.js';
 import type { QuorumReport } from '../../src/actors/quorum/quorum_report.js';
 import { connectTo, readPartition } from '../helpers/read_back.js';
+import { until } from '../helpers/until.js';
 
 const TOPIC = 'replicated';
 const PARTITIONS = 2;
@@ -23,15 +24,6 @@ const SESSION_MS = 2000;
 const brokers = threeBrokers({ sessionMs: SESSION_MS, heartbeatMs: 300 });
 
 
-async function until<T>(what: string, ms: number, probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) assert.fail(`${what} after ${ms} ms: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const describe = (b: BrokerProcess, topic = TOPIC): Promise<TopicDescription> => withAdmin(b, (admin) => admin.describeTopic(topic));
 
