@@ -92,6 +92,9 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
+/** Starts of a new broker whose own ports were taken before it bound them, at most. */
+const START_ATTEMPTS = 3;
+
 export class BrokerProcess {
   readonly host = '127.0.0.1';
   readonly dataDir: string;
@@ -111,18 +114,25 @@ export class BrokerProcess {
     this.logPath = join(root, 'broker.log');
   }
 
-  /** Starts a broker in a fresh temp dir and waits until it is healthy. */
+  /**
+   * Starts a broker in a fresh temp dir and waits until it is healthy. A port found free can be
+   * taken by another test process (a listener or an outgoing connection's ephemeral port) before
+   * the broker binds it: then it starts again on other ports, a bounded number of times.
+   */
   static async start(opts: BrokerStartOptions = {}): Promise<BrokerProcess> {
-    const root = mkdtempSync(join(tmpdir(), 'sluice-e2e-'));
-    const broker = new BrokerProcess(root, await freePort(), await freePort(), opts);
-    try {
-      await broker.launch();
-    } catch (err) {
-      broker.keepLogs = true;
-      await broker.dispose();
-      throw err;
+    for (let attempt = 1; ; attempt++) {
+      const root = mkdtempSync(join(tmpdir(), 'sluice-e2e-'));
+      const broker = new BrokerProcess(root, await freePort(), await freePort(), opts);
+      try {
+        await broker.launch();
+        return broker;
+      } catch (err) {
+        const portTaken = [broker.kafkaPort, broker.adminPort].some((port) => String(err).includes(`EADDRINUSE: address already in use 127.0.0.1:${port}`));
+        broker.keepLogs = !portTaken || attempt >= START_ATTEMPTS;
+        await broker.dispose();
+        if (!portTaken || attempt >= START_ATTEMPTS) throw err;
+      }
     }
-    return broker;
   }
 
   get bootstrap(): string {
