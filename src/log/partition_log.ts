@@ -620,14 +620,19 @@ export class PartitionLog {
     }
     if (this.inFlight || !this.pending.isEmpty) throw new Error(`log ${this.dir}: truncation while appends are staged`);
     if (offset >= this.leo) return this.leo;
+    this.changeFiles(`truncate ${this.dir} to ${offset}`, () => this.cutTo(offset));
+    return this.leo;
+  }
+
+  /** Runs a change of the log's files; one that fails part-way leaves the log offline. */
+  private changeFiles(what: string, change: () => void): void {
     try {
-      this.cutTo(offset);
+      change();
     } catch (err) {
       this.offline = true;
-      throw StorageError.from(err, `truncate ${this.dir} to ${offset}`);
+      throw StorageError.from(err, what);
     }
     this.checkOffsets();
-    return this.leo;
   }
 
   /**
@@ -645,13 +650,7 @@ export class PartitionLog {
     if (this.state !== 'open' || this.offline) throw new StorageError(`log ${this.dir} is not open`);
     if (!Number.isSafeInteger(offset) || offset < 0) throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `reset of ${this.dir} to ${offset}`);
     if (this.inFlight || !this.pending.isEmpty) throw new Error(`log ${this.dir}: reset while appends are staged`);
-    try {
-      this.restartAt(offset);
-    } catch (err) {
-      this.offline = true;
-      throw StorageError.from(err, `reset ${this.dir} to ${offset}`);
-    }
-    this.checkOffsets();
+    this.changeFiles(`reset ${this.dir} to ${offset}`, () => this.restartAt(offset));
   }
 
   private restartAt(offset: number): void {
