@@ -10,6 +10,7 @@ import { brokerError, missingFrom } from './broker_errors.js';
 import { errorName } from '../protocol/errors.js';
 import { CreateTopicsApi } from '../protocol/apis/create_topics.js';
 import { DeleteTopicsApi } from '../protocol/apis/delete_topics.js';
+import { DescribeClusterApi } from '../protocol/apis/describe_cluster.js';
 import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
@@ -77,6 +78,12 @@ export interface BrokerInfo {
   host: string;
   port: number;
   rack: string | null;
+}
+
+/** A registered broker and its standing, as DescribeCluster shows it. */
+export interface BrokerStanding extends BrokerInfo {
+  /** running: unfenced and warm; warming: joined a cluster with topics and not yet leading (Sluice). */
+  state: 'running' | 'warming' | 'fenced';
 }
 
 /** The cluster as the connected broker's Metadata shows it: live brokers and every topic. */
@@ -245,6 +252,16 @@ export class KafkaAdmin {
       brokers: res.brokers.map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack })).sort((a, b) => a.id - b.id),
       topics: res.topics.filter((t) => t.errorCode === 0).map(topicPartitions).sort(byName),
     };
+  }
+
+  /** Every registered broker with its standing (fenced ones need DescribeCluster v2; older brokers list the live ones). */
+  async describeBrokers(): Promise<BrokerStanding[]> {
+    const res = await this.conn.request(DescribeClusterApi, { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers: true });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'DescribeCluster', res.errorMessage);
+    return res.brokers.map((b): BrokerStanding => ({
+      id: b.brokerId, host: b.host, port: b.port, rack: b.rack,
+      state: b.isFenced ? 'fenced' : b.sluiceWarming ? 'warming' : 'running',
+    })).sort((a, b) => a.id - b.id);
   }
 
   async describeTopic(name: string): Promise<TopicDescription> {

@@ -15,6 +15,19 @@ export interface BrokerEndpoint {
   readonly rack: string | null;
 }
 
+/** A registered broker and its standing (DescribeCluster, `sluice cluster status`). */
+export interface BrokerState {
+  readonly id: number;
+  /** Its client listener; null when it registered none. */
+  readonly host: string | null;
+  readonly port: number;
+  readonly rack: string | null;
+  readonly fenced: boolean;
+  readonly inControlledShutdown: boolean;
+  /** Joined a cluster with topics and not yet warm: it leads only where no warm replica can. */
+  readonly warming: boolean;
+}
+
 /**
  * One partition's replication state, shaped after KRaft's PartitionRecord (and the fields a
  * PartitionChangeRecord updates), so a metadata image can hand these over unchanged.
@@ -52,6 +65,8 @@ export interface ClusterView {
   brokers(): readonly BrokerEndpoint[];
   /** Every registered broker, fenced ones too, with its epoch and ISR eligibility (partition replication). */
   replicaBrokers(): readonly ReplicaBrokerInfo[];
+  /** Every registered broker with its standing, ascending by id. */
+  brokerStates(): readonly BrokerState[];
   /** -1 when no controller is known. */
   controllerId(): number;
   topics(): Iterable<TopicImage>;

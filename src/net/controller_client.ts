@@ -138,7 +138,7 @@ export class ControllerClient {
         return { kind: 'registerBroker', errorCode: res.errorCode as ErrorCode, brokerEpoch: res.brokerEpoch };
       }
       case 'heartbeat': {
-        const res = (await conn.call(BrokerHeartbeatApi, 1, { ...request.request, offlineLogDirs: [] }, timeoutMs)) as BrokerHeartbeatResponse;
+        const res = (await conn.call(BrokerHeartbeatApi, 1, { ...request.request, offlineLogDirs: [], sluiceWarm: request.request.warm }, timeoutMs)) as BrokerHeartbeatResponse;
         return { kind: 'heartbeat', errorCode: res.errorCode as ErrorCode, isCaughtUp: res.isCaughtUp, isFenced: res.isFenced, shouldShutDown: res.shouldShutDown };
       }
       case 'allocateProducerIds': {

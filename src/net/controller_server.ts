@@ -162,6 +162,7 @@ const brokerHeartbeatHandler = handler({
       currentMetadataOffset: req.currentMetadataOffset,
       wantFence: req.wantFence,
       wantShutDown: req.wantShutDown,
+      warm: req.sluiceWarm,
     });
     return reply(
       call,

@@ -21,6 +21,7 @@ import type { BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
 import { TopicAdmin } from '../cluster/topic_admin.js';
+import { WarmUp } from '../cluster/warm_up.js';
 import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
@@ -31,6 +32,7 @@ import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
 import { closeLanesFor } from '../log/clean_close.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
+import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 
@@ -210,6 +212,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   });
   const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards() };
   const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender);
+  const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
@@ -224,6 +227,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
           shards: config.shards, topics: node.view.image.topicsByName.size, connections: kafka.connectionCount, io, ioThreads,
           descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
           quorum,
+          warmUp: warmUp.progress(),
         },
       };
     },
@@ -232,6 +236,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     quorum: () => quorumReport(node.driver),
   });
   const started = performance.now();
+  node.lifecycle.warmWith(() => warmUp.ready());
   // Placing __consumer_offsets needs this broker live, and clients must not see an older image.
   node.lifecycle.start();
   await node.lifecycle.unfenced();

@@ -19,6 +19,10 @@ export interface FixtureCluster {
   readonly brokers?: readonly BrokerEndpoint[];
   readonly controllerId?: number;
   readonly topics?: readonly FixtureTopic[];
+  /** Registered brokers beyond the live ones: fenced. */
+  readonly fenced?: readonly BrokerEndpoint[];
+  /** Ids of brokers still warming up. */
+  readonly warming?: readonly number[];
 }
 
 export function endpoint(id: number): BrokerEndpoint {
@@ -50,6 +54,9 @@ export function clusterView(f: FixtureCluster = {}): ClusterView {
     revision: 1,
     brokers: () => brokers,
     replicaBrokers: () => brokers.map((b) => ({ id: b.id, epoch: 1, isrEligible: true, endpoint: { host: b.host, port: b.port } })),
+    brokerStates: () => [...brokers.map((b) => ({ b, fenced: false })), ...(f.fenced ?? []).map((b) => ({ b, fenced: true }))]
+      .sort((x, y) => x.b.id - y.b.id)
+      .map(({ b, fenced }) => ({ ...b, fenced, inControlledShutdown: false, warming: f.warming?.includes(b.id) ?? false })),
     controllerId: () => f.controllerId ?? localId,
     topics: () => topics.map((t) => t.image),
     topic: (name) => topics.find((t) => t.image.name === name)?.image,

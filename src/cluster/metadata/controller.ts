@@ -18,8 +18,8 @@ import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
 import { ConfigResource, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
 import {
-  alterPartition, departureChanges, electLeaders, eligibility, ElectionType, imbalanceElections, returnChanges,
-  type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult,
+  alterPartition, departureChanges, electLeaders, eligibility, ElectionType, firstLeader, imbalanceElections, NONE_WARMING, returnChanges,
+  warmedElections, warmingOf, type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult, type Warming,
 } from './replication_control.js';
 
 /**
@@ -74,6 +74,8 @@ export interface HeartbeatRequest {
   readonly currentMetadataOffset: number;
   readonly wantFence: boolean;
   readonly wantShutDown: boolean;
+  /** A warming broker reports its replicas caught up and its read warm-up done (warm_up.ts). */
+  readonly warm: boolean;
 }
 
 export interface CreatableTopic {
@@ -271,9 +273,11 @@ export class MetadataController {
       }
       // A new registration (a restart, or a retry) starts fenced: the old incarnation leads nothing from here.
       const records: MetadataRecord[] = existing === undefined ? [] : departureChanges(image, id, eligibility(image, { leaving: id }));
+      // A broker joining a cluster that holds topics warms up before it takes leaderships (the
+      // brokers a cluster starts with have nothing to warm); a restart stays as it was.
       records.push({
         type: 'registerBroker', brokerId: id, incarnationId: req.incarnationId, brokerEpoch: nextOffset,
-        endpoints: req.endpoints, rack: req.rack, fenced: true, inControlledShutdown: false,
+        endpoints: req.endpoints, rack: req.rack, fenced: true, inControlledShutdown: false, warming: existing?.warming ?? image.topicsById.size > 0,
       });
       this.lastHeartbeat.set(id, nowMs);
       return this.propose(nextOffset, records, { kind, errorCode: ErrorCode.NONE, brokerEpoch: nextOffset });
@@ -294,8 +298,18 @@ export class MetadataController {
         return this.propose(nextOffset, this.fencing(b, false), reply(true, false));
       }
       if (b.fenced && caughtUp && !b.inControlledShutdown) {
-        const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: -1, inControlledShutdown: false }];
+        // A broker already warm (a new one hosting nothing is) is unfenced warm, so it never leads less for a moment.
+        const warmed = req.warm && b.warming;
+        const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: -1, inControlledShutdown: false, warmed }];
         records.push(...returnChanges(this.image, b.id, eligibility(this.image, { returning: b.id })));
+        return this.propose(nextOffset, records, reply(false, false));
+      }
+      if (req.warm && b.warming && !b.fenced && !b.inControlledShutdown) {
+        // Warm: it takes the leaderships it is preferred for; a full batch leaves the rest to the imbalance check, due now.
+        const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: 0, inControlledShutdown: false, warmed: true }];
+        const elections = warmedElections(this.image, b.id, MAX_BALANCING_ELECTIONS);
+        if (elections.length === MAX_BALANCING_ELECTIONS) this.nextBalanceAt = nowMs;
+        records.push(...elections);
         return this.propose(nextOffset, records, reply(false, false));
       }
       return { kind: 'answered', reply: reply(b.fenced, false) };
@@ -352,6 +366,7 @@ export class MetadataController {
     return this.guarded(refuseTopics(topics.map((t) => t.name)), () => {
       const image = this.image;
       const live = this.liveBrokers(image);
+      const warming = warmingOf(image);
       const records: MetadataRecord[] = [];
       const results: TopicResult[] = [];
       const names = new Set<string>();
@@ -375,7 +390,7 @@ export class MetadataController {
           for (const [name, value] of Object.entries(t.configs)) {
             records.push({ type: 'config', resourceType: ConfigResource.TOPIC, resourceName: t.name, name, value });
           }
-          for (const [p, replicas] of assignment.entries()) records.push(partitionRecord(topicId, p, replicas));
+          for (const [p, replicas] of assignment.entries()) records.push(partitionRecord(topicId, p, replicas, warming));
           results.push({ name: t.name, errorCode: ErrorCode.NONE, message: null, topicId, partitions: assignment.length, replicationFactor: assignment[0]!.length });
         } catch (err) {
           results.push(failed(t.name, err));
@@ -391,6 +406,7 @@ export class MetadataController {
     return this.guarded(refuseTopics(requests.map((r) => r.name)), () => {
       const image = this.image;
       const live = this.liveBrokers(image);
+      const warming = warmingOf(image);
       const records: MetadataRecord[] = [];
       const results: TopicResult[] = [];
       const names = new Set<string>();
@@ -421,7 +437,7 @@ export class MetadataController {
             assignment = placeBalanced(live, adding, rf, have);
           }
           partitions += adding;
-          for (const [i, replicas] of assignment.entries()) records.push(partitionRecord(t.id, have + i, replicas));
+          for (const [i, replicas] of assignment.entries()) records.push(partitionRecord(t.id, have + i, replicas, warming));
           results.push({ name: req.name, errorCode: ErrorCode.NONE, message: null, topicId: t.id, partitions: req.count, replicationFactor: rf });
         } catch (err) {
           results.push(failed(req.name, err));
@@ -564,7 +580,7 @@ export class MetadataController {
         for (const [name, value] of Object.entries(t.configs)) {
           records.push({ type: 'config', resourceType: ConfigResource.TOPIC, resourceName: t.name, name, value });
         }
-        for (let p = 0; p < t.partitions; p++) records.push(partitionRecord(t.id, p, [id]));
+        for (let p = 0; p < t.partitions; p++) records.push(partitionRecord(t.id, p, [id], NONE_WARMING));
       }
       if (legacy.nextProducerId > image.producerIds.nextProducerId) {
         records.push({ type: 'producerIds', brokerId: id, brokerEpoch: -1, nextProducerId: legacy.nextProducerId });
@@ -683,9 +699,10 @@ export class MetadataController {
   }
 }
 
-function partitionRecord(topicId: string, partition: number, replicas: readonly number[]): MetadataRecord {
+/** A new partition, led by its first warm replica (the first, when all are warming). */
+function partitionRecord(topicId: string, partition: number, replicas: readonly number[], warming: Warming): MetadataRecord {
   return {
     type: 'partition', topicId, partition, replicas, isr: replicas, removingReplicas: [], addingReplicas: [],
-    leader: replicas[0]!, leaderEpoch: 0, partitionEpoch: 0,
+    leader: firstLeader(replicas, warming), leaderEpoch: 0, partitionEpoch: 0,
   };
 }

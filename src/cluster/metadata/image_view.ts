@@ -4,7 +4,7 @@
 // the listener clients use. Main thread; update() swaps in the next committed image at once, so
 // every read sees one image.
 import type { ReplicaBrokerInfo } from '../../coordinator/replication/types.js';
-import type { BrokerEndpoint, ClusterView, PartitionRecord, TopicImage } from '../cluster_view.js';
+import type { BrokerEndpoint, BrokerState, ClusterView, PartitionRecord, TopicImage } from '../cluster_view.js';
 import type { BrokerRegistration, MetadataImage } from './image.js';
 
 export class ImageClusterView implements ClusterView {
@@ -53,6 +53,16 @@ export class ImageClusterView implements ClusterView {
 
   replicaBrokers(): readonly ReplicaBrokerInfo[] {
     return this.registered;
+  }
+
+  brokerStates(): readonly BrokerState[] {
+    return [...this.current.brokers.values()].sort((a, b) => a.id - b.id).map((b) => {
+      const e = b.endpoints.find((x) => x.name === this.listenerName);
+      return {
+        id: b.id, host: e?.host ?? null, port: e?.port ?? -1, rack: b.rack,
+        fenced: b.fenced, inControlledShutdown: b.inControlledShutdown, warming: b.warming,
+      };
+    });
   }
 
   controllerId(): number {

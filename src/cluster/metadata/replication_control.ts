@@ -34,6 +34,24 @@ export function eligibility(image: MetadataImage, change: { readonly leaving?: n
   };
 }
 
+/**
+ * Whether a broker is still warming up (new to the cluster, BrokerRegistration.warming): it hosts
+ * replicas and joins ISRs, but leads only where no warm replica can, so a cold page cache and
+ * JIT take no client traffic while a warm replica could.
+ */
+export type Warming = (brokerId: number) => boolean;
+
+export const NONE_WARMING: Warming = () => false;
+
+export function warmingOf(image: MetadataImage): Warming {
+  return (id) => image.brokers.get(id)?.warming === true;
+}
+
+/** The leader a new partition starts with: its first replica that is warm, else its first. */
+export function firstLeader(replicas: readonly number[], warming: Warming): number {
+  return replicas.find((r) => !warming(r)) ?? replicas[0]!;
+}
+
 /** Topic config that lets an out-of-sync replica lead when no ISR member can. */
 export const UNCLEAN_ELECTION_CONFIG = 'unclean.leader.election.enable';
 
@@ -49,12 +67,13 @@ interface Target {
 /**
  * Leader and ISR once `isr` (never empty) is the partition's ISR: the current leader stays while
  * it is an eligible ISR member; otherwise the first eligible ISR member in replica order (the
- * preferred replica first); otherwise, when `unclean`, the first eligible replica, alone in the
- * ISR; otherwise no leader.
+ * preferred replica first) that is not warming up, or else the first that is; otherwise, when
+ * `unclean`, the first eligible replica, alone in the ISR; otherwise no leader.
  */
-export function elect(s: PartitionState, isr: readonly number[], eligible: Eligible, unclean: boolean): Target {
+export function elect(s: PartitionState, isr: readonly number[], eligible: Eligible, unclean: boolean, warming: Warming = NONE_WARMING): Target {
   if (s.leader !== NO_LEADER && isr.includes(s.leader) && eligible(s.leader)) return { leader: s.leader, isr };
-  const clean = s.replicas.find((r) => isr.includes(r) && eligible(r));
+  const candidates = s.replicas.filter((r) => isr.includes(r) && eligible(r));
+  const clean = candidates.find((r) => !warming(r)) ?? candidates[0];
   if (clean !== undefined) return { leader: clean, isr };
   const dirty = unclean ? s.replicas.find(eligible) : undefined;
   return dirty !== undefined ? { leader: dirty, isr: [dirty] } : { leader: NO_LEADER, isr };
@@ -79,13 +98,14 @@ function change(topicId: string, partition: number, s: PartitionState, target: T
  */
 export function departureChanges(image: MetadataImage, id: number, eligible: Eligible): MetadataRecord[] {
   const out: MetadataRecord[] = [];
+  const warming = warmingOf(image);
   for (const t of image.topicsById.values()) {
     for (const p of t.table.hosting(id)) {
       const s = t.table.state(p);
       if (s.leader !== id && !s.isr.includes(id)) continue;
       const rest = s.isr.filter((r) => r !== id);
       // The last ISR member stays: it is the replica holding every committed record.
-      const rec = change(t.id, p, s, elect(s, rest.length > 0 ? rest : s.isr, eligible, uncleanAllowed(t)));
+      const rec = change(t.id, p, s, elect(s, rest.length > 0 ? rest : s.isr, eligible, uncleanAllowed(t), warming));
       if (rec !== null) out.push(rec);
     }
   }
@@ -99,11 +119,12 @@ export function departureChanges(image: MetadataImage, id: number, eligible: Eli
  */
 export function returnChanges(image: MetadataImage, id: number, eligible: Eligible): MetadataRecord[] {
   const out: MetadataRecord[] = [];
+  const warming = warmingOf(image);
   for (const t of image.topicsById.values()) {
     for (const p of t.table.hosting(id)) {
       if (t.table.leader(p) !== NO_LEADER) continue;
       const s = t.table.state(p);
-      const rec = change(t.id, p, s, elect(s, s.isr, eligible, uncleanAllowed(t)));
+      const rec = change(t.id, p, s, elect(s, s.isr, eligible, uncleanAllowed(t), warming));
       if (rec !== null) out.push(rec);
     }
   }
@@ -221,7 +242,7 @@ export interface ElectionResult {
 }
 
 /** The elected leader of one partition by `type`, or the error that says why there is none. */
-function electionOf(t: MetaTopic, p: number, type: number, eligible: Eligible): Target | { readonly error: ErrorCode; readonly message: string } {
+function electionOf(t: MetaTopic, p: number, type: number, eligible: Eligible, warming: Warming): Target | { readonly error: ErrorCode; readonly message: string } {
   const s = t.table.state(p);
   if (type === ElectionType.PREFERRED) {
     const preferred = s.replicas[0]!;
@@ -229,10 +250,11 @@ function electionOf(t: MetaTopic, p: number, type: number, eligible: Eligible): 
     if (!s.isr.includes(preferred) || !eligible(preferred)) {
       return { error: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, message: `preferred replica ${preferred} is not an eligible ISR member` };
     }
+    if (warming(preferred)) return { error: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, message: `preferred replica ${preferred} is warming up` };
     return { leader: preferred, isr: s.isr };
   }
   if (s.leader !== NO_LEADER) return { error: ErrorCode.ELECTION_NOT_NEEDED, message: 'the partition has a leader' };
-  const target = elect(s, s.isr, eligible, true);
+  const target = elect(s, s.isr, eligible, true, warming);
   if (target.leader === NO_LEADER) return { error: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, message: 'no replica is eligible to lead' };
   return target;
 }
@@ -248,6 +270,7 @@ export function electLeaders(
   partitions: readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null,
 ): { records: MetadataRecord[]; results: ElectionResult[] } {
   const eligible = eligibility(image);
+  const warming = warmingOf(image);
   const records: MetadataRecord[] = [];
   const results: ElectionResult[] = [];
   const seen = new Set<string>();
@@ -260,7 +283,7 @@ export function electLeaders(
     const key = `${topic}:${p}`;
     if (seen.has(key)) return;
     seen.add(key);
-    const e = electionOf(t, p, type, eligible);
+    const e = electionOf(t, p, type, eligible, warming);
     if ('error' in e) {
       if (!all || e.error !== ErrorCode.ELECTION_NOT_NEEDED) results.push({ topic, partition: p, errorCode: e.error, message: e.message });
       return;
@@ -283,7 +306,6 @@ export function electLeaders(
  * full).
  */
 export function imbalanceElections(image: MetadataImage, percentage: number, max: number): MetadataRecord[] {
-  const eligible = eligibility(image);
   const preferred = new Map<number, { total: number; elsewhere: number }>();
   for (const t of image.topicsById.values()) {
     for (let p = 0; p < t.table.count; p++) {
@@ -296,12 +318,27 @@ export function imbalanceElections(image: MetadataImage, percentage: number, max
   }
   const imbalanced = new Set<number>();
   for (const [id, n] of preferred) if (n.elsewhere * 100 > n.total * percentage) imbalanced.add(id);
+  return preferredElections(image, imbalanced, max, warmingOf(image));
+}
+
+/**
+ * Broker `id` finished warming up: the partitions that prefer it and hold it in their ISR take
+ * it as leader, at most `max` in this batch (the imbalance check hands over the rest).
+ */
+export function warmedElections(image: MetadataImage, id: number, max: number): MetadataRecord[] {
+  const warming = warmingOf(image);
+  return preferredElections(image, new Set([id]), max, (b) => b !== id && warming(b));
+}
+
+/** Preferred elections of the partitions whose preferred replica is one of `brokers`, at most `max`. */
+function preferredElections(image: MetadataImage, brokers: ReadonlySet<number>, max: number, warming: Warming): MetadataRecord[] {
   const out: MetadataRecord[] = [];
-  if (imbalanced.size === 0) return out;
+  if (brokers.size === 0) return out;
+  const eligible = eligibility(image);
   for (const t of image.topicsById.values()) {
     for (let p = 0; p < t.table.count && out.length < max; p++) {
-      if (!imbalanced.has(t.table.replicas(p)[0]!)) continue;
-      const e = electionOf(t, p, ElectionType.PREFERRED, eligible);
+      if (!brokers.has(t.table.replicas(p)[0]!)) continue;
+      const e = electionOf(t, p, ElectionType.PREFERRED, eligible, warming);
       if (!('error' in e)) out.push(change(t.id, p, t.table.state(p), e)!);
     }
   }
