@@ -529,7 +529,7 @@ export class ReassignmentExecutor {
   }
 
   private advanceEnding(now: number, out: ExecutorEffect[]): void {
-    if (this.inFlight.length > 0) return;
+    if (this.inFlight.length > 0 || this.current === 'rolled-back' || (this.ending === 'cancel' && this.current === 'cancelled')) return;
     if (this.ending === 'cancel') {
       this.writeThrottles(out, true);
       this.setState('cancelled', now, 'in-flight moves reverted', out);
@@ -593,6 +593,7 @@ export class ReassignmentExecutor {
     }
     const lists = new Map<string, { leader: string[]; follower: string[] }>();
     for (const t of this.inFlight) {
+      if (t.added.length === 0) continue;
       const l = lists.get(t.topic) ?? { leader: [], follower: [] };
       lists.set(t.topic, l);
       l.leader.push(...t.from.map((b) => `${t.partition}:${b}`));
@@ -656,7 +657,7 @@ export class ReassignmentExecutor {
     const b = this.baseline;
     return {
       state: this.current,
-      ending: this.current === 'cancelled' || this.current === 'rolled-back' ? null : this.ending,
+      ending: this.current === 'rolled-back' || (this.ending === 'cancel' && this.current === 'cancelled') ? null : this.ending,
       percent: total === 0 ? 100 : Math.floor((done / total) * 1000) / 10,
       bytesTotal: total,
       bytesDone: done,
