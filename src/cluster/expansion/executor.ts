@@ -21,7 +21,8 @@
 //   `leader.replication.throttled.replicas` (the original replicas of moving partitions, any of
 //   which may lead) and `follower.replication.throttled.replicas` (the replicas being added), and
 //   the broker rates of brokers sending or receiving a copy, recomputed from utilisation samples
-//   (throttle.ts). Values the snapshot held are kept (lists are merged) and restored afterwards.
+//   (throttle.ts): a broker's rate bounds its copy traffic in and out together, split between its
+//   leader and follower rates by the streams it sends and receives. Values the snapshot held are kept (lists are merged) and restored afterwards.
 // - cancel: in-flight moves are cancelled (KIP-455: their partitions revert to the original
 //   replicas), nothing more is submitted, and the state is `cancelled` once metadata shows every one
 //   of them settled. rollback: the same, then every partition of the snapshot whose replicas differ
@@ -585,11 +586,20 @@ export class ReassignmentExecutor {
     const streams = this.streams();
     if (streams.length === 0) return desired;
     if (this.rates.size === 0 || streams.some((s) => !this.rates.has(s.from) || !this.rates.has(s.to))) this.recomputeRates();
-    const involved = new Set(streams.flatMap((s) => [s.from, s.to]));
+    // A broker's rate bounds all its copy traffic; it is split between the KIP-73 leader (sending)
+    // and follower (receiving) rates in proportion to the streams it sends and receives.
+    const sends = new Map<number, number>();
+    const receives = new Map<number, number>();
+    for (const s of streams) {
+      sends.set(s.from, (sends.get(s.from) ?? 0) + 1);
+      receives.set(s.to, (receives.get(s.to) ?? 0) + 1);
+    }
+    const floor = this.options.throttle.minBytesPerSec;
     for (const [broker, rate] of this.rates) {
-      if (!involved.has(broker)) continue;
-      put('broker', String(broker), LEADER_RATE, String(rate));
-      put('broker', String(broker), FOLLOWER_RATE, String(rate));
+      const out = sends.get(broker) ?? 0;
+      const into = receives.get(broker) ?? 0;
+      if (out > 0) put('broker', String(broker), LEADER_RATE, String(Math.max(floor, Math.floor((rate * out) / (out + into)))));
+      if (into > 0) put('broker', String(broker), FOLLOWER_RATE, String(Math.max(floor, Math.floor((rate * into) / (out + into)))));
     }
     const lists = new Map<string, { leader: string[]; follower: string[] }>();
     for (const t of this.inFlight) {

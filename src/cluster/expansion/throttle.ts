@@ -5,10 +5,11 @@
 // (same rack, same AZ, cross AZ) bound each copy stream as well. Pure; any thread. The executor
 // calls it at most every `intervalMs` (≤ 5 s) with the latest sample.
 //
-// The rate model: a resource r of a broker has a capacity C_r in replication bytes/s (NIC and
+// The rate model: a broker's rate bounds all its copy traffic, sent and received together. A
+// resource r of a broker has a capacity C_r in replication bytes/s (NIC bandwidth per direction,
 // disk bandwidth, and for CPU the replication bytes/s that would use all of it), a measured
-// utilisation u_r (all traffic, the copy included) and a target t_r. Replication's own share of
-// r is rate_now / C_r, so the copy may grow to
+// utilisation u_r (all traffic, the copy included; the NIC's is its busier direction's) and a
+// target t_r. Replication costs at most rate_now / C_r of r, so the copy may grow to
 //     allowance_r = rate_now + share · (t_r − u_r) · C_r
 // and the broker's rate is the least allowance over CPU, NIC and disk (a negative headroom makes
 // it fall below what flows now: the throttle backs off), clamped to [minRate, maxRate].

@@ -20,6 +20,8 @@ export const partitionKey = (topic: string, partition: number): string => `${top
 export class Kip455Controller {
   readonly partitions = new Map<string, ModelPartition>();
   readonly configs = new Map<string, string>();
+  /** Partitions with a reassignment in progress, kept apart so that a million-partition model answers fast. */
+  private readonly moving = new Set<string>();
   /** Partitions changed since the last `drainChanged()`. */
   private changed = new Set<string>();
 
@@ -71,10 +73,12 @@ export class Kip455Controller {
     }
     p.original = [...original];
     p.target = target;
+    this.moving.add(key);
     p.replicas = [...target, ...original.filter((r) => !target.includes(r))];
   }
 
   private finish(p: ModelPartition, replicas: number[]): void {
+    this.moving.delete(partitionKey(p.topic, p.partition));
     p.replicas = replicas;
     p.original = null;
     p.target = null;
@@ -97,7 +101,7 @@ export class Kip455Controller {
   }
 
   reassigning(): string[] {
-    return [...this.partitions].filter(([, p]) => p.target !== null).map(([k]) => k);
+    return [...this.moving];
   }
 
   observe(key: string): PartitionObservation {
