@@ -8,7 +8,8 @@
 // so that the real planner and the naive plan plug in; run as a script it uses the stand-ins of
 // test/sim/expansion/plans.ts (a sticky fill and Kafka's `--generate` shape).
 // Usage: node dist/bench/expansion_sim.js [--brokers 100] [--added 20] [--partitions 1000000]
-//        [--batch-gib 64] [--per-broker 8] [--observe-s 10]
+//        [--batch-gib 64] [--per-broker 8] [--observe-s 10] [--step-ms 5000]
+// The step defaults to the 5 s metrics interval here (copies finish on a step; 1 s in the tests).
 import type { LeadershipChange, PartitionMove, PlanInput } from '../src/cluster/expansion/model.js';
 import { SIM_DEFAULTS, simulateExpansion, type SimOptions, type SimResult } from '../test/sim/expansion/model.js';
 import { clusterInput, generatePlan, stickyPlan } from '../test/sim/expansion/plans.js';
@@ -41,13 +42,14 @@ function report(runs: readonly PlanRun[], lowerBound: number): void {
   const gib = (b: number): string => (b / 1024 ** 3).toFixed(0);
   const hours = (s: number): string => (s / 3600).toFixed(2);
   console.log(`lower bound on replica moves: ${lowerBound}`);
-  console.log('plan         moves    x bound  leader-chg  GiB moved  batches  pauses  sim hours  p99 base  p99 max (x)    p99 mean  plan ms  sim wall s  state');
+  console.log('plan         moves  replica moves  x bound  leader-chg  GiB moved  batches  pauses  sim hours  p99 base  p99 max (x)    p99 mean  plan ms  sim wall s  state');
   for (const { name, planMs, result: r } of runs) {
     console.log(
       [
         name.padEnd(11),
         String(r.moves).padStart(7),
-        (r.moves / Math.max(1, lowerBound)).toFixed(2).padStart(8),
+        String(r.replicaMoves).padStart(14),
+        (r.replicaMoves / Math.max(1, lowerBound)).toFixed(2).padStart(8),
         String(r.leadershipChanges).padStart(10),
         gib(r.bytesMoved).padStart(10),
         String(r.batches).padStart(8),
@@ -73,6 +75,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(`input: ${brokers} -> ${brokers + added} brokers, ${partitions} partitions at RF 3 (${((performance.now() - t0) / 1000).toFixed(1)} s to build)`);
   const options: SimOptions = {
     ...SIM_DEFAULTS,
+    stepMs: flag('step-ms', 5000),
     executor: { ...SIM_DEFAULTS.executor, batchBytes: flag('batch-gib', 64) * 1024 ** 3, perBrokerMoves: flag('per-broker', 8), observationMs: flag('observe-s', 10) * 1000 },
   };
   const replicas = partitions * 3;

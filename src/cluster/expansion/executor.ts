@@ -620,14 +620,17 @@ export class ReassignmentExecutor {
     return desired;
   }
 
-  /** Writes the difference between the values in force and those wanted (none when `clear`). */
+  /**
+   * Writes the difference between the values in force and those wanted (none when `clear`), in the
+   * order the maps were filled, which depends only on the events: the same inputs write the same.
+   */
   private writeThrottles(out: ExecutorEffect[], clear = false): void {
     const desired = clear ? new Map<string, ConfigEntry>() : this.desiredConfigs();
     const entries: ConfigEntry[] = [];
-    for (const [k, e] of [...desired].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const [k, e] of desired) {
       if (this.applied.get(k)?.value !== e.value) entries.push(e);
     }
-    for (const [k, e] of [...this.applied].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const [k, e] of this.applied) {
       if (!desired.has(k)) entries.push({ ...e, value: this.snapshotConfigs.get(k)?.value ?? null });
     }
     for (const e of entries) {

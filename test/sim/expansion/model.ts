@@ -86,6 +86,8 @@ export const SIM_DEFAULTS: SimOptions = {
 export interface SimResult {
   readonly state: string;
   readonly moves: number;
+  /** Replicas added over all moves: what the lower bound k·⌊R/(n+k)⌋ counts. */
+  readonly replicaMoves: number;
   readonly leadershipChanges: number;
   readonly bytesMoved: number;
   readonly batches: number;
@@ -331,6 +333,7 @@ export class ExpansionSim {
     return {
       state: this.executor.state,
       moves: this.plan.moves.length,
+      replicaMoves: this.plan.moves.reduce((sum, m) => sum + m.to.filter((b) => !m.from.includes(b)).length, 0),
       leadershipChanges: this.plan.leadershipChanges.length,
       bytesMoved: this.bytesMoved,
       batches: this.batches,

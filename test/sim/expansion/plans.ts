@@ -59,8 +59,8 @@ export function clusterInput(shape: ClusterShape): PlanInput {
 }
 
 /**
- * Moves replicas off brokers holding more than ⌈R/N⌉ onto brokers holding fewer than ⌊R/N⌋,
- * followers before leaders, keeping each partition on distinct racks where it can.
+ * Moves replicas off brokers holding more than ⌊R/N⌋ onto brokers holding fewer, one follower per
+ * partition, keeping each partition on distinct racks.
  */
 export function stickyPlan(input: PlanInput): ExpansionPlan {
   const n = input.brokers.length;
@@ -75,7 +75,8 @@ export function stickyPlan(input: PlanInput): ExpansionPlan {
   for (const p of input.partitions) {
     if (under.length === 0) break;
     const to = [...p.replicas];
-    for (let pos = to.length - 1; pos >= 0 && under.length > 0; pos--) {
+    // One replica per partition at most: each move then copies one log, and leaders stay put.
+    for (let pos = to.length - 1; pos > 0 && under.length > 0 && to.every((b, j) => b === p.replicas[j]); pos--) {
       if (count.get(to[pos]!)! <= floor) continue;
       const others = new Set(to.filter((_, j) => j !== pos).map((b) => rack.get(b)));
       for (let tries = 0; tries < under.length; tries++) {
