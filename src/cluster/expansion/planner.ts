@@ -29,6 +29,8 @@ export interface PlannerOptions {
 }
 
 const DEFAULT_SEARCH_BUDGET = 20_000_000;
+/** Movable partitions findMovable weighs for their leadership before settling for the coldest. */
+const LEADER_LOOKAHEAD = 8;
 
 /** The mutable assignment the planner works on, with what it needs to pick moves fast. */
 class Work {
@@ -70,13 +72,17 @@ class Work {
     return -1;
   }
 
-  /** Whether p's replica on `from` may go to `to`: `to` does not hold p, and no rack rule of p breaks. */
-  canMove(p: number, from: number, to: number): boolean {
+  /**
+   * Whether p's replica on `from` may go to `to`: `to` does not hold p, and where p needs a rack
+   * per replica, `to` is in `from`'s rack (the racks stay as they are) or in one p does not use.
+   * `repair` drops the first case: the replica must land in a rack no other replica of p uses.
+   */
+  canMove(p: number, from: number, to: number, repair = false): boolean {
     const c = this.c;
     const first = c.offsets[p]!;
     const end = c.offsets[p + 1]!;
     const rack = c.rackOf[to]!;
-    const racked = end - first <= c.racksAvailable && c.rackOf[from] !== rack;
+    const racked = end - first <= c.racksAvailable && (repair || c.rackOf[from] !== rack);
     for (let s = first; s < end; s++) {
       const b = this.rep[s]!;
       if (b === to) return false;
@@ -98,19 +104,47 @@ class Work {
     this.moved[p] = 1;
   }
 
-  /** The coldest partition `from` holds that may go to `to`, or -1. */
+  /**
+   * What moving p's replica from `from` to `to` does to leader balance: 0 when `from` only
+   * follows p; when it leads, the leadership goes along, 1 if that helps the leader bands
+   * (`from` above its band or `to` below) more than it hurts, else -1: an election that gains
+   * nothing is worse than none.
+   */
+  leaderEffect(p: number, from: number, to: number): number {
+    if (this.rep[this.c.offsets[p]!] !== from) return 0;
+    const { leaders, t } = this;
+    const gain = (leaders[from]! > t.leaderHigh[from]! ? 1 : leaders[from]! <= t.leaderLow[from]! ? -1 : 0) +
+      (leaders[to]! < t.leaderLow[to]! ? 1 : leaders[to]! >= t.leaderHigh[to]! ? -1 : 0);
+    return gain > 0 ? 1 : -1;
+  }
+
+  /**
+   * The coldest partition `from` holds that may go to `to`, or -1; among the first few that may,
+   * one whose leadership should go along (or stay) is worth a slightly warmer partition, since
+   * every leader moved the wrong way costs an election later to undo.
+   */
   findMovable(from: number, to: number): number {
     const list = this.held[from]!;
-    for (let i = this.cursor[from]!; i < list.length; i++) {
+    let best = -1;
+    let bestEffect = -2;
+    let candidates = 0;
+    for (let i = this.cursor[from]!; i < list.length && candidates < LEADER_LOOKAHEAD; i++) {
       const p = list[i]!;
       this.checks++;
       if (this.slotOf(p, from) < 0) {
         if (i === this.cursor[from]) this.cursor[from] = i + 1;
         continue;
       }
-      if (this.canMove(p, from, to)) return p;
+      if (!this.canMove(p, from, to)) continue;
+      candidates++;
+      const effect = this.leaderEffect(p, from, to);
+      if (effect > bestEffect) {
+        best = p;
+        bestEffect = effect;
+        if (effect === 1) break;
+      }
     }
-    return -1;
+    return best;
   }
 
   /** Makes broker `b` (holding p) p's preferred leader; the others keep their order behind it. */
@@ -124,39 +158,60 @@ class Work {
   }
 }
 
-/** Replicas beyond the first in a rack move to a broker in a rack p does not use, the one furthest below its band first. */
-function fixRacks(w: Work): void {
+/**
+ * The moves no plan can avoid, before any balancing: every replica on a broker being removed,
+ * and every replica beyond the first in a rack (of two sharing a rack, the leader stays, else
+ * the one on the broker further above its band). All leavers are chosen first, so that a
+ * destination can count the replicas still to leave it; each goes to the broker furthest below
+ * its band after those departures, in the leaver's rack among equals. A drained broker's
+ * replicas placed this way cannot be stranded by balancing moves that took the only brokers
+ * they could have gone to.
+ */
+function evacuate(w: Work): void {
   const { c, t, rep } = w;
   const nb = c.brokerIds.length;
   const seen = new Int32Array(c.rackNames.length).fill(-1);
+  /** (partition, slot) pairs. */
+  const leaving: number[] = [];
+  const pending = new Int32Array(nb);
   for (let p = 0; p + 1 < c.offsets.length; p++) {
     const first = c.offsets[p]!;
     const end = c.offsets[p + 1]!;
-    if (end - first > c.racksAvailable) continue;
+    const racked = end - first <= c.racksAvailable;
     for (let s = first; s < end; s++) {
+      if (c.removing[rep[s]!] === 1) {
+        leaving.push(p, s);
+        continue;
+      }
+      if (!racked) continue;
       const r = c.rackOf[rep[s]!]!;
       const other = seen[r]!;
       seen[r] = s;
       if (other < 0) continue;
-      // Of the two sharing a rack, the leader stays; else the one less above its band.
       const over = (x: number): number => w.count[rep[x]!]! - t.replicaHigh[rep[x]!]!;
       const leave = other === first ? s : s === first ? other : over(s) >= over(other) ? s : other;
       seen[r] = leave === s ? other : s;
-      const from = rep[leave]!;
-      let best = -1;
-      let bestScore = 0;
-      for (let b = 0; b < nb; b++) {
-        if (c.removing[b] === 1 || !w.canMove(p, from, b) || c.rackOf[b] === c.rackOf[from]) continue;
-        // Below the band first, then room within it, then the least loaded.
-        const score = (t.replicaLow[b]! - w.count[b]!) * nb * 4 + (t.replicaHigh[b]! - w.count[b]!);
-        if (best < 0 || score > bestScore) {
-          best = b;
-          bestScore = score;
-        }
-      }
-      if (best >= 0) w.move(p, from, best);
+      leaving.push(p, leave);
+      pending[rep[leave]!]!++;
     }
     for (let s = first; s < end; s++) seen[c.rackOf[rep[s]!]!] = -1;
+  }
+  for (let i = 0; i < leaving.length; i += 2) {
+    const p = leaving[i]!;
+    const from = rep[leaving[i + 1]!]!;
+    pending[from]!--;
+    let best = -1;
+    let bestScore = 0;
+    for (let b = 0; b < nb; b++) {
+      if (c.removing[b] === 1 || !w.canMove(p, from, b, true)) continue;
+      // Furthest below the band first (twice the shortfall, so a rack match only breaks ties).
+      const score = 2 * (t.replicaLow[b]! - w.count[b]! + pending[b]!) + (c.rackOf[b] === c.rackOf[from] ? 1 : 0);
+      if (best < 0 || score > bestScore) {
+        best = b;
+        bestScore = score;
+      }
+    }
+    if (best >= 0) w.move(p, from, best);
   }
 }
 
@@ -238,6 +293,15 @@ function findChain(
   return null;
 }
 
+/** Whether a chain reached one of `blocked` (the first it can), marking those before it stuck. */
+function firstChain(blocked: readonly number[], throughChain: (d: number) => boolean, stuck: Uint8Array): boolean {
+  for (const d of blocked) {
+    if (throughChain(d)) return true;
+    stuck[d] = 1;
+  }
+  return false;
+}
+
 /** This round's takers, furthest below their band first (the lower index among equals). */
 function takersByScore(bands: Bands, nb: number, skip: Uint8Array): number[] {
   const out: number[] = [];
@@ -314,14 +378,19 @@ function balanceReplicas(w: Work, searchBudget: number): void {
     const byRack: number[][] = Array.from({ length: nr }, () => []);
     for (const b of all) byRack[c.rackOf[b]!]!.push(b);
     turn.fill(0);
+    const blocked: number[] = [];
+    let moved = false;
     for (const d of takers) {
       if ((bands.above > 0) !== shedding) break;
       if (bands.takeScore(d) <= 0) continue;
       const r = c.rackOf[d]!;
-      if (fromOwnRack(byRack[r]!, r, d)) continue;
-      if (all.some((s) => c.rackOf[s] !== r && tryGiver(s, d))) continue;
-      if (!throughChain(d)) stuck[d] = 1;
+      if (fromOwnRack(byRack[r]!, r, d) || all.some((s) => c.rackOf[s] !== r && tryGiver(s, d))) moved = true;
+      else blocked.push(d);
     }
+    // Chains cost more than one move each, so only when no direct move fits any taker; a taker
+    // with neither sits out until something moves.
+    if (!moved) moved = firstChain(blocked, throughChain, stuck);
+    if (moved) stuck.set(c.removing);
   }
 }
 
@@ -361,10 +430,22 @@ function balanceLeaders(w: Work): void {
     bands.account(to, 1);
   };
   const isGiver = (b: number): boolean => bands.giveScore(b) > 0;
+  const throughChain = (d: number): boolean => {
+    const chain = findChain(nb, d, isGiver, (b) => c.removing[b] === 0, followed);
+    if (chain === null) return false;
+    let to = d;
+    for (let i = chain.length - 1; i >= 0; i--) {
+      transfer(chain[i]!.p, to);
+      to = chain[i]!.from;
+    }
+    return true;
+  };
   while (!bands.done) {
     const shedding = bands.above > 0;
     const takers = takersByScore(bands, nb, stuck);
     if (takers.length === 0) return;
+    const blocked: number[] = [];
+    let moved = false;
     for (const d of takers) {
       if ((bands.above > 0) !== shedding) break;
       if (bands.takeScore(d) <= 0) continue;
@@ -375,19 +456,13 @@ function balanceLeaders(w: Work): void {
       });
       if (found >= 0) {
         transfer(found, d);
-        continue;
-      }
-      const chain = findChain(nb, d, isGiver, (b) => c.removing[b] === 0, followed);
-      if (chain === null) {
-        stuck[d] = 1;
-        continue;
-      }
-      let to = d;
-      for (let i = chain.length - 1; i >= 0; i--) {
-        transfer(chain[i]!.p, to);
-        to = chain[i]!.from;
+        moved = true;
+      } else {
+        blocked.push(d);
       }
     }
+    if (!moved) moved = firstChain(blocked, throughChain, stuck);
+    if (moved) stuck.set(c.removing);
   }
 }
 
@@ -395,7 +470,7 @@ export function planReassignment(input: PlanInput, options: PlannerOptions = {})
   const c = indexCluster(input);
   const targets = computeTargets(c, Float64Array.from(input.brokers, (b) => b.capacity));
   const w = new Work(c, targets, input);
-  fixRacks(w);
+  evacuate(w);
   balanceReplicas(w, options.searchBudget ?? DEFAULT_SEARCH_BUDGET);
   if (options.balanceLeaders ?? true) balanceLeaders(w);
   return buildPlan(input, c, targets, w.rep);

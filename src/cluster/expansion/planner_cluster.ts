@@ -30,8 +30,11 @@ export interface Targets {
   readonly replicaHigh: Int32Array;
   readonly leaderLow: Int32Array;
   readonly leaderHigh: Int32Array;
-  /** True when racks force some broker's band away from its plain capacity share (a rack too small or too large for RF). */
-  readonly rackLimited: boolean;
+  /**
+   * True when some broker's band is not its plain capacity share: a rack too small or too large
+   * for the RFs, or a share above one replica of every partition.
+   */
+  readonly sharesClamped: boolean;
 }
 
 export function indexCluster(input: PlanInput): IndexedCluster {
@@ -146,7 +149,7 @@ function clampedShares(total: number, weight: Float64Array, min: Float64Array, m
  * Per-broker bands. Replicas: a rack can hold at most one replica of each partition whose RF
  * leaves it a rack per replica (and all of the others'), and must hold what the other racks
  * cannot; each rack's share is clamped into that range, then split over its brokers by
- * capacity, floor to ceiling. Leaders: the plain capacity share, floor to ceiling. Brokers
+ * capacity, each holding at most one replica per partition, floor to ceiling. Leaders: the plain capacity share, floor to ceiling. Brokers
  * being removed get [0, 0].
  */
 export function computeTargets(c: IndexedCluster, capacity: Float64Array): Targets {
@@ -154,10 +157,12 @@ export function computeTargets(c: IndexedCluster, capacity: Float64Array): Targe
   const np = c.offsets.length - 1;
   const nr = c.rackNames.length;
   const rackWeight = new Float64Array(nr);
+  const rackBrokers = Array.from({ length: nr }, (): number[] => []);
   let totalWeight = 0;
   for (let b = 0; b < nb; b++) {
     if (c.removing[b] === 1) continue;
     rackWeight[c.rackOf[b]!]! += capacity[b]!;
+    rackBrokers[c.rackOf[b]!]!.push(b);
     totalWeight += capacity[b]!;
   }
   // One replica per rack for partitions constrained to distinct racks; all RF replicas otherwise.
@@ -170,28 +175,33 @@ export function computeTargets(c: IndexedCluster, capacity: Float64Array): Targe
   const max = new Float64Array(nr);
   const min = new Float64Array(nr);
   let capSum = 0;
-  for (let r = 0; r < nr; r++) if (rackWeight[r]! > 0) capSum += perRackCap;
   for (let r = 0; r < nr; r++) {
-    if (rackWeight[r]! === 0) continue;
-    max[r] = perRackCap;
-    min[r] = Math.max(0, total - (capSum - perRackCap));
+    // A broker holds at most one replica of each partition, so a rack at most np per broker.
+    max[r] = Math.min(perRackCap, np * rackBrokers[r]!.length);
+    capSum += max[r]!;
   }
-  const { shares, clamped } = clampedShares(total, rackWeight, min, max);
+  for (let r = 0; r < nr; r++) if (rackWeight[r]! > 0) min[r] = Math.max(0, total - (capSum - max[r]!));
+  const racks = clampedShares(total, rackWeight, min, max);
+  let clamped = racks.clamped;
   const replicaLow = new Int32Array(nb);
   const replicaHigh = new Int32Array(nb);
   const leaderLow = new Int32Array(nb);
   const leaderHigh = new Int32Array(nb);
-  for (let b = 0; b < nb; b++) {
-    if (c.removing[b] === 1) continue;
-    const r = c.rackOf[b]!;
-    const share = (shares[r]! * capacity[b]!) / rackWeight[r]!;
-    replicaLow[b] = Math.floor(share + SHARE_EPSILON);
-    replicaHigh[b] = Math.ceil(share - SHARE_EPSILON);
-    const leaders = (np * capacity[b]!) / totalWeight;
-    leaderLow[b] = Math.floor(leaders + SHARE_EPSILON);
-    leaderHigh[b] = Math.ceil(leaders - SHARE_EPSILON);
+  for (let r = 0; r < nr; r++) {
+    const members = rackBrokers[r]!;
+    const weight = Float64Array.from(members, (b) => capacity[b]!);
+    const brokers = clampedShares(racks.shares[r]!, weight, new Float64Array(members.length), new Float64Array(members.length).fill(np));
+    clamped ||= brokers.clamped;
+    for (const [i, b] of members.entries()) {
+      const share = brokers.shares[i]!;
+      replicaLow[b] = Math.floor(share + SHARE_EPSILON);
+      replicaHigh[b] = Math.ceil(share - SHARE_EPSILON);
+      const leaders = (np * capacity[b]!) / totalWeight;
+      leaderLow[b] = Math.floor(leaders + SHARE_EPSILON);
+      leaderHigh[b] = Math.ceil(leaders - SHARE_EPSILON);
+    }
   }
-  return { replicaLow, replicaHigh, leaderLow, leaderHigh, rackLimited: clamped };
+  return { replicaLow, replicaHigh, leaderLow, leaderHigh, sharesClamped: clamped };
 }
 
 /** Replicas (or leaders) per broker index in `replicas`; leadersOnly counts the first slot of each partition. */

@@ -43,8 +43,8 @@ export interface PlanReport {
   rackViolationsAfter: number;
   /** Every broker's replica and leader count inside its band after the plan. */
   balanced: boolean;
-  /** Racks narrow some bands away from the plain capacity share (too few or too many brokers in a rack for the RFs). */
-  rackLimited: boolean;
+  /** Some band is not the plain capacity share: racks too small or too large for the RFs, or a share above one replica per partition. */
+  sharesClamped: boolean;
   readonly brokers: readonly BrokerLoad[];
 }
 
@@ -143,7 +143,7 @@ export function buildPlan(input: PlanInput, c: IndexedCluster, t: Targets, targe
       rackViolationsBefore: violations(c, c.replicas),
       rackViolationsAfter: violations(c, target),
       balanced,
-      rackLimited: t.rackLimited,
+      sharesClamped: t.sharesClamped,
       brokers,
     },
   };
