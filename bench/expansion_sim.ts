@@ -12,7 +12,8 @@
 // The step defaults to the 5 s metrics interval here (copies finish on a step; 1 s in the tests).
 import type { LeadershipChange, PartitionMove, PlanInput } from '../src/cluster/expansion/model.js';
 import { SIM_DEFAULTS, simulateExpansion, type SimOptions, type SimResult } from '../test/sim/expansion/model.js';
-import { clusterInput, generatePlan, stickyPlan } from '../test/sim/expansion/plans.js';
+import { naiveReassignment, planReassignment } from '../src/cluster/expansion/planner.js';
+import { clusterInput } from '../test/sim/expansion/plans.js';
 
 export type PlanFunction = (input: PlanInput) => { readonly moves: readonly PartitionMove[]; readonly leadershipChanges: readonly LeadershipChange[] };
 
@@ -79,6 +80,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     executor: { ...SIM_DEFAULTS.executor, batchBytes: flag('batch-gib', 64) * 1024 ** 3, perBrokerMoves: flag('per-broker', 8), observationMs: flag('observe-s', 10) * 1000 },
   };
   const replicas = partitions * 3;
-  const runs = runExpansionComparison(input, [{ name: 'sticky', plan: stickyPlan }, { name: '--generate', plan: generatePlan }], options);
+  const runs = runExpansionComparison(input, [{ name: 'planner', plan: (i) => planReassignment(i) }, { name: '--generate', plan: naiveReassignment }], options);
   report(runs, added * Math.floor(replicas / (brokers + added)));
 }

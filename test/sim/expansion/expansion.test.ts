@@ -6,7 +6,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SIM_DEFAULTS, ExpansionSim, p99At, simulateExpansion, type SimOptions } from './model.js';
-import { clusterInput, generatePlan, stickyPlan } from './plans.js';
+import { naiveReassignment, planReassignment } from '../../../src/cluster/expansion/planner.js';
+import { clusterInput } from './plans.js';
 import { partitionKey } from './kip455.js';
 
 const input = clusterInput({ brokers: 8, added: 2, partitions: 600, replication: 3, racks: 5, seed: 7, meanSizeBytes: 2e9, meanBytesInPerSec: 2e5 });
@@ -14,7 +15,7 @@ const TEST_SIM: SimOptions = { ...SIM_DEFAULTS, maxSimMs: 2 * 24 * 3600 * 1000 }
 
 describe('expansion simulation', () => {
   it('completes the plan, lands every partition on its target and keeps p99 under the breach ratio', () => {
-    for (const plan of [stickyPlan(input), generatePlan(input)]) {
+    for (const plan of [planReassignment(input), naiveReassignment(input)]) {
       const sim = new ExpansionSim(input, plan, TEST_SIM);
       const r = sim.run();
       assert.equal(r.state, 'done');
@@ -23,8 +24,8 @@ describe('expansion simulation', () => {
       for (const c of plan.leadershipChanges) assert.deepEqual(final.get(partitionKey(c.topic, c.partition)), [...c.to]);
       assert.equal(r.bytesMoved, plan.moves.reduce((sum, m) => sum + m.sizeBytes * m.to.filter((b) => !m.from.includes(b)).length, 0));
     }
-    const sticky = simulateExpansion(input, stickyPlan(input), TEST_SIM);
-    const naive = simulateExpansion(input, generatePlan(input), TEST_SIM);
+    const sticky = simulateExpansion(input, planReassignment(input), TEST_SIM);
+    const naive = simulateExpansion(input, naiveReassignment(input), TEST_SIM);
     // The sticky plan leaves leaders where they are, so the throttle alone bounds its impact.
     assert.ok(sticky.maxP99Ratio < SIM_DEFAULTS.executor.breach.produceP99, `p99 reached ${sticky.maxP99Ratio.toFixed(2)}x the baseline`);
     assert.equal(sticky.pauses, 0);
@@ -34,7 +35,7 @@ describe('expansion simulation', () => {
 
   it('pauses within 10 s of an injected breach and finishes once it clears', () => {
     const options: SimOptions = { ...TEST_SIM, faults: [0, 1, 2].map((broker) => ({ broker, fromMs: 60_000, toMs: 240_000, utilisation: 0.7 })) };
-    const r = simulateExpansion(input, stickyPlan(input), options);
+    const r = simulateExpansion(input, planReassignment(input), options);
     assert.equal(r.state, 'done');
     assert.ok(r.pauses >= 1, 'the breach paused the executor');
     assert.ok(r.worstPauseDelayMs <= 10_000, `paused ${r.worstPauseDelayMs} ms after the breach`);
@@ -44,7 +45,7 @@ describe('expansion simulation', () => {
   it('finishes at least 3x faster with the dynamic throttle than with a static 10 MB/s one', () => {
     const fixed = 10 * 1024 ** 2;
     const staticOptions: SimOptions = { ...TEST_SIM, executor: { ...SIM_DEFAULTS.executor, throttle: { ...SIM_DEFAULTS.executor.throttle, minBytesPerSec: fixed, maxBytesPerSec: fixed, initialBytesPerSec: fixed } } };
-    const plan = stickyPlan(input);
+    const plan = planReassignment(input);
     const dynamic = simulateExpansion(input, plan, TEST_SIM);
     const still = simulateExpansion(input, plan, staticOptions);
     assert.equal(still.state, 'done');
