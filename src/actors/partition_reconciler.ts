@@ -1,6 +1,7 @@
 // The back end of topic changes: makes what is open on the shards follow the cluster view.
 // Each pass closes (and deletes the data of) partitions whose topic left the view or was
-// replaced by a new topic of the same name, and opens every partition the view places on this
+// replaced by a new topic of the same name, and single replicas the view no longer places on
+// this broker (a reassignment moved them away), and opens every partition the view places on this
 // broker that is not open yet: directory checked against the topic id, actor opened on the
 // least-loaded shard, told its replication role, and only then routable (ShardTable.publish).
 // Every pass also tells the shards the registered brokers when they changed, and each open
@@ -121,6 +122,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   private async pass(): Promise<boolean> {
     const stale = [...this.opened].filter(([name, id]) => this.view.topic(name)?.id !== id).map(([name]) => name);
     await Promise.all(stale.map((name) => this.closeTopic(name)));
+    const dropped = await this.closeDroppedReplicas();
     await this.tellBrokers();
     const opens: Promise<void>[] = [];
     for (const t of this.view.topics()) {
@@ -134,7 +136,36 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     await this.tellRoles();
-    return stale.length > 0 || opens.length > 0;
+    return stale.length > 0 || dropped > 0 || opens.length > 0;
+  }
+
+  /**
+   * Closes, and deletes the data of, the open replicas whose partition's replica list no longer
+   * holds this broker; returns how many. Each is first told its role in that image, so a leader
+   * moved away answers its waiting produces NOT_LEADER_OR_FOLLOWER (clients go to the new leader
+   * at once) instead of leaving them to time out.
+   */
+  private async closeDroppedReplicas(): Promise<number> {
+    const closes: Promise<void>[] = [];
+    for (const name of this.opened.keys()) {
+      const t = this.view.topic(name);
+      if (t === undefined) continue;
+      const minIsr = Number(effective(t.configs, 'min.insync.replicas', this.config));
+      for (let p = 0; p < t.partitions; p++) {
+        const record = this.view.partition(name, p);
+        if (record === undefined || record.replicas.includes(this.view.localId) || this.shards.handleOf(name, p) < 0) continue;
+        const r = this.shards.removePartition(name, p)!;
+        this.toldRoles.delete(r.handle);
+        const control = this.controlOf(r.shard);
+        closes.push((async () => {
+          await control.setRoles([{ handle: r.handle, role: roleOf(this.view.localId, record, minIsr) }]);
+          await control.closePartition(r.handle, true);
+          this.onDirRemoved(this.partitionDir(name, p));
+        })());
+      }
+    }
+    await Promise.all(closes);
+    return closes.length;
   }
 
   private async tellBrokers(): Promise<void> {

@@ -1,6 +1,6 @@
 // A broker's connections to the controller listeners (main thread): the broker's requests to the
 // active controller (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds, AlterPartition and
-// the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders) as Kafka requests over TCP, one connection per
+// the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders / partition reassignments) as Kafka requests over TCP, one connection per
 // controller opened on first use. Responses arrive in request order; each request has its own
 // deadline. A connection that fails rejects what it carried with NOT_CONTROLLER (the caller asks
 // whichever node the quorum names next) and is opened afresh by the next request. Requests in
@@ -11,6 +11,9 @@ import type { ControllerReply, TopicResult } from '../cluster/metadata/controlle
 import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
 import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
+import { AlterPartitionReassignmentsApi, type AlterPartitionReassignmentsResponse } from '../protocol/apis/alter_partition_reassignments.js';
+import { ListPartitionReassignmentsApi, type ListPartitionReassignmentsResponse } from '../protocol/apis/list_partition_reassignments.js';
+import { listingReply, reassignmentReply } from './handlers/partition_reassignments.js';
 import { BrokerHeartbeatApi, type BrokerHeartbeatResponse } from '../protocol/apis/broker_heartbeat.js';
 import { BrokerRegistrationApi, type BrokerRegistrationResponse } from '../protocol/apis/broker_registration.js';
 import { CreatePartitionsApi, type CreatePartitionsResponse } from '../protocol/apis/create_partitions.js';
@@ -187,6 +190,14 @@ export class ControllerClient {
             })),
           })),
         };
+      }
+      case 'alterPartitionReassignments': {
+        const topics = request.topics.map((t) => ({ name: t.topic, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, replicas: p.replicas === null ? null : [...p.replicas] })) }));
+        return reassignmentReply((await conn.call(AlterPartitionReassignmentsApi, 0, { timeoutMs, topics }, timeoutMs)) as AlterPartitionReassignmentsResponse);
+      }
+      case 'listPartitionReassignments': {
+        const topics = request.topics?.map((t) => ({ name: t.topic, partitionIndexes: [...t.partitions] })) ?? null;
+        return listingReply((await conn.call(ListPartitionReassignmentsApi, 0, { timeoutMs, topics }, timeoutMs)) as ListPartitionReassignmentsResponse);
       }
       case 'electLeaders': {
         const topicPartitions = request.partitions?.map((t) => ({ topic: t.topic, partitionId: [...t.partitions] })) ?? null;

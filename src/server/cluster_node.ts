@@ -119,6 +119,10 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.alterPartition(request.request);
     case 'electLeaders':
       return quorum.electLeaders(request.electionType, request.partitions);
+    case 'alterPartitionReassignments':
+      return quorum.alterPartitionReassignments(request.topics);
+    case 'listPartitionReassignments':
+      return quorum.listPartitionReassignments(request.topics);
   }
 }
 

@@ -18,8 +18,10 @@ import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
 import { ConfigResource, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
 import {
-  alterPartition, departureChanges, electLeaders, eligibility, ElectionType, firstLeader, imbalanceElections, NONE_WARMING, returnChanges,
-  warmedElections, warmingOf, type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult, type Warming,
+  alterPartition, alterPartitionReassignments, departureChanges, electLeaders, eligibility, ElectionType, firstLeader, imbalanceElections,
+  listPartitionReassignments, NONE_WARMING, returnChanges, warmedElections, warmingOf,
+  type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult, type OngoingReassignment, type ReassignmentResult,
+  type ReassignmentTopic, type Warming,
 } from './replication_control.js';
 
 /**
@@ -133,10 +135,15 @@ export type ControllerReply =
   | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
   | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
   | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
-  | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] };
+  | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] }
+  | { readonly kind: 'alterPartitionReassignments'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly ReassignmentResult[] }
+  | { readonly kind: 'listPartitionReassignments'; readonly errorCode: ErrorCode; readonly message: string | null; readonly reassignments: readonly OngoingReassignment[] };
+
+/** Partitions by topic name; null: every partition. */
+export type TopicPartitions = readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null;
 
 /** ElectLeaders' partitions by topic name; null: every partition. */
-export type ElectionPartitions = readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null;
+export type ElectionPartitions = TopicPartitions;
 
 /** What a request comes to: an answer now (nothing to write), or records to propose at `offset`. */
 export type Outcome =
@@ -165,6 +172,8 @@ const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', e
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
 const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
 const refuseElection: Refuse = (errorCode) => ({ kind: 'electLeaders', errorCode, results: [] });
+const refuseReassignments: Refuse = (errorCode, message) => ({ kind: 'alterPartitionReassignments', errorCode, message, results: [] });
+const refuseListing: Refuse = (errorCode, message) => ({ kind: 'listPartitionReassignments', errorCode, message, reassignments: [] });
 /** Every named topic gets the request's error. */
 function refuseTopics(names: readonly string[]): Refuse {
   return (code, message) => ({ kind: 'topics', results: names.map((name) => failed(name, new KafkaError(code, message))) });
@@ -525,6 +534,23 @@ export class MetadataController {
       const { records, results } = electLeaders(this.image, type, partitions);
       return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, results });
     });
+  }
+
+  /** AlterPartitionReassignments (KIP-455): targets and cancels per partition (replication_control.ts). */
+  alterPartitionReassignments(topics: readonly ReassignmentTopic[], nextOffset: number): Outcome {
+    const kind = 'alterPartitionReassignments';
+    return this.guarded(refuseReassignments, () => {
+      const { records, results } = alterPartitionReassignments(this.image, topics);
+      return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /** ListPartitionReassignments: the ongoing reassignments of the named partitions, or of all (null). */
+  listPartitionReassignments(topics: TopicPartitions): Outcome {
+    const kind = 'listPartitionReassignments';
+    return this.guarded(refuseListing, () => ({
+      kind: 'answered', reply: { kind, errorCode: ErrorCode.NONE, message: null, reassignments: listPartitionReassignments(this.image, topics) },
+    }));
   }
 
   /**

@@ -10,6 +10,8 @@ import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { DescribeQuorumApi } from '../../protocol/apis/describe_quorum.js';
 import { ElectLeadersApi } from '../../protocol/apis/elect_leaders.js';
+import { AlterPartitionReassignmentsApi } from '../../protocol/apis/alter_partition_reassignments.js';
+import { ListPartitionReassignmentsApi } from '../../protocol/apis/list_partition_reassignments.js';
 import { advertisedApis } from '../../protocol/apis/index.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
@@ -33,6 +35,7 @@ import { deleteTopicsHandler } from './delete_topics.js';
 import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
 import { electLeadersHandler, type ElectLeadersDeps } from './elect_leaders.js';
+import { alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler } from './partition_reassignments.js';
 import { fetchHandler, type FetchDeps } from './fetch.js';
 import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
@@ -57,13 +60,14 @@ export interface BrokerServices {
   readonly handover: ProduceDeps['handover'];
   /**
    * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
-   * it) and ElectLeaders (run on the active controller); null: neither is advertised.
+   * it), ElectLeaders and the partition reassignment APIs (run on the active controller); null:
+   * none of them is advertised.
    */
   readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps) | null;
 }
 
-/** The client listener's ApiVersions list with DescribeQuorum and ElectLeaders, for a node running the quorum. */
-const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi, ElectLeadersApi]);
+/** The client listener's ApiVersions list with the APIs a node running the quorum adds. */
+const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi]);
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
@@ -95,7 +99,10 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     bindHandler(offsetDeleteHandler, s),
     bindHandler(consumerGroupHeartbeatHandler, s),
     bindHandler(consumerGroupDescribeHandler, s),
-    ...(s.quorum === null ? [] : [bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum)]),
+    ...(s.quorum === null ? [] : [
+      bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum),
+      bindHandler(alterPartitionReassignmentsHandler, s.quorum), bindHandler(listPartitionReassignmentsHandler, s.quorum),
+    ]),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }
