@@ -11,6 +11,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type {
   CreatableTopic, ControllerReply, ElectionPartitions, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest,
 } from './metadata/controller.js';
+import type { AlterConfigsRequest } from './metadata/config_changes.js';
 import type { AlterPartitionRequest } from './metadata/replication_control.js';
 
 export type ControllerRequest =
@@ -21,7 +22,8 @@ export type ControllerRequest =
   | { readonly kind: 'deleteTopics'; readonly names: readonly string[] }
   | { readonly kind: 'allocateProducerIds'; readonly brokerId: number; readonly brokerEpoch: number }
   | { readonly kind: 'alterPartition'; readonly request: AlterPartitionRequest }
-  | { readonly kind: 'electLeaders'; readonly electionType: number; readonly partitions: ElectionPartitions };
+  | { readonly kind: 'electLeaders'; readonly electionType: number; readonly partitions: ElectionPartitions }
+  | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest };
 
 export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
@@ -124,5 +126,7 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.alterPartition(request.request, nextOffset);
     case 'electLeaders':
       return controller.electLeaders(request.electionType, request.partitions, nextOffset);
+    case 'alterConfigs':
+      return controller.alterConfigs(request.request, nextOffset);
   }
 }

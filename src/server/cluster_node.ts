@@ -119,6 +119,8 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.alterPartition(request.request);
     case 'electLeaders':
       return quorum.electLeaders(request.electionType, request.partitions);
+    case 'alterConfigs':
+      return quorum.alterConfigs(request.request);
   }
 }
 

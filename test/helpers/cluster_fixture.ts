@@ -51,6 +51,7 @@ export function clusterView(f: FixtureCluster = {}): ClusterView {
     brokers: () => brokers,
     replicaBrokers: () => brokers.map((b) => ({ id: b.id, epoch: 1, isrEligible: true, endpoint: { host: b.host, port: b.port } })),
     controllerId: () => f.controllerId ?? localId,
+    brokerConfigs: () => ({}),
     topics: () => topics.map((t) => t.image),
     topic: (name) => topics.find((t) => t.image.name === name)?.image,
     topicById: (id) => topics.find((t) => t.image.id === id)?.image,

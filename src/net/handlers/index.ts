@@ -10,6 +10,7 @@ import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { DescribeQuorumApi } from '../../protocol/apis/describe_quorum.js';
 import { ElectLeadersApi } from '../../protocol/apis/elect_leaders.js';
+import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis/alter_configs.js';
 import { advertisedApis } from '../../protocol/apis/index.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
@@ -33,6 +34,7 @@ import { deleteTopicsHandler } from './delete_topics.js';
 import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
 import { electLeadersHandler, type ElectLeadersDeps } from './elect_leaders.js';
+import { alterConfigsHandler, incrementalAlterConfigsHandler } from './alter_configs.js';
 import { fetchHandler, type FetchDeps } from './fetch.js';
 import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
@@ -57,13 +59,13 @@ export interface BrokerServices {
   readonly handover: ProduceDeps['handover'];
   /**
    * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
-   * it) and ElectLeaders (run on the active controller); null: neither is advertised.
+   * it), ElectLeaders and IncrementalAlterConfigs/AlterConfigs (run on the active controller); null: none is advertised.
    */
   readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps) | null;
 }
 
 /** The client listener's ApiVersions list with DescribeQuorum and ElectLeaders, for a node running the quorum. */
-const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi, ElectLeadersApi]);
+const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi, ElectLeadersApi, IncrementalAlterConfigsApi, AlterConfigsApi]);
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
@@ -95,7 +97,8 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     bindHandler(offsetDeleteHandler, s),
     bindHandler(consumerGroupHeartbeatHandler, s),
     bindHandler(consumerGroupDescribeHandler, s),
-    ...(s.quorum === null ? [] : [bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum)]),
+    ...(s.quorum === null ? [] : [bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum),
+      bindHandler(incrementalAlterConfigsHandler, s.quorum), bindHandler(alterConfigsHandler, s.quorum)]),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

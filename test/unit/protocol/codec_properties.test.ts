@@ -70,7 +70,7 @@ describe('registry', () => {
 
   it('registers the KRaft quorum, broker-lifecycle and cluster-only APIs apart from the advertised ones', () => {
     assert.deepEqual(rangesOf(clusterApis), [
-      [43, 43, 0, 2], [52, 52, 0, 2], [53, 53, 0, 1], [54, 54, 0, 1], [55, 55, 0, 2], [56, 56, 0, 3], [59, 59, 0, 1],
+      [33, 33, 0, 2], [43, 43, 0, 2], [44, 44, 0, 1], [52, 52, 0, 2], [53, 53, 0, 1], [54, 54, 0, 1], [55, 55, 0, 2], [56, 56, 0, 3], [59, 59, 0, 1],
       [62, 62, 0, 4], [63, 63, 0, 1], [67, 67, 0, 0], [80, 80, 0, 0], [81, 81, 0, 0],
     ]);
   });
