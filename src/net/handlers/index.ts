@@ -14,6 +14,7 @@ import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis
 import { advertisedApis } from '../../protocol/apis/index.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
+import { LeaderThrottle } from '../leader_throttle.js';
 import type { SegmentReader } from '../segment_reader.js';
 import { apiKeysOf, apiVersionsHandler, BROKER_API_KEYS } from './api_versions.js';
 import { consumerGroupDescribeHandler } from './consumer_group_describe.js';
@@ -75,7 +76,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
       allTopicsCache: new AllTopicsCache(() => s.partitions.settledRevision),
     }),
     bindHandler(produceHandler, s),
-    bindHandler(fetchHandler, s),
+    bindHandler(fetchHandler, { ...s, leaderThrottle: new LeaderThrottle(s.cluster) }),
     bindHandler(listOffsetsHandler, s),
     bindHandler(offsetForLeaderEpochHandler, s),
     bindHandler(createTopicsHandler, s),
