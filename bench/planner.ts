@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { BrokerSpec, PartitionSpec, PlanInput } from '../src/cluster/expansion/model.js';
 import { naiveReassignment, planReassignment, type ReassignmentPlan } from '../src/cluster/expansion/planner.js';
 import { fmt, spread, table } from './report.js';
+import { mulberry32 as random } from '../test/helpers/seeded_random.js';
 
 const RACKS = 4;
 const RF = 3;
@@ -31,17 +32,6 @@ const SCENARIOS: readonly Scenario[] = [
   { name: '1000+100 / 1M', brokers: 1000, added: 100, removed: 0, replicas: 1_000_000 },
   { name: '1000-10 drain / 1M', brokers: 1000, added: 0, removed: 10, replicas: 1_000_000 },
 ];
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Topics of 1..200 partitions placed as Kafka places them, then ~2% of replicas moved within their rack to a random broker: skew. */
 function cluster(s: Scenario, seed: number): PlanInput {

@@ -74,6 +74,8 @@ export interface ClusterView {
   topicById(id: string): TopicImage | undefined;
   /** Undefined when the topic or the partition does not exist. */
   partition(topic: string, partition: number): PartitionRecord | undefined;
+  /** The dynamic config overrides of broker `resourceName` (a broker id, or '' for the cluster-wide default). */
+  brokerConfigs(resourceName: string): Readonly<Record<string, string>>;
 }
 
 /** Topics the broker writes itself: clients may read them but never produce to or delete them. */

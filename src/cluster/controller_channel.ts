@@ -11,6 +11,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type {
   CreatableTopic, ControllerReply, ElectionPartitions, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest, TopicPartitions,
 } from './metadata/controller.js';
+import type { AlterConfigsRequest } from './metadata/config_changes.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from './metadata/replication_control.js';
 
 export type ControllerRequest =
@@ -23,7 +24,8 @@ export type ControllerRequest =
   | { readonly kind: 'alterPartition'; readonly request: AlterPartitionRequest }
   | { readonly kind: 'electLeaders'; readonly electionType: number; readonly partitions: ElectionPartitions }
   | { readonly kind: 'alterPartitionReassignments'; readonly topics: readonly ReassignmentTopic[] }
-  | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions };
+  | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions }
+  | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest };
 
 export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
@@ -130,5 +132,7 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.alterPartitionReassignments(request.topics, nextOffset);
     case 'listPartitionReassignments':
       return controller.listPartitionReassignments(request.topics);
+    case 'alterConfigs':
+      return controller.alterConfigs(request.request, nextOffset);
   }
 }

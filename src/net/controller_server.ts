@@ -3,8 +3,8 @@
 // BeginQuorumEpoch, EndQuorumEpoch, Fetch of __cluster_metadata, FetchSnapshot) through the
 // driver's inbound hook, DescribeQuorum from the driver's status, AddRaftVoter/RemoveRaftVoter,
 // and the controller RPCs brokers send (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds,
-// AlterPartition from partition leaders, and CreateTopics/DeleteTopics/CreatePartitions/ElectLeaders
-// and the partition reassignment APIs forwarded by brokers), each answered once its
+// AlterPartition from partition leaders, and CreateTopics/DeleteTopics/CreatePartitions/ElectLeaders/
+// IncrementalAlterConfigs/AlterConfigs and the partition reassignment APIs forwarded by brokers), each answered once its
 // records commit, NOT_CONTROLLER when this node is not the active controller or stops being it
 // first. ApiVersions lists exactly these APIs.
 import type { Logger } from 'pino';
@@ -18,6 +18,9 @@ import type { BrokerMetrics } from '../metrics/metrics.js';
 import { AddRaftVoterApi, type AddRaftVoterRequest } from '../protocol/apis/add_raft_voter.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsRequest, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionRequest, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
+import {
+  AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsRequest, type AlterConfigsResponse, type IncrementalAlterConfigsRequest, type IncrementalAlterConfigsResponse,
+} from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersRequest, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
 import {
   AlterPartitionReassignmentsApi, type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse,
@@ -39,6 +42,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
 import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire } from './handler.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
+import { alterEach, incrementalChanges, replacementChanges } from './handlers/alter_configs.js';
 import { electionPartitions, electionResponse, refusedElection } from './handlers/elect_leaders.js';
 import {
   listingAnswer, listingTopics, reassignmentAnswer, reassignmentTopics, refusedListing, refusedReassignments,
@@ -317,6 +321,20 @@ const forwardedListPartitionReassignmentsHandler = handler({
   },
 });
 
+const forwardedIncrementalAlterConfigsHandler = handler({
+  api: IncrementalAlterConfigsApi,
+  async handle(_ctx, req: IncrementalAlterConfigsRequest, deps: ControllerHandlerDeps): Promise<Wire<IncrementalAlterConfigsResponse>> {
+    return { throttleTimeMs: 0, responses: await alterEach(incrementalChanges(req), (change) => deps.quorum.alterConfigs(change)) };
+  },
+});
+
+const forwardedAlterConfigsHandler = handler({
+  api: AlterConfigsApi,
+  async handle(_ctx, req: AlterConfigsRequest, deps: ControllerHandlerDeps): Promise<Wire<AlterConfigsResponse>> {
+    return { throttleTimeMs: 0, responses: await alterEach(replacementChanges(req), (change) => deps.quorum.alterConfigs(change)) };
+  },
+});
+
 /** AddRaftVoter / RemoveRaftVoter: answered once the voters entry commits (KIP-853). */
 function voterChange(clusterId: string | null, deps: ControllerHandlerDeps, change: () => Promise<number>): Promise<Wire<RaftVoterChangeResponse>> {
   if (foreignCluster(clusterId, deps)) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_CLUSTER_ID, errorMessage: null });
@@ -364,7 +382,7 @@ function quorumHandler(apiKey: QuorumRequest['apiKey'], driver: QuorumDriver): B
 export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
   BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
-  CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi,
+  CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
@@ -384,6 +402,8 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedElectLeadersHandler, deps),
     bindHandler(forwardedAlterPartitionReassignmentsHandler, deps),
     bindHandler(forwardedListPartitionReassignmentsHandler, deps),
+    bindHandler(forwardedIncrementalAlterConfigsHandler, deps),
+    bindHandler(forwardedAlterConfigsHandler, deps),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

@@ -123,6 +123,8 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.alterPartitionReassignments(request.topics);
     case 'listPartitionReassignments':
       return quorum.listPartitionReassignments(request.topics);
+    case 'alterConfigs':
+      return quorum.alterConfigs(request.request);
   }
 }
 

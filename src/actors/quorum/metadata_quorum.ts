@@ -11,6 +11,7 @@ import {
   type HeartbeatRequest, type LegacyMetadata, type Outcome, type RegisterBrokerRequest, type TopicPartitions,
 } from '../../cluster/metadata/controller.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from '../../cluster/metadata/replication_control.js';
+import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -129,6 +130,10 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   listPartitionReassignments(topics: TopicPartitions): Promise<ControllerReply> {
     return this.run(() => this.controller.listPartitionReassignments(topics));
+  }
+
+  alterConfigs(req: AlterConfigsRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterConfigs(req, next));
   }
 
   /** Carries an older single node's topics and producer-id high mark into the log (MetadataController.importLegacy). */

@@ -14,6 +14,9 @@
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { checkAssignment, checkReplicationFactor, placeBalanced } from '../replica_placement.js';
 import { validateTopicName } from '../../coordinator/topic_names.js';
+import { validateBrokerConfigs } from '../../coordinator/broker_configs.js';
+import { isListTopicConfig } from '../../coordinator/topic_configs.js';
+import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
 import { ConfigResource, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
@@ -33,7 +36,7 @@ export const DISCONNECT_GRACE_MS = 1000;
 
 /** Producer ids per AllocateProducerIds, as Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE. */
 export const PRODUCER_ID_BLOCK = 1000;
-/** Bound on config overrides of one resource (broker configs are not checked against a schema). */
+/** Bound on config overrides of one resource. */
 export const MAX_CONFIGS_PER_RESOURCE = 1000;
 /** Bound on the elections of one imbalance check batch (Kafka's controller takes 1000 at a time too). */
 export const MAX_BALANCING_ELECTIONS = 1000;
@@ -107,14 +110,6 @@ export interface LegacyMetadata {
   readonly nextProducerId: number;
   /** The node, the only replica of every topic. */
   readonly brokerId: number;
-}
-
-export interface AlterConfigsRequest {
-  readonly resourceType: number;
-  /** A topic name, or for brokers a broker id ('' for the cluster-wide default). */
-  readonly resourceName: string;
-  /** value null removes the override. */
-  readonly changes: readonly { readonly name: string; readonly value: string | null }[];
 }
 
 export interface TopicResult {
@@ -473,19 +468,14 @@ export class MetadataController {
     });
   }
 
+  /** One resource's dynamic configs changed (IncrementalAlterConfigs or AlterConfigs), validated against what brokers apply. */
   alterConfigs(req: AlterConfigsRequest, nextOffset: number): Outcome {
     const kind = 'alterConfigs';
     return this.guarded(refuseConfigs, () => {
       const image = this.image;
       const before = image.configs.get(configKey(req.resourceType, req.resourceName)) ?? NO_CONFIGS;
-      const after: Record<string, string> = { ...before };
-      for (const c of req.changes) {
-        if (c.value === null) delete after[c.name];
-        else after[c.name] = c.value;
-      }
       if (req.resourceType === ConfigResource.TOPIC) {
-        if (!image.topicsByName.has(req.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${req.resourceName}'`);
-        this.config.checkTopicConfigs(after);
+        if (!image.topicsByName.has(req.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${req.resourceName.slice(0, 255)}'`);
       } else if (req.resourceType === ConfigResource.BROKER) {
         const id = Number(req.resourceName);
         if (req.resourceName !== '' && (String(id) !== req.resourceName || !image.brokers.has(id))) {
@@ -494,10 +484,13 @@ export class MetadataController {
       } else {
         throw new KafkaError(ErrorCode.INVALID_REQUEST, `config resource type ${req.resourceType} is not supported`);
       }
+      const after = changedConfigs(before, req, req.resourceType === ConfigResource.TOPIC ? isListTopicConfig : () => false);
+      if (req.resourceType === ConfigResource.TOPIC) this.config.checkTopicConfigs(after);
+      else validateBrokerConfigs(after);
       if (Object.keys(after).length > MAX_CONFIGS_PER_RESOURCE) {
         throw new KafkaError(ErrorCode.INVALID_CONFIG, `more than ${MAX_CONFIGS_PER_RESOURCE} config overrides on one resource`);
       }
-      const records = req.changes.map((c): MetadataRecord => ({ type: 'config', resourceType: req.resourceType, resourceName: req.resourceName, name: c.name, value: c.value }));
+      const records = req.validateOnly ? [] : configRecords(req.resourceType, req.resourceName, before, after);
       return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, message: null });
     });
   }

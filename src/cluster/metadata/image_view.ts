@@ -5,7 +5,8 @@
 // every read sees one image.
 import type { ReplicaBrokerInfo } from '../../coordinator/replication/types.js';
 import type { BrokerEndpoint, BrokerState, ClusterView, PartitionRecord, TopicImage } from '../cluster_view.js';
-import type { BrokerRegistration, MetadataImage } from './image.js';
+import { configKey, NO_CONFIGS, type BrokerRegistration, type MetadataImage } from './image.js';
+import { ConfigResource } from './records.js';
 
 export class ImageClusterView implements ClusterView {
   private current: MetadataImage;
@@ -84,6 +85,10 @@ export class ImageClusterView implements ClusterView {
   partition(topic: string, partition: number): PartitionRecord | undefined {
     const t = this.current.topicsByName.get(topic);
     return t?.table.record(t.id, partition);
+  }
+
+  brokerConfigs(resourceName: string): Readonly<Record<string, string>> {
+    return this.current.configs.get(configKey(ConfigResource.BROKER, resourceName)) ?? NO_CONFIGS;
   }
 
   private liveBrokers(image: MetadataImage): BrokerEndpoint[] {

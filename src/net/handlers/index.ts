@@ -12,9 +12,11 @@ import { DescribeQuorumApi } from '../../protocol/apis/describe_quorum.js';
 import { ElectLeadersApi } from '../../protocol/apis/elect_leaders.js';
 import { AlterPartitionReassignmentsApi } from '../../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../../protocol/apis/list_partition_reassignments.js';
+import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis/alter_configs.js';
 import { advertisedApis } from '../../protocol/apis/index.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
+import { LeaderThrottle } from '../leader_throttle.js';
 import type { SegmentReader } from '../segment_reader.js';
 import { apiKeysOf, apiVersionsHandler, BROKER_API_KEYS } from './api_versions.js';
 import { consumerGroupDescribeHandler } from './consumer_group_describe.js';
@@ -36,6 +38,7 @@ import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
 import { electLeadersHandler, type ElectLeadersDeps } from './elect_leaders.js';
 import { alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler } from './partition_reassignments.js';
+import { alterConfigsHandler, incrementalAlterConfigsHandler } from './alter_configs.js';
 import { fetchHandler, type FetchDeps } from './fetch.js';
 import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
@@ -60,14 +63,16 @@ export interface BrokerServices {
   readonly handover: ProduceDeps['handover'];
   /**
    * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
-   * it), ElectLeaders and the partition reassignment APIs (run on the active controller); null:
-   * none of them is advertised.
+   * it), ElectLeaders, the partition reassignment APIs and IncrementalAlterConfigs/AlterConfigs (run on the active
+   * controller); null: none of them is advertised.
    */
   readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps) | null;
 }
 
 /** The client listener's ApiVersions list with the APIs a node running the quorum adds. */
-const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi]);
+const QUORUM_BROKER_API_KEYS = apiKeysOf([
+  ...advertisedApis, DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
+]);
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
@@ -77,7 +82,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
       allTopicsCache: new AllTopicsCache(() => s.partitions.settledRevision),
     }),
     bindHandler(produceHandler, s),
-    bindHandler(fetchHandler, s),
+    bindHandler(fetchHandler, { ...s, leaderThrottle: new LeaderThrottle(s.cluster) }),
     bindHandler(listOffsetsHandler, s),
     bindHandler(offsetForLeaderEpochHandler, s),
     bindHandler(createTopicsHandler, s),
@@ -102,6 +107,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     ...(s.quorum === null ? [] : [
       bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum),
       bindHandler(alterPartitionReassignmentsHandler, s.quorum), bindHandler(listPartitionReassignmentsHandler, s.quorum),
+      bindHandler(incrementalAlterConfigsHandler, s.quorum), bindHandler(alterConfigsHandler, s.quorum),
     ]),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));

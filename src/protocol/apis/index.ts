@@ -35,6 +35,7 @@ import { AlterPartitionApi } from './alter_partition.js';
 import { ElectLeadersApi } from './elect_leaders.js';
 import { AlterPartitionReassignmentsApi } from './alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from './list_partition_reassignments.js';
+import { AlterConfigsApi, IncrementalAlterConfigsApi } from './alter_configs.js';
 import { BeginQuorumEpochApi } from './begin_quorum_epoch.js';
 import { BrokerHeartbeatApi } from './broker_heartbeat.js';
 import { BrokerRegistrationApi } from './broker_registration.js';
@@ -55,12 +56,12 @@ export const advertisedApis: readonly AnyApi[] = [
 
 /**
  * KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs, and
- * ElectLeaders and the partition reassignment APIs, which only a cluster node serves.
+ * ElectLeaders, the partition reassignment APIs and the alter-configs APIs, which only a cluster node serves.
  */
 export const clusterApis: readonly AnyApi[] = [
   VoteApi, BeginQuorumEpochApi, EndQuorumEpochApi, DescribeQuorumApi, FetchSnapshotApi, AddRaftVoterApi,
   RemoveRaftVoterApi, BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, ElectLeadersApi,
-  AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi,
+  AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
 ] as readonly AnyApi[];
 
 export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis].map((api) => [api.key, api]));

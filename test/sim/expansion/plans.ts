@@ -2,6 +2,7 @@
 // "az<a>/r<r>", partitions with skewed sizes and byte rates) to plan with the real planner and
 // Kafka's `--generate` (src/cluster/expansion/planner.ts). Tests and bench only.
 import type { BrokerSpec, PartitionSpec, PlanInput } from '../../../src/cluster/expansion/model.js';
+import { mulberry32 as random } from '../../helpers/seeded_random.js';
 
 export interface ClusterShape {
   readonly brokers: number;
@@ -13,18 +14,6 @@ export interface ClusterShape {
   readonly seed: number;
   readonly meanSizeBytes: number;
   readonly meanBytesInPerSec: number;
-}
-
-/** mulberry32: a small seeded generator, so an input is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const rackOf = (id: number, racks: number): string => `az${(id % racks) % 3}/r${id % racks}`;

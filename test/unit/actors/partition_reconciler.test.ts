@@ -78,6 +78,7 @@ function rig(dataDir: string, view?: ClusterView): Rig {
     },
     setBrokers: () => Promise.resolve(),
     setRoles: () => Promise.resolve(),
+    setFollowerThrottle: () => Promise.resolve(),
     closePartition: (handle, deleteData) => {
       calls.push(`close h${handle} delete=${deleteData}`);
       return Promise.resolve();

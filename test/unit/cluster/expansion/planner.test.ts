@@ -10,18 +10,7 @@ import fc from 'fast-check';
 import type { BrokerSpec, PartitionSpec, PlanInput } from '../../../../src/cluster/expansion/model.js';
 import { naiveReassignment, planReassignment, type ReassignmentPlan } from '../../../../src/cluster/expansion/planner.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
-
-/** mulberry32: the test's own seeded source, so fast-check's seed reproduces a case. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as random } from '../../../helpers/seeded_random.js';
 
 /** The input with every planned list in place. */
 function apply(input: PlanInput, plan: ReassignmentPlan): PlanInput {

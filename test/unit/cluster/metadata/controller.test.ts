@@ -212,8 +212,8 @@ describe('MetadataController', () => {
     assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: epochs.get(1)! + 100, currentMetadataOffset: 0, wantFence: false, wantShutDown: false, warm: true }, next, 0))), ErrorCode.STALE_BROKER_EPOCH);
     assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 7, brokerEpoch: 0, currentMetadataOffset: 0, wantFence: false, wantShutDown: false, warm: true }, next, 0))), ErrorCode.BROKER_ID_NOT_REGISTERED);
     assert.equal(code(h.run((next) => h.c.allocateProducerIds(1, epochs.get(1)! - 1, next))), ErrorCode.STALE_BROKER_EPOCH);
-    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'nope', changes: [{ name: 'retention.ms', value: '1' }] }, next))), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 4, resourceName: '01', changes: [{ name: 'k', value: '1' }] }, next))), ErrorCode.INVALID_REQUEST);
+    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'nope', mode: 'incremental', validateOnly: false, changes: [{ name: 'retention.ms', op: 0, value: '1' }] }, next))), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 4, resourceName: '01', mode: 'incremental', validateOnly: false, changes: [{ name: 'k', op: 0, value: '1' }] }, next))), ErrorCode.INVALID_REQUEST);
     const reg = (id: number): number => code(h.run((next) => h.c.registerBroker({ brokerId: id, incarnationId: 'c'.repeat(32), rack: null, endpoints: [{ name: 'P', host: 'h', port: 1, securityProtocol: 0 }] }, next, 0)));
     assert.equal(reg(-1), ErrorCode.INVALID_REQUEST);
     assert.equal(reg(3), ErrorCode.NONE);
@@ -233,7 +233,7 @@ describe('MetadataController', () => {
     const t = h.c.image.topicsByName.get('a')!;
     assert.equal(t.partitions, 10);
     for (let p = 0; p < 10; p++) assert.equal(t.table.replicas(p).length, 2);
-    const cfg = h.now<Extract<ControllerReply, { kind: 'alterConfigs' }>>((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'a', changes: [{ name: 'retention.ms', value: '7' }] }, next));
+    const cfg = h.now<Extract<ControllerReply, { kind: 'alterConfigs' }>>((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'a', mode: 'incremental', validateOnly: false, changes: [{ name: 'retention.ms', op: 0, value: '7' }] }, next));
     assert.equal(cfg.errorCode, ErrorCode.NONE);
     assert.deepStrictEqual(h.c.image.topicsByName.get('a')!.configs, { 'retention.ms': '7' });
     const deleted = h.now<Extract<ControllerReply, { kind: 'topics' }>>((next) => h.c.deleteTopics(['a', 'a', 'b'], next));
