@@ -23,7 +23,6 @@ export interface BrokerState {
   readonly port: number;
   readonly rack: string | null;
   readonly fenced: boolean;
-  readonly inControlledShutdown: boolean;
   /** Joined a cluster with topics and not yet warm: it leads only where no warm replica can. */
   readonly warming: boolean;
 }

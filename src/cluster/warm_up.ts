@@ -67,14 +67,15 @@ export class WarmUp {
 
   /** The heartbeat's probe: true once this warming broker is ready to lead. Starts the read warm-up when due. */
   ready(): boolean {
-    return this.evaluate().state === 'ready';
+    return this.evaluate(true).state === 'ready';
   }
 
+  /** Where the warm-up stands, for /v1/health; reading only starts from the heartbeat's probe. */
   progress(): WarmUpProgress {
-    return this.evaluate();
+    return this.evaluate(false);
   }
 
-  private evaluate(): WarmUpProgress {
+  private evaluate(startReading: boolean): WarmUpProgress {
     const image = this.view.image;
     const me = image.brokers.get(this.view.localId);
     const progress = (state: WarmUpState, replicas = 0, inSync = 0): WarmUpProgress => ({
@@ -86,7 +87,7 @@ export class WarmUp {
     const inSync = hosted.filter((h) => h.inSync).length;
     if (hosted.length === 0) return progress('waiting');
     if (inSync < hosted.length) return progress('catching-up', hosted.length, inSync);
-    if (this.read === 'not-started') this.startReading(hosted);
+    if (startReading && this.read === 'not-started') this.startReading(hosted);
     return progress(this.read === 'done' ? 'ready' : 'reading', hosted.length, inSync);
   }
 

@@ -33,10 +33,6 @@ export class ThrottleQuota {
     this.limit = bytesPerSecond;
   }
 
-  get rateLimit(): number {
-    return this.limit;
-  }
-
   record(bytes: number, nowMs: number): void {
     if (bytes <= 0) return;
     const window = Math.floor(nowMs / this.w.windowMs);

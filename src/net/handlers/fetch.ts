@@ -85,8 +85,8 @@ export const fetchHandler = handler({
     const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
     const partitionLists: PartitionOut[][] = [];
     const leaders = new Set<number>();
-    // Items whose bytes count against the leader's replication throttle.
-    const throttled = new Set<number>();
+    // Items whose bytes count against the leader's replication throttle (replica fetches only).
+    const throttled = replicaId >= 0 ? new Set<number>() : null;
     const throttleExceeded = replicaId >= 0 && deps.leaderThrottle.exceeded();
     const responses: TopicOut[] = req.topics.map((t, ti) => {
       const topic = byId ? cluster.topicById(t.topicId) : cluster.topic(t.topic);
@@ -96,7 +96,7 @@ export const fetchHandler = handler({
         if (typeof handle !== 'number') return handle;
         let partitionMaxBytes = Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES);
         if (replicaId >= 0 && deps.leaderThrottle.applies(topic, p.partition, replicaId)) {
-          throttled.add(items.length);
+          throttled?.add(items.length);
           if (throttleExceeded) partitionMaxBytes = 0;
         }
         items.push({
@@ -131,7 +131,7 @@ export const fetchHandler = handler({
       const chunks = reads[i];
       if (chunks) {
         for (const c of chunks) bytesOut += c.length;
-        if (throttled.has(i)) for (const c of chunks) throttledBytes += c.length;
+        if (throttled?.has(i) === true) for (const c of chunks) throttledBytes += c.length;
       }
       const out = partitionOut(partition, r.errorCode, r.highWatermark, r.logStartOffset, chunks ?? EMPTY, committed);
       if (r.diverging !== null) out.divergingEpoch = r.diverging;
