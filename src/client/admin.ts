@@ -4,10 +4,11 @@
 // CLI, tests). Broker-side failures surface as KafkaError carrying the broker's error code;
 // nothing here retries.
 // Limitation: requests go to the connected broker; redirecting CreateTopics/DeleteTopics to the
-// controller (NOT_CONTROLLER) is for when there is more than one broker.
+// controller (NOT_CONTROLLER) is for when there is more than one broker. The one exception is
+// describeLogDirs, which every broker answers for itself: it dials each broker for one request.
 
 import { brokerError, missingFrom } from './broker_errors.js';
-import { errorName } from '../protocol/errors.js';
+import { errorName, KafkaError } from '../protocol/errors.js';
 import { CreateTopicsApi } from '../protocol/apis/create_topics.js';
 import { DeleteTopicsApi } from '../protocol/apis/delete_topics.js';
 import { DescribeClusterApi } from '../protocol/apis/describe_cluster.js';
@@ -15,6 +16,8 @@ import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
 import { AlterPartitionReassignmentsApi } from '../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../protocol/apis/list_partition_reassignments.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
+import { DescribeLogDirsApi } from '../protocol/apis/describe_log_dirs.js';
+import type { DescribeLogDirsResponse } from '../protocol/apis/describe_log_dirs.js';
 import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
 import type { MetadataResponse, MetadataResponsePartition, MetadataResponseTopic } from '../protocol/apis/metadata.js';
@@ -139,10 +142,42 @@ export interface TopicDescription extends TopicPartitions {
   configs: TopicConfigEntry[] | null;
 }
 
+/** One replica in a broker's log dir: what moving it copies. */
+export interface LogDirPartition {
+  topic: string;
+  partition: number;
+  sizeBytes: number;
+  /** How far the replica's log end is below the high watermark (a current replica: 0). */
+  offsetLag: number;
+}
+
+export interface LogDirDescription {
+  path: string;
+  /** Kafka error name, or null. */
+  error: string | null;
+  /** null when the broker does not report them (DescribeLogDirs before v4, or unknown). */
+  totalBytes: number | null;
+  usableBytes: number | null;
+  partitions: LogDirPartition[];
+}
+
+/** One broker's answer to describeLogDirs; `error` (a Kafka error name or why it was not reached) leaves `logDirs` empty. */
+export interface BrokerLogDirs {
+  broker: number;
+  error: string | null;
+  logDirs: LogDirDescription[];
+}
+
 export interface AdminOptions {
   /** How long the broker may take to finish a create/delete (sent in the request); default 15 s. */
   operationTimeoutMs?: number;
+  /** For the connections describeLogDirs opens to each broker; defaults as KafkaConnection's. */
+  clientId?: string;
+  requestTimeoutMs?: number;
 }
+
+/** Brokers describeLogDirs talks to at once (one short-lived connection each). */
+const MAX_BROKER_DIALS = 8;
 
 const RESOURCE_TYPE_TOPIC = 2;
 
@@ -185,6 +220,35 @@ function summarize(t: MetadataResponseTopic): TopicSummary {
   return summary;
 }
 
+function logDirsOf(broker: number, res: DescribeLogDirsResponse): BrokerLogDirs {
+  if (res.errorCode !== 0) return { broker, error: errorName(res.errorCode), logDirs: [] };
+  return {
+    broker,
+    error: null,
+    logDirs: res.results.map((d) => ({
+      path: d.logDir,
+      error: d.errorCode === 0 ? null : errorName(d.errorCode),
+      totalBytes: d.totalBytes < 0 ? null : d.totalBytes,
+      usableBytes: d.usableBytes < 0 ? null : d.usableBytes,
+      partitions: d.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, sizeBytes: p.partitionSize, offsetLag: p.offsetLag }))),
+    })),
+  };
+}
+
+/** Runs `work` over `items`, at most `limit` at a time; results in the order of `items`. */
+async function boundedMap<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
+}
+
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
@@ -200,8 +264,14 @@ function configEntry(c: DescribeConfigsResponseConfig, version: number): TopicCo
 export class KafkaAdmin {
   private readonly operationTimeoutMs: number;
 
+  private readonly dialOptions: Pick<ConnectionOptions, 'clientId' | 'requestTimeoutMs'>;
+
   constructor(private readonly conn: KafkaConnection, options: AdminOptions = {}) {
     this.operationTimeoutMs = options.operationTimeoutMs ?? 15_000;
+    this.dialOptions = {
+      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    };
   }
 
   static async connect(options: ConnectionOptions & AdminOptions): Promise<KafkaAdmin> {
@@ -320,6 +390,30 @@ export class KafkaAdmin {
       id: b.brokerId, host: b.host, port: b.port, rack: b.rack,
       state: b.isFenced ? 'fenced' : b.sluiceWarming ? 'warming' : 'running',
     })).sort((a, b) => a.id - b.id);
+  }
+
+  /**
+   * Every replica each live broker holds (or the brokers named), per log dir, with its size on
+   * disk: DescribeLogDirs sent to each broker over a connection of its own, at most
+   * MAX_BROKER_DIALS at once. A broker that is not live, cannot be reached or refuses gets an
+   * entry with the error; the call itself fails only when the connected broker's Metadata does.
+   */
+  async describeLogDirs(brokerIds?: readonly number[]): Promise<BrokerLogDirs[]> {
+    const live = new Map((await this.metadataResponse([], this.conn.versionFor(MetadataApi))).brokers.map((b) => [b.nodeId, b]));
+    const ids = brokerIds === undefined ? [...live.keys()].sort((a, b) => a - b) : [...new Set(brokerIds)];
+    return boundedMap(ids, MAX_BROKER_DIALS, async (broker): Promise<BrokerLogDirs> => {
+      const b = live.get(broker);
+      if (b === undefined) return { broker, error: 'BROKER_NOT_AVAILABLE', logDirs: [] };
+      let conn: KafkaConnection | null = null;
+      try {
+        conn = await KafkaConnection.connect({ ...this.dialOptions, host: b.host, port: b.port });
+        return logDirsOf(broker, await conn.request(DescribeLogDirsApi, { topics: null }));
+      } catch (err) {
+        return { broker, error: err instanceof KafkaError ? errorName(err.code) : (err as Error).message, logDirs: [] };
+      } finally {
+        await conn?.close();
+      }
+    });
   }
 
   async describeTopic(name: string): Promise<TopicDescription> {
