@@ -18,11 +18,12 @@ import { ListPartitionReassignmentsApi } from '../protocol/apis/list_partition_r
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import { DescribeLogDirsApi } from '../protocol/apis/describe_log_dirs.js';
 import type { DescribeLogDirsResponse } from '../protocol/apis/describe_log_dirs.js';
-import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
 import type { MetadataResponse, MetadataResponsePartition, MetadataResponseTopic } from '../protocol/apis/metadata.js';
 import { ZERO_UUID } from '../protocol/schema.js';
 import { KafkaConnection } from './connection.js';
+import { describeConfigs, incrementalAlterConfigs } from './config_admin.js';
+import type { ConfigChange, ConfigChangeOutcome, ConfigEntryDescription, ConfigResource, ResourceConfigs } from './config_admin.js';
 import type { ConnectionOptions } from './connection.js';
 import {
   commitGroupOffsets, deleteGroups, describeGroups, fetchGroupOffsets, groupLag, listGroups, listOffsets, recordTimestamps,
@@ -128,14 +129,7 @@ export interface ClusterMetadata {
   topics: TopicPartitions[];
 }
 
-export interface TopicConfigEntry {
-  name: string;
-  value: string | null;
-  /** Kafka's ConfigSource name, e.g. DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG. */
-  source: string;
-  readOnly: boolean;
-  sensitive: boolean;
-}
+export type TopicConfigEntry = ConfigEntryDescription;
 
 export interface TopicDescription extends TopicPartitions {
   /** null when the broker does not offer DescribeConfigs. */
@@ -178,15 +172,6 @@ export interface AdminOptions {
 
 /** Brokers describeLogDirs talks to at once (one short-lived connection each). */
 const MAX_BROKER_DIALS = 8;
-
-const RESOURCE_TYPE_TOPIC = 2;
-
-const CONFIG_SOURCES: ReadonlyMap<number, string> = new Map([
-  [1, 'DYNAMIC_TOPIC_CONFIG'], [2, 'DYNAMIC_BROKER_CONFIG'], [3, 'DYNAMIC_DEFAULT_BROKER_CONFIG'],
-  [4, 'STATIC_BROKER_CONFIG'], [5, 'DEFAULT_CONFIG'], [6, 'DYNAMIC_BROKER_LOGGER_CONFIG'],
-  [7, 'CLIENT_METRICS_CONFIG'], [8, 'GROUP_CONFIG'],
-]);
-
 
 function partitionInfo(p: MetadataResponsePartition): PartitionInfo {
   return {
@@ -251,14 +236,6 @@ async function boundedMap<T, R>(items: readonly T[], limit: number, work: (item:
 
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-function configEntry(c: DescribeConfigsResponseConfig, version: number): TopicConfigEntry {
-  // v0 has only isDefault; v1+ says where the value came from.
-  const source = version === 0
-    ? (c.isDefault ? 'DEFAULT_CONFIG' : 'DYNAMIC_TOPIC_CONFIG')
-    : (CONFIG_SOURCES.get(c.configSource) ?? 'UNKNOWN');
-  return { name: c.name, value: c.value, source, readOnly: c.readOnly, sensitive: c.isSensitive };
 }
 
 export class KafkaAdmin {
@@ -426,6 +403,16 @@ export class KafkaAdmin {
     };
   }
 
+  /** The configs of topics and brokers (a broker's own configs are answered only by that broker), in the order asked. */
+  describeConfigs(resources: readonly ConfigResource[], keys: readonly string[] | null = null): Promise<ResourceConfigs[]> {
+    return describeConfigs(this.conn, resources, keys);
+  }
+
+  /** Sets (or deletes, value null) single config keys of topics and brokers. */
+  incrementalAlterConfigs(changes: readonly ConfigChange[]): Promise<ConfigChangeOutcome[]> {
+    return incrementalAlterConfigs(this.conn, changes);
+  }
+
   listGroups(): Promise<GroupSummary[]> {
     return listGroups(this.conn);
   }
@@ -482,15 +469,10 @@ export class KafkaAdmin {
   }
 
   private async topicConfigs(name: string): Promise<TopicConfigEntry[]> {
-    const version = this.conn.versionFor(DescribeConfigsApi);
-    const res = await this.conn.request(DescribeConfigsApi, {
-      resources: [{ resourceType: RESOURCE_TYPE_TOPIC, resourceName: name, configurationKeys: null }],
-      includeSynonyms: false,
-      includeDocumentation: false,
-    }, version);
-    const result = res.results[0];
+    const [result] = await describeConfigs(this.conn, [{ type: 'topic', name }]);
     if (result === undefined) throw missingFrom('DescribeConfigs', `configs of ${name}`);
-    if (result.errorCode !== 0) throw brokerError(result.errorCode, `configs of ${name}`, result.errorMessage);
-    return result.configs.map((c) => configEntry(c, version)).sort((a, b) => (a.name < b.name ? -1 : 1));
+    if (result.errorCode !== 0) throw brokerError(result.errorCode, `configs of ${name}`, result.message);
+    return [...result.configs];
   }
+
 }
