@@ -7,6 +7,7 @@
 // read by the running driver). The latest record of a kind is found by reading back from the end
 // in growing windows, so a long history costs only when the record sought is old.
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from '../client/cluster.js';
 import type { KafkaAdmin } from '../client/admin.js';
 import { Consumer } from '../client/consumer/consumer.js';
@@ -24,6 +25,7 @@ export const STATUS_EVERY_MS = 2_000;
 /** A driver whose last status is older than this is taken for gone. */
 export const DRIVER_SILENT_MS = 15_000;
 const FIRST_WINDOW = 64;
+const LEADER_WAIT_MS = 15_000;
 /** The topic's max.message.bytes (brokers with rings under 16 MiB keep their default). */
 const TOPIC_MAX_MESSAGE_BYTES = 8 * 1024 ** 2;
 /** A record larger than this is refused before sending (a plan of ~40k moves fits). */
@@ -71,6 +73,13 @@ export class ReassignStore {
         if (!(err instanceof KafkaError && err.code === ErrorCode.INVALID_CONFIG)) throw err;
         return create({});
       });
+      // A topic just created has no leader for a moment; reading or writing it then would fail.
+      for (const deadline = Date.now() + LEADER_WAIT_MS; ;) {
+        const t = await admin.describeTopic(REASSIGN_TOPIC).catch(() => null);
+        if (t !== null && t.partitionDetails.every((p) => p.leader >= 0)) break;
+        if (Date.now() > deadline) throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `${REASSIGN_TOPIC} has no leader ${LEADER_WAIT_MS} ms after it was created`);
+        await sleep(100);
+      }
     }
     return new ReassignStore(brokers, new Cluster({ brokers, clientId: 'sluice-reassign' }));
   }
