@@ -57,6 +57,8 @@ const STATUS_LOG_LINES = 20;
 const STEP_MS = 250;
 const BROKER_RATE_KEYS = [LEADER_RATE, FOLLOWER_RATE];
 const TOPIC_REPLICA_KEYS = [LEADER_REPLICAS, FOLLOWER_REPLICAS];
+/** How often the copies' progress is read off the brokers being added to (one connection to each). */
+const COPIED_EVERY_MS = 3_000;
 /** Tries of one effect (one per step of the loop) before it is given up. */
 const EFFECT_ATTEMPTS = 40;
 
@@ -97,17 +99,36 @@ async function configSnapshot(plan: StoredPlan, deps: DriverDeps): Promise<Confi
   return entries;
 }
 
-/** The plan partitions as metadata shows them now. */
-async function observe(deps: DriverDeps, keys: ReadonlySet<string>): Promise<PartitionObservation[]> {
+/**
+ * The plan partitions as metadata shows them now, with the bytes each adding replica holds so far
+ * (DescribeLogDirs of the brokers being added to) when `withCopied` is set.
+ */
+async function observe(deps: DriverDeps, keys: ReadonlySet<string>, withCopied: boolean): Promise<PartitionObservation[]> {
   const [meta, ongoing] = await deps.call((a) => Promise.all([a.clusterMetadata(), a.listPartitionReassignments(null)]));
-  const moving = new Map(ongoing.map((o) => [partitionKey(o.topic, o.partition), o]));
+  const moving = new Map(ongoing.filter((o) => keys.has(partitionKey(o.topic, o.partition))).map((o) => [partitionKey(o.topic, o.partition), o]));
+  const copied = new Map<string, number>();
+  const adding = [...new Set([...moving.values()].flatMap((o) => o.addingReplicas))];
+  if (withCopied && adding.length > 0) {
+    for (const b of await deps.call((a) => a.describeLogDirs(adding))) {
+      for (const d of b.logDirs) {
+        for (const p of d.partitions) {
+          const key = partitionKey(p.topic, p.partition);
+          if (moving.get(key)?.addingReplicas.includes(b.broker) === true) copied.set(key, (copied.get(key) ?? 0) + p.sizeBytes);
+        }
+      }
+    }
+  }
   const out: PartitionObservation[] = [];
   for (const t of meta.topics) {
     for (const p of t.partitionDetails) {
       const key = partitionKey(t.name, p.partition);
       if (!keys.has(key)) continue;
       const o = moving.get(key);
-      out.push({ topic: t.name, partition: p.partition, replicas: o?.replicas ?? p.replicas, addingReplicas: o?.addingReplicas ?? [], removingReplicas: o?.removingReplicas ?? [], leader: p.leader });
+      const c = copied.get(key);
+      out.push({
+        topic: t.name, partition: p.partition, replicas: o?.replicas ?? p.replicas, addingReplicas: o?.addingReplicas ?? [], removingReplicas: o?.removingReplicas ?? [], leader: p.leader,
+        ...(c === undefined ? {} : { copiedBytes: c }),
+      });
     }
   }
   return out;
@@ -248,12 +269,13 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
     }
     await handle({ kind: 'start', now: Date.now(), baseline, snapshot });
     if (rollbackOnly) {
-      await handle({ kind: 'partitions', now: Date.now(), observed: await observe(deps, keys) });
+      await handle({ kind: 'partitions', now: Date.now(), observed: await observe(deps, keys, false) });
       await handle({ kind: 'rollback', now: Date.now() });
     }
     await publish(true);
     let failing: string | null = null;
     let observedAt = Date.now();
+    let copiedAt = 0;
     let sampledAt = Date.now();
     while (!executor.finished && !signal.aborted) {
       await sleep(STEP_MS, undefined, { signal }).catch(() => undefined);
@@ -267,7 +289,9 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
       try {
         if (now - observedAt >= run.pollMs) {
           observedAt = now;
-          await handle({ kind: 'partitions', now, observed: await observe(deps, keys) });
+          const withCopied = now - copiedAt >= COPIED_EVERY_MS;
+          if (withCopied) copiedAt = now;
+          await handle({ kind: 'partitions', now, observed: await observe(deps, keys, withCopied) });
         }
         if (deps.metrics !== null && now - sampledAt >= run.metricsMs) {
           sampledAt = now;
