@@ -65,10 +65,11 @@ export interface PythonSummary {
   api_version: number[];
 }
 
-export async function kafkaPython(args: readonly string[], timeoutMs: number): Promise<PythonSummary> {
+/** Runs one verb of the script; its last line of output, JSON, is the answer (PythonSummary for produce and consume). */
+export async function kafkaPython<T = PythonSummary>(args: readonly string[], timeoutMs: number): Promise<T> {
   const r = assertOk(await run(PYTHON, [KAFKA_PYTHON_SCRIPT, ...args], { timeoutMs }), `kafka-python ${args[0]}`);
   const lines = r.stdout.toString().trim().split('\n');
-  return JSON.parse(lines[lines.length - 1] ?? '{}') as PythonSummary;
+  return JSON.parse(lines[lines.length - 1] ?? '{}') as T;
 }
 
 /** kafka-python's inferred broker version must be at least 2.1 (Produce v7 / Fetch v4 path). */

@@ -7,11 +7,18 @@
 #   consume BOOTSTRAP TOPIC PARTITIONS COUNT OUTFILE TIMEOUT_S
 #                                                 -> {"received": n, "api_version": [...]}
 #     consume writes "partition offset key value headers" lines, assign() + seek_to_beginning().
+#   log-dirs BOOTSTRAP TOPIC                      -> {"brokers": {id: [named, all]}}
+#     named and all are lists of [dir, error, [[topic, partition, size, lag, future], ...]]: the
+#     answers to TOPIC's partitions 0-63 and to null (every partition the broker holds).
+#     DescribeLogDirs v1 sent by kafka-python's admin client to every broker; 2.0.2 has no
+#     describe_log_dirs() of its own, so the request and response are declared here with its types.
 import json
 import sys
 import time
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.protocol.api import Request, Response
+from kafka.protocol.types import Array, Boolean, Int16, Int32, Int64, Schema, String
 
 
 def unhex(s):
@@ -64,11 +71,57 @@ def consume(bootstrap, topic, partitions, count, outfile, timeout_s):
     print(json.dumps({'received': received, 'api_version': list(version)}))
 
 
+class DescribeLogDirsResponse_v1(Response):
+    API_KEY = 35
+    API_VERSION = 1
+    SCHEMA = Schema(
+        ('throttle_time_ms', Int32),
+        ('log_dirs', Array(
+            ('error_code', Int16),
+            ('log_dir', String('utf-8')),
+            ('topics', Array(
+                ('name', String('utf-8')),
+                ('partitions', Array(
+                    ('partition_index', Int32),
+                    ('partition_size', Int64),
+                    ('offset_lag', Int64),
+                    ('is_future_key', Boolean)))))))
+    )
+
+
+class DescribeLogDirsRequest_v1(Request):
+    API_KEY = 35
+    API_VERSION = 1
+    RESPONSE_TYPE = DescribeLogDirsResponse_v1
+    SCHEMA = Schema(
+        ('topics', Array(
+            ('topic', String('utf-8')),
+            ('partitions', Array(Int32))))
+    )
+
+
+def log_dirs(bootstrap, topic):
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    brokers = {}
+    # Topic and partitions named (only those come back), then null (everything held).
+    for topics in ([(topic, list(range(64)))], None):
+        for broker in admin._client.cluster.brokers():
+            future = admin._send_request_to_node(broker.nodeId, DescribeLogDirsRequest_v1(topics))
+            admin._wait_for_futures([future])
+            brokers.setdefault(broker.nodeId, []).append([
+                [d[1], d[0], [[t[0], p[0], p[1], p[2], p[3]] for t in d[2] for p in t[1]]] for d in future.value.log_dirs
+            ])
+    admin.close()
+    print(json.dumps({'brokers': brokers}))
+
+
 if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'produce':
         produce(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif cmd == 'consume':
         consume(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], float(sys.argv[7]))
+    elif cmd == 'log-dirs':
+        log_dirs(sys.argv[2], sys.argv[3])
     else:
         sys.exit('unknown command ' + cmd)
