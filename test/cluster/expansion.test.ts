@@ -24,11 +24,13 @@ import { sluice } from '../helpers/cli_run.js';
 import { checkQueue, describeQueue, totalAnomalies } from '../helpers/queue_checker.js';
 import type { QueueAck } from '../helpers/queue_checker.js';
 import { until } from '../helpers/until.js';
-import { ExpansionLoad, largestGap, latencies, produceHistory } from './expansion_load.js';
-import type { Delivery, LoadTopic } from './expansion_load.js';
+import { largestGap, latencies, partitionKey } from '../helpers/delivery_gaps.js';
+import type { Delivery } from '../helpers/delivery_gaps.js';
+import { ExpansionLoad, produceHistory } from './expansion_load.js';
+import type { LoadTopic } from './expansion_load.js';
 import { readAfterHeal } from './fault_workload.js';
 import { CLUSTER_UNAVAILABLE, ProcessCluster, percentile } from './process_cluster.js';
-import { ReassignCli, assignment, describeRun, partitionKey, perBroker, replicaLists, throttleConfigs } from './reassign_cli.js';
+import { ReassignCli, assignment, describeRun, perBroker, replicaLists, throttleConfigs } from './reassign_cli.js';
 import type { PartitionPlacement, ReassignPlan, ReassignStatus } from './reassign_cli.js';
 
 const FULL = process.env['SLUICE_EXPANSION_FULL'] === '1';
@@ -214,7 +216,7 @@ test('expansion: add 2 brokers under load, plan, apply and status; balanced, not
     await sleep(BASELINE_MS);
     const baselineTo = Date.now();
 
-    const add = await sluice(['dev', 'cluster', 'add', '2', '--dir', c.dir]);
+    const add = await sluice(['dev', 'cluster', 'add', '2', '--dir', c.dir], {}, 90_000);
     assert.equal(add.code, 0, describeRun(['dev', 'cluster', 'add', '2'], add));
     assert.deepEqual(c.ids, [1, 2, 3, 4, 5]);
     const before = await currentAssignment();

@@ -28,7 +28,8 @@ import { KCAT } from '../helpers/kcat.js';
 import { MemberLog } from '../helpers/member_log.js';
 import type { Consumed } from '../helpers/member_log.js';
 import { queueValue } from '../helpers/queue_checker.js';
-import type { QueueAck, QueueRead } from '../helpers/queue_checker.js';
+import type { QueueAck } from '../helpers/queue_checker.js';
+import type { Delivery } from '../helpers/delivery_gaps.js';
 
 process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
 const { Kafka, logLevel } = kafkajs;
@@ -61,14 +62,6 @@ export interface ExpansionLoadOptions {
   readonly maxRunMs: number;
   /** Records already in the topics, which each group reads first (for the consumed bound). */
   readonly history: number;
-}
-
-/** A delivery to a consumer: the record, where, and when the test saw it (Date.now()). */
-export interface Delivery extends QueueRead {
-  readonly topic: string;
-  readonly at: number;
-  /** Record CreateTime (ms since the epoch); -1 where the consumer does not report it. */
-  readonly createdAt: number;
 }
 
 export const KAFKAJS_OFFSET = 0;
@@ -258,33 +251,6 @@ export function kafkajsOf(bootstrap: string, clientId: string): KafkajsKafka {
     // As a producer's delivery timeout: a leadership change must fit in its retries.
     retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 },
   });
-}
-
-/** Our group's end-to-end latencies (poll time minus CreateTime, ms) of records created in [from, to). */
-export function latencies(deliveries: readonly Delivery[], from: number, to: number): number[] {
-  return deliveries.filter((d) => d.createdAt >= from && d.createdAt < to).map((d) => d.at - d.createdAt);
-}
-
-/**
- * The largest wait, per partition of `partitions` (`topic/partition` keys), between consecutive
- * first deliveries seen in [from, to], counting from `from` to the first and from the last to
- * `to`; the worst of them with its partition.
- */
-export function largestGap(deliveries: readonly Delivery[], partitions: ReadonlySet<string>, from: number, to: number): { partition: string; gapMs: number } {
-  const times = new Map<string, number[]>([...partitions].map((p) => [p, [from]]));
-  for (const d of deliveries) {
-    if (d.at < from || d.at > to) continue;
-    times.get(`${d.topic}/${d.partition}`)?.push(d.at);
-  }
-  let worst = { partition: '', gapMs: 0 };
-  for (const [partition, ts] of times) {
-    ts.push(to);
-    for (let i = 1; i < ts.length; i++) {
-      const gap = (ts[i] as number) - (ts[i - 1] as number);
-      if (gap > worst.gapMs) worst = { partition, gapMs: gap };
-    }
-  }
-  return worst;
 }
 
 /**

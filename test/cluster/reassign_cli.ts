@@ -3,8 +3,9 @@
 // --brokers), with the JSON shapes the driver prints; and the cluster state a test compares before
 // and after: every partition's replica list (in order) and leader, and the KIP-73 throttle configs
 // (topic throttled-replica lists, broker throttle rates) read back with DescribeConfigs. Runs on the
-// test's main thread. Invariants: every command is bounded (30 s for the short verbs, the caller's
-// lifetime for `apply`, which runs as a LineChild and is SIGKILLed past it).
+// test's main thread. Invariants: every command is bounded (30 s for plan and status, the verb's
+// own --timeout-ms plus 15 s for the controls, the caller's lifetime for `apply`, which runs as a
+// LineChild and is SIGKILLed past it).
 
 import assert from 'node:assert/strict';
 import type { KafkaAdmin } from '../../src/client/admin.js';
@@ -13,6 +14,7 @@ import { sluice } from '../helpers/cli_run.js';
 import type { CliRun } from '../helpers/cli_run.js';
 import { ConfigResourceTypes } from '../helpers/kafkajs_client.js';
 import { LineChild } from '../helpers/line_child.js';
+import { partitionKey } from '../helpers/delivery_gaps.js';
 import { kafkajsOf } from './expansion_load.js';
 
 export type ReassignState = 'planned' | 'running' | 'paused' | 'done' | 'cancelled' | 'rolled-back';
@@ -84,7 +86,7 @@ export class ReassignCli {
   /** pause/resume/cancel/rollback; the driver returns once status shows the effect, else exits non-zero. */
   async control(verb: ControlVerb, timeoutMs = 20_000): Promise<CliRun & { args: string[] }> {
     const args = ['reassign', verb, '--brokers', this.brokers, '--timeout-ms', String(timeoutMs)];
-    return { ...(await sluice(args)), args };
+    return { ...(await sluice(args, {}, timeoutMs + 15_000)), args };
   }
 
   /** Polls status every `everyMs` until `ok` holds (bounded); every status seen goes to `seen`. */
@@ -99,9 +101,6 @@ export class ReassignCli {
     }
   }
 }
-
-/** Partition key used in the sets and maps below. */
-export const partitionKey = (topic: string, partition: number): string => `${topic}/${partition}`;
 
 export interface PartitionPlacement {
   readonly replicas: readonly number[];
