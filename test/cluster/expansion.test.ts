@@ -19,6 +19,7 @@
 // load and child process is bounded, and every node and client is stopped at the end.
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { KafkaAdmin } from '../../src/client/admin.js';
 import { sleep } from '../helpers/broker_process.js';
 import { sluice } from '../helpers/cli_run.js';
 import { checkQueue, describeQueue, totalAnomalies } from '../helpers/queue_checker.js';
@@ -52,6 +53,13 @@ const MAX_LOAD_MS = 300_000;
 /** The baseline before a plan: consumer latency and gaps measured over this window. */
 const BASELINE_MS = 10_000;
 const APPLY_LIFETIME_MS = 240_000;
+/**
+ * Every load partition is hot (steady produce everywhere), so moves include hot ones. Short
+ * observation windows, healthy hold and metrics interval keep each scenario within minutes (the
+ * defaults, 30 s / 30 s / 5 s, suit a production cluster); the self-pause must still show within
+ * 10 s of a breach, which a 1 s metrics interval leaves room for.
+ */
+const APPLY_ARGS = ['--include-hot', '--observation-ms', '2000', '--healthy-hold-ms', '5000', '--metrics-interval-ms', '1000'];
 /** Everything acknowledged reaches both groups within this after the producers stop. */
 const DRAIN_MS = 60_000;
 /**
@@ -107,15 +115,27 @@ after(async () => {
 
 const cli = (): ReassignCli => new ReassignCli((cluster as ProcessCluster).bootstrap);
 
-async function currentAssignment(): Promise<Map<string, PartitionPlacement>> {
+/** Polls the assignment until `ok` holds (bounded); a failure shows the last assignment. */
+async function assignmentUntil(what: string, timeoutMs: number, ok: (a: Map<string, PartitionPlacement>) => boolean): Promise<Map<string, PartitionPlacement>> {
+  const last = await until(what, timeoutMs, async () => Object.fromEntries(await currentAssignment()), (a) => ok(new Map(Object.entries(a))));
+  return new Map(Object.entries(last));
+}
+
+/** `fn` with an admin client on the first running broker, closed after. */
+async function withClusterAdmin<T>(fn: (admin: KafkaAdmin) => Promise<T>): Promise<T> {
   const c = cluster as ProcessCluster;
   const admin = await c.admin(c.ids.find((id) => c.running(id)) as number);
   try {
-    return await assignment(admin, TOPICS.map((t) => t.name));
+    return await fn(admin);
   } finally {
     await admin.close();
   }
 }
+
+const currentAssignment = (): Promise<Map<string, PartitionPlacement>> => withClusterAdmin((admin) => assignment(admin, TOPICS.map((t) => t.name)));
+
+/** The active controller as a running broker's Metadata names it (-1 when none). */
+const controllerId = (): Promise<number> => withClusterAdmin(async (admin) => (await admin.clusterMetadata()).controllerId);
 
 /** Starts a load under `tag`, waits until our group is caught up (recent records arrive within a second). */
 async function startLoad(tag: string): Promise<ExpansionLoad> {
@@ -227,7 +247,7 @@ test('expansion: add 2 brokers under load, plan, apply and status; balanced, not
     const bytes = plan.moves.reduce((n, m) => n + m.sizeBytes, 0);
 
     const applyFrom = Date.now();
-    const apply = cli().apply(['--include-hot'], APPLY_LIFETIME_MS);
+    const apply = cli().apply([...APPLY_ARGS], APPLY_LIFETIME_MS);
     const seen: ReassignStatus[] = [];
     try {
       const done = await cli().statusUntil('done', (s) => s.state === 'done', APPLY_LIFETIME_MS, seen);
@@ -244,7 +264,7 @@ test('expansion: add 2 brokers under load, plan, apply and status; balanced, not
 
     // Placement: every move landed, and the new brokers hold replicas and lead within ±1 of the mean.
     const goal = targets(plan);
-    const settled = await until('the plan applied and leaders balanced', 60_000, currentAssignment, (a) => {
+    const settled = await assignmentUntil('the plan applied and leaders balanced', 60_000, (a) => {
       const counts = perBroker(a, c.ids);
       const leaders = [...a.values()].length / c.ids.length;
       return [...goal].every(([k, r]) => sameSet(a.get(k)?.replicas ?? [], r)) && [...counts.values()].every((x) => Math.abs(x.leaders - leaders) <= 1);
@@ -291,29 +311,29 @@ test('self-pause during a decommission: plan --remove 5 drains broker 5 under lo
     t.diagnostic(`plan --remove 5: ${plan.moves.length} moves in ${plan.batches.length} batches`);
     assert.ok(plan.moves.length > 0 && plan.moves.every((m) => m.from === 5 && m.to !== 5), JSON.stringify(plan.moves));
     // Small batches and a short observation window: the breach lands while a batch is in flight.
-    const apply = cli().apply(['--include-hot', '--per-broker', '1', '--observation-ms', '1000'], APPLY_LIFETIME_MS);
+    const apply = cli().apply([...APPLY_ARGS, '--per-broker', '1'], APPLY_LIFETIME_MS);
     const seen: ReassignStatus[] = [];
     try {
-      await cli().statusUntil('a batch in flight', (s) => s.state === 'running' && s.moves.inFlight > 0, 60_000, seen, 200);
+      await cli().statusUntil('a batch in flight', (s) => s.state === 'running' && s.moves.inFlight > 0, 60_000, seen);
       // The victim: a broker staying in the cluster, not the active controller (its failover is the fault suite's).
-      const controller = (await until('a controller', 10_000, async () => (await c.admin(1).then(async (a) => { try { return await a.clusterMetadata(); } finally { await a.close(); } })).controllerId, (id) => id > 0));
+      const controller = await until('an active controller', 10_000, controllerId, (id) => id > 0);
       const victim = [4, 3, 2, 1].find((id) => id !== controller) as number;
       const injectedAt = Date.now();
       const starving = starve(c.node(victim).pid as number, STARVE_MS);
-      const paused = await cli().statusUntil('paused', (s) => s.state === 'paused', PAUSE_WITHIN_MS + STARVE_MS, seen, 200);
+      const paused = await cli().statusUntil('paused', (s) => s.state === 'paused', PAUSE_WITHIN_MS + STARVE_MS, seen);
       const pausedAfter = Date.now() - injectedAt;
       await starving;
       t.diagnostic(`broker ${victim} starved; status paused after ${pausedAfter} ms: ${paused.pauseReason}; p99 ${JSON.stringify(paused.p99)}`);
       assert.ok(pausedAfter <= PAUSE_WITHIN_MS, `paused ${pausedAfter} ms after the breach`);
       assert.ok(typeof paused.pauseReason === 'string' && paused.pauseReason.length > 0, `a pause reason: ${JSON.stringify(paused)}`);
-      const resumed = await cli().statusUntil('running again', (s) => s.state === 'running' || s.state === 'done', 60_000, seen, 200);
+      const resumed = await cli().statusUntil('running again', (s) => s.state === 'running' || s.state === 'done', 60_000, seen);
       t.diagnostic(`resumed ${Date.now() - injectedAt} ms after the breach (${resumed.state})`);
       await cli().statusUntil('done', (s) => s.state === 'done', APPLY_LIFETIME_MS, seen);
       await applyExit(apply, 30_000);
     } finally {
       await apply.stop(5_000, 'SIGKILL').catch(() => undefined);
     }
-    const drained = await until('broker 5 holds no replica', 30_000, currentAssignment, (a) => perBroker(a, [5]).get(5)?.replicas === 0);
+    const drained = await assignmentUntil('broker 5 holds no replica', 30_000, (a) => perBroker(a, [5]).get(5)?.replicas === 0);
     t.diagnostic(`after the drain, replicas/leaders per broker: ${[...perBroker(drained, c.ids)].map(([b, x]) => `${b}:${x.replicas}/${x.leaders}`).join(' ')}`);
   } finally {
     await finishLoad(load, 'decommission with self-pause');
@@ -329,10 +349,10 @@ test('cancel halfway: in-flight moves go back to their original replicas, finish
     const plan = await cli().plan();
     assert.ok(plan.moves.length > 1, `a plan with moves to cancel halfway: ${plan.moves.length}`);
     const goal = targets(plan);
-    const apply = cli().apply(['--include-hot', '--per-broker', '1', '--observation-ms', '2000'], APPLY_LIFETIME_MS);
+    const apply = cli().apply([...APPLY_ARGS, '--per-broker', '1'], APPLY_LIFETIME_MS);
     let atCancel: ReassignStatus;
     try {
-      atCancel = await cli().statusUntil('a move done and more in flight or pending', (s) => s.moves.done >= 1 && s.moves.inFlight + s.moves.pending > 0, APPLY_LIFETIME_MS, [], 200);
+      atCancel = await cli().statusUntil('a move done and more in flight or pending', (s) => s.moves.done >= 1 && s.moves.inFlight + s.moves.pending > 0, APPLY_LIFETIME_MS, []);
       const cancel = await cli().control('cancel');
       assert.equal(cancel.code, 0, describeRun(cancel.args, cancel));
       await cli().statusUntil('cancelled', (s) => s.state === 'cancelled', 30_000);
@@ -340,7 +360,7 @@ test('cancel halfway: in-flight moves go back to their original replicas, finish
     } finally {
       await apply.stop(5_000, 'SIGKILL').catch(() => undefined);
     }
-    const after = await until('no reassignment in progress', 30_000, currentAssignment, (a) => [...a.values()].every((p) => p.isr.length === p.replicas.length));
+    const after = await assignmentUntil('no reassignment in progress', 30_000, (a) => [...a.values()].every((p) => p.isr.length === p.replicas.length));
     const onTarget = [...goal].filter(([k, r]) => sameSet(after.get(k)?.replicas ?? [], r)).length;
     t.diagnostic(`cancelled with ${atCancel.moves.done} done, ${atCancel.moves.inFlight} in flight of ${plan.moves.length}; ${onTarget} partitions on their target after`);
     for (const [k, p] of after) {
@@ -364,9 +384,9 @@ test('rollback: the exact prior replica lists and throttle configs come back', {
     const configsBefore = await throttleConfigs(c.bootstrap, TOPICS.map((x) => x.name), c.ids);
     const plan = await cli().plan();
     assert.ok(plan.moves.length > 0, 'a plan with moves to roll back');
-    const apply = cli().apply(['--include-hot', '--per-broker', '1', '--observation-ms', '2000'], APPLY_LIFETIME_MS);
+    const apply = cli().apply([...APPLY_ARGS, '--per-broker', '1'], APPLY_LIFETIME_MS);
     try {
-      await cli().statusUntil('a move done', (s) => s.moves.done >= 1, APPLY_LIFETIME_MS, [], 200);
+      await cli().statusUntil('a move done', (s) => s.moves.done >= 1, APPLY_LIFETIME_MS, []);
       const rollback = await cli().control('rollback', 120_000);
       assert.equal(rollback.code, 0, describeRun(rollback.args, rollback));
       await cli().statusUntil('rolled-back', (s) => s.state === 'rolled-back', 30_000);
@@ -374,7 +394,7 @@ test('rollback: the exact prior replica lists and throttle configs come back', {
     } finally {
       await apply.stop(5_000, 'SIGKILL').catch(() => undefined);
     }
-    const after = replicaLists(await until('replicas in sync', 60_000, currentAssignment, (a) => [...a.values()].every((p) => p.isr.length === p.replicas.length)));
+    const after = replicaLists(await assignmentUntil('replicas in sync', 60_000, (a) => [...a.values()].every((p) => p.isr.length === p.replicas.length)));
     assert.deepEqual(after, before, 'rollback restores every replica list, in order');
     assert.deepEqual(await throttleConfigs(c.bootstrap, TOPICS.map((x) => x.name), c.ids), configsBefore, 'rollback restores the throttle configs');
   } finally {
