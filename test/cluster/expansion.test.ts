@@ -196,9 +196,9 @@ function touchedBy(plan: ReassignPlan): Set<string> {
 
 const allPartitions = (): Set<string> => new Set(TOPICS.flatMap((t) => Array.from({ length: t.partitions }, (_, p) => partitionKey(t.name, p))));
 
-/** The target replica set of every partition the plan moves (the last batch entry naming it). */
+/** The target replica list of every partition the plan moves. */
 function targets(plan: ReassignPlan): Map<string, readonly number[]> {
-  return new Map(plan.batches.flat().map((b) => [partitionKey(b.topic, b.partition), b.replicas]));
+  return new Map(plan.moves.map((m) => [partitionKey(m.topic, m.partition), m.to]));
 }
 
 const sameSet = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x) => b.includes(x));
@@ -241,10 +241,11 @@ test('expansion: add 2 brokers under load, plan, apply and status; balanced, not
     assert.deepEqual(c.ids, [1, 2, 3, 4, 5]);
     const before = await currentAssignment();
     const plan = await cli().plan();
-    t.diagnostic(`plan: ${plan.moves.length} moves, ${plan.leadershipChanges.length} leadership changes, ${plan.batches.length} batches, report ${JSON.stringify(plan.report)}`);
+    t.diagnostic(`plan: ${plan.moves.length} moves (lower bound ${plan.report.lowerBound}, ratio ${plan.report.ratio}), ${plan.report.bytesToMove} bytes, ${plan.leadershipChanges.length} leadership changes, ${plan.batches.length} batches`);
     assert.ok(plan.moves.length > 0, 'the plan moves replicas onto the new brokers');
-    assert.ok(plan.moves.every((m) => m.to === 4 || m.to === 5), `every move goes to a new broker: ${JSON.stringify(plan.moves)}`);
-    const bytes = plan.moves.reduce((n, m) => n + m.sizeBytes, 0);
+    assert.equal(plan.report.balanced, true, 'the plan puts every broker within its band');
+    assert.ok(plan.moves.every((m) => m.to.filter((b) => !m.from.includes(b)).every((b) => b === 4 || b === 5)), `every replica added goes to a new broker: ${JSON.stringify(plan.moves)}`);
+    const bytes = plan.report.bytesToMove;
 
     const applyFrom = Date.now();
     const apply = cli().apply([...APPLY_ARGS], APPLY_LIFETIME_MS);
@@ -309,7 +310,7 @@ test('self-pause during a decommission: plan --remove 5 drains broker 5 under lo
   try {
     const plan = await cli().plan(['--remove', '5']);
     t.diagnostic(`plan --remove 5: ${plan.moves.length} moves in ${plan.batches.length} batches`);
-    assert.ok(plan.moves.length > 0 && plan.moves.every((m) => m.from === 5 && m.to !== 5), JSON.stringify(plan.moves));
+    assert.ok(plan.moves.length > 0 && plan.moves.every((m) => m.from.includes(5) && !m.to.includes(5)), JSON.stringify(plan.moves));
     // Small batches and a short observation window: the breach lands while a batch is in flight.
     const apply = cli().apply([...APPLY_ARGS, '--per-broker', '1'], APPLY_LIFETIME_MS);
     const seen: ReassignStatus[] = [];
@@ -351,23 +352,25 @@ test('cancel halfway: in-flight moves go back to their original replicas, finish
     const goal = targets(plan);
     const apply = cli().apply([...APPLY_ARGS, '--per-broker', '1'], APPLY_LIFETIME_MS);
     let atCancel: ReassignStatus;
+    let cancelled: ReassignStatus;
     try {
       atCancel = await cli().statusUntil('a move done and more in flight or pending', (s) => s.moves.done >= 1 && s.moves.inFlight + s.moves.pending > 0, APPLY_LIFETIME_MS, []);
       const cancel = await cli().control('cancel');
       assert.equal(cancel.code, 0, describeRun(cancel.args, cancel));
-      await cli().statusUntil('cancelled', (s) => s.state === 'cancelled', 30_000);
+      cancelled = await cli().statusUntil('cancelled', (s) => s.state === 'cancelled', 30_000);
       await applyExit(apply, 30_000);
     } finally {
       await apply.stop(5_000, 'SIGKILL').catch(() => undefined);
     }
     const after = await assignmentUntil('no reassignment in progress', 30_000, (a) => [...a.values()].every((p) => p.isr.length === p.replicas.length));
     const onTarget = [...goal].filter(([k, r]) => sameSet(after.get(k)?.replicas ?? [], r)).length;
-    t.diagnostic(`cancelled with ${atCancel.moves.done} done, ${atCancel.moves.inFlight} in flight of ${plan.moves.length}; ${onTarget} partitions on their target after`);
+    t.diagnostic(`cancel sent with ${atCancel.moves.done} done, ${atCancel.moves.inFlight} in flight of ${plan.moves.length}; cancelled with ${cancelled.moves.done} done; ${onTarget} partitions on their target after`);
     for (const [k, p] of after) {
       const original = before.get(k)?.replicas ?? [];
       assert.ok(sameSet(p.replicas, original) || sameSet(p.replicas, goal.get(k) ?? []), `${k}: replicas ${p.replicas} are neither the original ${original} nor the target ${goal.get(k)}`);
     }
-    assert.ok(onTarget >= atCancel.moves.done && onTarget <= atCancel.moves.done + atCancel.moves.inFlight, `finished moves stay, the rest revert: ${onTarget} on target`);
+    // A move that completed before its cancel reached the controller stays done (the executor's rule).
+    assert.equal(onTarget, cancelled.moves.done, 'exactly the moves status counts done are on their target; every other partition is back on its original replicas');
     assert.ok(onTarget < plan.moves.length, 'the cancel stopped the plan halfway');
   } finally {
     await finishLoad(load, 'cancel');

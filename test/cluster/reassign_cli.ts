@@ -19,11 +19,12 @@ import { kafkajsOf } from './expansion_load.js';
 
 export type ReassignState = 'planned' | 'running' | 'paused' | 'done' | 'cancelled' | 'rolled-back';
 
+/** One partition's move: its replica list now and the target list (preferred leader first). */
 export interface PlannedMove {
   readonly topic: string;
   readonly partition: number;
-  readonly from: number;
-  readonly to: number;
+  readonly from: readonly number[];
+  readonly to: readonly number[];
   readonly sizeBytes: number;
   readonly bytesInPerSec: number;
 }
@@ -32,7 +33,8 @@ export interface PlannedMove {
 export interface ReassignPlan {
   readonly moves: readonly PlannedMove[];
   readonly leadershipChanges: readonly { readonly topic: string; readonly partition: number }[];
-  readonly report: Readonly<Record<string, unknown>>;
+  /** The planner's report (PlanReport): moves against the lower bound, bytes, and whether every broker ends in its band. */
+  readonly report: { readonly replicaMoves: number; readonly lowerBound: number; readonly ratio: number; readonly bytesToMove: number; readonly balanced: boolean };
   readonly batches: readonly (readonly { readonly topic: string; readonly partition: number; readonly replicas: readonly number[] }[])[];
 }
 
