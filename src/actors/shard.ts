@@ -30,6 +30,7 @@ import type { FollowerSettings } from '../coordinator/replication/partition_foll
 import type { ReplicationSettings } from '../coordinator/replication/partition_leader.js';
 import type { AlterPartitionItem, AlterPartitionResult, PartitionRole, ReplicaBrokerInfo } from '../coordinator/replication/types.js';
 import type { SpscRing } from './ring_buffer.js';
+import type { PartitionSnapshot } from './shard_snapshot.js';
 import {
   GROUP_CALL_HEADER_BYTES,
   MsgType,
@@ -257,6 +258,19 @@ export class Shard {
 
   enforceRetention(): void {
     for (const a of this.actors.values()) a.log.enforceRetention();
+  }
+
+  /** Each open partition's size and offsets, from the logs' own counters (metrics scrapes, DescribeLogDirs). */
+  partitionSnapshots(): PartitionSnapshot[] {
+    const out: PartitionSnapshot[] = [];
+    for (const a of this.actors.values()) {
+      const log = a.log;
+      out.push({
+        topic: a.topic, partition: a.partition, sizeBytes: log.sizeBytes,
+        logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, highWatermark: log.highWatermark,
+      });
+    }
+    return out;
   }
 
   introspect(): ShardIntrospection {

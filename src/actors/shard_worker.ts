@@ -13,7 +13,7 @@ import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../common/logger.js';
 import { LoopDelayMonitor, NO_LOOP_DELAY } from '../common/loop_delay.js';
 import { RepeatLimiter } from '../common/repeat_limiter.js';
-import { MAX_OFFSET_SERIES, type GroupShardSnapshot, type ShardSnapshot } from './shard_snapshot.js';
+import { MAX_OFFSET_SERIES, type GroupShardSnapshot, type PartitionSnapshot, type ShardSnapshot } from './shard_snapshot.js';
 import { exposeControl } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
@@ -72,6 +72,8 @@ export interface ShardControl {
   introspect(): ShardIntrospection;
   ioChoice(): IoChoice;
   snapshot(): ShardSnapshot;
+  /** The open partitions' sizes and offsets; unlike snapshot(), resets nothing the metrics count. */
+  partitions(): PartitionSnapshot[];
   /** Closes every log, `closeLanes` at once (clean_close.ts). */
   shutdown(closeLanes: number): Promise<void>;
 }
@@ -173,6 +175,7 @@ const control: ShardControl = {
   alterPartitionResult: (handle, sent, result) => shard.alterPartitionResult(handle, sent, result),
   introspect: () => shard.introspect(),
   ioChoice: () => ioChoice,
+  partitions: () => shard.partitionSnapshots(),
   snapshot: () => {
     const view = shard.introspect();
     const snap: ShardSnapshot = {
@@ -180,14 +183,7 @@ const control: ShardControl = {
       loopDelay: lag.take() ?? NO_LOOP_DELAY,
       toShard: inbound.stats(),
       toMain: outbound.stats(),
-      partitions: view.actors.map((a) => ({
-        topic: a.topic,
-        partition: a.partition,
-        sizeBytes: a.sizeBytes,
-        logStartOffset: a.logStartOffset,
-        logEndOffset: a.logEndOffset,
-        highWatermark: a.highWatermark,
-      })),
+      partitions: shard.partitionSnapshots(),
       handled: view.handled,
       busyMs: view.busyMs,
       lastError: view.lastError,

@@ -8,12 +8,15 @@ export interface CliIo {
   out(text: string): void;
   /** Writes text plus a newline to standard error. */
   err(text: string): void;
+  /** On a terminal: replaces the current status line with text ('' clears it). Absent when output is not a terminal. */
+  progress?(text: string): void;
 }
 
 export const processIo: CliIo = {
   env: process.env,
   out: (text) => void process.stdout.write(`${text}\n`),
   err: (text) => void process.stderr.write(`${text}\n`),
+  ...(process.stdout.isTTY ? { progress: (text: string) => void process.stdout.write(`\r\x1b[2K${text.slice(0, Math.max(20, (process.stdout.columns || 80) - 1))}`) } : {}),
 };
 
 /** Aligned columns; the first row is the header. */

@@ -20,6 +20,7 @@ import { GROUP_HELP, runGroup } from './group.js';
 import { runStart, startHelp } from './start.js';
 import { CLUSTER_HELP, runCluster } from './cluster.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
+import { REASSIGN_HELP, runReassign } from './reassign.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
 
@@ -39,6 +40,10 @@ Commands:
   cluster health         check replication: exit code 3 while anything is under-replicated,
                          leaderless or offline
   cluster elect-leaders  move partition leaders back to their preferred replicas
+  reassign plan          plan the fewest replica moves to balance brokers (or drain --remove ones)
+  reassign apply         execute the plan online: throttled, cold first, pausing on a p99 breach
+  reassign status        show a reassignment's progress, rate, ETA and p99 against the baseline
+  reassign pause|resume|cancel|rollback  control the running reassignment
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
@@ -83,6 +88,11 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, CLUSTER_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, CLUSTER_HELP[sub] ?? CLUSTER_HELP[''] ?? '');
     return runCluster(sub, rest, io);
+  }
+  if (command === 'reassign') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, REASSIGN_HELP[''] ?? '');
+    if (wantsHelp(rest)) return printHelp(io, REASSIGN_HELP[sub] ?? REASSIGN_HELP[''] ?? '');
+    return runReassign(sub, rest, io);
   }
   if (command === 'dev') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, DEV_CLUSTER_HELP[''] ?? '');

@@ -4,10 +4,11 @@
 // CLI, tests). Broker-side failures surface as KafkaError carrying the broker's error code;
 // nothing here retries.
 // Limitation: requests go to the connected broker; redirecting CreateTopics/DeleteTopics to the
-// controller (NOT_CONTROLLER) is for when there is more than one broker.
+// controller (NOT_CONTROLLER) is for when there is more than one broker. The one exception is
+// describeLogDirs, which every broker answers for itself: it dials each broker for one request.
 
 import { brokerError, missingFrom } from './broker_errors.js';
-import { errorName } from '../protocol/errors.js';
+import { errorName, KafkaError } from '../protocol/errors.js';
 import { CreateTopicsApi } from '../protocol/apis/create_topics.js';
 import { DeleteTopicsApi } from '../protocol/apis/delete_topics.js';
 import { DescribeClusterApi } from '../protocol/apis/describe_cluster.js';
@@ -15,11 +16,14 @@ import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
 import { AlterPartitionReassignmentsApi } from '../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../protocol/apis/list_partition_reassignments.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
-import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
+import { DescribeLogDirsApi } from '../protocol/apis/describe_log_dirs.js';
+import type { DescribeLogDirsResponse } from '../protocol/apis/describe_log_dirs.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
 import type { MetadataResponse, MetadataResponsePartition, MetadataResponseTopic } from '../protocol/apis/metadata.js';
 import { ZERO_UUID } from '../protocol/schema.js';
 import { KafkaConnection } from './connection.js';
+import { describeConfigs, incrementalAlterConfigs } from './config_admin.js';
+import type { ConfigChange, ConfigChangeOutcome, ConfigEntryDescription, ConfigResource, ResourceConfigs } from './config_admin.js';
 import type { ConnectionOptions } from './connection.js';
 import {
   commitGroupOffsets, deleteGroups, describeGroups, fetchGroupOffsets, groupLag, listGroups, listOffsets, recordTimestamps,
@@ -125,33 +129,49 @@ export interface ClusterMetadata {
   topics: TopicPartitions[];
 }
 
-export interface TopicConfigEntry {
-  name: string;
-  value: string | null;
-  /** Kafka's ConfigSource name, e.g. DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG. */
-  source: string;
-  readOnly: boolean;
-  sensitive: boolean;
-}
+export type TopicConfigEntry = ConfigEntryDescription;
 
 export interface TopicDescription extends TopicPartitions {
   /** null when the broker does not offer DescribeConfigs. */
   configs: TopicConfigEntry[] | null;
 }
 
+/** One replica in a broker's log dir: what moving it copies. */
+export interface LogDirPartition {
+  topic: string;
+  partition: number;
+  sizeBytes: number;
+  /** How far the replica's log end is below the high watermark (a current replica: 0). */
+  offsetLag: number;
+}
+
+export interface LogDirDescription {
+  path: string;
+  /** Kafka error name, or null. */
+  error: string | null;
+  /** null when the broker does not report them (DescribeLogDirs before v4, or unknown). */
+  totalBytes: number | null;
+  usableBytes: number | null;
+  partitions: LogDirPartition[];
+}
+
+/** One broker's answer to describeLogDirs; `error` (a Kafka error name or why it was not reached) leaves `logDirs` empty. */
+export interface BrokerLogDirs {
+  broker: number;
+  error: string | null;
+  logDirs: LogDirDescription[];
+}
+
 export interface AdminOptions {
   /** How long the broker may take to finish a create/delete (sent in the request); default 15 s. */
   operationTimeoutMs?: number;
+  /** For the connections describeLogDirs opens to each broker; defaults as KafkaConnection's. */
+  clientId?: string;
+  requestTimeoutMs?: number;
 }
 
-const RESOURCE_TYPE_TOPIC = 2;
-
-const CONFIG_SOURCES: ReadonlyMap<number, string> = new Map([
-  [1, 'DYNAMIC_TOPIC_CONFIG'], [2, 'DYNAMIC_BROKER_CONFIG'], [3, 'DYNAMIC_DEFAULT_BROKER_CONFIG'],
-  [4, 'STATIC_BROKER_CONFIG'], [5, 'DEFAULT_CONFIG'], [6, 'DYNAMIC_BROKER_LOGGER_CONFIG'],
-  [7, 'CLIENT_METRICS_CONFIG'], [8, 'GROUP_CONFIG'],
-]);
-
+/** Brokers describeLogDirs talks to at once (one short-lived connection each). */
+const MAX_BROKER_DIALS = 8;
 
 function partitionInfo(p: MetadataResponsePartition): PartitionInfo {
   return {
@@ -185,23 +205,50 @@ function summarize(t: MetadataResponseTopic): TopicSummary {
   return summary;
 }
 
-function byName(a: { name: string }, b: { name: string }): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+function logDirsOf(broker: number, res: DescribeLogDirsResponse): BrokerLogDirs {
+  if (res.errorCode !== 0) return { broker, error: errorName(res.errorCode), logDirs: [] };
+  return {
+    broker,
+    error: null,
+    logDirs: res.results.map((d) => ({
+      path: d.logDir,
+      error: d.errorCode === 0 ? null : errorName(d.errorCode),
+      totalBytes: d.totalBytes < 0 ? null : d.totalBytes,
+      usableBytes: d.usableBytes < 0 ? null : d.usableBytes,
+      partitions: d.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, sizeBytes: p.partitionSize, offsetLag: p.offsetLag }))),
+    })),
+  };
 }
 
-function configEntry(c: DescribeConfigsResponseConfig, version: number): TopicConfigEntry {
-  // v0 has only isDefault; v1+ says where the value came from.
-  const source = version === 0
-    ? (c.isDefault ? 'DEFAULT_CONFIG' : 'DYNAMIC_TOPIC_CONFIG')
-    : (CONFIG_SOURCES.get(c.configSource) ?? 'UNKNOWN');
-  return { name: c.name, value: c.value, source, readOnly: c.readOnly, sensitive: c.isSensitive };
+/** Runs `work` over `items`, at most `limit` at a time; results in the order of `items`. */
+async function boundedMap<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 export class KafkaAdmin {
   private readonly operationTimeoutMs: number;
 
+  private readonly dialOptions: Pick<ConnectionOptions, 'clientId' | 'requestTimeoutMs'>;
+
   constructor(private readonly conn: KafkaConnection, options: AdminOptions = {}) {
     this.operationTimeoutMs = options.operationTimeoutMs ?? 15_000;
+    this.dialOptions = {
+      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    };
   }
 
   static async connect(options: ConnectionOptions & AdminOptions): Promise<KafkaAdmin> {
@@ -322,6 +369,30 @@ export class KafkaAdmin {
     })).sort((a, b) => a.id - b.id);
   }
 
+  /**
+   * Every replica each live broker holds (or the brokers named), per log dir, with its size on
+   * disk: DescribeLogDirs sent to each broker over a connection of its own, at most
+   * MAX_BROKER_DIALS at once. A broker that is not live, cannot be reached or refuses gets an
+   * entry with the error; the call itself fails only when the connected broker's Metadata does.
+   */
+  async describeLogDirs(brokerIds?: readonly number[]): Promise<BrokerLogDirs[]> {
+    const live = new Map((await this.metadataResponse([], this.conn.versionFor(MetadataApi))).brokers.map((b) => [b.nodeId, b]));
+    const ids = brokerIds === undefined ? [...live.keys()].sort((a, b) => a - b) : [...new Set(brokerIds)];
+    return boundedMap(ids, MAX_BROKER_DIALS, async (broker): Promise<BrokerLogDirs> => {
+      const b = live.get(broker);
+      if (b === undefined) return { broker, error: 'BROKER_NOT_AVAILABLE', logDirs: [] };
+      let conn: KafkaConnection | null = null;
+      try {
+        conn = await KafkaConnection.connect({ ...this.dialOptions, host: b.host, port: b.port });
+        return logDirsOf(broker, await conn.request(DescribeLogDirsApi, { topics: null }));
+      } catch (err) {
+        return { broker, error: err instanceof KafkaError ? errorName(err.code) : (err as Error).message, logDirs: [] };
+      } finally {
+        await conn?.close();
+      }
+    });
+  }
+
   async describeTopic(name: string): Promise<TopicDescription> {
     const [t] = await this.metadata([name], this.conn.versionFor(MetadataApi));
     if (t === undefined) throw missingFrom('Metadata', `topic ${name}`);
@@ -330,6 +401,16 @@ export class KafkaAdmin {
       ...topicPartitions(t),
       configs: this.conn.brokerVersions.has(DescribeConfigsApi.key) ? await this.topicConfigs(name) : null,
     };
+  }
+
+  /** The configs of topics and brokers (a broker's own configs are answered only by that broker), in the order asked. */
+  describeConfigs(resources: readonly ConfigResource[], keys: readonly string[] | null = null): Promise<ResourceConfigs[]> {
+    return describeConfigs(this.conn, resources, keys);
+  }
+
+  /** Sets (or deletes, value null) single config keys of topics and brokers. */
+  incrementalAlterConfigs(changes: readonly ConfigChange[]): Promise<ConfigChangeOutcome[]> {
+    return incrementalAlterConfigs(this.conn, changes);
   }
 
   listGroups(): Promise<GroupSummary[]> {
@@ -388,15 +469,10 @@ export class KafkaAdmin {
   }
 
   private async topicConfigs(name: string): Promise<TopicConfigEntry[]> {
-    const version = this.conn.versionFor(DescribeConfigsApi);
-    const res = await this.conn.request(DescribeConfigsApi, {
-      resources: [{ resourceType: RESOURCE_TYPE_TOPIC, resourceName: name, configurationKeys: null }],
-      includeSynonyms: false,
-      includeDocumentation: false,
-    }, version);
-    const result = res.results[0];
+    const [result] = await describeConfigs(this.conn, [{ type: 'topic', name }]);
     if (result === undefined) throw missingFrom('DescribeConfigs', `configs of ${name}`);
-    if (result.errorCode !== 0) throw brokerError(result.errorCode, `configs of ${name}`, result.errorMessage);
-    return result.configs.map((c) => configEntry(c, version)).sort((a, b) => (a.name < b.name ? -1 : 1));
+    if (result.errorCode !== 0) throw brokerError(result.errorCode, `configs of ${name}`, result.message);
+    return [...result.configs];
   }
+
 }

@@ -8,7 +8,7 @@
 // checkpoint, then exit.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
@@ -26,6 +26,7 @@ import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
+import { diskSpaceOf } from '../net/handlers/describe_log_dirs.js';
 import { KafkaServer } from '../net/kafka_server.js';
 import { selectSender } from '../net/native_sender.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
@@ -203,6 +204,11 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     groups,
     metrics,
     quorum: { driver: node.driver, endpoints: node.voters, controller: node.controller },
+    logDirs: {
+      path: resolve(config.dataDir),
+      partitions: async () => (await Promise.all(hosts.map((h) => h.control.partitions()))).flat(),
+      space: () => diskSpaceOf(config.dataDir),
+    },
     // Every shard's inbound ring has the same size.
     limits: {
       maxProduceBatchBytes: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,

@@ -120,6 +120,8 @@ export type ExecutorEvent =
   | { readonly kind: 'tick'; readonly now: number }
   | { readonly kind: 'metrics'; readonly now: number; readonly sample: MetricsSample }
   | { readonly kind: 'partitions'; readonly now: number; readonly observed: readonly PartitionObservation[] }
+  /** The controller refused these submitted reassignments: they stay as they were and are not retried. */
+  | { readonly kind: 'refused'; readonly now: number; readonly partitions: readonly PartitionRef[]; readonly reason: string }
   | { readonly kind: 'pause' | 'resume' | 'cancel' | 'rollback'; readonly now: number };
 
 export interface PartitionRef {
@@ -153,7 +155,7 @@ export interface ExecutorStatus {
   readonly bytesPerSec: number;
   readonly etaSeconds: number | null;
   readonly batch: { readonly number: number; readonly moves: number; readonly bytes: number; readonly inFlight: number } | null;
-  readonly moves: { readonly total: number; readonly done: number; readonly inFlight: number; readonly pending: number; readonly held: number };
+  readonly moves: { readonly total: number; readonly done: number; readonly inFlight: number; readonly pending: number; readonly held: number; readonly refused: number };
   readonly pauseReason: string | null;
   readonly p99: {
     readonly produceMs: number | null;
@@ -171,7 +173,7 @@ export const FOLLOWER_RATE = 'follower.replication.throttled.rate';
 export const LEADER_REPLICAS = 'leader.replication.throttled.replicas';
 export const FOLLOWER_REPLICAS = 'follower.replication.throttled.replicas';
 
-type TaskPhase = 'pending' | 'held' | 'in-flight' | 'done' | 'cancelling' | 'settled';
+type TaskPhase = 'pending' | 'held' | 'in-flight' | 'done' | 'cancelling' | 'settled' | 'refused';
 
 /** One reassignment the executor submits: a plan move, or a rollback's way back. */
 interface Task {
@@ -317,6 +319,13 @@ export class ReassignmentExecutor {
     return this.current;
   }
 
+  /** Nothing left to do: done, cancelled or rolled back, with no cancel or rollback still settling (a rollback may follow done). */
+  get finished(): boolean {
+    if (this.ending === 'rollback') return this.current === 'rolled-back';
+    if (this.ending === 'cancel') return this.current === 'cancelled';
+    return this.current === 'done';
+  }
+
   /** The batches an uninterrupted run would submit, leaders taken as each move's from[0]: the dry run. */
   previewBatches(): Assignment[][] {
     const copy = this.moves.map((t) => ({ ...t }));
@@ -342,6 +351,9 @@ export class ReassignmentExecutor {
         break;
       case 'partitions':
         this.onPartitions(event.observed, out);
+        break;
+      case 'refused':
+        this.onRefused(event.partitions, event.reason, out);
         break;
       case 'pause':
         this.onPause(event.now, out);
@@ -486,6 +498,16 @@ export class ReassignmentExecutor {
     }
   }
 
+  private onRefused(partitions: readonly PartitionRef[], reason: string, out: ExecutorEffect[]): void {
+    const keys = new Set(partitions.map((p) => keyOf(p.topic, p.partition)));
+    const refused = this.inFlight.filter((t) => keys.has(t.key) && t.phase === 'in-flight');
+    if (refused.length === 0) return;
+    for (const t of refused) t.phase = 'refused';
+    this.inFlight = this.inFlight.filter((t) => t.phase !== 'refused');
+    out.push({ kind: 'log', level: 'warn', message: `${refused.length} moves refused (${reason}): ${refused.slice(0, 5).map((t) => t.key).join(', ')}${refused.length > 5 ? ', ...' : ''}` });
+    this.writeThrottles(out);
+  }
+
   private leaderOf(t: Task): number {
     const leader = this.observed.get(t.key)?.leader ?? -1;
     return leader >= 0 ? leader : t.from[0]!;
@@ -524,9 +546,11 @@ export class ReassignmentExecutor {
     if (now < this.windowEndsAt) return;
     if (this.submit(this.moves, now, out)) return;
     const held = this.moves.filter((t) => t.phase === 'held').length;
+    const refused = this.moves.filter((t) => t.phase === 'refused').length;
+    const left = [held > 0 ? `${held} hot moves held (run again with includeHot to move them)` : '', refused > 0 ? `${refused} moves refused by the controller` : ''].filter((x) => x !== '');
     this.writeThrottles(out, true);
-    this.setState('done', now, held === 0 ? 'every move done' : `every move done but ${held} hot moves held`, out);
-    out.push({ kind: 'log', level: 'info', message: held === 0 ? 'reassignment done' : `reassignment done; ${held} hot moves held (run again with includeHot to move them)` });
+    this.setState('done', now, left.length === 0 ? 'every move done' : `every move done but ${left.join(' and ')}`, out);
+    out.push({ kind: 'log', level: left.length === 0 ? 'info' : 'warn', message: left.length === 0 ? 'reassignment done' : `reassignment done; ${left.join('; ')}` });
   }
 
   private advanceEnding(now: number, out: ExecutorEffect[]): void {
@@ -651,10 +675,10 @@ export class ReassignmentExecutor {
   status(now: number): ExecutorStatus {
     let total = 0;
     let done = 0;
-    const count = { done: 0, inFlight: 0, pending: 0, held: 0 };
+    const count = { done: 0, inFlight: 0, pending: 0, held: 0, refused: 0 };
     for (const t of this.moves) {
-      if (t.phase === 'held') {
-        count.held++;
+      if (t.phase === 'held' || t.phase === 'refused') {
+        count[t.phase === 'held' ? 'held' : 'refused']++;
         continue;
       }
       total += t.bytes;

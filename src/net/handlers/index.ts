@@ -36,6 +36,7 @@ import { createTopicsHandler } from './create_topics.js';
 import { deleteTopicsHandler } from './delete_topics.js';
 import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
+import { describeLogDirsHandler, type DescribeLogDirsDeps } from './describe_log_dirs.js';
 import { electLeadersHandler, type ElectLeadersDeps } from './elect_leaders.js';
 import { alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler } from './partition_reassignments.js';
 import { alterConfigsHandler, incrementalAlterConfigsHandler } from './alter_configs.js';
@@ -61,6 +62,7 @@ export interface BrokerServices {
   readonly metrics: BrokerMetrics;
   readonly limits: ProduceDeps['limits'] & FetchDeps['limits'];
   readonly handover: ProduceDeps['handover'];
+  readonly logDirs: DescribeLogDirsDeps['logDirs'];
   /**
    * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
    * it), ElectLeaders, the partition reassignment APIs and IncrementalAlterConfigs/AlterConfigs (run on the active
@@ -91,6 +93,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     bindHandler(initProducerIdHandler, s),
     bindHandler(describeConfigsHandler, s),
     bindHandler(describeClusterHandler, s),
+    bindHandler(describeLogDirsHandler, s),
     bindHandler(findCoordinatorHandler, s),
     bindHandler(joinGroupHandler, s),
     bindHandler(syncGroupHandler, s),

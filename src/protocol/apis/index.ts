@@ -22,6 +22,7 @@ import { CreateTopicsApi } from './create_topics.js';
 import { DeleteTopicsApi } from './delete_topics.js';
 import { DescribeClusterApi } from './describe_cluster.js';
 import { DescribeConfigsApi } from './describe_configs.js';
+import { DescribeLogDirsApi } from './describe_log_dirs.js';
 import { FetchApi } from './fetch.js';
 import { FindCoordinatorApi } from './find_coordinator.js';
 import { InitProducerIdApi } from './init_producer_id.js';
@@ -51,7 +52,7 @@ export const advertisedApis: readonly AnyApi[] = [
   DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, CreatePartitionsApi, DescribeClusterApi,
   FindCoordinatorApi, JoinGroupApi, SyncGroupApi, HeartbeatApi, LeaveGroupApi, OffsetCommitApi, OffsetFetchApi,
   ListGroupsApi, DescribeGroupsApi, DeleteGroupsApi, OffsetDeleteApi, ConsumerGroupHeartbeatApi, ConsumerGroupDescribeApi,
-  OffsetForLeaderEpochApi,
+  OffsetForLeaderEpochApi, DescribeLogDirsApi,
 ] as readonly AnyApi[];
 
 /**

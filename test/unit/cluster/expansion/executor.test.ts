@@ -320,7 +320,7 @@ describe('reassignment executor', () => {
     assert.deepEqual(firstBatch, { kind: 'submit', batch: 1, targets: [{ topic: 't', partition: 0, replicas: [1] }] });
     const status = r.executor.status(3000);
     assert.equal(status.state, 'running');
-    assert.deepEqual(status.moves, { total: 3, done: 0, inFlight: 1, pending: 1, held: 1 });
+    assert.deepEqual(status.moves, { total: 3, done: 0, inFlight: 1, pending: 1, held: 1, refused: 0 });
     assert.equal(status.bytesTotal, 550);
     assert.deepEqual(status.batch, { number: 1, moves: 1, bytes: 500, inFlight: 1 });
     assert.equal(status.p99.produceMs, HEALTHY.produceP99Ms);
@@ -331,6 +331,37 @@ describe('reassignment executor', () => {
     assert.equal(end.bytesLeft, 0);
     assert.equal(end.moves.held, 1);
     assert.ok(done.log.some((l) => l.effects.some((e) => e.kind === 'state' && e.reason.includes('1 hot moves held'))));
+  });
+
+  it('drops moves the controller refused: no longer in flight, not retried, counted, and the plan still completes', () => {
+    const moves: PartitionMove[] = [0, 1].map((p) => ({ topic: 't', partition: p, from: [0, 1], to: [0, 2], sizeBytes: 10, bytesInPerSec: p }));
+    const options: ExecutorOptions = { batchBytes: 1000, perBrokerMoves: 4, hotBytesPerSec: 1e9, includeHot: false, observationMs: 0, breach: { produceP99: 1.5, fetchP99: 1.5, consumerLag: 2 }, healthyHoldMs: 0, throttle: DEFAULT_THROTTLE, lookahead: 0 };
+    const ex = new ReassignmentExecutor(moves, [], options, new Map());
+    const snapshot = { assignment: moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.from })), configs: [] };
+    const first = ex.handle({ kind: 'start', now: 0, baseline: BASELINE, snapshot });
+    assert.equal(first.filter((e) => e.kind === 'submit').length, 1);
+    const refused = ex.handle({ kind: 'refused', now: 1, partitions: [{ topic: 't', partition: 1 }], reason: 'INVALID_REPLICA_ASSIGNMENT' });
+    assert.ok(refused.some((e) => e.kind === 'log' && e.level === 'warn' && e.message.includes('t:1')));
+    assert.deepEqual(ex.status(1).moves, { total: 2, done: 0, inFlight: 1, pending: 0, held: 0, refused: 1 });
+    const end = ex.handle({ kind: 'partitions', now: 2, observed: [{ topic: 't', partition: 0, replicas: [0, 2], addingReplicas: [], removingReplicas: [], leader: 0 }] });
+    assert.equal(ex.state, 'done');
+    assert.equal(end.filter((e) => e.kind === 'submit').length, 0);
+    assert.ok(end.some((e) => e.kind === 'state' && e.reason.includes('1 moves refused')));
+  });
+
+  it('rolls back from a snapshot alone (no moves, as the CLI does when no driver is left): unfinished until metadata matches it', () => {
+    const options: ExecutorOptions = { batchBytes: 1000, perBrokerMoves: 4, hotBytesPerSec: 1e9, includeHot: false, observationMs: 0, breach: { produceP99: 1.5, fetchP99: 1.5, consumerLag: 2 }, healthyHoldMs: 0, throttle: DEFAULT_THROTTLE, lookahead: 0 };
+    const ex = new ReassignmentExecutor([], [], options, new Map());
+    ex.handle({ kind: 'start', now: 0, baseline: BASELINE, snapshot: { assignment: [{ topic: 't', partition: 0, replicas: [1, 2] }], configs: [] } });
+    assert.equal(ex.state, 'done');
+    assert.equal(ex.finished, true);
+    ex.handle({ kind: 'partitions', now: 1, observed: [{ topic: 't', partition: 0, replicas: [2, 1], addingReplicas: [], removingReplicas: [], leader: 2 }] });
+    const back = ex.handle({ kind: 'rollback', now: 2 });
+    assert.deepEqual(back.find((e) => e.kind === 'submit'), { kind: 'submit', batch: 1, targets: [{ topic: 't', partition: 0, replicas: [1, 2] }] });
+    assert.equal(ex.finished, false, 'a rollback under way is not finished though the state still reads done');
+    ex.handle({ kind: 'partitions', now: 3, observed: [{ topic: 't', partition: 0, replicas: [1, 2], addingReplicas: [], removingReplicas: [], leader: 1 }] });
+    assert.equal(ex.state, 'rolled-back');
+    assert.equal(ex.finished, true);
   });
 
   it('refuses a plan that names a partition twice or a replica list with repeats, with a Kafka error code', () => {

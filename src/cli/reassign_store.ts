@@ -1,0 +1,168 @@
+// Where reassignments keep their state (main thread of the CLI process): the one-partition topic
+// `__sluice_reassignment`, so every `sluice reassign` command run against the cluster sees the same
+// plan, the driver's status and the operator's commands, whichever machine it runs on. Records are
+// JSON, keyed by kind: `plan` (what `plan` stored), `started` (the rollback snapshot and baseline
+// `apply` took before anything moved), `status` (the driver's status, written on every change and
+// at least every STATUS_EVERY_MS while it runs) and `command` (pause, resume, cancel, rollback,
+// read by the running driver). The latest record of a kind is found by reading back from the end
+// in growing windows, so a long history costs only when the record sought is old.
+import { randomBytes } from 'node:crypto';
+import { Cluster } from '../client/cluster.js';
+import type { KafkaAdmin } from '../client/admin.js';
+import { Consumer } from '../client/consumer/consumer.js';
+import { listOffsets } from '../client/consumer/offsets.js';
+import { tpKey } from '../client/consumer/topic_partitions.js';
+import { Producer } from '../client/producer/producer.js';
+import type { Baseline, ExecutorStatus, RollbackSnapshot } from '../cluster/expansion/executor.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import type { StoredPlan } from './reassign_plan.js';
+
+export const REASSIGN_TOPIC = '__sluice_reassignment';
+/** A week of history: plans and snapshots older than that cannot be rolled back to anyway. */
+const RETENTION_MS = 7 * 24 * 3600 * 1000;
+export const STATUS_EVERY_MS = 2_000;
+/** A driver whose last status is older than this is taken for gone. */
+export const DRIVER_SILENT_MS = 15_000;
+const FIRST_WINDOW = 64;
+/** The topic's max.message.bytes (brokers with rings under 16 MiB keep their default). */
+const TOPIC_MAX_MESSAGE_BYTES = 8 * 1024 ** 2;
+/** A record larger than this is refused before sending (a plan of ~40k moves fits). */
+const MAX_RECORD_BYTES = TOPIC_MAX_MESSAGE_BYTES - 64 * 1024;
+/** One read of a window gives up after this long without reaching its end. */
+const READ_TIMEOUT_MS = 15_000;
+
+export type ReassignCommand = 'pause' | 'resume' | 'cancel' | 'rollback';
+
+/** What the driver publishes: the executor's status plus who drives it. */
+export interface DriverStatus extends ExecutorStatus {
+  readonly planId: string;
+  readonly updatedAt: number;
+  readonly driver: { readonly pid: number; readonly host: string };
+  /** The latest log lines of the driver (bounded). */
+  readonly log: readonly string[];
+  /** Submissions the controller refused (the partitions stay as they were). */
+  readonly refused: number;
+}
+
+export type StoreRecord =
+  | { readonly kind: 'plan'; readonly plan: StoredPlan }
+  | { readonly kind: 'started'; readonly planId: string; readonly at: number; readonly snapshot: RollbackSnapshot; readonly baseline: Baseline }
+  | { readonly kind: 'status'; readonly status: DriverStatus }
+  | { readonly kind: 'command'; readonly planId: string; readonly command: ReassignCommand; readonly id: string; readonly at: number };
+
+const TP = { topic: REASSIGN_TOPIC, partition: 0 } as const;
+
+export class ReassignStore {
+  private producer: Producer | null = null;
+
+  private constructor(private readonly brokers: string[], private readonly cluster: Cluster) {}
+
+  /** Opens the store, creating its topic (replication factor up to 3) the first time. */
+  static async open(admin: KafkaAdmin, brokers: string[]): Promise<ReassignStore> {
+    const topics = await admin.listTopics();
+    if (!topics.some((t) => t.name === REASSIGN_TOPIC)) {
+      const live = (await admin.clusterMetadata()).brokers.length;
+      const rf = Math.max(1, Math.min(3, live));
+      const configs = { 'retention.ms': String(RETENTION_MS), 'cleanup.policy': 'delete' };
+      const create = (extra: Record<string, string>): Promise<unknown> => admin.createTopics(REASSIGN_TOPIC, 1, rf, { ...configs, ...extra }).catch((err: unknown) => {
+        if (!(err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;
+      });
+      await create({ 'max.message.bytes': String(TOPIC_MAX_MESSAGE_BYTES) }).catch((err: unknown) => {
+        if (!(err instanceof KafkaError && err.code === ErrorCode.INVALID_CONFIG)) throw err;
+        return create({});
+      });
+    }
+    return new ReassignStore(brokers, new Cluster({ brokers, clientId: 'sluice-reassign' }));
+  }
+
+  async append(record: StoreRecord): Promise<void> {
+    const value = Buffer.from(JSON.stringify(record));
+    if (value.length > MAX_RECORD_BYTES) throw new KafkaError(ErrorCode.MESSAGE_TOO_LARGE, `a ${record.kind} record of ${value.length} bytes is over ${MAX_RECORD_BYTES}`);
+    if (this.producer === null) {
+      const producer = new Producer({ brokers: this.brokers, clientId: 'sluice-reassign', acks: 'all', maxRequestSize: MAX_RECORD_BYTES + 1024 * 1024 });
+      await producer.connect();
+      this.producer = producer;
+    }
+    await this.producer.send(REASSIGN_TOPIC, { key: record.kind, value, partition: 0 });
+  }
+
+  /** The next offset to be written: where a driver starts reading commands. */
+  async end(): Promise<number> {
+    return (await listOffsets(this.cluster, [TP], 'latest')).get(tpKey(TP.topic, TP.partition)) ?? 0;
+  }
+
+  /** The latest record that `match` accepts, or null when the topic holds none. */
+  async latest<R extends StoreRecord>(match: (r: StoreRecord) => r is R): Promise<R | null> {
+    const [start, end] = await Promise.all([
+      listOffsets(this.cluster, [TP], 'earliest').then((m) => m.get(tpKey(TP.topic, TP.partition)) ?? 0),
+      this.end(),
+    ]);
+    let to = end;
+    for (let window = FIRST_WINDOW; to > start; window *= 4) {
+      const from = Math.max(start, to - window);
+      let found: R | null = null;
+      for (const r of await this.read(from, to)) if (match(r)) found = r;
+      if (found !== null) return found;
+      to = from;
+    }
+    return null;
+  }
+
+  /** Calls `onRecord` for each record from `from` on until `signal` aborts. */
+  async follow(from: number, onRecord: (r: StoreRecord) => void, signal: AbortSignal): Promise<void> {
+    const consumer = new Consumer({ brokers: this.brokers, clientId: 'sluice-reassign', maxWaitMs: 250 });
+    try {
+      await consumer.assign([{ ...TP, offset: from }]);
+      while (!signal.aborted) {
+        for (const b of await consumer.poll({ signal })) for (const m of b.messages) onRecord(decode(m.value));
+      }
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    } finally {
+      await consumer.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.producer?.close();
+    await this.cluster.close();
+  }
+
+  private async read(from: number, to: number): Promise<StoreRecord[]> {
+    const consumer = new Consumer({ brokers: this.brokers, clientId: 'sluice-reassign', maxWaitMs: 100 });
+    const out: StoreRecord[] = [];
+    const deadline = Date.now() + READ_TIMEOUT_MS;
+    try {
+      await consumer.assign([{ ...TP, offset: from }]);
+      for (let next = from; next < to;) {
+        if (Date.now() > deadline) throw new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `reading ${REASSIGN_TOPIC} ${from}..${to} stopped at ${next}`);
+        for (const b of await consumer.poll()) {
+          for (const m of b.messages) {
+            if (m.offset < to) out.push(decode(m.value));
+            next = m.offset + 1;
+          }
+          // Offsets may have gaps (aborted or deleted records): the high watermark closes the window.
+          if (b.messages.length === 0 && b.highWatermark >= to) next = to;
+        }
+        const position = consumer.position(TP);
+        if (position !== null && position >= to) next = to;
+      }
+    } finally {
+      await consumer.close();
+    }
+    return out;
+  }
+}
+
+function decode(value: Buffer | null): StoreRecord {
+  if (value === null) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `a null record in ${REASSIGN_TOPIC}`);
+  return JSON.parse(value.toString('utf8')) as StoreRecord;
+}
+
+export const isPlan = (r: StoreRecord): r is Extract<StoreRecord, { kind: 'plan' }> => r.kind === 'plan';
+export const isStarted = (r: StoreRecord): r is Extract<StoreRecord, { kind: 'started' }> => r.kind === 'started';
+export const isStatus = (r: StoreRecord): r is Extract<StoreRecord, { kind: 'status' }> => r.kind === 'status';
+
+export function newCommandId(): string {
+  return randomBytes(6).toString('hex');
+}
