@@ -38,14 +38,14 @@ export interface ReassignPlan {
   readonly batches: readonly (readonly { readonly topic: string; readonly partition: number; readonly replicas: readonly number[] }[])[];
 }
 
-/** `sluice reassign status --format json`. */
+/** `sluice reassign status --format json` once a driver published (before, only state, planId and moves.total). */
 export interface ReassignStatus {
   readonly state: ReassignState;
   readonly percent: number;
   readonly bytesLeft: number;
   readonly bytesPerSec: number;
   readonly etaSeconds: number | null;
-  readonly batch: number;
+  readonly batch: { readonly number: number; readonly moves: number; readonly bytes: number; readonly inFlight: number } | null;
   readonly moves: { readonly total: number; readonly done: number; readonly inFlight: number; readonly pending: number; readonly held: number };
   readonly pauseReason: string | null;
   readonly p99: {
@@ -53,7 +53,7 @@ export interface ReassignStatus {
     readonly fetchMs: number | null; readonly fetchBaselineMs: number | null;
     readonly consumerLag: number | null; readonly consumerLagBaseline: number | null;
   };
-  readonly updatedAt: string | number;
+  readonly updatedAt: number;
 }
 
 export type ControlVerb = 'pause' | 'resume' | 'cancel' | 'rollback';
