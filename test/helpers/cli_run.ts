@@ -1,5 +1,6 @@
 // Test helper: runs the compiled `sluice` CLI entry as a child process and collects its exit
-// code and output (bounded by a 30 s timeout), or runs it in this process with captured output.
+// code and output (bounded by a timeout, 30 s unless the caller says otherwise), or runs it in
+// this process with captured output.
 import { execFile } from 'node:child_process';
 import { BROKER_MAIN } from './broker_process.js';
 import { runCli } from '../../src/cli/main.js';
@@ -11,9 +12,9 @@ export interface CliRun {
   stderr: string;
 }
 
-export function sluice(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+export function sluice(args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BROKER_MAIN, ...args], { timeout: 30_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BROKER_MAIN, ...args], { timeout: timeoutMs, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
       resolve({ code, stdout, stderr });
     });
