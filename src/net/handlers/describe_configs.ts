@@ -2,7 +2,7 @@
 // read-modify-write the whole set) and for this broker (its static configuration).
 import { describeTopicConfigs, type DescribedConfig } from '../../coordinator/topic_configs.js';
 import type { ClusterView } from '../../cluster/cluster_view.js';
-import type { BrokerConfig } from '../../config.js';
+import { formatPerIpOverrides, type BrokerConfig } from '../../config.js';
 import { handler, type Wire } from '../handler.js';
 import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../../protocol/apis/describe_configs.js';
 import { ErrorCode } from '../../protocol/errors.js';
@@ -33,6 +33,9 @@ function brokerConfigs(c: BrokerConfig): DescribedConfig[] {
     ['socket.request.max.bytes', c.maxRequestBytes, 'int'],
     ['fetch.max.bytes', c.fetchMaxBytes, 'int'],
     ['max.connections', c.maxConnections, 'int'],
+    ['max.connections.per.ip', c.maxConnectionsPerIp, 'int'],
+    ['max.connections.per.ip.overrides', formatPerIpOverrides(c.maxConnectionsPerIpOverrides), 'string'],
+    ['max.connection.creation.rate', c.maxConnectionCreationRate, 'int'],
     ['connections.max.idle.ms', c.idleTimeoutMs, 'long'],
     ['log.segment.bytes', c.logSegmentBytes, 'int'],
     ['log.roll.ms', c.logSegmentMs, 'long'],
