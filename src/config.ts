@@ -64,6 +64,8 @@ export interface BrokerConfig {
   readonly brokerSessionTimeoutMs: number;
   /** How long a stopping broker waits for the controller to move its leaderships away; 0: it asks once and does not wait. */
   readonly controlledShutdownTimeoutMs: number;
+  /** Bytes of its replicas' log tails a broker joining a cluster reads before it takes leaderships (0: none). */
+  readonly warmUpBytes: number;
   readonly leaderImbalanceCheckIntervalMs: number;
   readonly leaderImbalancePerBrokerPercentage: number;
   readonly shards: number;
@@ -399,6 +401,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   brokerHeartbeatIntervalMs: int('how often a broker heartbeats to the active controller (ms; Kafka\'s broker.heartbeat.interval.ms)', 500, 10, MAX_TIMER_MS),
   brokerSessionTimeoutMs: int('a broker without a heartbeat this long is fenced (ms; Kafka\'s broker.session.timeout.ms)', 3000, 20, MAX_TIMER_MS),
   controlledShutdownTimeoutMs: int('how long a stopping broker waits for the controller to move its partition leaderships away before it closes (ms, 0 = ask once, do not wait; Kafka retries controlled.shutdown.max.retries times)', 5000, 0, 60000),
+  warmUpBytes: int('bytes of its replicas\' newest log data a broker joining a cluster with topics reads into the page cache, once its replicas are in sync, before it may lead (0 = no read warm-up)', 67108864, 0, Number.MAX_SAFE_INTEGER),
   leaderImbalanceCheckIntervalMs: int('how often the active controller moves partition leaders back to their preferred replicas (ms, 0 = never; Kafka\'s leader.imbalance.check.interval.seconds)', 300000, 0, MAX_TIMER_MS),
   leaderImbalancePerBrokerPercentage: int('share of a broker\'s preferred partitions led elsewhere above which the check moves them back (%; Kafka\'s leader.imbalance.per.broker.percentage)', 10, 0, 100),
   shards: int('number of shard worker threads', () => availableParallelism(), 1, 256),

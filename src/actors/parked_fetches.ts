@@ -121,7 +121,8 @@ export class ParkedFetches {
       }
       if (ask.replicaId >= 0) {
         const budget = Math.min(p.partitionMaxBytes, Math.max(0, ask.maxBytes - bytes));
-        const part = this.readForReplica(ask, p, actor, budget, bytes === 0, arriving);
+        // A partition asked with no budget (the leader's replication throttle, KIP-73) reads nothing, not even one batch.
+        const part = this.readForReplica(ask, p, actor, budget, bytes === 0 && p.partitionMaxBytes > 0, arriving);
         if (part.errorCode !== ErrorCode.NONE || part.diverging !== null) answerNow = true;
         for (const r of part.ranges) bytes += r.length;
         parts[i] = part;

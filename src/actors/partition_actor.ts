@@ -489,6 +489,11 @@ export class PartitionActor implements Expirable {
     return this.partition;
   }
 
+  /** FollowedPartition: whether this follower's catch-up counts against the follower replication throttle. */
+  get throttled(): boolean {
+    return this.role?.kind === 'follower' && this.role.throttled;
+  }
+
   fetchPosition(now: number): ReplicaFetchPosition | null {
     return this.follower?.fetchPosition(now) ?? null;
   }

@@ -1,16 +1,21 @@
 // The back end of topic changes: makes what is open on the shards follow the cluster view.
 // Each pass closes (and deletes the data of) partitions whose topic left the view or was
-// replaced by a new topic of the same name, and opens every partition the view places on this
+// replaced by a new topic of the same name, and single replicas the view no longer places on
+// this broker (a reassignment moved them away), and opens every partition the view places on this
 // broker that is not open yet: directory checked against the topic id, actor opened on the
 // least-loaded shard, told its replication role, and only then routable (ShardTable.publish).
 // Every pass also tells the shards the registered brokers when they changed, and each open
-// replica its role (leader, follower of whom, leaderless) when the image changed it. Passes run
-// one at a time; a change made during a pass gets another. Main thread.
+// replica its role (leader, follower of whom and whether its catch-up is throttled, leaderless)
+// when the image changed it, and each shard its share of this broker's follower replication
+// throttle (KIP-73) when the image changed that. Passes run one at a time; a change made during
+// a pass gets another. Main thread.
 import { join } from 'node:path';
 import type { ClusterView, PartitionRecord, TopicImage } from '../cluster/cluster_view.js';
 import type { ReconcileWaiter } from '../cluster/topic_admin.js';
 import type { BrokerConfig } from '../config.js';
 import { effective, toLogConfig } from '../coordinator/topic_configs.js';
+import { FOLLOWER_THROTTLED_RATE, throttleRate } from '../coordinator/broker_configs.js';
+import { ThrottledReplicaCache } from '../coordinator/replication/throttled_replicas.js';
 import type { PartitionRole, ReplicaBrokerInfo } from '../coordinator/replication/types.js';
 import type { LogConfig } from '../log/log_config.js';
 import { partitionDirName, preparePartitionDir } from './partition_dir.js';
@@ -27,15 +32,21 @@ export interface PartitionControl {
   closePartition(handle: number, deleteData: boolean): Promise<void>;
   setBrokers(localBrokerId: number, brokers: ReplicaBrokerInfo[]): Promise<void>;
   setRoles(updates: { handle: number; role: PartitionRole }[]): Promise<void>;
+  /** The shard's share of the follower replication throttle, bytes/s (Infinity: unthrottled). */
+  setFollowerThrottle(bytesPerSecond: number): Promise<void>;
 }
 
-/** What the image makes this broker of its replica of `record`. */
-export function roleOf(localId: number, record: PartitionRecord, minInsyncReplicas: number): PartitionRole {
+/**
+ * What the image makes this broker of its replica of `record`; `listedThrottled`: the topic's
+ * follower.replication.throttled.replicas names this replica (it is throttled only out of the ISR).
+ */
+export function roleOf(localId: number, record: PartitionRecord, minInsyncReplicas: number, listedThrottled: boolean): PartitionRole {
   const { topicId, leader, leaderEpoch } = record;
   if (leader === localId) {
     return { kind: 'leader', topicId, leaderEpoch, partitionEpoch: record.partitionEpoch, replicas: record.replicas, isr: record.isr, minInsyncReplicas };
   }
-  return leader < 0 ? { kind: 'leaderless', topicId, leaderEpoch } : { kind: 'follower', topicId, leaderId: leader, leaderEpoch };
+  if (leader < 0) return { kind: 'leaderless', topicId, leaderEpoch };
+  return { kind: 'follower', topicId, leaderId: leader, leaderEpoch, throttled: listedThrottled && !record.isr.includes(localId) };
 }
 
 /**
@@ -43,8 +54,8 @@ export function roleOf(localId: number, record: PartitionRecord, minInsyncReplic
  * bumps the partition epoch on every change of replicas, ISR or leader, and a handle never
  * outlives its topic id, so the same key means nothing to tell the shard.
  */
-function roleKey(record: PartitionRecord, minInsyncReplicas: number): string {
-  return `${record.partitionEpoch}/${record.leaderEpoch}/${record.leader}/${minInsyncReplicas}`;
+function roleKey(record: PartitionRecord, minInsyncReplicas: number, listedThrottled: boolean): string {
+  return `${record.partitionEpoch}/${record.leaderEpoch}/${record.leader}/${minInsyncReplicas}/${listedThrottled}`;
 }
 
 interface Waiter {
@@ -64,6 +75,9 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   /** Handle -> the role key the hosting shard was last told. */
   private readonly toldRoles = new Map<number, string>();
   private toldBrokers = '';
+  /** The follower throttle share the shards were last told; NaN before the first. */
+  private toldThrottle = NaN;
+  private readonly followerLists = new ThrottledReplicaCache('follower.replication.throttled.replicas');
   /** Called after a pass that opened or closed anything (group coordinators follow topics). */
   onChange: () => void = () => {};
 
@@ -121,7 +135,9 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   private async pass(): Promise<boolean> {
     const stale = [...this.opened].filter(([name, id]) => this.view.topic(name)?.id !== id).map(([name]) => name);
     await Promise.all(stale.map((name) => this.closeTopic(name)));
+    const dropped = await this.closeDroppedReplicas();
     await this.tellBrokers();
+    await this.tellFollowerThrottle();
     const opens: Promise<void>[] = [];
     for (const t of this.view.topics()) {
       for (let p = 0; p < t.partitions; p++) {
@@ -134,7 +150,36 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     await this.tellRoles();
-    return stale.length > 0 || opens.length > 0;
+    return stale.length > 0 || dropped > 0 || opens.length > 0;
+  }
+
+  /**
+   * Closes, and deletes the data of, the open replicas whose partition's replica list no longer
+   * holds this broker; returns how many. Each is first told its role in that image, so a leader
+   * moved away answers its waiting produces NOT_LEADER_OR_FOLLOWER (clients go to the new leader
+   * at once) instead of leaving them to time out.
+   */
+  private async closeDroppedReplicas(): Promise<number> {
+    const closes: Promise<void>[] = [];
+    for (const name of this.opened.keys()) {
+      const t = this.view.topic(name);
+      if (t === undefined) continue;
+      const minIsr = Number(effective(t.configs, 'min.insync.replicas', this.config));
+      for (let p = 0; p < t.partitions; p++) {
+        const record = this.view.partition(name, p);
+        if (record === undefined || record.replicas.includes(this.view.localId) || this.shards.handleOf(name, p) < 0) continue;
+        const r = this.shards.removePartition(name, p)!;
+        this.toldRoles.delete(r.handle);
+        const control = this.controlOf(r.shard);
+        closes.push((async () => {
+          await control.setRoles([{ handle: r.handle, role: roleOf(this.view.localId, record, minIsr, false) }]);
+          await control.closePartition(r.handle, true);
+          this.onDirRemoved(this.partitionDir(name, p));
+        })());
+      }
+    }
+    await Promise.all(closes);
+    return closes.length;
   }
 
   private async tellBrokers(): Promise<void> {
@@ -143,6 +188,21 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     if (key === this.toldBrokers) return;
     await Promise.all(Array.from({ length: this.shards.shardCount }, (_, shard) => this.controlOf(shard).setBrokers(this.view.localId, brokers)));
     this.toldBrokers = key;
+  }
+
+  /**
+   * Each shard owns an equal share of the broker's follower throttle: its replica fetchers are
+   * the only ones that see its followers' bytes, so a shared count would need a cross-thread
+   * quota on every answer. With throttled partitions on fewer shards the broker stays below
+   * the rate rather than above it.
+   */
+  private async tellFollowerThrottle(): Promise<void> {
+    const { view } = this;
+    const rate = throttleRate(FOLLOWER_THROTTLED_RATE, view.brokerConfigs(String(view.localId)), view.brokerConfigs(''));
+    const share = rate / this.shards.shardCount;
+    if (share === this.toldThrottle) return;
+    await Promise.all(Array.from({ length: this.shards.shardCount }, (_, shard) => this.controlOf(shard).setFollowerThrottle(share)));
+    this.toldThrottle = share;
   }
 
   /** Tells each shard the roles the image changed for the replicas it hosts. */
@@ -155,12 +215,13 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
         const handle = this.shards.handleOf(t.name, p);
         const record = handle < 0 ? undefined : this.view.partition(t.name, p);
         if (record === undefined) continue;
-        const key = roleKey(record, minIsr);
+        const listed = this.followerLists.of(t.configs).has(p, this.view.localId);
+        const key = roleKey(record, minIsr, listed);
         if (this.toldRoles.get(handle) === key) continue;
         const shard = this.shards.shardOf(handle);
         let list = byShard.get(shard);
         if (list === undefined) byShard.set(shard, (list = []));
-        list.push({ handle, role: roleOf(this.view.localId, record, minIsr) });
+        list.push({ handle, role: roleOf(this.view.localId, record, minIsr, listed) });
         keys.push([handle, key]);
       }
     }
@@ -186,8 +247,9 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
       const record = this.view.partition(t.name, partition);
       if (record !== undefined) {
         const minIsr = Number(effective(t.configs, 'min.insync.replicas', this.config));
-        await this.controlOf(shard).setRoles([{ handle, role: roleOf(this.view.localId, record, minIsr) }]);
-        this.toldRoles.set(handle, roleKey(record, minIsr));
+        const listed = this.followerLists.of(t.configs).has(partition, this.view.localId);
+        await this.controlOf(shard).setRoles([{ handle, role: roleOf(this.view.localId, record, minIsr, listed) }]);
+        this.toldRoles.set(handle, roleKey(record, minIsr, listed));
       }
     } catch (err) {
       this.shards.unreserve(shard);

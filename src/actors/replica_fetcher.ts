@@ -8,12 +8,16 @@
 // position and no earlier answer of it is still settling; an answer reaches a partition only if
 // it is still followed by the same add() as when the request went out and the fetcher is open;
 // records held by settling answers plus the next request's byte budget stay within maxBytes.
+// Follower throttle (KIP-73): the shard's fetchers share one quota (its share of the broker's
+// follower.replication.throttled.rate); while it is exceeded, throttled partitions (listed and out
+// of the ISR, as the partition says) are left out of requests, and their answers' bytes count.
 import type { Logger } from '../common/logger.js';
 import type { DivergingEpoch, ReplicaFetchAnswer, ReplicaFetchPosition } from '../coordinator/replication/types.js';
 import { FetchApi, type FetchRequest, type FetchRequestTopic, type FetchResponse, type FetchResponseEpochEndOffset } from '../protocol/apis/fetch.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { wholeBatchesLength } from '../protocol/record_batch.js';
 import { ZERO_UUID, decodedRecords } from '../protocol/schema.js';
+import { ThrottleQuota } from '../coordinator/replication/throttle_quota.js';
 import { KafkaLink } from './kafka_link.js';
 
 /** What a replica fetcher needs of one followed partition; the partition actor implements it. */
@@ -21,6 +25,8 @@ export interface FollowedPartition {
   /** 32 hex chars. */
   readonly topicId: string;
   readonly partition: number;
+  /** Whether its catch-up counts against the follower replication throttle (listed, out of the ISR). */
+  readonly throttled: boolean;
   /** Where to fetch from now, or null while nothing should be asked (truncating, backing off, awaiting durability). */
   fetchPosition(now: number): ReplicaFetchPosition | null;
   /**
@@ -130,6 +136,8 @@ export class ReplicaFetcher {
     private readonly brokerEpoch: () => number,
     private readonly clock: () => number,
     private readonly log?: Pick<Logger, 'warn'>,
+    /** Shared by the shard's fetchers; unthrottled unless given. */
+    private readonly throttle: ThrottleQuota = new ThrottleQuota(),
   ) {
     this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES);
     this.stopping = new Promise((resolve) => (this.stop = resolve));
@@ -220,8 +228,9 @@ export class ReplicaFetcher {
   private positions(): Map<string, Sent> {
     const now = this.clock();
     const sent = new Map<string, Sent>();
+    const throttled = this.throttle.isExceeded(now);
     for (const [key, entry] of this.entries) {
-      if (entry.settling) continue;
+      if (entry.settling || (throttled && entry.p.throttled)) continue;
       const position = entry.p.fetchPosition(now);
       if (position !== null) sent.set(key, { entry, position });
     }
@@ -280,6 +289,7 @@ export class ReplicaFetcher {
           divergingEpoch: divergingOf(part.divergingEpoch),
         };
         const held = records?.length ?? 0;
+        if (asked.entry.p.throttled) this.throttle.record(held, now);
         this.bytes += held;
         this.settlingBytes += held;
         asked.entry.settling = true;
@@ -335,6 +345,7 @@ export class ReplicaFetchers {
   private readonly fetchers = new Map<number, ReplicaFetcher>();
   private readonly leaderOf = new Map<FollowedPartition, number>();
   private readonly closing = new Set<Promise<void>>();
+  private readonly throttle = new ThrottleQuota();
 
   constructor(
     private readonly settings: ReplicaFetcherSettings,
@@ -349,7 +360,7 @@ export class ReplicaFetchers {
     if (previous !== undefined && previous !== leader.id) this.unfollow(p);
     let fetcher = this.fetchers.get(leader.id);
     if (fetcher === undefined) {
-      fetcher = new ReplicaFetcher(leader, this.settings, this.brokerEpoch, this.clock, this.log);
+      fetcher = new ReplicaFetcher(leader, this.settings, this.brokerEpoch, this.clock, this.log, this.throttle);
       this.fetchers.set(leader.id, fetcher);
     } else {
       fetcher.setLeader(leader);
@@ -369,6 +380,11 @@ export class ReplicaFetchers {
     this.fetchers.delete(leaderId);
     const closed = fetcher.close().finally(() => this.closing.delete(closed));
     this.closing.add(closed);
+  }
+
+  /** The shard's share of the follower replication throttle, bytes/s (Infinity: unthrottled). */
+  setThrottleRate(bytesPerSecond: number): void {
+    this.throttle.setRate(bytesPerSecond);
   }
 
   wake(leaderId: number): void {

@@ -59,6 +59,18 @@ export class ShardTable {
     return n;
   }
 
+  /** Unroutes one open partition; returns its handle and shard for the caller to close, or null when it is not open. */
+  removePartition(topic: string, partition: number): { handle: number; shard: number } | null {
+    const handles = this.handlesByTopic.get(topic);
+    const handle = handles?.[partition];
+    if (handles === undefined || handle === undefined) return null;
+    delete handles[partition];
+    const shard = this.shardByHandle[handle]!;
+    this.shardByHandle[handle] = -1;
+    this.load[shard]!--;
+    return { handle, shard };
+  }
+
   /** Unroutes every partition of a topic; returns [handle, shard] pairs for the caller to close. */
   removeTopic(topic: string): Array<{ handle: number; shard: number; partition: number }> {
     const handles = this.handlesByTopic.get(topic) ?? [];

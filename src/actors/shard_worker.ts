@@ -66,6 +66,8 @@ export interface ShardControl {
   setTopics(topics: TopicInfo[]): void;
   setBrokers(localBrokerId: number, brokers: ReplicaBrokerInfo[]): void;
   setRoles(updates: RoleUpdate[]): void;
+  /** This shard's share of the broker's follower replication throttle, bytes/s (Infinity: unthrottled). */
+  setFollowerThrottle(bytesPerSecond: number): void;
   alterPartitionResult(handle: number, sent: AlterPartitionItem, result: AlterPartitionResult): void;
   introspect(): ShardIntrospection;
   ioChoice(): IoChoice;
@@ -167,6 +169,7 @@ const control: ShardControl = {
     shard.setBrokers(localBrokerId, brokers);
   },
   setRoles: (updates) => shard.setRoles(updates),
+  setFollowerThrottle: (bytesPerSecond) => fetchers.setThrottleRate(bytesPerSecond),
   alterPartitionResult: (handle, sent, result) => shard.alterPartitionResult(handle, sent, result),
   introspect: () => shard.introspect(),
   ioChoice: () => ioChoice,

@@ -1,11 +1,13 @@
-// `sluice cluster describe|health|elect-leaders` (main thread of the CLI process): the cluster's id,
-// controller and brokers; its replication health (under-replicated, leaderless and offline
+// `sluice cluster describe|status|health|elect-leaders` (main thread of the CLI process): the
+// cluster's id, controller and brokers; each registered broker's standing (running, warming up
+// after joining, fenced) with the replicas it hosts, how many are in sync and how many it leads;
+// its replication health (under-replicated, leaderless and offline
 // replicas over every partition, judged in health.ts) with an exit code scripts and rolling
 // restarts can wait on; and preferred (or --unclean) leader elections of one partition, a topic's
 // partitions or every partition. Text tables or JSON.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ElectionOutcome } from '../client/admin.js';
+import type { BrokerStanding, ClusterMetadata, ElectionOutcome } from '../client/admin.js';
 import { ConnectionError } from '../client/connection.js';
 import { KafkaError } from '../protocol/errors.js';
 import { UsageError, formatOption, intOption, parseArgs } from './args.js';
@@ -20,6 +22,7 @@ const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, 
 
 export const CLUSTER_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   describe: COMMON,
+  status: COMMON,
   health: [...COMMON, { name: 'wait-healthy', switch: true }],
   'elect-leaders': [...COMMON, { name: 'topic' }, { name: 'partition' }, { name: 'unclean', switch: true }],
 };
@@ -34,6 +37,52 @@ function electionText(results: readonly ElectionOutcome[]): string {
   return table([['TOPIC', 'PARTITION', 'RESULT', 'MESSAGE'], ...results.map((r) => [r.topic, String(r.partition), r.error, r.message ?? ''])]);
 }
 
+export interface BrokerStatus extends BrokerStanding {
+  /** Replicas this broker hosts, how many of them are in their ISR, and how many it leads. */
+  replicas: number;
+  inSync: number;
+  leads: number;
+}
+
+export interface ClusterStatus {
+  clusterId: string | null;
+  controllerId: number;
+  brokers: BrokerStatus[];
+}
+
+/** Each broker's standing with what the topics' partitions place on it. */
+export function clusterStatus(meta: ClusterMetadata, brokers: readonly BrokerStanding[]): ClusterStatus {
+  const counts = new Map<number, { replicas: number; inSync: number; leads: number }>();
+  const of = (id: number) => {
+    let c = counts.get(id);
+    if (c === undefined) counts.set(id, (c = { replicas: 0, inSync: 0, leads: 0 }));
+    return c;
+  };
+  for (const t of meta.topics) {
+    for (const p of t.partitionDetails) {
+      for (const r of p.replicas) {
+        const c = of(r);
+        c.replicas++;
+        if (p.isr.includes(r)) c.inSync++;
+      }
+      if (p.leader >= 0) of(p.leader).leads++;
+    }
+  }
+  return {
+    clusterId: meta.clusterId,
+    controllerId: meta.controllerId,
+    brokers: brokers.map((b) => ({ ...b, ...(counts.get(b.id) ?? { replicas: 0, inSync: 0, leads: 0 }) })),
+  };
+}
+
+function statusText(s: ClusterStatus): string {
+  const rows = s.brokers.map((b) => [
+    String(b.id), `${b.host}:${b.port}`, b.rack ?? '-', b.state, String(b.replicas), String(b.inSync), String(b.leads),
+  ]);
+  return `cluster ${s.clusterId ?? '(unknown)'}, controller ${s.controllerId}\n` +
+    table([['BROKER', 'ADDRESS', 'RACK', 'STATE', 'REPLICAS', 'IN-SYNC', 'LEADS'], ...rows]);
+}
+
 function noArguments(parsed: ParsedArgs, verb: string): void {
   if (parsed.positionals.length > 0) throw new UsageError(`cluster ${verb} takes no arguments`);
 }
@@ -45,6 +94,12 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
       const meta = await admin.clusterMetadata();
       const { topics: _, ...cluster } = meta;
       return json ? JSON.stringify(cluster, null, 2) : clusterText(meta);
+    };
+  }
+  if (verb === 'status') {
+    return async (admin) => {
+      const status = clusterStatus(await admin.clusterMetadata(), await admin.describeBrokers());
+      return json ? JSON.stringify(status, null, 2) : statusText(status);
     };
   }
   const topic = parsed.options.get('topic')?.[0];
@@ -117,9 +172,10 @@ export async function runCluster(verb: string, argv: readonly string[], io: CliI
 }
 
 export const CLUSTER_HELP: Readonly<Record<string, string>> = {
-  '': `Usage: sluice cluster <describe|health|elect-leaders> ...
+  '': `Usage: sluice cluster <describe|status|health|elect-leaders> ...
 
   cluster describe        cluster id, controller and live brokers
+  cluster status          every registered broker's state (running, warming, fenced) and its replicas
   cluster health          replication health; exit code ${UNHEALTHY_EXIT_CODE} while anything is under-replicated,
                           leaderless or offline
   cluster elect-leaders   move partition leaders back to their preferred replicas
@@ -132,6 +188,15 @@ On failure the Kafka error name is printed and the exit code is 1.`,
 
 Prints the cluster id, the active controller and every live broker (id, host, port, rack), as the
 broker asked sees them in Metadata.
+
+Options:
+${CLIENT_OPTIONS_HELP}`,
+  status: `Usage: sluice cluster status [options]
+
+Prints every registered broker with its state: running; warming (it joined a cluster that holds
+topics and leads no partition another replica can lead until every replica it hosts is in sync and
+it has read their newest data, --warm-up-bytes; its own /v1/health shows the progress); or fenced.
+Beside it, the replicas it hosts, how many of those are in their ISR, and how many it leads.
 
 Options:
 ${CLIENT_OPTIONS_HELP}`,

@@ -35,6 +35,7 @@ Commands:
   group seek GROUP       set an inactive group's committed offsets
   group delete GROUP...  delete inactive groups and their offsets
   cluster describe       show the cluster id, controller and brokers
+  cluster status         show each broker's state (running, warming, fenced) and its replicas
   cluster health         check replication: exit code 3 while anything is under-replicated,
                          leaderless or offline
   cluster elect-leaders  move partition leaders back to their preferred replicas

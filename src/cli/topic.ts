@@ -1,10 +1,12 @@
-// `sluice topic create|list|describe|delete` (main thread of the CLI process): parses the verb's
-// arguments, runs it through the admin client against --brokers (default: the resolved
-// kafka-addr) and prints text tables or JSON, with each partition's replication status (under-
-// replicated, leaderless) judged in health.ts. Failures propagate to main, which maps them to
-// exit codes.
+// `sluice topic create|list|describe|delete|reassign|reassignments` (main thread of the CLI
+// process): parses the verb's arguments, runs it through the admin client against --brokers
+// (default: the resolved kafka-addr) and prints text tables or JSON, with each partition's
+// replication status (under-replicated, leaderless) judged in health.ts. `reassign` drives one
+// partition's KIP-455 move (or cancels it) by hand, `reassignments` lists what is moving.
+// Failures propagate to main, which maps them to exit codes.
 
-import type { TopicDescription, TopicSummary } from '../client/admin.js';
+import type { OngoingReassignment, TopicDescription, TopicSummary } from '../client/admin.js';
+import { brokerError, missingFrom } from '../client/broker_errors.js';
 import { UsageError, intOption } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
@@ -20,7 +22,30 @@ export const TOPIC_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   list: COMMON,
   describe: [...COMMON, { name: 'under-replicated', switch: true }, { name: 'unavailable', switch: true }],
   delete: COMMON,
+  reassign: [...COMMON, { name: 'partition' }, { name: 'replicas' }, { name: 'cancel', switch: true }],
+  reassignments: COMMON,
 };
+
+/** Bound on the broker ids of one --replicas list (a replica list's bound in the metadata log). */
+const MAX_TARGET_REPLICAS = 1024;
+
+function brokerIds(list: string): number[] {
+  const ids = list.split(',').map((s) => s.trim());
+  if (ids.length > MAX_TARGET_REPLICAS) throw new UsageError(`--replicas names at most ${MAX_TARGET_REPLICAS} brokers`);
+  return ids.map((s) => {
+    const id = Number(s);
+    if (!/^\d+$/.test(s) || id > MAX_INT32) throw new UsageError(`--replicas expects broker ids like 1,2,4, got "${list}"`);
+    return id;
+  });
+}
+
+function reassignmentsText(list: readonly OngoingReassignment[]): string {
+  if (list.length === 0) return '(no reassignments in progress)';
+  return table([
+    ['TOPIC', 'PARTITION', 'REPLICAS', 'ADDING', 'REMOVING'],
+    ...list.map((r) => [r.topic, String(r.partition), r.replicas.join(','), r.addingReplicas.join(',') || '-', r.removingReplicas.join(',') || '-']),
+  ]);
+}
 
 
 function topicConfigs(parsed: ParsedArgs): Record<string, string> {
@@ -108,6 +133,30 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
         return out(t, describeText(t));
       };
     }
+    case 'reassign': {
+      const topic = oneName(parsed, verb);
+      const partition = intOption(parsed, 'partition', 0, MAX_INT32);
+      if (partition === undefined) throw new UsageError('topic reassign needs --partition P');
+      const cancel = parsed.options.has('cancel');
+      const list = parsed.options.get('replicas')?.[0];
+      if (cancel === (list !== undefined)) throw new UsageError('topic reassign takes either --replicas 1,2,4 or --cancel');
+      const replicas = list === undefined ? null : brokerIds(list);
+      return async (admin) => {
+        const [result] = await admin.alterPartitionReassignments([{ topic, partition, replicas }]);
+        if (result === undefined) throw missingFrom('AlterPartitionReassignments', `reassign ${topic}-${partition}`);
+        if (result.errorCode !== 0) throw brokerError(result.errorCode, `reassign ${topic}-${partition}`, result.message);
+        return out(result, replicas === null ? `cancelled the reassignment of ${topic}-${partition}` : `reassigning ${topic}-${partition} to ${replicas.join(',')}`);
+      };
+    }
+    case 'reassignments': {
+      if (parsed.positionals.length > 1) throw new UsageError('topic reassignments takes at most one topic name');
+      const only = parsed.positionals[0];
+      return async (admin) => {
+        const all = await admin.listPartitionReassignments();
+        const list = only === undefined ? all : all.filter((r) => r.topic === only);
+        return out(list, reassignmentsText(list));
+      };
+    }
     default: {
       const name = oneName(parsed, verb);
       return async (admin) => {
@@ -124,13 +173,15 @@ export function runTopic(verb: string, argv: readonly string[], io: CliIo): Prom
 }
 
 export const TOPIC_HELP: Readonly<Record<string, string>> = {
-  '': `Usage: sluice topic <create|list|describe|delete> ...
+  '': `Usage: sluice topic <create|list|describe|delete|reassign|reassignments> ...
 
   topic create NAME [--partitions N] [--replication-factor N] [--config key=value ...]
   topic list
   topic describe NAME
   topic describe [NAME] --under-replicated|--unavailable
   topic delete NAME
+  topic reassign NAME --partition P --replicas 1,2,4 | --cancel
+  topic reassignments [NAME]
 
 Options for all of them:
 ${CLIENT_OPTIONS_HELP}
@@ -164,4 +215,23 @@ Options:
   --unavailable                       only partitions without a leader
 ${CLIENT_OPTIONS_HELP}`,
   delete: `Usage: sluice topic delete NAME [options]\n\nOptions:\n${CLIENT_OPTIONS_HELP}`,
+  reassign: `Usage: sluice topic reassign NAME --partition P --replicas 1,2,4 [options]
+       sluice topic reassign NAME --partition P --cancel [options]
+
+Moves one partition to the given replicas, preferred leader first (AlterPartitionReassignments,
+KIP-455): the new replicas are added and catch up, then the others are dropped. A new target
+replaces a move under way; --cancel returns the partition to its original replicas.
+
+Options:
+  --partition P                       the partition to move
+  --replicas LIST                     the target broker ids, comma-separated
+  --cancel                            cancel the partition's move instead
+${CLIENT_OPTIONS_HELP}`,
+  reassignments: `Usage: sluice topic reassignments [NAME] [options]
+
+Lists the partitions being reassigned (of every topic, or of NAME): the replica list, the replicas
+being added and those being removed.
+
+Options:
+${CLIENT_OPTIONS_HELP}`,
 };

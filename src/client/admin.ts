@@ -10,7 +10,10 @@ import { brokerError, missingFrom } from './broker_errors.js';
 import { errorName } from '../protocol/errors.js';
 import { CreateTopicsApi } from '../protocol/apis/create_topics.js';
 import { DeleteTopicsApi } from '../protocol/apis/delete_topics.js';
+import { DescribeClusterApi } from '../protocol/apis/describe_cluster.js';
 import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
+import { AlterPartitionReassignmentsApi } from '../protocol/apis/alter_partition_reassignments.js';
+import { ListPartitionReassignmentsApi } from '../protocol/apis/list_partition_reassignments.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import type { DescribeConfigsResponseConfig } from '../protocol/apis/describe_configs.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
@@ -40,6 +43,31 @@ export interface ElectionOutcome {
   readonly partition: number;
   readonly error: string;
   readonly message: string | null;
+}
+
+/** One partition's target replicas for alterPartitionReassignments; null cancels its ongoing reassignment. */
+export interface PartitionReassignment {
+  readonly topic: string;
+  readonly partition: number;
+  readonly replicas: readonly number[] | null;
+}
+
+/** One partition's answer to AlterPartitionReassignments: error NONE when taken. */
+export interface ReassignmentOutcome {
+  readonly topic: string;
+  readonly partition: number;
+  readonly errorCode: number;
+  readonly error: string;
+  readonly message: string | null;
+}
+
+/** A partition being reassigned: its replica list (target first, then the leaving replicas) and the replicas being added and removed. */
+export interface OngoingReassignment {
+  readonly topic: string;
+  readonly partition: number;
+  readonly replicas: readonly number[];
+  readonly addingReplicas: readonly number[];
+  readonly removingReplicas: readonly number[];
 }
 
 export interface TopicSummary {
@@ -77,6 +105,12 @@ export interface BrokerInfo {
   host: string;
   port: number;
   rack: string | null;
+}
+
+/** A registered broker and its standing, as DescribeCluster shows it. */
+export interface BrokerStanding extends BrokerInfo {
+  /** running: unfenced and warm; warming: joined a cluster with topics and not yet leading (Sluice). */
+  state: 'running' | 'warming' | 'fenced';
 }
 
 /** The cluster as the connected broker's Metadata shows it: live brokers and every topic. */
@@ -227,6 +261,37 @@ export class KafkaAdmin {
     })));
   }
 
+  /**
+   * Starts, replaces or cancels (replicas null) partition reassignments (KIP-455). Per-partition
+   * failures are results, not errors; a refusal of the whole request throws.
+   */
+  async alterPartitionReassignments(moves: readonly PartitionReassignment[]): Promise<ReassignmentOutcome[]> {
+    const byTopic = new Map<string, { partitionIndex: number; replicas: number[] | null }[]>();
+    for (const m of moves) {
+      let list = byTopic.get(m.topic);
+      if (list === undefined) byTopic.set(m.topic, (list = []));
+      list.push({ partitionIndex: m.partition, replicas: m.replicas === null ? null : [...m.replicas] });
+    }
+    const res = await this.conn.request(AlterPartitionReassignmentsApi, {
+      timeoutMs: this.operationTimeoutMs,
+      topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+    }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'alter partition reassignments', res.errorMessage);
+    return res.responses.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode, error: errorName(p.errorCode), message: p.errorMessage })));
+  }
+
+  /** The ongoing reassignments of the named partitions, or of every partition (null). */
+  async listPartitionReassignments(partitions: readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null = null): Promise<OngoingReassignment[]> {
+    const res = await this.conn.request(ListPartitionReassignmentsApi, {
+      timeoutMs: this.operationTimeoutMs,
+      topics: partitions?.map((t) => ({ name: t.topic, partitionIndexes: [...t.partitions] })) ?? null,
+    }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'list partition reassignments', res.errorMessage);
+    return res.topics.flatMap((t) => t.partitions.map((p) => ({
+      topic: t.name, partition: p.partitionIndex, replicas: p.replicas, addingReplicas: p.addingReplicas, removingReplicas: p.removingReplicas,
+    })));
+  }
+
   /** Every topic the broker knows, sorted by name. */
   async listTopics(): Promise<TopicSummary[]> {
     const version = this.conn.versionFor(MetadataApi);
@@ -245,6 +310,16 @@ export class KafkaAdmin {
       brokers: res.brokers.map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack })).sort((a, b) => a.id - b.id),
       topics: res.topics.filter((t) => t.errorCode === 0).map(topicPartitions).sort(byName),
     };
+  }
+
+  /** Every registered broker with its standing (fenced ones need DescribeCluster v2; older brokers list the live ones). */
+  async describeBrokers(): Promise<BrokerStanding[]> {
+    const res = await this.conn.request(DescribeClusterApi, { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers: true });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'DescribeCluster', res.errorMessage);
+    return res.brokers.map((b): BrokerStanding => ({
+      id: b.brokerId, host: b.host, port: b.port, rack: b.rack,
+      state: b.isFenced ? 'fenced' : b.sluiceWarming ? 'warming' : 'running',
+    })).sort((a, b) => a.id - b.id);
   }
 
   async describeTopic(name: string): Promise<TopicDescription> {

@@ -10,7 +10,8 @@
 // has applied the move (shouldShutDown), or a bound passes; stop() asks once and does not wait.
 // `unfenced()` gates the Kafka listener: it resolves once the controller has unfenced this
 // broker and the local image shows it unfenced at its current epoch, so a client is never routed by an image
-// older than this broker's own registration. Main thread.
+// older than this broker's own registration. Each heartbeat also carries whether this broker,
+// while warming up (new to the cluster), is ready to lead (`warmWith`, warm_up.ts). Main thread.
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
 import { callActiveController, type ControllerChannel, type ControllerRequest } from './controller_channel.js';
@@ -71,6 +72,8 @@ export class BrokerLifecycle {
   private started = false;
   private readonly firstUnfence: Promise<void>;
   private markUnfenced!: () => void;
+  /** Whether this broker would lead well now; never, until the broker wires its warm-up in. */
+  private warm: () => boolean = () => false;
 
   constructor(
     private readonly identity: BrokerIdentity,
@@ -95,6 +98,11 @@ export class BrokerLifecycle {
     if (this.started) return;
     this.started = true;
     void this.run();
+  }
+
+  /** The probe each heartbeat reads for its `warm` flag, judged on the image whose offset it reports. */
+  warmWith(probe: () => boolean): void {
+    this.warm = probe;
   }
 
   /** Resolves the first time this broker is unfenced and its image has applied the unfencing. */
@@ -215,6 +223,7 @@ export class BrokerLifecycle {
       currentMetadataOffset: this.metadata.appliedOffset(),
       wantFence: false,
       wantShutDown,
+      warm: !wantShutDown && this.warm(),
     };
   }
 

@@ -15,6 +15,18 @@ export interface BrokerEndpoint {
   readonly rack: string | null;
 }
 
+/** A registered broker and its standing (DescribeCluster, `sluice cluster status`). */
+export interface BrokerState {
+  readonly id: number;
+  /** Its client listener; null when it registered none. */
+  readonly host: string | null;
+  readonly port: number;
+  readonly rack: string | null;
+  readonly fenced: boolean;
+  /** Joined a cluster with topics and not yet warm: it leads only where no warm replica can. */
+  readonly warming: boolean;
+}
+
 /**
  * One partition's replication state, shaped after KRaft's PartitionRecord (and the fields a
  * PartitionChangeRecord updates), so a metadata image can hand these over unchanged.
@@ -52,6 +64,8 @@ export interface ClusterView {
   brokers(): readonly BrokerEndpoint[];
   /** Every registered broker, fenced ones too, with its epoch and ISR eligibility (partition replication). */
   replicaBrokers(): readonly ReplicaBrokerInfo[];
+  /** Every registered broker with its standing, ascending by id. */
+  brokerStates(): readonly BrokerState[];
   /** -1 when no controller is known. */
   controllerId(): number;
   topics(): Iterable<TopicImage>;
@@ -59,6 +73,8 @@ export interface ClusterView {
   topicById(id: string): TopicImage | undefined;
   /** Undefined when the topic or the partition does not exist. */
   partition(topic: string, partition: number): PartitionRecord | undefined;
+  /** The dynamic config overrides of broker `resourceName` (a broker id, or '' for the cluster-wide default). */
+  brokerConfigs(resourceName: string): Readonly<Record<string, string>>;
 }
 
 /** Topics the broker writes itself: clients may read them but never produce to or delete them. */

@@ -1,5 +1,5 @@
 // A broker's requests to the active controller (broker registration and heartbeats, forwarded
-// topic changes and leader elections, producer-id blocks, partition leaders' ISR changes) as the broker side sees them: one typed request, one typed
+// topic changes, leader elections and reassignments, producer-id blocks, partition leaders' ISR changes) as the broker side sees them: one typed request, one typed
 // reply, sent once the request's records committed. Which node is active comes from
 // the local quorum member; the channel carries a request to a named controller over the
 // controller listener. callActiveController adds the one retry rule every caller shares: a
@@ -9,9 +9,10 @@
 // caller's deadline. Main thread.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type {
-  CreatableTopic, ControllerReply, ElectionPartitions, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest,
+  CreatableTopic, ControllerReply, ElectionPartitions, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest, TopicPartitions,
 } from './metadata/controller.js';
-import type { AlterPartitionRequest } from './metadata/replication_control.js';
+import type { AlterConfigsRequest } from './metadata/config_changes.js';
+import type { AlterPartitionRequest, ReassignmentTopic } from './metadata/replication_control.js';
 
 export type ControllerRequest =
   | { readonly kind: 'registerBroker'; readonly request: RegisterBrokerRequest }
@@ -21,7 +22,10 @@ export type ControllerRequest =
   | { readonly kind: 'deleteTopics'; readonly names: readonly string[] }
   | { readonly kind: 'allocateProducerIds'; readonly brokerId: number; readonly brokerEpoch: number }
   | { readonly kind: 'alterPartition'; readonly request: AlterPartitionRequest }
-  | { readonly kind: 'electLeaders'; readonly electionType: number; readonly partitions: ElectionPartitions };
+  | { readonly kind: 'electLeaders'; readonly electionType: number; readonly partitions: ElectionPartitions }
+  | { readonly kind: 'alterPartitionReassignments'; readonly topics: readonly ReassignmentTopic[] }
+  | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions }
+  | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest };
 
 export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
@@ -124,5 +128,11 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.alterPartition(request.request, nextOffset);
     case 'electLeaders':
       return controller.electLeaders(request.electionType, request.partitions, nextOffset);
+    case 'alterPartitionReassignments':
+      return controller.alterPartitionReassignments(request.topics, nextOffset);
+    case 'listPartitionReassignments':
+      return controller.listPartitionReassignments(request.topics);
+    case 'alterConfigs':
+      return controller.alterConfigs(request.request, nextOffset);
   }
 }

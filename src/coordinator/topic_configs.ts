@@ -5,8 +5,9 @@
 import type { BrokerConfig } from '../config.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { isThrottledReplicaList } from './replication/throttled_replicas.js';
 
-type Kind = 'long' | 'int' | 'string' | 'boolean';
+export type Kind = 'long' | 'int' | 'string' | 'boolean' | 'list';
 
 interface TopicConfigDef {
   readonly kind: Kind;
@@ -36,7 +37,15 @@ export const TOPIC_CONFIGS: Readonly<Record<string, TopicConfigDef>> = {
   // default of 2 asks RF 3 topics for a quorum and leaves RF 1 topics writable with acks=all.
   'min.insync.replicas': { kind: 'int', brokerDefault: (c) => String(c.minInsyncReplicas), validate: positive },
   'unclean.leader.election.enable': { kind: 'boolean', brokerDefault: () => 'false', validate: (v) => v === 'true' || v === 'false' },
+  // KIP-73: the replicas whose catch-up traffic counts against the brokers' throttled rates.
+  'leader.replication.throttled.replicas': { kind: 'list', brokerDefault: () => '', validate: isThrottledReplicaList },
+  'follower.replication.throttled.replicas': { kind: 'list', brokerDefault: () => '', validate: isThrottledReplicaList },
 };
+
+/** Topic configs whose values are comma lists (IncrementalAlterConfigs' APPEND and SUBTRACT apply to them). */
+export function isListTopicConfig(name: string): boolean {
+  return TOPIC_CONFIGS[name]?.kind === 'list';
+}
 
 /** Throws INVALID_CONFIG naming the first unknown or invalid entry. */
 export function validateTopicConfigs(configs: Record<string, string>, broker: BrokerConfig): void {

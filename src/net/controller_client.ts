@@ -1,6 +1,6 @@
 // A broker's connections to the controller listeners (main thread): the broker's requests to the
 // active controller (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds, AlterPartition and
-// the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders) as Kafka requests over TCP, one connection per
+// the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders / partition reassignments / alter-configs) as Kafka requests over TCP, one connection per
 // controller opened on first use. Responses arrive in request order; each request has its own
 // deadline. A connection that fails rejects what it carried with NOT_CONTROLLER (the caller asks
 // whichever node the quorum names next) and is opened afresh by the next request. Requests in
@@ -10,7 +10,11 @@ import type { ControllerRequest } from '../cluster/controller_channel.js';
 import type { ControllerReply, TopicResult } from '../cluster/metadata/controller.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
+import { AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsResponse } from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
+import { AlterPartitionReassignmentsApi, type AlterPartitionReassignmentsResponse } from '../protocol/apis/alter_partition_reassignments.js';
+import { ListPartitionReassignmentsApi, type ListPartitionReassignmentsResponse } from '../protocol/apis/list_partition_reassignments.js';
+import { listingReply, reassignmentReply } from './handlers/partition_reassignments.js';
 import { BrokerHeartbeatApi, type BrokerHeartbeatResponse } from '../protocol/apis/broker_heartbeat.js';
 import { BrokerRegistrationApi, type BrokerRegistrationResponse } from '../protocol/apis/broker_registration.js';
 import { CreatePartitionsApi, type CreatePartitionsResponse } from '../protocol/apis/create_partitions.js';
@@ -138,7 +142,7 @@ export class ControllerClient {
         return { kind: 'registerBroker', errorCode: res.errorCode as ErrorCode, brokerEpoch: res.brokerEpoch };
       }
       case 'heartbeat': {
-        const res = (await conn.call(BrokerHeartbeatApi, 1, { ...request.request, offlineLogDirs: [] }, timeoutMs)) as BrokerHeartbeatResponse;
+        const res = (await conn.call(BrokerHeartbeatApi, 1, { ...request.request, offlineLogDirs: [], sluiceWarm: request.request.warm }, timeoutMs)) as BrokerHeartbeatResponse;
         return { kind: 'heartbeat', errorCode: res.errorCode as ErrorCode, isCaughtUp: res.isCaughtUp, isFenced: res.isFenced, shouldShutDown: res.shouldShutDown };
       }
       case 'allocateProducerIds': {
@@ -188,6 +192,14 @@ export class ControllerClient {
           })),
         };
       }
+      case 'alterPartitionReassignments': {
+        const topics = request.topics.map((t) => ({ name: t.topic, partitions: t.partitions.map((p) => ({ partitionIndex: p.partition, replicas: p.replicas === null ? null : [...p.replicas] })) }));
+        return reassignmentReply((await conn.call(AlterPartitionReassignmentsApi, 0, { timeoutMs, topics }, timeoutMs)) as AlterPartitionReassignmentsResponse);
+      }
+      case 'listPartitionReassignments': {
+        const topics = request.topics?.map((t) => ({ name: t.topic, partitionIndexes: [...t.partitions] })) ?? null;
+        return listingReply((await conn.call(ListPartitionReassignmentsApi, 0, { timeoutMs, topics }, timeoutMs)) as ListPartitionReassignmentsResponse);
+      }
       case 'electLeaders': {
         const topicPartitions = request.partitions?.map((t) => ({ topic: t.topic, partitionId: [...t.partitions] })) ?? null;
         const res = (await conn.call(ElectLeadersApi, 2, { electionType: request.electionType, topicPartitions, timeoutMs }, timeoutMs)) as ElectLeadersResponse;
@@ -196,6 +208,17 @@ export class ControllerClient {
           errorCode: res.errorCode as ErrorCode,
           results: res.replicaElectionResults.flatMap((t) => t.partitionResult.map((p) => ({ topic: t.topic, partition: p.partitionId, errorCode: p.errorCode as ErrorCode, message: p.errorMessage }))),
         };
+      }
+      case 'alterConfigs': {
+        // One resource per request: IncrementalAlterConfigs v1 carries every operation, AlterConfigs v2 a replacement.
+        const q = request.request;
+        const resource = { resourceType: q.resourceType, resourceName: q.resourceName };
+        const res = (q.mode === 'incremental'
+          ? await conn.call(IncrementalAlterConfigsApi, 1, { resources: [{ ...resource, configs: q.changes.map((c) => ({ name: c.name, configOperation: c.op, value: c.value })) }], validateOnly: q.validateOnly }, timeoutMs)
+          : await conn.call(AlterConfigsApi, 2, { resources: [{ ...resource, configs: q.changes.map((c) => ({ name: c.name, value: c.value })) }], validateOnly: q.validateOnly }, timeoutMs)) as AlterConfigsResponse;
+        const r = res.responses[0];
+        if (r === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'the controller answered no resource');
+        return { kind: 'alterConfigs', errorCode: r.errorCode as ErrorCode, message: r.errorMessage };
       }
     }
   }

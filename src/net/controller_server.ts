@@ -3,8 +3,8 @@
 // BeginQuorumEpoch, EndQuorumEpoch, Fetch of __cluster_metadata, FetchSnapshot) through the
 // driver's inbound hook, DescribeQuorum from the driver's status, AddRaftVoter/RemoveRaftVoter,
 // and the controller RPCs brokers send (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds,
-// AlterPartition from partition leaders, and CreateTopics/DeleteTopics/CreatePartitions/ElectLeaders
-// forwarded by brokers), each answered once its
+// AlterPartition from partition leaders, and CreateTopics/DeleteTopics/CreatePartitions/ElectLeaders/
+// IncrementalAlterConfigs/AlterConfigs and the partition reassignment APIs forwarded by brokers), each answered once its
 // records commit, NOT_CONTROLLER when this node is not the active controller or stops being it
 // first. ApiVersions lists exactly these APIs.
 import type { Logger } from 'pino';
@@ -18,7 +18,16 @@ import type { BrokerMetrics } from '../metrics/metrics.js';
 import { AddRaftVoterApi, type AddRaftVoterRequest } from '../protocol/apis/add_raft_voter.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsRequest, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionRequest, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
+import {
+  AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsRequest, type AlterConfigsResponse, type IncrementalAlterConfigsRequest, type IncrementalAlterConfigsResponse,
+} from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersRequest, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
+import {
+  AlterPartitionReassignmentsApi, type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse,
+} from '../protocol/apis/alter_partition_reassignments.js';
+import {
+  ListPartitionReassignmentsApi, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
+} from '../protocol/apis/list_partition_reassignments.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { BrokerHeartbeatApi, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse } from '../protocol/apis/broker_heartbeat.js';
 import { BrokerRegistrationApi, type BrokerRegistrationRequest, type BrokerRegistrationResponse } from '../protocol/apis/broker_registration.js';
@@ -33,7 +42,11 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
 import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire } from './handler.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
+import { alterEach, incrementalChanges, replacementChanges } from './handlers/alter_configs.js';
 import { electionPartitions, electionResponse, refusedElection } from './handlers/elect_leaders.js';
+import {
+  listingAnswer, listingTopics, reassignmentAnswer, reassignmentTopics, refusedListing, refusedReassignments,
+} from './handlers/partition_reassignments.js';
 import { KafkaServer, type KafkaServerOptions } from './kafka_server.js';
 
 /** A controller's listener address, as `--controller-voters` names it. */
@@ -162,6 +175,7 @@ const brokerHeartbeatHandler = handler({
       currentMetadataOffset: req.currentMetadataOffset,
       wantFence: req.wantFence,
       wantShutDown: req.wantShutDown,
+      warm: req.sluiceWarm,
     });
     return reply(
       call,
@@ -290,6 +304,37 @@ const forwardedElectLeadersHandler = handler({
   },
 });
 
+const forwardedAlterPartitionReassignmentsHandler = handler({
+  api: AlterPartitionReassignmentsApi,
+  handle(_ctx, req: AlterPartitionReassignmentsRequest, deps: ControllerHandlerDeps): Promise<Wire<AlterPartitionReassignmentsResponse>> {
+    return deps.quorum.alterPartitionReassignments(reassignmentTopics(req)).then(
+      (r) => reassignmentAnswer(req, r),
+      (err: unknown) => refusedReassignments(req, codeOf(err).errorCode, null),
+    );
+  },
+});
+
+const forwardedListPartitionReassignmentsHandler = handler({
+  api: ListPartitionReassignmentsApi,
+  handle(_ctx, req: ListPartitionReassignmentsRequest, deps: ControllerHandlerDeps): Promise<Wire<ListPartitionReassignmentsResponse>> {
+    return deps.quorum.listPartitionReassignments(listingTopics(req)).then(listingAnswer, (err: unknown) => refusedListing(codeOf(err).errorCode, null));
+  },
+});
+
+const forwardedIncrementalAlterConfigsHandler = handler({
+  api: IncrementalAlterConfigsApi,
+  async handle(_ctx, req: IncrementalAlterConfigsRequest, deps: ControllerHandlerDeps): Promise<Wire<IncrementalAlterConfigsResponse>> {
+    return { throttleTimeMs: 0, responses: await alterEach(incrementalChanges(req), (change) => deps.quorum.alterConfigs(change)) };
+  },
+});
+
+const forwardedAlterConfigsHandler = handler({
+  api: AlterConfigsApi,
+  async handle(_ctx, req: AlterConfigsRequest, deps: ControllerHandlerDeps): Promise<Wire<AlterConfigsResponse>> {
+    return { throttleTimeMs: 0, responses: await alterEach(replacementChanges(req), (change) => deps.quorum.alterConfigs(change)) };
+  },
+});
+
 /** AddRaftVoter / RemoveRaftVoter: answered once the voters entry commits (KIP-853). */
 function voterChange(clusterId: string | null, deps: ControllerHandlerDeps, change: () => Promise<number>): Promise<Wire<RaftVoterChangeResponse>> {
   if (foreignCluster(clusterId, deps)) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_CLUSTER_ID, errorMessage: null });
@@ -337,7 +382,7 @@ function quorumHandler(apiKey: QuorumRequest['apiKey'], driver: QuorumDriver): B
 export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
   BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
-  CreatePartitionsApi, ElectLeadersApi,
+  CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
@@ -355,6 +400,10 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedCreatePartitionsHandler, deps),
     bindHandler(alterPartitionHandler, deps),
     bindHandler(forwardedElectLeadersHandler, deps),
+    bindHandler(forwardedAlterPartitionReassignmentsHandler, deps),
+    bindHandler(forwardedListPartitionReassignmentsHandler, deps),
+    bindHandler(forwardedIncrementalAlterConfigsHandler, deps),
+    bindHandler(forwardedAlterConfigsHandler, deps),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

@@ -21,6 +21,7 @@ import type { BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
 import { TopicAdmin } from '../cluster/topic_admin.js';
+import { WarmUp } from '../cluster/warm_up.js';
 import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
@@ -33,6 +34,7 @@ import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
 import { closeLanesFor } from '../log/clean_close.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
+import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 
@@ -229,6 +231,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     metrics,
   };
   const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender, admission);
+  const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
@@ -243,6 +246,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
           shards: config.shards, topics: node.view.image.topicsByName.size, connections: kafka.connectionCount, io, ioThreads,
           descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
           quorum,
+          warmUp: warmUp.progress(),
         },
       };
     },
@@ -251,6 +255,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     quorum: () => quorumReport(node.driver),
   });
   const started = performance.now();
+  node.lifecycle.warmWith(() => warmUp.ready());
   // Placing __consumer_offsets needs this broker live, and clients must not see an older image.
   node.lifecycle.start();
   await node.lifecycle.unfenced();

@@ -119,6 +119,12 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.alterPartition(request.request);
     case 'electLeaders':
       return quorum.electLeaders(request.electionType, request.partitions);
+    case 'alterPartitionReassignments':
+      return quorum.alterPartitionReassignments(request.topics);
+    case 'listPartitionReassignments':
+      return quorum.listPartitionReassignments(request.topics);
+    case 'alterConfigs':
+      return quorum.alterConfigs(request.request);
   }
 }
 

@@ -39,6 +39,7 @@ const settings = (replicaId: number): ReplicaFetcherSettings => ({
 /** Follows partition 0 from its log start, as a follower would, keeping every batch it is given. */
 class ReadingPartition implements FollowedPartition {
   readonly partition = 0;
+  readonly throttled = false;
   fetchOffset = 0;
   lastFetchedEpoch = -1;
   readonly batches: Buffer[] = [];

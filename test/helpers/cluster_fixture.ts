@@ -10,6 +10,9 @@ export interface FixtureTopic {
   readonly leader?: number;
   readonly leaderEpoch?: number;
   readonly replicas?: readonly number[];
+  /** The ISR of every partition; the replicas by default. */
+  readonly isr?: readonly number[];
+  readonly configs?: Readonly<Record<string, string>>;
   /** Per-partition overrides of leader and epoch. */
   readonly byPartition?: Readonly<Record<number, { leader?: number; leaderEpoch?: number }>>;
 }
@@ -19,6 +22,12 @@ export interface FixtureCluster {
   readonly brokers?: readonly BrokerEndpoint[];
   readonly controllerId?: number;
   readonly topics?: readonly FixtureTopic[];
+  /** Registered brokers beyond the live ones: fenced. */
+  readonly fenced?: readonly BrokerEndpoint[];
+  /** Ids of brokers still warming up. */
+  readonly warming?: readonly number[];
+  /** Dynamic broker config overrides by resource name (a broker id, or '' for the cluster default). */
+  readonly brokerConfigs?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 export function endpoint(id: number): BrokerEndpoint {
@@ -30,7 +39,7 @@ export function clusterView(f: FixtureCluster = {}): ClusterView {
   const localId = f.localId ?? 1;
   const brokers = f.brokers ?? [endpoint(localId)];
   const topics = (f.topics ?? []).map((t, i): { image: TopicImage; spec: FixtureTopic } => ({
-    image: { name: t.name, id: t.id ?? (i + 1).toString(16).padStart(32, '0'), partitions: t.partitions, configs: {} },
+    image: { name: t.name, id: t.id ?? (i + 1).toString(16).padStart(32, '0'), partitions: t.partitions, configs: t.configs ?? {} },
     spec: t,
   }));
   const partition = (name: string, p: number): PartitionRecord | undefined => {
@@ -40,7 +49,7 @@ export function clusterView(f: FixtureCluster = {}): ClusterView {
     const leader = over.leader ?? t.spec.leader ?? localId;
     const replicas = t.spec.replicas ?? [leader];
     return {
-      topicId: t.image.id, partition: p, replicas, isr: replicas, removingReplicas: [], addingReplicas: [],
+      topicId: t.image.id, partition: p, replicas, isr: t.spec.isr ?? replicas, removingReplicas: [], addingReplicas: [],
       leader, leaderEpoch: over.leaderEpoch ?? t.spec.leaderEpoch ?? 0, partitionEpoch: 0,
     };
   };
@@ -50,7 +59,11 @@ export function clusterView(f: FixtureCluster = {}): ClusterView {
     revision: 1,
     brokers: () => brokers,
     replicaBrokers: () => brokers.map((b) => ({ id: b.id, epoch: 1, isrEligible: true, endpoint: { host: b.host, port: b.port } })),
+    brokerStates: () => [...brokers.map((b) => ({ b, fenced: false })), ...(f.fenced ?? []).map((b) => ({ b, fenced: true }))]
+      .sort((x, y) => x.b.id - y.b.id)
+      .map(({ b, fenced }) => ({ ...b, fenced, warming: f.warming?.includes(b.id) ?? false })),
     controllerId: () => f.controllerId ?? localId,
+    brokerConfigs: (name) => f.brokerConfigs?.[name] ?? {},
     topics: () => topics.map((t) => t.image),
     topic: (name) => topics.find((t) => t.image.name === name)?.image,
     topicById: (id) => topics.find((t) => t.image.id === id)?.image,

@@ -71,7 +71,7 @@ export class Harness {
       epochs.set(id, r.brokerEpoch);
     }
     for (const id of ids) {
-      const hb = this.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => this.c.heartbeat({ brokerId: id, brokerEpoch: epochs.get(id)!, currentMetadataOffset: this.next, wantFence: false, wantShutDown: false }, next, now));
+      const hb = this.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => this.c.heartbeat({ brokerId: id, brokerEpoch: epochs.get(id)!, currentMetadataOffset: this.next, wantFence: false, wantShutDown: false, warm: true }, next, now));
       assert.equal(hb.isFenced, false);
     }
     for (const [id, e] of epochs) this.epochs.set(id, e);

@@ -127,6 +127,6 @@ export async function registerBroker(channel: FakeControllerChannel): Promise<vo
   const registered = await channel.send(1, { kind: 'registerBroker', request: { brokerId: 1, incarnationId: 'a'.repeat(32), endpoints: [{ name: 'PLAINTEXT', host: 'h', port: 1, securityProtocol: 0 }], rack: null } });
   assert.ok(registered.kind === 'registerBroker');
   const epoch = registered.brokerEpoch;
-  await channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: epoch, wantFence: false, wantShutDown: false } });
+  await channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: epoch, wantFence: false, wantShutDown: false, warm: true } });
   channel.sent.length = 0;
 }

@@ -16,12 +16,16 @@ export interface ThreeBrokerOptions {
   readonly started?: (brokers: readonly BrokerProcess[]) => Promise<void>;
 }
 
+/** Each started cluster's --controller-voters and broker timings, for nodes joining it. */
+const joinArgs = new WeakMap<BrokerProcess[], readonly string[]>();
+
 /** The cluster's brokers, by node id - 1; filled in before the file's first test. */
 export function threeBrokers(opts: ThreeBrokerOptions): BrokerProcess[] {
   const brokers: BrokerProcess[] = [];
   before(async () => {
     const controllerPorts = [await freePort(), await freePort(), await freePort()];
     const voters = controllerPorts.map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',');
+    joinArgs.set(brokers, ['--controller-voters', voters, '--broker-session-timeout-ms', String(opts.sessionMs), '--broker-heartbeat-interval-ms', String(opts.heartbeatMs)]);
     const starts = await Promise.allSettled([1, 2, 3].map((id) => BrokerProcess.start({
       shards: 1,
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
@@ -44,6 +48,18 @@ export function threeBrokers(opts: ThreeBrokerOptions): BrokerProcess[] {
     await Promise.all(brokers.map((b) => b.dispose()));
   });
   return brokers;
+}
+
+/**
+ * Starts broker-only node `id` (an observer of the quorum, not a voter) joining the cluster of
+ * `brokers`, appended to them so it is disposed of with them.
+ */
+export async function joinBroker(brokers: BrokerProcess[], id: number, args: readonly string[] = []): Promise<BrokerProcess> {
+  const cluster = joinArgs.get(brokers);
+  if (cluster === undefined) throw new Error('joinBroker: the cluster has not started');
+  const b = await BrokerProcess.start({ shards: 1, args: ['--node-id', String(id), ...cluster, ...args], startTimeoutMs: 60_000 });
+  brokers.push(b);
+  return b;
 }
 
 /** Runs `run` with an admin client connected to broker `b`, closed afterwards. */

@@ -8,9 +8,10 @@
 import type { Logger } from 'pino';
 import {
   MetadataController, type Completion, type ControllerConfig, type ControllerReply, type CreatableTopic, type ElectionPartitions,
-  type HeartbeatRequest, type LegacyMetadata, type Outcome, type RegisterBrokerRequest,
+  type HeartbeatRequest, type LegacyMetadata, type Outcome, type RegisterBrokerRequest, type TopicPartitions,
 } from '../../cluster/metadata/controller.js';
-import type { AlterPartitionRequest } from '../../cluster/metadata/replication_control.js';
+import type { AlterPartitionRequest, ReassignmentTopic } from '../../cluster/metadata/replication_control.js';
+import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -121,6 +122,18 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   electLeaders(electionType: number, partitions: ElectionPartitions): Promise<ControllerReply> {
     return this.run((next) => this.controller.electLeaders(electionType, partitions, next));
+  }
+
+  alterPartitionReassignments(topics: readonly ReassignmentTopic[]): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterPartitionReassignments(topics, next));
+  }
+
+  listPartitionReassignments(topics: TopicPartitions): Promise<ControllerReply> {
+    return this.run(() => this.controller.listPartitionReassignments(topics));
+  }
+
+  alterConfigs(req: AlterConfigsRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterConfigs(req, next));
   }
 
   /** Carries an older single node's topics and producer-id high mark into the log (MetadataController.importLegacy). */

@@ -14,12 +14,17 @@
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { checkAssignment, checkReplicationFactor, placeBalanced } from '../replica_placement.js';
 import { validateTopicName } from '../../coordinator/topic_names.js';
+import { validateBrokerConfigs } from '../../coordinator/broker_configs.js';
+import { isListTopicConfig } from '../../coordinator/topic_configs.js';
+import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
 import { ConfigResource, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
 import {
-  alterPartition, departureChanges, electLeaders, eligibility, ElectionType, imbalanceElections, returnChanges,
-  type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult,
+  alterPartition, alterPartitionReassignments, departureChanges, electLeaders, eligibility, ElectionType, firstLeader, imbalanceElections,
+  listPartitionReassignments, NONE_WARMING, returnChanges, warmedElections, warmingOf,
+  type AlterPartitionRequest, type AlterPartitionTopicResult, type ElectionResult, type OngoingReassignment, type ReassignmentResult,
+  type ReassignmentTopic, type Warming,
 } from './replication_control.js';
 
 /**
@@ -31,7 +36,7 @@ export const DISCONNECT_GRACE_MS = 1000;
 
 /** Producer ids per AllocateProducerIds, as Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE. */
 export const PRODUCER_ID_BLOCK = 1000;
-/** Bound on config overrides of one resource (broker configs are not checked against a schema). */
+/** Bound on config overrides of one resource. */
 export const MAX_CONFIGS_PER_RESOURCE = 1000;
 /** Bound on the elections of one imbalance check batch (Kafka's controller takes 1000 at a time too). */
 export const MAX_BALANCING_ELECTIONS = 1000;
@@ -74,6 +79,8 @@ export interface HeartbeatRequest {
   readonly currentMetadataOffset: number;
   readonly wantFence: boolean;
   readonly wantShutDown: boolean;
+  /** A warming broker reports its replicas caught up and its read warm-up done (warm_up.ts). */
+  readonly warm: boolean;
 }
 
 export interface CreatableTopic {
@@ -105,14 +112,6 @@ export interface LegacyMetadata {
   readonly brokerId: number;
 }
 
-export interface AlterConfigsRequest {
-  readonly resourceType: number;
-  /** A topic name, or for brokers a broker id ('' for the cluster-wide default). */
-  readonly resourceName: string;
-  /** value null removes the override. */
-  readonly changes: readonly { readonly name: string; readonly value: string | null }[];
-}
-
 export interface TopicResult {
   readonly name: string;
   readonly errorCode: ErrorCode;
@@ -131,10 +130,15 @@ export type ControllerReply =
   | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
   | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
   | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
-  | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] };
+  | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] }
+  | { readonly kind: 'alterPartitionReassignments'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly ReassignmentResult[] }
+  | { readonly kind: 'listPartitionReassignments'; readonly errorCode: ErrorCode; readonly message: string | null; readonly reassignments: readonly OngoingReassignment[] };
+
+/** Partitions by topic name; null: every partition. */
+export type TopicPartitions = readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null;
 
 /** ElectLeaders' partitions by topic name; null: every partition. */
-export type ElectionPartitions = readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null;
+export type ElectionPartitions = TopicPartitions;
 
 /** What a request comes to: an answer now (nothing to write), or records to propose at `offset`. */
 export type Outcome =
@@ -163,6 +167,8 @@ const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', e
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
 const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
 const refuseElection: Refuse = (errorCode) => ({ kind: 'electLeaders', errorCode, results: [] });
+const refuseReassignments: Refuse = (errorCode, message) => ({ kind: 'alterPartitionReassignments', errorCode, message, results: [] });
+const refuseListing: Refuse = (errorCode, message) => ({ kind: 'listPartitionReassignments', errorCode, message, reassignments: [] });
 /** Every named topic gets the request's error. */
 function refuseTopics(names: readonly string[]): Refuse {
   return (code, message) => ({ kind: 'topics', results: names.map((name) => failed(name, new KafkaError(code, message))) });
@@ -271,9 +277,11 @@ export class MetadataController {
       }
       // A new registration (a restart, or a retry) starts fenced: the old incarnation leads nothing from here.
       const records: MetadataRecord[] = existing === undefined ? [] : departureChanges(image, id, eligibility(image, { leaving: id }));
+      // A broker joining a cluster that holds topics warms up before it takes leaderships (the
+      // brokers a cluster starts with have nothing to warm); a restart stays as it was.
       records.push({
         type: 'registerBroker', brokerId: id, incarnationId: req.incarnationId, brokerEpoch: nextOffset,
-        endpoints: req.endpoints, rack: req.rack, fenced: true, inControlledShutdown: false,
+        endpoints: req.endpoints, rack: req.rack, fenced: true, inControlledShutdown: false, warming: existing?.warming ?? image.topicsById.size > 0,
       });
       this.lastHeartbeat.set(id, nowMs);
       return this.propose(nextOffset, records, { kind, errorCode: ErrorCode.NONE, brokerEpoch: nextOffset });
@@ -294,8 +302,18 @@ export class MetadataController {
         return this.propose(nextOffset, this.fencing(b, false), reply(true, false));
       }
       if (b.fenced && caughtUp && !b.inControlledShutdown) {
-        const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: -1, inControlledShutdown: false }];
+        // A broker already warm (a new one hosting nothing is) is unfenced warm, so it never leads less for a moment.
+        const warmed = req.warm && b.warming;
+        const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: -1, inControlledShutdown: false, warmed }];
         records.push(...returnChanges(this.image, b.id, eligibility(this.image, { returning: b.id })));
+        return this.propose(nextOffset, records, reply(false, false));
+      }
+      if (req.warm && b.warming && !b.fenced && !b.inControlledShutdown) {
+        // Warm: it takes the leaderships it is preferred for; a full batch leaves the rest to the imbalance check, due now.
+        const records: MetadataRecord[] = [{ type: 'brokerRegistrationChange', brokerId: b.id, brokerEpoch: b.epoch, fenced: 0, inControlledShutdown: false, warmed: true }];
+        const elections = warmedElections(this.image, b.id, MAX_BALANCING_ELECTIONS);
+        if (elections.length === MAX_BALANCING_ELECTIONS) this.nextBalanceAt = nowMs;
+        records.push(...elections);
         return this.propose(nextOffset, records, reply(false, false));
       }
       return { kind: 'answered', reply: reply(b.fenced, false) };
@@ -352,6 +370,7 @@ export class MetadataController {
     return this.guarded(refuseTopics(topics.map((t) => t.name)), () => {
       const image = this.image;
       const live = this.liveBrokers(image);
+      const warming = warmingOf(image);
       const records: MetadataRecord[] = [];
       const results: TopicResult[] = [];
       const names = new Set<string>();
@@ -375,7 +394,7 @@ export class MetadataController {
           for (const [name, value] of Object.entries(t.configs)) {
             records.push({ type: 'config', resourceType: ConfigResource.TOPIC, resourceName: t.name, name, value });
           }
-          for (const [p, replicas] of assignment.entries()) records.push(partitionRecord(topicId, p, replicas));
+          for (const [p, replicas] of assignment.entries()) records.push(partitionRecord(topicId, p, replicas, warming));
           results.push({ name: t.name, errorCode: ErrorCode.NONE, message: null, topicId, partitions: assignment.length, replicationFactor: assignment[0]!.length });
         } catch (err) {
           results.push(failed(t.name, err));
@@ -391,6 +410,7 @@ export class MetadataController {
     return this.guarded(refuseTopics(requests.map((r) => r.name)), () => {
       const image = this.image;
       const live = this.liveBrokers(image);
+      const warming = warmingOf(image);
       const records: MetadataRecord[] = [];
       const results: TopicResult[] = [];
       const names = new Set<string>();
@@ -421,7 +441,7 @@ export class MetadataController {
             assignment = placeBalanced(live, adding, rf, have);
           }
           partitions += adding;
-          for (const [i, replicas] of assignment.entries()) records.push(partitionRecord(t.id, have + i, replicas));
+          for (const [i, replicas] of assignment.entries()) records.push(partitionRecord(t.id, have + i, replicas, warming));
           results.push({ name: req.name, errorCode: ErrorCode.NONE, message: null, topicId: t.id, partitions: req.count, replicationFactor: rf });
         } catch (err) {
           results.push(failed(req.name, err));
@@ -448,19 +468,14 @@ export class MetadataController {
     });
   }
 
+  /** One resource's dynamic configs changed (IncrementalAlterConfigs or AlterConfigs), validated against what brokers apply. */
   alterConfigs(req: AlterConfigsRequest, nextOffset: number): Outcome {
     const kind = 'alterConfigs';
     return this.guarded(refuseConfigs, () => {
       const image = this.image;
       const before = image.configs.get(configKey(req.resourceType, req.resourceName)) ?? NO_CONFIGS;
-      const after: Record<string, string> = { ...before };
-      for (const c of req.changes) {
-        if (c.value === null) delete after[c.name];
-        else after[c.name] = c.value;
-      }
       if (req.resourceType === ConfigResource.TOPIC) {
-        if (!image.topicsByName.has(req.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${req.resourceName}'`);
-        this.config.checkTopicConfigs(after);
+        if (!image.topicsByName.has(req.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown topic '${req.resourceName.slice(0, 255)}'`);
       } else if (req.resourceType === ConfigResource.BROKER) {
         const id = Number(req.resourceName);
         if (req.resourceName !== '' && (String(id) !== req.resourceName || !image.brokers.has(id))) {
@@ -469,10 +484,13 @@ export class MetadataController {
       } else {
         throw new KafkaError(ErrorCode.INVALID_REQUEST, `config resource type ${req.resourceType} is not supported`);
       }
+      const after = changedConfigs(before, req, req.resourceType === ConfigResource.TOPIC ? isListTopicConfig : () => false);
+      if (req.resourceType === ConfigResource.TOPIC) this.config.checkTopicConfigs(after);
+      else validateBrokerConfigs(after);
       if (Object.keys(after).length > MAX_CONFIGS_PER_RESOURCE) {
         throw new KafkaError(ErrorCode.INVALID_CONFIG, `more than ${MAX_CONFIGS_PER_RESOURCE} config overrides on one resource`);
       }
-      const records = req.changes.map((c): MetadataRecord => ({ type: 'config', resourceType: req.resourceType, resourceName: req.resourceName, name: c.name, value: c.value }));
+      const records = req.validateOnly ? [] : configRecords(req.resourceType, req.resourceName, before, after);
       return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, message: null });
     });
   }
@@ -509,6 +527,23 @@ export class MetadataController {
       const { records, results } = electLeaders(this.image, type, partitions);
       return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, results });
     });
+  }
+
+  /** AlterPartitionReassignments (KIP-455): targets and cancels per partition (replication_control.ts). */
+  alterPartitionReassignments(topics: readonly ReassignmentTopic[], nextOffset: number): Outcome {
+    const kind = 'alterPartitionReassignments';
+    return this.guarded(refuseReassignments, () => {
+      const { records, results } = alterPartitionReassignments(this.image, topics);
+      return this.finish(records, nextOffset, { kind, errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /** ListPartitionReassignments: the ongoing reassignments of the named partitions, or of all (null). */
+  listPartitionReassignments(topics: TopicPartitions): Outcome {
+    const kind = 'listPartitionReassignments';
+    return this.guarded(refuseListing, () => ({
+      kind: 'answered', reply: { kind, errorCode: ErrorCode.NONE, message: null, reassignments: listPartitionReassignments(this.image, topics) },
+    }));
   }
 
   /**
@@ -564,7 +599,7 @@ export class MetadataController {
         for (const [name, value] of Object.entries(t.configs)) {
           records.push({ type: 'config', resourceType: ConfigResource.TOPIC, resourceName: t.name, name, value });
         }
-        for (let p = 0; p < t.partitions; p++) records.push(partitionRecord(t.id, p, [id]));
+        for (let p = 0; p < t.partitions; p++) records.push(partitionRecord(t.id, p, [id], NONE_WARMING));
       }
       if (legacy.nextProducerId > image.producerIds.nextProducerId) {
         records.push({ type: 'producerIds', brokerId: id, brokerEpoch: -1, nextProducerId: legacy.nextProducerId });
@@ -683,9 +718,10 @@ export class MetadataController {
   }
 }
 
-function partitionRecord(topicId: string, partition: number, replicas: readonly number[]): MetadataRecord {
+/** A new partition, led by its first warm replica (the first, when all are warming). */
+function partitionRecord(topicId: string, partition: number, replicas: readonly number[], warming: Warming): MetadataRecord {
   return {
     type: 'partition', topicId, partition, replicas, isr: replicas, removingReplicas: [], addingReplicas: [],
-    leader: replicas[0]!, leaderEpoch: 0, partitionEpoch: 0,
+    leader: firstLeader(replicas, warming), leaderEpoch: 0, partitionEpoch: 0,
   };
 }

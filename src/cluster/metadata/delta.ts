@@ -43,7 +43,7 @@ export class MetadataDelta {
         if (rec.brokerId < 0) throw invalid(`broker id ${rec.brokerId}`);
         this.brokers.set(rec.brokerId, {
           id: rec.brokerId, incarnationId: rec.incarnationId, epoch: rec.brokerEpoch, endpoints: rec.endpoints,
-          rack: rec.rack, fenced: rec.fenced, inControlledShutdown: rec.inControlledShutdown,
+          rack: rec.rack, fenced: rec.fenced, inControlledShutdown: rec.inControlledShutdown, warming: rec.warming === true,
         });
         return;
       case 'unregisterBroker':
@@ -53,7 +53,7 @@ export class MetadataDelta {
       case 'brokerRegistrationChange': {
         const b = this.broker(rec.brokerId, rec.brokerEpoch);
         const fenced = rec.fenced === 0 ? b.fenced : rec.fenced === 1;
-        this.brokers.set(b.id, { ...b, fenced, inControlledShutdown: b.inControlledShutdown || rec.inControlledShutdown });
+        this.brokers.set(b.id, { ...b, fenced, inControlledShutdown: b.inControlledShutdown || rec.inControlledShutdown, warming: b.warming && rec.warmed !== true });
         return;
       }
       case 'topic': {

@@ -18,6 +18,8 @@ export interface BrokerRegistration {
   readonly rack: string | null;
   readonly fenced: boolean;
   readonly inControlledShutdown: boolean;
+  /** New to the cluster and not yet warm: leads only partitions no warm replica can (warm_up.ts on the broker). */
+  readonly warming: boolean;
 }
 
 /** A topic in the image: ClusterView's TopicImage plus its partition table. */

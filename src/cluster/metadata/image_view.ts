@@ -4,8 +4,9 @@
 // the listener clients use. Main thread; update() swaps in the next committed image at once, so
 // every read sees one image.
 import type { ReplicaBrokerInfo } from '../../coordinator/replication/types.js';
-import type { BrokerEndpoint, ClusterView, PartitionRecord, TopicImage } from '../cluster_view.js';
-import type { BrokerRegistration, MetadataImage } from './image.js';
+import type { BrokerEndpoint, BrokerState, ClusterView, PartitionRecord, TopicImage } from '../cluster_view.js';
+import { configKey, NO_CONFIGS, type BrokerRegistration, type MetadataImage } from './image.js';
+import { ConfigResource } from './records.js';
 
 export class ImageClusterView implements ClusterView {
   private current: MetadataImage;
@@ -55,6 +56,16 @@ export class ImageClusterView implements ClusterView {
     return this.registered;
   }
 
+  brokerStates(): readonly BrokerState[] {
+    return [...this.current.brokers.values()].sort((a, b) => a.id - b.id).map((b) => {
+      const e = b.endpoints.find((x) => x.name === this.listenerName);
+      return {
+        id: b.id, host: e?.host ?? null, port: e?.port ?? -1, rack: b.rack,
+        fenced: b.fenced, warming: b.warming,
+      };
+    });
+  }
+
   controllerId(): number {
     return this.controller;
   }
@@ -74,6 +85,10 @@ export class ImageClusterView implements ClusterView {
   partition(topic: string, partition: number): PartitionRecord | undefined {
     const t = this.current.topicsByName.get(topic);
     return t?.table.record(t.id, partition);
+  }
+
+  brokerConfigs(resourceName: string): Readonly<Record<string, string>> {
+    return this.current.configs.get(configKey(ConfigResource.BROKER, resourceName)) ?? NO_CONFIGS;
   }
 
   private liveBrokers(image: MetadataImage): BrokerEndpoint[] {

@@ -41,6 +41,8 @@ export type MetadataRecord =
     readonly rack: string | null;
     readonly fenced: boolean;
     readonly inControlledShutdown: boolean;
+    /** A broker new to the cluster: it hosts replicas and joins ISRs but leads only where no warm replica can (record version 1; absent: false). */
+    readonly warming?: boolean;
   }
   | { readonly type: 'unregisterBroker'; readonly brokerId: number; readonly brokerEpoch: number }
   | {
@@ -50,6 +52,8 @@ export type MetadataRecord =
     readonly fenced: FencingChange;
     /** True marks the broker in controlled shutdown; false leaves the mark as it is (KRaft: 0 same, 1 yes). */
     readonly inControlledShutdown: boolean;
+    /** True ends the broker's warm-up; false or absent leaves it as it is (record version 1). */
+    readonly warmed?: boolean;
   }
   | { readonly type: 'topic'; readonly name: string; readonly topicId: string }
   | ({ readonly type: 'partition' } & PartitionRecord)
@@ -95,8 +99,16 @@ const API_KEYS: Readonly<Record<MetadataRecordType, number>> = {
 };
 const TYPES = new Map<number, MetadataRecordType>(Object.entries(API_KEYS).map(([type, key]) => [key, type as MetadataRecordType]));
 
-/** Every record is at version 0 of our own encoding; a newer one is refused rather than misread. */
-const VERSION = 0;
+/**
+ * The version of our own encoding each record is written at: 0, except the two broker
+ * registration records, at 1 since they carry the warm-up state. A log written before reads
+ * them at 0 (no warm-up); a version above these is refused rather than misread.
+ */
+const VERSIONS: Readonly<Partial<Record<MetadataRecordType, number>>> = { registerBroker: 1, brokerRegistrationChange: 1 };
+
+function versionOf(type: MetadataRecordType): number {
+  return VERSIONS[type] ?? 0;
+}
 
 /** Bound on the elements of one replica list: more replicas than any cluster has brokers. */
 export const MAX_REPLICAS = 1024;
@@ -127,7 +139,7 @@ function readIds(r: Reader): number[] {
 
 export function writeRecord(w: Writer, rec: MetadataRecord): void {
   w.uvarint(API_KEYS[rec.type]);
-  w.uvarint(VERSION);
+  w.uvarint(versionOf(rec.type));
   switch (rec.type) {
     case 'registerBroker':
       w.varint(rec.brokerId);
@@ -143,6 +155,7 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
       w.compactNullableString(rec.rack);
       w.bool(rec.fenced);
       w.bool(rec.inControlledShutdown);
+      w.bool(rec.warming === true);
       return;
     case 'unregisterBroker':
       w.varint(rec.brokerId);
@@ -153,6 +166,7 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
       w.varlong(rec.brokerEpoch);
       w.int8(rec.fenced);
       w.bool(rec.inControlledShutdown);
+      w.bool(rec.warmed === true);
       return;
     case 'topic':
       w.compactString(rec.name);
@@ -218,7 +232,7 @@ function readRecord(r: Reader): MetadataRecord {
   const type = TYPES.get(apiKey);
   if (type === undefined) throw new ProtocolError(`unknown metadata record apiKey ${apiKey}`);
   const version = r.uvarint();
-  if (version !== VERSION) throw new ProtocolError(`metadata record ${type} at unsupported version ${version}`);
+  if (version > versionOf(type)) throw new ProtocolError(`metadata record ${type} at unsupported version ${version}`);
   switch (type) {
     case 'registerBroker': {
       const brokerId = r.varint();
@@ -232,12 +246,19 @@ function readRecord(r: Reader): MetadataRecord {
         endpoints.push({ name: r.compactString(), host: r.compactString(), port: r.uvarint(), securityProtocol: r.int8() });
       }
       const rack = r.compactNullableString();
-      return { type, brokerId, incarnationId, brokerEpoch, endpoints, rack, fenced: r.bool(), inControlledShutdown: r.bool() };
+      const fenced = r.bool();
+      const inControlledShutdown = r.bool();
+      return { type, brokerId, incarnationId, brokerEpoch, endpoints, rack, fenced, inControlledShutdown, warming: version >= 1 && r.bool() };
     }
     case 'unregisterBroker':
       return { type, brokerId: r.varint(), brokerEpoch: r.varlong() };
-    case 'brokerRegistrationChange':
-      return { type, brokerId: r.varint(), brokerEpoch: r.varlong(), fenced: readFencing(r), inControlledShutdown: r.bool() };
+    case 'brokerRegistrationChange': {
+      const brokerId = r.varint();
+      const brokerEpoch = r.varlong();
+      const fenced = readFencing(r);
+      const inControlledShutdown = r.bool();
+      return { type, brokerId, brokerEpoch, fenced, inControlledShutdown, warmed: version >= 1 && r.bool() };
+    }
     case 'topic':
       return { type, name: r.compactString(), topicId: r.uuid() };
     case 'partition':

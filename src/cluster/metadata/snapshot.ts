@@ -13,7 +13,7 @@ function* snapshotRecords(image: MetadataImage): Generator<MetadataRecord> {
   for (const b of image.brokers.values()) {
     yield {
       type: 'registerBroker', brokerId: b.id, incarnationId: b.incarnationId, brokerEpoch: b.epoch,
-      endpoints: b.endpoints, rack: b.rack, fenced: b.fenced, inControlledShutdown: b.inControlledShutdown,
+      endpoints: b.endpoints, rack: b.rack, fenced: b.fenced, inControlledShutdown: b.inControlledShutdown, warming: b.warming,
     };
   }
   const topicConfigs = new Set<string>();

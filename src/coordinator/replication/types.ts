@@ -120,5 +120,12 @@ export type PartitionRole =
       readonly isr: readonly BrokerId[];
       readonly minInsyncReplicas: number;
     }
-  | { readonly kind: 'follower'; readonly topicId: string; readonly leaderId: BrokerId; readonly leaderEpoch: number }
+  | {
+      readonly kind: 'follower';
+      readonly topicId: string;
+      readonly leaderId: BrokerId;
+      readonly leaderEpoch: number;
+      /** Listed in the topic's follower.replication.throttled.replicas and not in the ISR: its fetches count against the follower throttle (KIP-73). */
+      readonly throttled: boolean;
+    }
   | { readonly kind: 'leaderless'; readonly topicId: string; readonly leaderEpoch: number };

@@ -1,4 +1,5 @@
-// DescribeCluster: the live brokers and the controller as the cluster view has them.
+// DescribeCluster: the live brokers (v2: on request the fenced ones too, marked) and the
+// controller as the cluster view has them, each broker still warming up marked (Sluice's tag).
 import type { ClusterView } from '../../cluster/cluster_view.js';
 import { handler, type Wire } from '../handler.js';
 import { DescribeClusterApi, type DescribeClusterRequest, type DescribeClusterResponse } from '../../protocol/apis/describe_cluster.js';
@@ -13,8 +14,11 @@ export interface DescribeClusterDeps {
 
 export const describeClusterHandler = handler({
   api: DescribeClusterApi,
-  handle(_ctx, _req: DescribeClusterRequest, deps: DescribeClusterDeps): Wire<DescribeClusterResponse> {
+  handle(_ctx, req: DescribeClusterRequest, deps: DescribeClusterDeps): Wire<DescribeClusterResponse> {
     const { cluster } = deps;
+    const brokers = cluster.brokerStates()
+      .filter((b) => b.host !== null && (req.includeFencedBrokers || !b.fenced))
+      .map((b) => ({ brokerId: b.id, host: b.host!, port: b.port, rack: b.rack, isFenced: b.fenced, sluiceWarming: b.warming }));
     return {
       throttleTimeMs: 0,
       errorCode: 0,
@@ -22,7 +26,7 @@ export const describeClusterHandler = handler({
       endpointType: ENDPOINT_BROKERS,
       clusterId: cluster.clusterId,
       controllerId: cluster.controllerId(),
-      brokers: cluster.brokers().map((b) => ({ brokerId: b.id, host: b.host, port: b.port, rack: b.rack })),
+      brokers,
       clusterAuthorizedOperations: NOT_REQUESTED,
     };
   },

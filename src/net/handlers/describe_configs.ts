@@ -1,8 +1,13 @@
 // DescribeConfigs for topics (every supported key with its value and source, since admin tools
-// read-modify-write the whole set) and for this broker (its static configuration).
+// read-modify-write the whole set) and for brokers: the cluster-wide default ('', its dynamic
+// overrides only, as Kafka answers it) or this broker (its static configuration and the dynamic
+// configs it applies live, each resolved per broker, cluster default, Kafka default). Another
+// broker's id is INVALID_REQUEST as in Kafka: clients send broker resources to that broker.
+// Main thread.
+import { ConfigSource, DYNAMIC_BROKER_CONFIGS, resolveBrokerConfig, staticBrokerConfigs } from '../../coordinator/broker_configs.js';
 import { describeTopicConfigs, type DescribedConfig } from '../../coordinator/topic_configs.js';
 import type { ClusterView } from '../../cluster/cluster_view.js';
-import { formatPerIpOverrides, type BrokerConfig } from '../../config.js';
+import type { BrokerConfig } from '../../config.js';
 import { handler, type Wire } from '../handler.js';
 import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../../protocol/apis/describe_configs.js';
 import { ErrorCode } from '../../protocol/errors.js';
@@ -17,35 +22,26 @@ export interface DescribeConfigsDeps {
 
 const RESOURCE_TOPIC = 2;
 const RESOURCE_BROKER = 4;
-const SOURCE_STATIC_BROKER = 4;
 // Kafka's ConfigType ids (DescribeConfigs v3+).
-const CONFIG_TYPE = { boolean: 1, string: 2, int: 3, long: 5 } as const;
+const CONFIG_TYPE = { boolean: 1, string: 2, int: 3, long: 5, list: 7 } as const;
 
-function brokerConfigs(c: BrokerConfig): DescribedConfig[] {
-  const entries: Array<[string, string | number | boolean, DescribedConfig['kind']]> = [
-    ['broker.id', c.nodeId, 'int'],
-    ['log.dirs', c.dataDir, 'string'],
-    ['listeners', `PLAINTEXT://${c.kafkaHost}:${c.kafkaPort}`, 'string'],
-    ['num.partitions', c.numPartitions, 'int'],
-    ['default.replication.factor', c.defaultReplicationFactor, 'int'],
-    ['auto.create.topics.enable', c.autoCreateTopics, 'boolean'],
-    ['message.max.bytes', c.messageMaxBytes, 'int'],
-    ['socket.request.max.bytes', c.maxRequestBytes, 'int'],
-    ['fetch.max.bytes', c.fetchMaxBytes, 'int'],
-    ['max.connections', c.maxConnections, 'int'],
-    ['max.connections.per.ip', c.maxConnectionsPerIp, 'int'],
-    ['max.connections.per.ip.overrides', formatPerIpOverrides(c.maxConnectionsPerIpOverrides), 'string'],
-    ['max.connection.creation.rate', c.maxConnectionCreationRate, 'int'],
-    ['connections.max.idle.ms', c.idleTimeoutMs, 'long'],
-    ['log.segment.bytes', c.logSegmentBytes, 'int'],
-    ['log.roll.ms', c.logSegmentMs, 'long'],
-    ['log.retention.ms', c.logRetentionMs, 'long'],
-    ['log.retention.bytes', c.logRetentionBytes, 'long'],
-    ['log.retention.check.interval.ms', c.logRetentionCheckIntervalMs, 'long'],
-    ['log.index.interval.bytes', c.logIndexIntervalBytes, 'int'],
-    ['producer.id.expiration.ms', c.producerIdExpirationMs, 'long'],
-  ];
-  return entries.map(([name, value, kind]) => ({ name, value: String(value), readOnly: true, isDefault: false, source: SOURCE_STATIC_BROKER, kind }));
+/** This broker's configs: static ones, then the dynamic ones with where each value comes from. */
+function localBrokerConfigs(cluster: ClusterView, c: BrokerConfig): DescribedConfig[] {
+  const own = cluster.brokerConfigs(String(cluster.localId));
+  const shared = cluster.brokerConfigs('');
+  const fixed = staticBrokerConfigs(c).map((s): DescribedConfig => ({ ...s, readOnly: true, isDefault: false, source: ConfigSource.STATIC_BROKER_CONFIG }));
+  const dynamic = Object.entries(DYNAMIC_BROKER_CONFIGS).map(([name, def]): DescribedConfig => {
+    const r = resolveBrokerConfig(name, own, shared);
+    return { name, value: r.value, readOnly: false, isDefault: r.source === ConfigSource.DEFAULT_CONFIG, source: r.source, kind: def.kind };
+  });
+  return [...fixed, ...dynamic];
+}
+
+/** The cluster-wide default resource: only the dynamic defaults set on it. */
+function clusterDefaultConfigs(cluster: ClusterView): DescribedConfig[] {
+  return Object.entries(cluster.brokerConfigs('')).map(([name, value]): DescribedConfig => ({
+    name, value, readOnly: false, isDefault: false, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, kind: DYNAMIC_BROKER_CONFIGS[name]?.kind ?? 'string',
+  }));
 }
 
 function toWire(d: DescribedConfig, version: number): ConfigOut {
@@ -73,8 +69,10 @@ export const describeConfigsHandler = handler({
         const t = cluster.topic(r.resourceName);
         if (!t) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `unknown topic '${r.resourceName}'`, configs: [] };
         configs = describeTopicConfigs(t.configs, config);
-      } else if (r.resourceType === RESOURCE_BROKER && (r.resourceName === '' || r.resourceName === String(cluster.localId))) {
-        configs = brokerConfigs(config);
+      } else if (r.resourceType === RESOURCE_BROKER && r.resourceName === '') {
+        configs = clusterDefaultConfigs(cluster);
+      } else if (r.resourceType === RESOURCE_BROKER && r.resourceName === String(cluster.localId)) {
+        configs = localBrokerConfigs(cluster, config);
       } else {
         return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unsupported resource ${r.resourceType}/${r.resourceName}`, configs: [] };
       }

@@ -10,6 +10,8 @@
 // is answered with no records and the diverging epoch (where the fetcher truncates to, KIP-595
 // style truncation on fetch); one this log cannot place is OFFSET_OUT_OF_RANGE.
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
+// A follower's partitions under the leader's replication throttle (leader_throttle.ts) get no
+// byte budget while its quota is exceeded, and their bytes count against it.
 import { CONSUMER_FETCHER, type FetchItem, type PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
@@ -20,6 +22,7 @@ import { FetchApi, type FetchRequest, type FetchRequestPartition, type FetchResp
 import type { LeaderIdAndEpoch } from '../../protocol/apis/leader_hints.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { RecordsValue } from '../../protocol/schema.js';
+import type { LeaderThrottle } from '../leader_throttle.js';
 import type { SegmentReader } from '../segment_reader.js';
 
 type TopicOut = Wire<FetchResponse['responses'][number]>;
@@ -39,6 +42,7 @@ export interface FetchDeps {
   readonly metrics: Pick<BrokerMetrics, 'addBytesOut'>;
   /** fetchMaxBytes caps every response (Kafka's fetch.max.bytes); a response may pass its grant by one batch of up to messageMaxBytes. */
   readonly limits: { readonly fetchMaxBytes: number; readonly messageMaxBytes: number };
+  readonly leaderThrottle: Pick<LeaderThrottle, 'applies' | 'exceeded' | 'record'>;
 }
 
 function partitionOut(partitionIndex: number, errorCode: number, hw = -1, logStart = -1, records: RecordsValue = EMPTY, committed = false, currentLeader = NO_LEADER_HINT): PartitionOut {
@@ -81,13 +85,20 @@ export const fetchHandler = handler({
     const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
     const partitionLists: PartitionOut[][] = [];
     const leaders = new Set<number>();
+    // Items whose bytes count against the leader's replication throttle (replica fetches only).
+    const throttled = replicaId >= 0 ? new Set<number>() : null;
+    const throttleExceeded = replicaId >= 0 && deps.leaderThrottle.exceeded();
     const responses: TopicOut[] = req.topics.map((t, ti) => {
       const topic = byId ? cluster.topicById(t.topicId) : cluster.topic(t.topic);
       const partitions = t.partitions.map((p, pi) => {
         if (!topic) return partitionOut(p.partition, byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         const handle = servingHandle(deps, topic, p, replicaId, leaders);
         if (typeof handle !== 'number') return handle;
-        const partitionMaxBytes = Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES);
+        let partitionMaxBytes = Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES);
+        if (replicaId >= 0 && deps.leaderThrottle.applies(topic, p.partition, replicaId)) {
+          throttled?.add(items.length);
+          if (throttleExceeded) partitionMaxBytes = 0;
+        }
         items.push({
           handle, fetchOffset: p.fetchOffset, partitionMaxBytes, lastFetchedEpoch: Math.max(-1, p.lastFetchedEpoch),
           currentLeaderEpoch: Math.max(-1, p.currentLeaderEpoch), logStartOffset: replicaId >= 0 ? p.logStartOffset : -1,
@@ -114,15 +125,20 @@ export const fetchHandler = handler({
       }),
     );
     let bytesOut = 0;
+    let throttledBytes = 0;
     results.forEach((r, i) => {
       const [ti, pi, partition] = where[i]!;
       const chunks = reads[i];
-      if (chunks) for (const c of chunks) bytesOut += c.length;
+      if (chunks) {
+        for (const c of chunks) bytesOut += c.length;
+        if (throttled?.has(i) === true) for (const c of chunks) throttledBytes += c.length;
+      }
       const out = partitionOut(partition, r.errorCode, r.highWatermark, r.logStartOffset, chunks ?? EMPTY, committed);
       if (r.diverging !== null) out.divergingEpoch = r.diverging;
       partitionLists[ti]![pi] = out;
     });
     deps.metrics.addBytesOut(bytesOut);
+    if (throttledBytes > 0) deps.leaderThrottle.record(throttledBytes);
     return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints };
   },
 });

@@ -10,9 +10,13 @@ import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { DescribeQuorumApi } from '../../protocol/apis/describe_quorum.js';
 import { ElectLeadersApi } from '../../protocol/apis/elect_leaders.js';
+import { AlterPartitionReassignmentsApi } from '../../protocol/apis/alter_partition_reassignments.js';
+import { ListPartitionReassignmentsApi } from '../../protocol/apis/list_partition_reassignments.js';
+import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis/alter_configs.js';
 import { advertisedApis } from '../../protocol/apis/index.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type HandlerTable } from '../handler.js';
+import { LeaderThrottle } from '../leader_throttle.js';
 import type { SegmentReader } from '../segment_reader.js';
 import { apiKeysOf, apiVersionsHandler, BROKER_API_KEYS } from './api_versions.js';
 import { consumerGroupDescribeHandler } from './consumer_group_describe.js';
@@ -33,6 +37,8 @@ import { deleteTopicsHandler } from './delete_topics.js';
 import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
 import { electLeadersHandler, type ElectLeadersDeps } from './elect_leaders.js';
+import { alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler } from './partition_reassignments.js';
+import { alterConfigsHandler, incrementalAlterConfigsHandler } from './alter_configs.js';
 import { fetchHandler, type FetchDeps } from './fetch.js';
 import { findCoordinatorHandler } from './find_coordinator.js';
 import { initProducerIdHandler } from './init_producer_id.js';
@@ -57,13 +63,16 @@ export interface BrokerServices {
   readonly handover: ProduceDeps['handover'];
   /**
    * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
-   * it) and ElectLeaders (run on the active controller); null: neither is advertised.
+   * it), ElectLeaders, the partition reassignment APIs and IncrementalAlterConfigs/AlterConfigs (run on the active
+   * controller); null: none of them is advertised.
    */
   readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps) | null;
 }
 
-/** The client listener's ApiVersions list with DescribeQuorum and ElectLeaders, for a node running the quorum. */
-const QUORUM_BROKER_API_KEYS = apiKeysOf([...advertisedApis, DescribeQuorumApi, ElectLeadersApi]);
+/** The client listener's ApiVersions list with the APIs a node running the quorum adds. */
+const QUORUM_BROKER_API_KEYS = apiKeysOf([
+  ...advertisedApis, DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
+]);
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
   const bound = [
@@ -73,7 +82,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
       allTopicsCache: new AllTopicsCache(() => s.partitions.settledRevision),
     }),
     bindHandler(produceHandler, s),
-    bindHandler(fetchHandler, s),
+    bindHandler(fetchHandler, { ...s, leaderThrottle: new LeaderThrottle(s.cluster) }),
     bindHandler(listOffsetsHandler, s),
     bindHandler(offsetForLeaderEpochHandler, s),
     bindHandler(createTopicsHandler, s),
@@ -95,7 +104,11 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
     bindHandler(offsetDeleteHandler, s),
     bindHandler(consumerGroupHeartbeatHandler, s),
     bindHandler(consumerGroupDescribeHandler, s),
-    ...(s.quorum === null ? [] : [bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum)]),
+    ...(s.quorum === null ? [] : [
+      bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum),
+      bindHandler(alterPartitionReassignmentsHandler, s.quorum), bindHandler(listPartitionReassignmentsHandler, s.quorum),
+      bindHandler(incrementalAlterConfigsHandler, s.quorum), bindHandler(alterConfigsHandler, s.quorum),
+    ]),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

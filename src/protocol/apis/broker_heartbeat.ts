@@ -1,7 +1,8 @@
 // BrokerHeartbeat (key 63) wire schema, v0-1, flexible in every version (KIP-631): a registered
 // broker reports its metadata offset and whether it wants to be fenced or shut down; the
 // controller answers whether it is caught up, fenced, and may shut down. v1 adds the tagged
-// OfflineLogDirs.
+// OfflineLogDirs. One Sluice extension: `sluiceWarm` (tagged, tag 1000), a warming broker
+// reporting its replicas caught up and its read warm-up done; Kafka's controllers skip the tag.
 
 import { defineApi } from '../schema.js';
 
@@ -13,6 +14,8 @@ export interface BrokerHeartbeatRequest {
   wantShutDown: boolean;
   /** Tagged (v1+): directory ids of failed log directories. */
   offlineLogDirs: string[];
+  /** Tagged, Sluice only: this broker, while warming up, is ready to lead. */
+  sluiceWarm: boolean;
 }
 
 export interface BrokerHeartbeatResponse {
@@ -36,6 +39,7 @@ export const BrokerHeartbeatApi = defineApi<BrokerHeartbeatRequest, BrokerHeartb
     { name: 'wantFence', type: 'bool', versions: '0+' },
     { name: 'wantShutDown', type: 'bool', versions: '0+' },
     { name: 'offlineLogDirs', type: 'uuid', array: true, versions: '1+', taggedVersions: '1+', tag: 0 },
+    { name: 'sluiceWarm', type: 'bool', versions: '0+', taggedVersions: '0+', tag: 1000, default: false },
   ],
   response: [
     { name: 'throttleTimeMs', type: 'int32', versions: '0+' },

@@ -1,11 +1,15 @@
-// DescribeCluster (key 60) wire schema, v0-1 (flexible in every version; v1 adds the endpoint
-// type: 1 = brokers, 2 = controllers). Runs on the main thread.
+// DescribeCluster (key 60) wire schema, v0-2 (flexible in every version; v1 adds the endpoint
+// type: 1 = brokers, 2 = controllers; v2, KIP-1073, lists fenced brokers on request and marks
+// them). One Sluice extension: `sluiceWarming` (tagged, tag 1000) on a broker still warming up
+// after joining the cluster; Kafka's clients skip the tag. Runs on the main thread.
 
 import { defineApi } from '../schema.js';
 
 export interface DescribeClusterRequest {
   includeClusterAuthorizedOperations: boolean;
   endpointType: number;
+  /** v2+. */
+  includeFencedBrokers: boolean;
 }
 
 export interface DescribeClusterResponseBroker {
@@ -13,6 +17,10 @@ export interface DescribeClusterResponseBroker {
   host: string;
   port: number;
   rack: string | null;
+  /** v2+. */
+  isFenced: boolean;
+  /** Tagged, Sluice only. */
+  sluiceWarming: boolean;
 }
 
 export interface DescribeClusterResponse {
@@ -31,11 +39,12 @@ export const DescribeClusterApi = defineApi<DescribeClusterRequest, DescribeClus
   apiKey: 60,
   name: 'DescribeCluster',
   minVersion: 0,
-  maxVersion: 1,
+  maxVersion: 2,
   flexibleVersions: '0+',
   request: [
     { name: 'includeClusterAuthorizedOperations', type: 'bool', versions: '0+' },
     { name: 'endpointType', type: 'int8', versions: '1+', default: 1 },
+    { name: 'includeFencedBrokers', type: 'bool', versions: '2+', default: false },
   ],
   response: [
     { name: 'throttleTimeMs', type: 'int32', versions: '0+' },
@@ -50,6 +59,8 @@ export const DescribeClusterApi = defineApi<DescribeClusterRequest, DescribeClus
         { name: 'host', type: 'string', versions: '0+' },
         { name: 'port', type: 'int32', versions: '0+' },
         { name: 'rack', type: 'string', versions: '0+', nullableVersions: '0+', default: null },
+        { name: 'isFenced', type: 'bool', versions: '2+', default: false },
+        { name: 'sluiceWarming', type: 'bool', versions: '0+', taggedVersions: '0+', tag: 1000, default: false },
       ], array: true, versions: '0+',
     },
     { name: 'clusterAuthorizedOperations', type: 'int32', versions: '0+', default: -2147483648 },

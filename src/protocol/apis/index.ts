@@ -33,6 +33,9 @@ import { AddRaftVoterApi } from './add_raft_voter.js';
 import { AllocateProducerIdsApi } from './allocate_producer_ids.js';
 import { AlterPartitionApi } from './alter_partition.js';
 import { ElectLeadersApi } from './elect_leaders.js';
+import { AlterPartitionReassignmentsApi } from './alter_partition_reassignments.js';
+import { ListPartitionReassignmentsApi } from './list_partition_reassignments.js';
+import { AlterConfigsApi, IncrementalAlterConfigsApi } from './alter_configs.js';
 import { BeginQuorumEpochApi } from './begin_quorum_epoch.js';
 import { BrokerHeartbeatApi } from './broker_heartbeat.js';
 import { BrokerRegistrationApi } from './broker_registration.js';
@@ -51,10 +54,14 @@ export const advertisedApis: readonly AnyApi[] = [
   OffsetForLeaderEpochApi,
 ] as readonly AnyApi[];
 
-/** KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs, and ElectLeaders, which only a cluster node serves. */
+/**
+ * KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs, and
+ * ElectLeaders, the partition reassignment APIs and the alter-configs APIs, which only a cluster node serves.
+ */
 export const clusterApis: readonly AnyApi[] = [
   VoteApi, BeginQuorumEpochApi, EndQuorumEpochApi, DescribeQuorumApi, FetchSnapshotApi, AddRaftVoterApi,
   RemoveRaftVoterApi, BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, ElectLeadersApi,
+  AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
 ] as readonly AnyApi[];
 
 export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis].map((api) => [api.key, api]));

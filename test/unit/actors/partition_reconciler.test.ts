@@ -34,6 +34,12 @@ class ImageTopics {
     return this.view.topic(name)!;
   }
 
+  /** A reassignment's change of one partition's replica list (leader 2 when this broker leaves). */
+  replicas(name: string, partition: number, replicas: number[]): void {
+    const leader = replicas.includes(1) ? 1 : replicas[0]!;
+    this.commit([{ type: 'partitionChange', topicId: this.view.topic(name)!.id, partition, leader, isr: replicas, replicas, removingReplicas: [], addingReplicas: [] }]);
+  }
+
   delete(name: string): void {
     this.commit([{ type: 'removeTopic', topicId: this.view.topic(name)!.id }]);
   }
@@ -72,6 +78,7 @@ function rig(dataDir: string, view?: ClusterView): Rig {
     },
     setBrokers: () => Promise.resolve(),
     setRoles: () => Promise.resolve(),
+    setFollowerThrottle: () => Promise.resolve(),
     closePartition: (handle, deleteData) => {
       calls.push(`close h${handle} delete=${deleteData}`);
       return Promise.resolve();
@@ -123,6 +130,25 @@ describe('PartitionReconciler', () => {
     assert.ok(newB >= 0 && newB !== oldB);
     assert.deepEqual(r.calls.sort(), [`close h${oldA} delete=true`, `close h${oldB} delete=true`, `open b-0 h${newB} s${r.shards.shardOf(newB)}`].sort());
     assert.deepEqual(r.removed.sort(), [join(dir, 'a-0'), join(dir, 'b-0')]);
+  }));
+
+  it('closes and deletes a replica a reassignment moved off this broker, and opens it again when one moves it back', inTmp(async (dir) => {
+    const r = rig(dir);
+    r.table.create('t', 2);
+    await r.reconciler.applied(r.view.revision);
+    const [h0, h1] = [r.reconciler.handleOf('t', 0), r.reconciler.handleOf('t', 1)];
+    r.calls.length = 0;
+    r.table.replicas('t', 0, [2, 3]);
+    r.table.replicas('t', 1, [1, 2]);
+    await r.reconciler.applied(r.view.revision);
+    assert.equal(r.reconciler.handleOf('t', 0), -1);
+    assert.equal(r.reconciler.handleOf('t', 1), h1, 'a replica that stays stays open');
+    assert.deepEqual(r.calls, [`close h${h0} delete=true`]);
+    assert.deepEqual(r.removed, [join(dir, 't-0')]);
+    r.table.replicas('t', 0, [2, 1]);
+    await r.reconciler.applied(r.view.revision);
+    const back = r.reconciler.handleOf('t', 0);
+    assert.ok(back >= 0 && back !== h0);
   }));
 
   it('opens only the partitions the view places on this broker', inTmp(async (dir) => {

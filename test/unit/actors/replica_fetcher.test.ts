@@ -3,11 +3,13 @@
 // Fetch v17 fields; answers reach the partition they belong to with records cut to whole batches;
 // no fetch leaves while an answer of the last one is still being applied; a removed partition gets nothing new; a reset
 // connection, an error answer and an oversized answer are survived by reconnecting; close() is
-// prompt; wake() asks at once. ReplicaFetchers keeps one fetcher per leader.
+// prompt; wake() asks at once; throttled partitions are left out while the follower quota is
+// exceeded and count their bytes. ReplicaFetchers keeps one fetcher per leader.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import { REPLICA_FETCH_VERSION, ReplicaFetcher, ReplicaFetchers, type FollowedPartition, type ReplicaFetcherSettings } from '../../../src/actors/replica_fetcher.js';
 import type { ReplicaFetchAnswer, ReplicaFetchPosition } from '../../../src/coordinator/replication/types.js';
+import { ThrottleQuota } from '../../../src/coordinator/replication/throttle_quota.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { wholeBatchesLength } from '../../../src/protocol/record_batch.js';
 import { FakeFetchLeader, answerPartition, fetchResponse, testBatch, type FetchReply, type SeenFetch } from '../../helpers/fake_fetch_leader.js';
@@ -39,6 +41,7 @@ class FakePartition implements FollowedPartition {
   readonly answers: Delivered[] = [];
   positionCalls = 0;
   hold = false;
+  throttled = false;
   private held: Array<() => void> = [];
 
   constructor(readonly topicId: string, readonly partition: number, fetchOffset = 0) {
@@ -167,6 +170,29 @@ describe('ReplicaFetcher against a fake leader', () => {
     assert.equal(bb0.answers[0]?.records, null, 'a lone partial batch is no records');
     assert.equal(bb0.answers[0]?.sent.fetchOffset, 25);
     assert.equal(fetcher.stats().bytes, b0.length + b1.length);
+  });
+
+  it('leaves throttled partitions out while the follower quota is exceeded, counting only their bytes', async () => {
+    const batch = testBatch(0, 200);
+    const leader: FakeFetchLeader = track(await FakeFetchLeader.start((seen) => fetchResponse(seen.request.topics.map((t) => ({
+      topic: '', topicId: t.topicId, partitions: t.partitions.map((p) => answerPartition(p.partition, { highWatermark: 1000, records: batch })),
+    })))));
+    const quota = new ThrottleQuota();
+    quota.setRate(batch.length / 20);
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0, undefined, quota));
+    const moving = new FakePartition(TOPIC_A, 0);
+    moving.throttled = true;
+    const inSync = new FakePartition(TOPIC_A, 1);
+    fetcher.add(moving);
+    fetcher.add(inSync);
+    const seen = await leader.requests(4);
+    assert.deepEqual(partitionsOf(seen[0]!), ['aaaa-0', 'aaaa-1'], 'under the quota both are asked');
+    assert.equal(quota.rate(0), (batch.length * 1000) / 10_000, "only the throttled partition's bytes count");
+    for (const later of seen.slice(1)) assert.deepEqual(partitionsOf(later), ['aaaa-1'], 'over it only the in-sync one');
+    quota.setRate(Infinity);
+    const asked = leader.seen.length;
+    await leader.requests(asked + 2);
+    assert.deepEqual(partitionsOf(leader.seen[asked + 1]!), ['aaaa-0', 'aaaa-1'], 'a lifted throttle applies at once');
   });
 
   it('fetches again only once every answer of the last response is applied, then asks every partition', async () => {

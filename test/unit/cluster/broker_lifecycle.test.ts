@@ -131,7 +131,7 @@ async function besideAnother(): Promise<{ channel: FakeControllerChannel; view: 
   await s.lifecycle.unfenced();
   const reportApplied = async (): Promise<void> => {
     const applied = s.view.image.provenance.endOffset - 1;
-    await s.channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: applied, wantFence: false, wantShutDown: false } });
+    await s.channel.send(1, { kind: 'heartbeat', request: { brokerId: 1, brokerEpoch: epoch, currentMetadataOffset: applied, wantFence: false, wantShutDown: false, warm: true } });
   };
   return { ...s, reportApplied };
 }

@@ -1,4 +1,4 @@
-// Golden wire bytes for DescribeCluster (key 60): v0 (first, already flexible) and v1 (max).
+// Golden wire bytes for DescribeCluster (key 60): v0 (first, already flexible), v1, and v2 (max) with Sluice's warming tag.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -13,12 +13,12 @@ import type {
 const INT32_MIN = -2147483648;
 
 test('DescribeCluster v0 request', () => {
-  const req: DescribeClusterRequest = { includeClusterAuthorizedOperations: true, endpointType: 1 };
+  const req: DescribeClusterRequest = { includeClusterAuthorizedOperations: true, endpointType: 1, includeFencedBrokers: false };
   goldenRequest(DescribeClusterApi, 0, req, new Bytes().bool(true).tags0().build());
 });
 
 test('DescribeCluster v1 request: endpoint type', () => {
-  const req: DescribeClusterRequest = { includeClusterAuthorizedOperations: false, endpointType: 2 };
+  const req: DescribeClusterRequest = { includeClusterAuthorizedOperations: false, endpointType: 2, includeFencedBrokers: false };
   goldenRequest(DescribeClusterApi, 1, req, new Bytes().bool(false).i8(2).tags0().build());
 });
 
@@ -27,8 +27,8 @@ test('DescribeCluster v0 response: brokers with and without rack', () => {
     throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 1,
     clusterId: 'sluice-cluster', controllerId: 1,
     brokers: [
-      { brokerId: 1, host: '127.0.0.1', port: 9092, rack: null },
-      { brokerId: 2, host: 'localhost', port: 9093, rack: 'r1' },
+      { brokerId: 1, host: '127.0.0.1', port: 9092, rack: null, isFenced: false, sluiceWarming: false },
+      { brokerId: 2, host: 'localhost', port: 9093, rack: 'r1', isFenced: false, sluiceWarming: false },
     ],
     clusterAuthorizedOperations: INT32_MIN,
   };
@@ -48,7 +48,7 @@ test('DescribeCluster v1 response: endpoint type after the error message', () =>
   const res: DescribeClusterResponse = {
     throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 2,
     clusterId: 'c', controllerId: -1,
-    brokers: [{ brokerId: 0, host: 'h', port: 1, rack: null }],
+    brokers: [{ brokerId: 0, host: 'h', port: 1, rack: null, isFenced: false, sluiceWarming: false }],
     clusterAuthorizedOperations: 0x2f8,
   };
   const bytes = new Bytes()
@@ -68,6 +68,29 @@ test('DescribeCluster v1 request: unknown tagged fields are skipped', () => {
     .build();
   const r = new Reader(bytes);
   assert.deepStrictEqual(DescribeClusterApi.decodeRequest(1, r),
-    { includeClusterAuthorizedOperations: true, endpointType: 1 });
+    { includeClusterAuthorizedOperations: true, endpointType: 1, includeFencedBrokers: false });
   assert.equal(r.remaining(), 0);
+});
+
+test('DescribeCluster v2: fenced brokers on request, marked; a warming broker carries tag 1000', () => {
+  goldenRequest(DescribeClusterApi, 2, { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers: true }, new Bytes().bool(false).i8(1).bool(true).tags0().build());
+  const res: DescribeClusterResponse = {
+    throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 1,
+    clusterId: 'c', controllerId: 1,
+    brokers: [
+      { brokerId: 1, host: 'h', port: 1, rack: null, isFenced: true, sluiceWarming: false },
+      { brokerId: 4, host: 'h', port: 4, rack: null, isFenced: false, sluiceWarming: true },
+    ],
+    clusterAuthorizedOperations: INT32_MIN,
+  };
+  const bytes = new Bytes()
+    .i32(0).i16(0).cstr(null).i8(1)
+    .cstr('c').i32(1)
+    .carr(2)
+    .i32(1).cstr('h').i32(1).cstr(null).bool(true).tags0()
+    .i32(4).cstr('h').i32(4).cstr(null).bool(false).uvarint(1).tag(1000, new Bytes().bool(true))
+    .i32(INT32_MIN)
+    .tags0()
+    .build();
+  goldenResponse(DescribeClusterApi, 2, res, bytes);
 });

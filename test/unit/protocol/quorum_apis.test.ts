@@ -138,7 +138,7 @@ test('FetchSnapshot v1: tagged cluster id, directory id, current leader and the 
 
 test('BrokerHeartbeat v1 request: offline log dirs as a tagged uuid array', () => {
   const req: BrokerHeartbeatRequest = {
-    brokerId: 4, brokerEpoch: 77, currentMetadataOffset: 1234, wantFence: false, wantShutDown: true, offlineLogDirs: [DIR_B],
+    brokerId: 4, brokerEpoch: 77, currentMetadataOffset: 1234, wantFence: false, wantShutDown: true, offlineLogDirs: [DIR_B], sluiceWarm: false,
   };
   goldenRequest(BrokerHeartbeatApi, 1, req, new Bytes()
     .i32(4).i64(77).i64(1234).bool(false).bool(true)

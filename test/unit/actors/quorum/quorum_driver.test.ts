@@ -258,7 +258,7 @@ describe('controller RPCs on the controller listener', { concurrency: false, tim
     const f = await cluster([1, 2, 3]);
     const brokerEpoch = await registerThroughLeader(f, 101);
     const leader = await f.waitForLeader();
-    const beat = { brokerId: 101, brokerEpoch, currentMetadataOffset: brokerEpoch, wantFence: false, wantShutDown: false, offlineLogDirs: [] };
+    const beat = { brokerId: 101, brokerEpoch, currentMetadataOffset: brokerEpoch, wantFence: false, wantShutDown: false, offlineLogDirs: [], sluiceWarm: true };
     const hb = await callHeld(leader.port, BrokerHeartbeatApi, 1, beat);
     assert.deepEqual([hb.errorCode, hb.isCaughtUp, hb.isFenced], [0, true, false]);
     await waitFor('every node to see broker 101 unfenced', () => ([...f.running.values()].every((n) => n.quorum.image.brokers.get(101)?.fenced === false) ? true : undefined));
@@ -296,7 +296,7 @@ describe('controller RPCs on the controller listener', { concurrency: false, tim
     const epochs = [await registerThroughLeader(f, 101), await registerThroughLeader(f, 102)];
     const leader = await f.waitForLeader();
     for (const [i, brokerEpoch] of epochs.entries()) {
-      const hb = await callHeld(leader.port, BrokerHeartbeatApi, 1, { brokerId: 101 + i, brokerEpoch, currentMetadataOffset: brokerEpoch, wantFence: false, wantShutDown: false, offlineLogDirs: [] });
+      const hb = await callHeld(leader.port, BrokerHeartbeatApi, 1, { brokerId: 101 + i, brokerEpoch, currentMetadataOffset: brokerEpoch, wantFence: false, wantShutDown: false, offlineLogDirs: [], sluiceWarm: true });
       assert.equal(hb.isFenced, false);
     }
     const created = await call(leader.port, CreateTopicsApi, 7, {
@@ -305,7 +305,7 @@ describe('controller RPCs on the controller listener', { concurrency: false, tim
     assert.equal(created.topics[0]!.errorCode, 0, created.topics[0]!.errorMessage ?? '');
     const topicId = created.topics[0]!.topicId;
     // Broker 102 fences itself: it leaves the ISR, and only AlterPartition brings it back.
-    await callHeld(leader.port, BrokerHeartbeatApi, 1, { brokerId: 102, brokerEpoch: epochs[1]!, currentMetadataOffset: epochs[1]!, wantFence: true, wantShutDown: false, offlineLogDirs: [] });
+    await callHeld(leader.port, BrokerHeartbeatApi, 1, { brokerId: 102, brokerEpoch: epochs[1]!, currentMetadataOffset: epochs[1]!, wantFence: true, wantShutDown: false, offlineLogDirs: [], sluiceWarm: true });
     const p = leader.quorum.image.topicsById.get(topicId)!.table.state(0);
     assert.deepEqual([p.leader, p.isr], [101, [101]]);
     const part = { partitionIndex: 0, leaderEpoch: p.leaderEpoch, leaderRecoveryState: 0, partitionEpoch: p.partitionEpoch };
@@ -318,7 +318,7 @@ describe('controller RPCs on the controller listener', { concurrency: false, tim
     });
     const ineligible = await v3([{ brokerId: 101, brokerEpoch: epochs[0]! }, { brokerId: 102, brokerEpoch: epochs[1]! }]);
     assert.deepEqual([ineligible.topics[0]!.topicId, ineligible.topics[0]!.partitions[0]!.errorCode], [topicId, ErrorCode.INELIGIBLE_REPLICA]);
-    await callHeld(leader.port, BrokerHeartbeatApi, 1, { brokerId: 102, brokerEpoch: epochs[1]!, currentMetadataOffset: epochs[1]!, wantFence: false, wantShutDown: false, offlineLogDirs: [] });
+    await callHeld(leader.port, BrokerHeartbeatApi, 1, { brokerId: 102, brokerEpoch: epochs[1]!, currentMetadataOffset: epochs[1]!, wantFence: false, wantShutDown: false, offlineLogDirs: [], sluiceWarm: true });
     const grown = await v3([{ brokerId: 101, brokerEpoch: epochs[0]! }, { brokerId: 102, brokerEpoch: epochs[1]! }]);
     assert.deepEqual(grown.topics[0]!.partitions[0], { partitionIndex: 0, errorCode: 0, leaderId: 101, leaderEpoch: p.leaderEpoch, isr: [101, 102], leaderRecoveryState: 0, partitionEpoch: p.partitionEpoch + 1 });
     const stale = await call(leader.port, AlterPartitionApi, 3, { brokerId: 101, brokerEpoch: epochs[0]! + 1, topics: [] });

@@ -104,7 +104,7 @@ describe('MetadataController', () => {
       for (const gap of gaps) {
         now += gap;
         // Broker 2 heartbeats throughout; broker 1 only when asked to.
-        h.now((next) => h.c.heartbeat({ brokerId: 2, brokerEpoch: h.epochs.get(2)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false }, next, now));
+        h.now((next) => h.c.heartbeat({ brokerId: 2, brokerEpoch: h.epochs.get(2)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false, warm: true }, next, now));
         const out = h.c.expireSessions(h.next, now);
         if (now - lastBeat > SESSION_MS) {
           assert.ok(out !== null && out.kind === 'propose', `fenced at ${now - lastBeat} ms after the last heartbeat`);
@@ -123,7 +123,7 @@ describe('MetadataController', () => {
         }
         assert.equal(out, null, `not fenced at ${now - lastBeat} ms`);
         if (lastCheck) {
-          h.now((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: h.epochs.get(1)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false }, next, now));
+          h.now((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: h.epochs.get(1)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false, warm: true }, next, now));
           lastBeat = now;
         }
       }
@@ -134,7 +134,7 @@ describe('MetadataController', () => {
     const h = new Harness();
     h.brokers([1, 2]);
     h.now((next) => h.c.createTopics([{ name: 't', numPartitions: 2, replicationFactor: 2, assignment: null, configs: {} }], false, next));
-    const beat = (id: number, at: number) => h.now((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false }, next, at));
+    const beat = (id: number, at: number) => h.now((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false, warm: true }, next, at));
     beat(1, 10);
     beat(2, 10);
     const grace = Math.min(DISCONNECT_GRACE_MS, SESSION_MS);
@@ -165,9 +165,9 @@ describe('MetadataController', () => {
     h.commitAll();
     assert.equal(h.c.image.topicsByName.get('t')!.table.leader(0), -1);
     const reg = h.now<Extract<ControllerReply, { kind: 'registerBroker' }>>((next) => h.c.registerBroker({ brokerId: 1, incarnationId: 'f'.repeat(32), rack: null, endpoints: [{ name: 'PLAINTEXT', host: 'b1', port: 1, securityProtocol: 0 }] }, next, 0));
-    const behind = h.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: reg.brokerEpoch, currentMetadataOffset: reg.brokerEpoch - 1, wantFence: false, wantShutDown: false }, next, 0));
+    const behind = h.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: reg.brokerEpoch, currentMetadataOffset: reg.brokerEpoch - 1, wantFence: false, wantShutDown: false, warm: true }, next, 0));
     assert.deepStrictEqual([behind.isFenced, behind.isCaughtUp], [true, false]);
-    const caughtUp = h.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: reg.brokerEpoch, currentMetadataOffset: reg.brokerEpoch, wantFence: false, wantShutDown: false }, next, 0));
+    const caughtUp = h.now<Extract<ControllerReply, { kind: 'heartbeat' }>>((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: reg.brokerEpoch, currentMetadataOffset: reg.brokerEpoch, wantFence: false, wantShutDown: false, warm: true }, next, 0));
     assert.deepStrictEqual([caughtUp.isFenced, caughtUp.isCaughtUp], [false, true]);
     const t = h.c.image.topicsByName.get('t')!;
     assert.deepStrictEqual([t.table.leader(0), t.table.leader(1)], [1, 1]);
@@ -209,11 +209,11 @@ describe('MetadataController', () => {
     assert.equal(topic({ numPartitions: 200_000 }), ErrorCode.POLICY_VIOLATION);
     assert.equal(topic({}), ErrorCode.NONE);
     const code = (r: ControllerReply | number): number => (typeof r === 'number' ? ErrorCode.NONE : 'errorCode' in r ? r.errorCode : -99);
-    assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: epochs.get(1)! + 100, currentMetadataOffset: 0, wantFence: false, wantShutDown: false }, next, 0))), ErrorCode.STALE_BROKER_EPOCH);
-    assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 7, brokerEpoch: 0, currentMetadataOffset: 0, wantFence: false, wantShutDown: false }, next, 0))), ErrorCode.BROKER_ID_NOT_REGISTERED);
+    assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 1, brokerEpoch: epochs.get(1)! + 100, currentMetadataOffset: 0, wantFence: false, wantShutDown: false, warm: true }, next, 0))), ErrorCode.STALE_BROKER_EPOCH);
+    assert.equal(code(h.run((next) => h.c.heartbeat({ brokerId: 7, brokerEpoch: 0, currentMetadataOffset: 0, wantFence: false, wantShutDown: false, warm: true }, next, 0))), ErrorCode.BROKER_ID_NOT_REGISTERED);
     assert.equal(code(h.run((next) => h.c.allocateProducerIds(1, epochs.get(1)! - 1, next))), ErrorCode.STALE_BROKER_EPOCH);
-    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'nope', changes: [{ name: 'retention.ms', value: '1' }] }, next))), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 4, resourceName: '01', changes: [{ name: 'k', value: '1' }] }, next))), ErrorCode.INVALID_REQUEST);
+    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'nope', mode: 'incremental', validateOnly: false, changes: [{ name: 'retention.ms', op: 0, value: '1' }] }, next))), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    assert.equal(code(h.run((next) => h.c.alterConfigs({ resourceType: 4, resourceName: '01', mode: 'incremental', validateOnly: false, changes: [{ name: 'k', op: 0, value: '1' }] }, next))), ErrorCode.INVALID_REQUEST);
     const reg = (id: number): number => code(h.run((next) => h.c.registerBroker({ brokerId: id, incarnationId: 'c'.repeat(32), rack: null, endpoints: [{ name: 'P', host: 'h', port: 1, securityProtocol: 0 }] }, next, 0)));
     assert.equal(reg(-1), ErrorCode.INVALID_REQUEST);
     assert.equal(reg(3), ErrorCode.NONE);
@@ -233,7 +233,7 @@ describe('MetadataController', () => {
     const t = h.c.image.topicsByName.get('a')!;
     assert.equal(t.partitions, 10);
     for (let p = 0; p < 10; p++) assert.equal(t.table.replicas(p).length, 2);
-    const cfg = h.now<Extract<ControllerReply, { kind: 'alterConfigs' }>>((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'a', changes: [{ name: 'retention.ms', value: '7' }] }, next));
+    const cfg = h.now<Extract<ControllerReply, { kind: 'alterConfigs' }>>((next) => h.c.alterConfigs({ resourceType: 2, resourceName: 'a', mode: 'incremental', validateOnly: false, changes: [{ name: 'retention.ms', op: 0, value: '7' }] }, next));
     assert.equal(cfg.errorCode, ErrorCode.NONE);
     assert.deepStrictEqual(h.c.image.topicsByName.get('a')!.configs, { 'retention.ms': '7' });
     const deleted = h.now<Extract<ControllerReply, { kind: 'topics' }>>((next) => h.c.deleteTopics(['a', 'a', 'b'], next));

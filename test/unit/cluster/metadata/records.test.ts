@@ -27,11 +27,12 @@ const recordArb: fc.Arbitrary<MetadataRecord> = fc.oneof(
   rec({
     type: fc.constant('registerBroker' as const), brokerId, incarnationId: uuidArb, brokerEpoch: long,
     endpoints: fc.array(endpoint, { maxLength: 3 }), rack: fc.option(text), fenced: fc.boolean(), inControlledShutdown: fc.boolean(),
+    warming: fc.boolean(),
   }),
   rec({ type: fc.constant('unregisterBroker' as const), brokerId, brokerEpoch: long }),
   rec({
     type: fc.constant('brokerRegistrationChange' as const), brokerId, brokerEpoch: long,
-    fenced: fc.constantFrom(-1 as const, 0 as const, 1 as const), inControlledShutdown: fc.boolean(),
+    fenced: fc.constantFrom(-1 as const, 0 as const, 1 as const), inControlledShutdown: fc.boolean(), warmed: fc.boolean(),
   }),
   rec({ type: fc.constant('topic' as const), name: text, topicId: uuidArb }),
   rec({
@@ -96,6 +97,22 @@ describe('metadata records', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => corrupt(bytes)), { numRuns: 2000 });
   });
 
+  it('read broker registrations written at version 0, before the warm-up state, as not warming', () => {
+    const register: MetadataRecord = {
+      type: 'registerBroker', brokerId: 1, incarnationId: 'ab'.repeat(16), brokerEpoch: 5, endpoints: [], rack: null,
+      fenced: true, inControlledShutdown: false, warming: true,
+    };
+    const change: MetadataRecord = { type: 'brokerRegistrationChange', brokerId: 1, brokerEpoch: 5, fenced: -1, inControlledShutdown: false, warmed: true };
+    // The version 0 form: a batch of one, the apiKey, version 0, and the fields without the last (warm-up) byte.
+    const asV0 = (rec: MetadataRecord): Buffer => {
+      const v1 = encodeBatch([rec]);
+      assert.equal(v1[2], 1);
+      return Buffer.concat([v1.subarray(0, 2), Buffer.from([0]), v1.subarray(3, v1.length - 1)]);
+    };
+    assert.deepStrictEqual(decodeBatch(asV0(register)), [{ ...register, warming: false }]);
+    assert.deepStrictEqual(decodeBatch(asV0(change)), [{ ...change, warmed: false }]);
+  });
+
   it('refuse an unknown record type, an unknown version and a huge claimed count', () => {
     const code = (bytes: number[]): number => {
       try {
@@ -108,6 +125,7 @@ describe('metadata records', () => {
     assert.equal(code([1, 20, 0]), ErrorCode.NONE); // one NoOp
     assert.equal(code([1, 99, 0]), ErrorCode.CORRUPT_MESSAGE);
     assert.equal(code([1, 20, 1]), ErrorCode.CORRUPT_MESSAGE);
+    assert.equal(code([1, 17, 2, 2, 10, 0xff, 0, 0]), ErrorCode.CORRUPT_MESSAGE); // brokerRegistrationChange v2
     assert.equal(code([0xff, 0xff, 0xff, 0xff, 0x07, 20, 0]), ErrorCode.CORRUPT_MESSAGE);
   });
 });

@@ -32,7 +32,7 @@ function state(h: Harness, p = 0): { leader: number; isr: readonly number[]; lea
 
 function beat(h: Harness, id: number, flags: { wantFence?: boolean; wantShutDown?: boolean } = {}, now = 0): Reply<'heartbeat'> {
   return h.now<Reply<'heartbeat'>>((next) => h.c.heartbeat({
-    brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: h.next, wantFence: flags.wantFence ?? false, wantShutDown: flags.wantShutDown ?? false,
+    brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: h.next, wantFence: flags.wantFence ?? false, wantShutDown: flags.wantShutDown ?? false, warm: true,
   }, next, now));
 }
 
@@ -129,7 +129,7 @@ describe('leader election from the ISR', () => {
 describe('controlled shutdown', () => {
   /** A heartbeat reporting `applied` as the broker's last applied metadata offset. */
   function beatAt(h: Harness, id: number, applied: number, wantShutDown = false): Reply<'heartbeat'> {
-    return h.now<Reply<'heartbeat'>>((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: applied, wantFence: false, wantShutDown }, next, 0));
+    return h.now<Reply<'heartbeat'>>((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: applied, wantFence: false, wantShutDown, warm: true }, next, 0));
   }
 
   it('keeps the broker unfenced and serving until every other unfenced broker has applied the move, then fences it and lets it stop', () => {

@@ -123,9 +123,18 @@ describe('Metadata for all topics, cached per view state', () => {
 
 describe('DescribeCluster', () => {
   it('lists the live brokers and the controller of the view', async () => {
-    const res = answered(await describeClusterHandler.handle(requestContext(60, 1), { includeClusterAuthorizedOperations: false, endpointType: 1 }, { cluster: clusterView({ brokers: three, controllerId: 2 }) }));
+    const res = answered(await describeClusterHandler.handle(requestContext(60, 1), { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers: false }, { cluster: clusterView({ brokers: three, controllerId: 2 }) }));
     assert.equal(res.controllerId, 2);
     assert.deepEqual(res.brokers?.map((b) => [b.brokerId, b.host, b.port]), [[1, 'broker-1.test', 9001], [2, 'broker-2.test', 9002], [3, 'broker-3.test', 9003]]);
+  });
+
+  it('adds the fenced brokers, marked, when asked (v2), and marks brokers still warming up', async () => {
+    const cluster = clusterView({ brokers: [endpoint(1), endpoint(3)], fenced: [endpoint(2)], warming: [3] });
+    const ask = async (includeFencedBrokers: boolean) =>
+      answered(await describeClusterHandler.handle(requestContext(60, 2), { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers }, { cluster }))
+        .brokers?.map((b) => [b.brokerId, b.isFenced, b.sluiceWarming]);
+    assert.deepEqual(await ask(false), [[1, false, false], [3, false, true]]);
+    assert.deepEqual(await ask(true), [[1, false, false], [2, true, false], [3, false, true]]);
   });
 });
 

@@ -37,6 +37,7 @@ function fetchDeps(routed: FetchItem[], diverging: FetchPartitionResult['divergi
     segments: { readRanges: () => Promise.resolve([]), fileRanges: () => Promise.resolve([]) },
     metrics: { addBytesOut: () => {} },
     limits: { fetchMaxBytes: 55 << 20, messageMaxBytes: 1 << 20 },
+    leaderThrottle: { applies: () => false, exceeded: () => false, record: () => {} },
   };
 }
 
