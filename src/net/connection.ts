@@ -78,7 +78,7 @@ export interface ConnectionServices {
   /** Shards whose inbound ring is full right now. */
   blockedShards(): readonly Pick<ShardHost, 'whenUnblocked'>[];
   /** Orders decoded requests by priority class when the main thread is saturated; absent: each runs at once. */
-  readonly scheduler?: Pick<RequestScheduler, 'submit'>;
+  readonly scheduler?: Pick<RequestScheduler, 'tryRunNow' | 'submit'>;
 }
 
 export class Connection {
@@ -355,7 +355,7 @@ export class Connection {
    */
   private route(apiKey: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, inline: boolean): void {
     const scheduler = this.services.scheduler;
-    if (scheduler === undefined) {
+    if (scheduler === undefined || scheduler.tryRunNow()) {
       this.execute(h, version, header, req);
       if (!inline) this.pump();
       return;

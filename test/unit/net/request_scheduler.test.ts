@@ -130,6 +130,42 @@ test('with nothing waiting and room in the turn, a request runs at once', () => 
   assert.equal(sim.runs.length, 6);
 });
 
+test('tryRunNow claims a place in the turn only while nothing waits and the budget has room', () => {
+  const sim = simulate(3);
+  assert.equal(sim.s.tryRunNow(), true);
+  assert.equal(sim.s.tryRunNow(), true);
+  sim.submit('data');
+  assert.equal(sim.runs.length, 1, 'the third place of the turn');
+  assert.equal(sim.s.tryRunNow(), false, 'the budget is spent');
+  sim.submit('replication');
+  sim.check();
+  assert.equal(sim.runs.length, 2, 'the waiting request ran in the next turn');
+  sim.submit('metadata');
+  assert.equal(sim.s.queued, 0);
+  assert.equal(sim.runs.length, 3);
+  for (let i = 0; i < 3; i++) sim.submit('metadata');
+  assert.equal(sim.s.queued, 2);
+  assert.equal(sim.s.tryRunNow(), false, 'the budget is spent');
+  sim.check();
+  assert.equal(sim.s.queued, 0);
+  assert.equal(sim.s.tryRunNow(), true, 'the queue drained within the turn, which still has room');
+});
+
+test('a request dispatched while others wait, though the turn has room, queues behind them', () => {
+  let deferred: Array<() => void> = [];
+  const s = new RequestScheduler({ turnBudget: 4, weights: DEFAULT_CLASS_WEIGHTS, defer: (fn) => deferred.push(fn) });
+  const claims: boolean[] = [];
+  for (let i = 0; i < 4; i++) s.submit('metadata', () => undefined);
+  // The first queued request's connection dispatches its next one as it runs (pump), while two wait.
+  s.submit('metadata', () => claims.push(s.tryRunNow()));
+  s.submit('metadata', () => undefined);
+  s.submit('metadata', () => undefined);
+  const now = deferred;
+  deferred = [];
+  for (const fn of now) fn();
+  assert.deepEqual(claims, [false]);
+});
+
 test('classes: replica fetch, group traffic, data, metadata', () => {
   const fetch = (version: number, replicaId: number): unknown => ({ replicaId: version >= 15 ? -1 : replicaId, replicaState: { replicaId, replicaEpoch: 1 } });
   assert.equal(priorityClassOf(FetchApi.key, 17, fetch(17, 2)), 'replication');
