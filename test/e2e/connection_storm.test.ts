@@ -5,8 +5,9 @@
 // max.connections.per.ip leaves room for, the rest refused and counted in
 // sluice_connections_rejected_total), the followers' replica fetches must keep flowing (the ISR
 // never shrinks, though replica.lag.time.max.ms is short), produce must stay acknowledged with a
-// bounded p99, and once the storm is gone a new kafkajs client connects. Every client shares
-// 127.0.0.1 with the brokers, so the storm and the followers' fetchers come from one address.
+// bounded p99; a follower restarted while the storm holds the address's cap must rejoin the ISR
+// (its fetcher admitted as a broker's), and once the storm is gone a new kafkajs client connects.
+// Every client shares 127.0.0.1 with the brokers, so the storm and the fetchers share an address.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
