@@ -76,6 +76,12 @@ export interface BrokerConfig {
   /** Global bound on bytes held for requests whose frame has not fully arrived yet. */
   readonly maxPartialRequestBytes: number;
   readonly maxConnections: number;
+  /** Kafka's max.connections.per.ip: client connections from one address (other brokers' replica fetchers do not count). */
+  readonly maxConnectionsPerIp: number;
+  /** Kafka's max.connections.per.ip.overrides: a cap per address, instead of maxConnectionsPerIp. */
+  readonly maxConnectionsPerIpOverrides: ReadonlyMap<string, number>;
+  /** Kafka's max.connection.creation.rate (per second), applied to the listener and to each address. */
+  readonly maxConnectionCreationRate: number;
   readonly idleTimeoutMs: number;
   readonly maxInflightRequestsPerConnection: number;
   /** Per connection: response bytes queued to send plus reserved by in-flight fetches. */
@@ -293,6 +299,38 @@ const controllerVoters: Option<readonly ControllerVoter[]> = {
   format: (voters) => voters.map((v) => `${v.id}@${joinHostPort(v.host, v.port)}`).join(','),
 };
 
+/** Entries of max.connections.per.ip.overrides: each is one more map entry, so a bounded number. */
+const MAX_PER_IP_OVERRIDES = 1000;
+
+/** Kafka's spelling of max.connections.per.ip.overrides: `ADDRESS:N,...`. */
+export function formatPerIpOverrides(overrides: ReadonlyMap<string, number>): string {
+  return [...overrides].map(([addr, n]) => `${addr}:${n}`).join(',');
+}
+
+/** `ADDRESS:N,...` (Kafka's max.connections.per.ip.overrides); an IPv6 address keeps its colons (the count follows the last). */
+const perIpOverrides: Option<ReadonlyMap<string, number>> = {
+  help: 'client connections allowed from particular addresses, overriding max-connections-per-ip (Kafka\'s max.connections.per.ip.overrides)',
+  hint: 'ADDRESS:N,...',
+  default: () => new Map(),
+  parse(raw) {
+    const out = new Map<string, number>();
+    if (raw.trim() === '') return out;
+    const entries = raw.split(',');
+    if (entries.length > MAX_PER_IP_OVERRIDES) throw new InvalidValue(`at most ${MAX_PER_IP_OVERRIDES} entries, got ${entries.length}`);
+    for (const entry of entries) {
+      const at = entry.lastIndexOf(':');
+      const addr = entry.slice(0, at).trim();
+      if (at <= 0 || addr === '') throw new InvalidValue(`"${entry}" must be ADDRESS:N`);
+      const n = parseInteger(entry.slice(at + 1).trim());
+      if (n < 0 || n > INT32_MAX) throw new InvalidValue(`${n} is out of range [0, ${INT32_MAX}] for ${addr}`);
+      if (out.has(addr)) throw new InvalidValue(`${addr} appears twice`);
+      out.set(addr, n);
+    }
+    return out;
+  },
+  format: formatPerIpOverrides,
+};
+
 /** Empty (or '') until derived: the default depends on whether this node is a voter. */
 const roles: Option<readonly NodeRole[]> = {
   help: 'broker, controller or broker,controller (Kafka\'s process.roles); default: both for a voter, broker otherwise',
@@ -375,6 +413,11 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
     268435456, 1, Number.MAX_SAFE_INTEGER,
   ),
   maxConnections: int('maximum concurrent client connections', 10000, 1, 10_000_000),
+  // Kafka's default (Int.MAX): max-connections already bounds memory, and as every local client
+  // shares 127.0.0.1 a lower default would only be a second, smaller global cap.
+  maxConnectionsPerIp: int('client connections allowed from one address, counted from their first request; other brokers\' replica fetchers do not count (Kafka\'s max.connections.per.ip)', INT32_MAX, 1, INT32_MAX),
+  maxConnectionsPerIpOverrides: perIpOverrides,
+  maxConnectionCreationRate: int('new client connections per second, for the listener and for each address; later ones wait for their slot, up to 1 s, then are refused (Kafka\'s max.connection.creation.rate)', INT32_MAX, 1, INT32_MAX),
   idleTimeoutMs: int('close client connections idle this long (ms)', 600000, 1, MAX_TIMER_MS),
   maxInflightRequestsPerConnection: int(
     'requests read from one connection before its answers are sent', 64, 1, 65536,

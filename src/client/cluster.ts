@@ -3,7 +3,8 @@
 // the producer or consumer using it.
 // Invariants: at most one connection attempt per broker at a time (callers share it); after a
 // failed attempt the next one waits a full-jitter backoff that grows with consecutive failures;
-// concurrent metadata refreshes share one request; a cached partition's leader epoch never goes
+// a lost connection is redialled after such a backoff too (ReconnectBackoff); concurrent
+// metadata refreshes share one request; a cached partition's leader epoch never goes
 // back while its topic is cached (KIP-951 hints and lagging Metadata answers alike); every map is
 // bounded by the cluster's own answers (brokers, topics asked for), never by record data.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,12 +13,12 @@ import { MetadataApi } from '../protocol/apis/metadata.js';
 import type { MetadataResponse } from '../protocol/apis/metadata.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID } from '../protocol/schema.js';
-import { fullJitterDelay } from '../protocol/backoff.js';
 import type { BackoffOptions } from '../protocol/backoff.js';
 import { brokerError } from './broker_errors.js';
 import { ConnectionError, KafkaConnection } from './connection.js';
 import type { ConnectionOptions } from './connection.js';
 import { judgeHint, newerPartition, withHintedLeader } from './leader_hints.js';
+import { RECONNECT_BACKOFF, ReconnectBackoff } from './reconnect.js';
 import type { HintVerdict, LeaderHint, PartitionMetadata, TopicMetadata } from './leader_hints.js';
 
 export type { LeaderHint, PartitionMetadata, TopicMetadata } from './leader_hints.js';
@@ -28,7 +29,7 @@ export interface ClusterOptions {
   clientId?: string;
   /** Per request; default 30 s. */
   requestTimeoutMs?: number;
-  /** Reconnect backoff (full jitter); defaults 100 ms growing to 10 s. */
+  /** Reconnect backoff (full jitter), after a failed attempt or a lost connection; defaults 50 ms growing to 1 s (Kafka's). */
   reconnectBackoff?: BackoffOptions;
   /** Cached topic metadata older than this is refreshed on next use; default 5 min. */
   metadataMaxAgeMs?: number;
@@ -63,8 +64,7 @@ interface BrokerSlot {
   port: number;
   conn: KafkaConnection | null;
   connecting: Promise<KafkaConnection> | null;
-  failures: number;
-  notBefore: number;
+  readonly backoff: ReconnectBackoff;
 }
 
 const BOOTSTRAP_BASE = -1_000_000;
@@ -93,7 +93,7 @@ export class Cluster {
     const list = typeof options.brokers === 'string' ? options.brokers.split(',') : options.brokers;
     list.forEach((addr, i) => {
       const id = BOOTSTRAP_BASE - i;
-      this.slots.set(id, { ...parseAddress(addr.trim()), conn: null, connecting: null, failures: 0, notBefore: 0 });
+      this.slots.set(id, { ...parseAddress(addr.trim()), conn: null, connecting: null, backoff: this.newBackoff() });
       this.bootstrapIds.push(id);
     });
     if (this.bootstrapIds.length === 0) throw new TypeError('no bootstrap brokers given');
@@ -109,6 +109,10 @@ export class Cluster {
       return this.connection(nodeId);
     }
     if (slot.conn?.isOpen) return slot.conn;
+    if (slot.conn !== null && slot.connecting === null) {
+      slot.conn = null;
+      slot.backoff.failed(Date.now());
+    }
     slot.connecting ??= this.open(slot).finally(() => {
       slot.connecting = null;
     });
@@ -228,7 +232,7 @@ export class Cluster {
   }
 
   private async open(slot: BrokerSlot): Promise<KafkaConnection> {
-    const wait = slot.notBefore - Date.now();
+    const wait = slot.backoff.waitMs(Date.now());
     if (wait > 0) await sleep(wait);
     const opts: ConnectionOptions = {
       host: slot.host, port: slot.port, clientId: this.clientId,
@@ -240,12 +244,11 @@ export class Cluster {
         await conn.close();
         throw new ConnectionError('client closed');
       }
-      slot.failures = 0;
+      slot.backoff.connected();
       slot.conn = conn;
       return conn;
     } catch (err) {
-      slot.notBefore = Date.now() + fullJitterDelay(slot.failures, this.options.reconnectBackoff);
-      slot.failures++;
+      slot.backoff.failed(Date.now());
       throw err;
     }
   }
@@ -288,6 +291,10 @@ export class Cluster {
     const slot = this.slots.get(nodeId);
     if (slot !== undefined && slot.host === host && slot.port === port) return;
     if (slot?.conn) void slot.conn.close();
-    this.slots.set(nodeId, { host, port, conn: null, connecting: null, failures: 0, notBefore: 0 });
+    this.slots.set(nodeId, { host, port, conn: null, connecting: null, backoff: this.newBackoff() });
+  }
+
+  private newBackoff(): ReconnectBackoff {
+    return new ReconnectBackoff(this.options.reconnectBackoff ?? RECONNECT_BACKOFF);
   }
 }

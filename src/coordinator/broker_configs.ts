@@ -2,7 +2,7 @@
 // command line, read-only) and the dynamic ones a broker applies live from the metadata image,
 // which are KIP-73's two replication throttle rates only. Validation of dynamic broker overrides
 // for the controller, and how per-broker and cluster-default overrides resolve. Pure.
-import type { BrokerConfig } from '../config.js';
+import { formatPerIpOverrides, type BrokerConfig } from '../config.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { Kind } from './topic_configs.js';
 
@@ -44,6 +44,9 @@ const STATIC_BROKER_CONFIGS: ReadonlyArray<readonly [string, Kind, (c: BrokerCon
   ['socket.request.max.bytes', 'int', (c) => c.maxRequestBytes],
   ['fetch.max.bytes', 'int', (c) => c.fetchMaxBytes],
   ['max.connections', 'int', (c) => c.maxConnections],
+  ['max.connections.per.ip', 'int', (c) => c.maxConnectionsPerIp],
+  ['max.connections.per.ip.overrides', 'string', (c) => formatPerIpOverrides(c.maxConnectionsPerIpOverrides)],
+  ['max.connection.creation.rate', 'int', (c) => c.maxConnectionCreationRate],
   ['connections.max.idle.ms', 'long', (c) => c.idleTimeoutMs],
   ['log.segment.bytes', 'int', (c) => c.logSegmentBytes],
   ['log.roll.ms', 'long', (c) => c.logSegmentMs],

@@ -65,7 +65,15 @@ export class BrokerMetrics {
   private readonly messagesOut = counter(this.registry, 'sluice_messages_out_total', 'Records returned by fetch requests');
   private readonly connections = gauge(this.registry, 'sluice_connections', 'Open client connections');
   private readonly rejected = counter(
-    this.registry, 'sluice_connections_rejected_total', 'Connections refused at accept, by reason', ['reason'],
+    this.registry, 'sluice_connections_rejected_total', 'Connections refused at accept or, by the per-IP bounds, on their first request, by reason', ['reason'],
+  );
+  private readonly throttled = counter(this.registry, 'sluice_connections_throttled_total', 'Client connections delayed by max.connection.creation.rate');
+  private readonly throttledSeconds = counter(this.registry, 'sluice_connections_throttle_seconds_total', 'Delay imposed on client connections by max.connection.creation.rate');
+  private readonly brokerConnections = counter(
+    this.registry, 'sluice_broker_connections_admitted_total', 'Connections of other brokers\' replica fetchers, admitted outside the per-IP bounds',
+  );
+  private readonly requestsQueued = counter(
+    this.registry, 'sluice_requests_queued_total', 'Requests that waited for their priority class\'s turn on a saturated main thread, by class', ['class'],
   );
   private readonly protocolErrors = counter(
     this.registry, 'sluice_protocol_errors_total', 'Connections closed for a protocol violation, by reason', ['reason'],
@@ -137,6 +145,13 @@ export class BrokerMetrics {
   connectionOpened(): void { this.connections.inc(); }
   connectionClosed(): void { this.connections.dec(); }
   connectionRejected(reason: string): void { this.rejectedChildren.get(reason).inc(); }
+  connectionThrottled(seconds: number): void {
+    this.throttled.inc();
+    this.throttledSeconds.inc(seconds);
+  }
+  brokerConnectionAdmitted(): void { this.brokerConnections.inc(); }
+  /** `cls` is one of the scheduler's four classes. */
+  requestQueued(cls: string): void { this.requestsQueued.labels(cls).inc(); }
   protocolError(reason: string): void { this.protocolErrorChildren.get(reason).inc(); }
 
   /** Exports the metadata quorum's figures (sluice_raft_*) from now on; once, on a node that runs it. */

@@ -3,7 +3,9 @@
 //
 // Flow: socket bytes -> chunks -> complete frames -> dispatch (decode header + body, run the
 // handler) -> response slots, flushed strictly in order. Dispatch stops (and the socket is
-// paused) while: the in-flight bound is reached, a barrier request (metadata change) runs,
+// paused) while: the in-flight bound is reached, a barrier request (metadata change) runs, a
+// decoded request waits (the listener's admission delay on a first request, or its priority
+// class's turn in the main thread's RequestScheduler),
 // a shard this connection feeds has a full ring, the socket's write side is backed up, or the
 // bytes this connection's responses may still grow to (queued to send plus reserved by in-flight
 // fetches) reach maxQueuedResponseBytes: a client that does not read cannot grow broker memory
@@ -22,11 +24,13 @@ import { CloseConnection, EncodedBody, MAX_CLOSE_HOOKS, NO_RESPONSE, type BoundH
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { isFlexibleRequest } from '../protocol/apis/index.js';
-import { readRequestHeader, writeResponseHeader } from '../protocol/header.js';
+import { readRequestHeader, writeResponseHeader, type RequestHeader } from '../protocol/header.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer, type MessageChunk } from '../protocol/writer.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
+import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
+import type { Admission } from './connection_quotas.js';
 
 /** api key + version + correlation id + client id length: the smallest valid request. */
 export const REQUEST_FRAME_MIN = 10;
@@ -38,6 +42,9 @@ export interface ConnectionLimits {
   /** Bound on response bytes queued to send plus reserved by in-flight requests, per connection. */
   maxQueuedResponseBytes: number;
 }
+
+/** Admits, delays or refuses a connection by its first decoded request. */
+export type FirstRequestGate = (apiKey: number, version: number, req: unknown) => Admission;
 
 /** The global budget for bytes read from sockets but not yet dispatched. */
 export class HeldBytes {
@@ -70,6 +77,8 @@ export interface ConnectionServices {
   releaseLeases(leases: number[]): void;
   /** Shards whose inbound ring is full right now. */
   blockedShards(): readonly Pick<ShardHost, 'whenUnblocked'>[];
+  /** Orders decoded requests by priority class when the main thread is saturated; absent: each runs at once. */
+  readonly scheduler?: Pick<RequestScheduler, 'tryRunNow' | 'submit'>;
 }
 
 export class Connection {
@@ -79,6 +88,8 @@ export class Connection {
   private readonly frames: Buffer[] = [];
   private readonly inflight: Slot[] = [];
   private barrier = false;
+  /** A decoded request waits (its connection's admission delay, its priority class's turn); nothing behind it is dispatched. */
+  private requestWaiting = false;
   private waitingShards = false;
   private writeBlocked = false;
   /** No more requests are read or dispatched; the connection closes once in-flight ones are answered. */
@@ -99,6 +110,8 @@ export class Connection {
     private readonly log: Logger,
     private readonly onClose: (c: Connection) => void,
     native: NativeSender | null = null,
+    /** Decides the connection on its first decoded request (the listener's per-IP bounds); null: admitted. */
+    private admit: FirstRequestGate | null = null,
   ) {
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleTimeoutMs, () => this.close());
@@ -281,6 +294,7 @@ export class Connection {
       !this.closed &&
       !this.ending &&
       !this.barrier &&
+      !this.requestWaiting &&
       !this.waitingShards &&
       !this.writeBlocked &&
       this.inflight.length < this.limits.maxInflight &&
@@ -317,6 +331,48 @@ export class Connection {
     } catch (err) {
       return this.reject('malformed', `malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
     }
+    const admit = this.admit;
+    if (admit !== null) {
+      this.admit = null;
+      const verdict = admit(apiKey, version, req);
+      // The listener counted and logged the refusal; Kafka too closes without an answer.
+      if (verdict.kind === 'refuse') return this.close();
+      if (verdict.delayMs > 0) {
+        this.requestWaiting = true;
+        setTimeout(() => {
+          this.requestWaiting = false;
+          if (!this.closed) this.route(apiKey, h, version, header, req, false);
+        }, verdict.delayMs);
+        return;
+      }
+    }
+    this.route(apiKey, h, version, header, req, true);
+  }
+
+  /**
+   * Hands a decoded request to the scheduler (or runs it when there is none). `inline`: called
+   * from pump, which goes on dispatching by itself; otherwise dispatch resumes once it has run.
+   */
+  private route(apiKey: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, inline: boolean): void {
+    const scheduler = this.services.scheduler;
+    if (scheduler === undefined || scheduler.tryRunNow()) {
+      this.execute(h, version, header, req);
+      if (!inline) this.pump();
+      return;
+    }
+    let running = true;
+    this.requestWaiting = true;
+    scheduler.submit(priorityClassOf(apiKey, version, req), () => {
+      this.requestWaiting = false;
+      if (this.closed) return;
+      this.execute(h, version, header, req);
+      if (!(inline && running)) this.pump();
+    });
+    running = false;
+  }
+
+  /** Runs a decoded request's handler; its response takes the next slot. */
+  private execute(h: BoundHandler, version: number, header: RequestHeader, req: unknown): void {
     const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null, reserved: 0 };
     this.inflight.push(slot);
     const started = performance.now();

@@ -4,12 +4,19 @@
 // and drains them on shutdown.
 // With a native sender every connection's responses go through the addon (falling back to the
 // socket per connection when its fd is unusable).
+// With `admission` (the client listener) each connection is decided by its first request: a
+// replica Fetch from a registered broker at its current epoch (how this broker's peers' fetchers
+// open every connection) is admitted outside the per-IP bounds, so a client storm from the same
+// IP cannot starve replication; any other goes through ConnectionQuotas (per-IP cap, creation
+// rate: delayed or refused). Refusals are counted by reason and logged at most once per interval.
 import { createServer, type Server } from 'node:net';
 import type { Logger } from 'pino';
 import { CONNECTION_FDS, type DescriptorBudget } from '../common/descriptor_budget.js';
 import { RepeatLimiter } from '../common/repeat_limiter.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
-import { Connection, HeldBytes, type ConnectionLimits, type ConnectionServices } from './connection.js';
+import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
+import { Connection, HeldBytes, type ConnectionLimits, type ConnectionServices, type FirstRequestGate } from './connection.js';
+import type { Admission, ConnectionQuotas } from './connection_quotas.js';
 import type { NativeSender } from './native_sender.js';
 
 export interface KafkaServerOptions extends ConnectionLimits {
@@ -19,15 +26,26 @@ export interface KafkaServerOptions extends ConnectionLimits {
   maxPartialRequestBytes: number;
 }
 
-/** At most one log line per this interval about connections refused for descriptors. */
+/** At most one log line per this interval about connections refused, per reason. */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
+/** Reasons a connection is refused: descriptors plus ConnectionQuotas' three. */
+const REFUSAL_KINDS = 4;
+
+/** The client listener's per-IP bounds and how it recognises another broker's replica fetcher. */
+export interface ListenerAdmission {
+  readonly quotas: ConnectionQuotas;
+  /** Whether `id` is a registered broker whose current epoch is `epoch`. */
+  isBroker(id: number, epoch: number): boolean;
+  readonly now: () => number;
+  readonly metrics: Pick<BrokerMetrics, 'connectionThrottled' | 'brokerConnectionAdmitted'>;
+}
 
 export class KafkaServer {
   private readonly connections = new Set<Connection>();
   private readonly held: HeldBytes;
   private server: Server | null = null;
-  /** One kind of line: connections refused for descriptors. */
-  private readonly refusals = new RepeatLimiter(REFUSAL_LOG_INTERVAL_MS, () => performance.now(), 1);
+  /** One kind of line per refusal reason. */
+  private readonly refusals = new RepeatLimiter(REFUSAL_LOG_INTERVAL_MS, () => performance.now(), REFUSAL_KINDS);
 
   constructor(
     private readonly services: ConnectionServices & { readonly metrics: Pick<BrokerMetrics, 'connectionOpened' | 'connectionClosed' | 'connectionRejected'> },
@@ -35,6 +53,7 @@ export class KafkaServer {
     private readonly log: Logger,
     private readonly descriptors: DescriptorBudget,
     private readonly native: NativeSender | null = null,
+    private readonly admission: ListenerAdmission | null = null,
   ) {
     this.held = new HeldBytes(opts.maxPartialRequestBytes);
   }
@@ -50,11 +69,19 @@ export class KafkaServer {
         this.refused();
         return;
       }
+      const ip = socket.remoteAddress ?? '';
+      let counted = false;
+      const gate: FirstRequestGate | null = this.admission === null ? null : (apiKey, version, req) => {
+        const verdict = this.admitFirst(ip, apiKey, version, req);
+        counted = verdict.kind === 'admit' && !verdict.broker;
+        return verdict;
+      };
       const conn = new Connection(socket, this.services, this.opts, this.held, this.log, (c) => {
         if (!this.connections.delete(c)) return;
+        if (counted) this.admission!.quotas.release(ip, this.admission!.now());
         this.descriptors.release('connections', CONNECTION_FDS);
         this.services.metrics.connectionClosed();
-      }, this.native);
+      }, this.native, gate);
       this.connections.add(conn);
       this.services.metrics.connectionOpened();
     });
@@ -70,6 +97,33 @@ export class KafkaServer {
     });
     const addr = server.address();
     return typeof addr === 'object' && addr ? addr.port : this.opts.port;
+  }
+
+  /** A replica fetcher of a registered broker passes; any other first request meets the per-IP bounds. */
+  private admitFirst(ip: string, apiKey: number, version: number, req: unknown): Admission & { readonly broker?: boolean } {
+    const admission = this.admission!;
+    if (apiKey === FetchApi.key && version >= 15) {
+      const replica = (req as FetchRequest).replicaState;
+      if (replica.replicaId >= 0 && admission.isBroker(replica.replicaId, replica.replicaEpoch)) {
+        admission.metrics.brokerConnectionAdmitted();
+        return { kind: 'admit', delayMs: 0, broker: true };
+      }
+    }
+    const verdict = admission.quotas.admit(ip, admission.now());
+    if (verdict.kind === 'refuse') this.quotaRefused(ip, verdict.reason);
+    else if (verdict.delayMs > 0) admission.metrics.connectionThrottled(verdict.delayMs / 1000);
+    return verdict;
+  }
+
+  private quotaRefused(ip: string, reason: string): void {
+    this.services.metrics.connectionRejected(reason);
+    const verdict = this.refusals.offer(reason);
+    if (!verdict.log) return;
+    const quotas = this.admission!.quotas;
+    this.log.warn(
+      { reason, refused: verdict.suppressed + 1, ip, openFromIp: quotas.openFrom(ip), capForIp: quotas.capOf(ip), trackedIps: quotas.trackedIps },
+      'client connections refused by the per-IP bounds (max.connections.per.ip, max.connection.creation.rate)',
+    );
   }
 
   private refused(): void {

@@ -28,6 +28,8 @@ import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
 import { diskSpaceOf } from '../net/handlers/describe_log_dirs.js';
 import { KafkaServer } from '../net/kafka_server.js';
+import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
+import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
@@ -216,8 +218,25 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       messageMaxBytes: config.messageMaxBytes,
     },
   });
-  const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards() };
-  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender);
+  const scheduler = new RequestScheduler({
+    turnBudget: DEFAULT_TURN_BUDGET, weights: DEFAULT_CLASS_WEIGHTS, defer: (fn) => setImmediate(fn), onQueued: (cls) => metrics.requestQueued(cls),
+  });
+  const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler };
+  const quotas = new ConnectionQuotas({
+    maxPerIp: config.maxConnectionsPerIp,
+    overrides: config.maxConnectionsPerIpOverrides,
+    creationRate: config.maxConnectionCreationRate,
+    maxThrottleMs: MAX_CONNECTION_THROTTLE_MS,
+    // Every IP with an open connection is tracked, so the table holds at least the connection cap.
+    maxTrackedIps: config.maxConnections,
+  });
+  const admission = {
+    quotas,
+    isBroker: (id: number, epoch: number) => cluster.replicaBrokers().some((b) => b.id === id && b.epoch === epoch),
+    now: () => performance.now(),
+    metrics,
+  };
+  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender, admission);
   const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
   const admin = await startAdminServer({
     host: config.adminHost,

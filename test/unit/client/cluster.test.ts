@@ -1,8 +1,9 @@
 // Cluster against the fake broker (fake_broker.ts), reached through a loopback proxy the test can
 // cut to play a broker closing connections: metadata is cached and concurrent lookups share one
 // Metadata request, markStale forces a new one, a closed connection is replaced on next use,
-// reconnect delays grow with consecutive failures (against a port nobody listens on, with
-// Math.random pinned so the delays are their caps), and fullJitterDelay stays within its cap.
+// reconnect delays grow with consecutive failures (between dials a listener that drops every
+// connection sees, with Math.random pinned so the delays are their caps), and fullJitterDelay
+// stays within its cap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as netConnect, createServer } from 'node:net';
@@ -158,28 +159,36 @@ test('a connection the broker closed is replaced on next use', async () => {
 });
 
 test('reconnect delays grow with consecutive failures, up to the cap', async () => {
-  const closed = await FakeBroker.start();
-  const port = closed.port;
-  await closed.stop();
-  const cluster = new Cluster({ brokers: [`127.0.0.1:${port}`], requestTimeoutMs: 1000, reconnectBackoff: { baseMs: 20, maxMs: 160 } });
+  // A broker that accepts and at once drops every connection: each attempt fails, and its accept
+  // time is when the client dialled. The gap between two dials is the client's backoff plus the
+  // failure's own time, so it is measured where the client schedules it, not from the test.
+  const dials: number[] = [];
+  const dropper = createServer((s) => {
+    dials.push(performance.now());
+    s.destroy();
+  });
+  await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
+  const port = (dropper.address() as AddressInfo).port;
+  const cluster = new Cluster({ brokers: [`127.0.0.1:${port}`], requestTimeoutMs: 1000, reconnectBackoff: { baseMs: 50, maxMs: 400 } });
   const random = Math.random;
-  Math.random = () => 0.999; // every delay is (almost) its cap: 0, 20, 40, 80, 160, 160
-  const durations: number[] = [];
+  Math.random = () => 0.999; // every delay is (almost) its cap: 50, 100, 200, 400, 400
   try {
-    for (let i = 0; i < 6; i++) {
-      const started = performance.now();
-      await assert.rejects(cluster.anyConnection(), ConnectionError);
-      durations.push(performance.now() - started);
-    }
+    for (let i = 0; i < 6; i++) await assert.rejects(cluster.anyConnection(), ConnectionError);
   } finally {
     Math.random = random;
     await cluster.close();
+    await new Promise((resolve) => dropper.close(resolve));
   }
-  const caps = [0, 20, 40, 80, 160, 160];
-  durations.forEach((d, i) => {
-    const cap = caps[i] as number;
-    assert.ok(d >= cap * 0.999 - 2, `attempt ${i} came after ${d.toFixed(1)} ms, expected about ${cap}`);
-    assert.ok(d < cap + 100, `attempt ${i} came after ${d.toFixed(1)} ms, expected about ${cap}`);
+  assert.equal(dials.length, 6);
+  const caps = [50, 100, 200, 400, 400];
+  caps.forEach((cap, i) => {
+    const gap = (dials[i + 1] as number) - (dials[i] as number);
+    const delay = Math.floor(cap * 0.999);
+    // The client stamps a failure with Date.now() (up to 1 ms before the failure) and a timer
+    // may fire up to 1 ms early, so a dial can come 2 ms before failure + delay, never sooner.
+    assert.ok(gap >= delay - 3, `dial ${i + 1} came ${gap.toFixed(1)} ms after dial ${i}, before its ${delay} ms backoff`);
+    // Slack for a loaded machine; still below the next doubling, so a backoff past its cap shows.
+    assert.ok(gap < cap + 200, `dial ${i + 1} came ${gap.toFixed(1)} ms after dial ${i}, expected about ${delay} ms`);
   });
 });
 
