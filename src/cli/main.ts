@@ -39,6 +39,8 @@ Commands:
   cluster health         check replication: exit code 3 while anything is under-replicated,
                          leaderless or offline
   cluster elect-leaders  move partition leaders back to their preferred replicas
+  cluster remove-broker ID  unregister a drained broker (refused while it holds replicas)
+  cluster add-broker ID --no-move  wait for a new broker; only new partitions go to it
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
