@@ -1,10 +1,10 @@
-// `sluice cluster describe|status|health|elect-leaders` (main thread of the CLI process): the
+// `sluice cluster describe|status|health|elect-leaders|remove-broker|add-broker` (main thread of the CLI process): the
 // cluster's id, controller and brokers; each registered broker's standing (running, warming up
 // after joining, fenced) with the replicas it hosts, how many are in sync and how many it leads;
 // its replication health (under-replicated, leaderless and offline
 // replicas over every partition, judged in health.ts) with an exit code scripts and rolling
 // restarts can wait on; and preferred (or --unclean) leader elections of one partition, a topic's
-// partitions or every partition. Text tables or JSON.
+// partitions or every partition; removing and adding brokers in cluster_members.ts. Text tables or JSON.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrokerStanding, ClusterMetadata, ElectionOutcome } from '../client/admin.js';
@@ -15,6 +15,7 @@ import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, connectAdmin, runAdminVerb, timeoutOption, type AdminAction } from './connect.js';
 import { HEALTH_LISTED_PARTITIONS, UNHEALTHY_EXIT_CODE, clusterHealth, clusterText, healthText, type ClusterHealth } from './health.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
+import { membershipPlan } from './cluster_members.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
@@ -25,6 +26,8 @@ export const CLUSTER_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   status: COMMON,
   health: [...COMMON, { name: 'wait-healthy', switch: true }],
   'elect-leaders': [...COMMON, { name: 'topic' }, { name: 'partition' }, { name: 'unclean', switch: true }],
+  'remove-broker': [...COMMON, { name: 'force', switch: true }],
+  'add-broker': [...COMMON, { name: 'no-move', switch: true }],
 };
 
 /** Pause between health polls under --wait-healthy. */
@@ -88,6 +91,7 @@ function noArguments(parsed: ParsedArgs, verb: string): void {
 }
 
 function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
+  if (verb === 'remove-broker' || verb === 'add-broker') return membershipPlan(verb, parsed, json);
   noArguments(parsed, verb);
   if (verb === 'describe') {
     return async (admin) => {
@@ -172,13 +176,15 @@ export async function runCluster(verb: string, argv: readonly string[], io: CliI
 }
 
 export const CLUSTER_HELP: Readonly<Record<string, string>> = {
-  '': `Usage: sluice cluster <describe|status|health|elect-leaders> ...
+  '': `Usage: sluice cluster <describe|status|health|elect-leaders|remove-broker|add-broker> ...
 
   cluster describe        cluster id, controller and live brokers
   cluster status          every registered broker's state (running, warming, fenced) and its replicas
   cluster health          replication health; exit code ${UNHEALTHY_EXIT_CODE} while anything is under-replicated,
                           leaderless or offline
   cluster elect-leaders   move partition leaders back to their preferred replicas
+  cluster remove-broker   unregister a drained broker (the last step of a decommission)
+  cluster add-broker      wait for a new broker to join; with --no-move it takes new partitions only
 
 Options for all of them:
 ${CLIENT_OPTIONS_HELP}
@@ -224,5 +230,25 @@ Options:
   --topic T                           only the partitions of topic T [every partition]
   --partition P                       only partition P of --topic
   --unclean                           elect a leader for leaderless partitions, from outside the ISR if need be
+${CLIENT_OPTIONS_HELP}`,
+  'remove-broker': `Usage: sluice cluster remove-broker ID [--force] [options]
+
+Unregisters broker ID (UnregisterBroker): it leaves Metadata, DescribeCluster and cluster status.
+Refused (exit 1, POLICY_VIOLATION) while any partition still lists it as a replica: drain it first
+with \`sluice reassign plan --remove ID\` and \`sluice reassign apply\`. If its process still runs it
+stops heartbeating and never registers again by itself; restarting it joins as a new incarnation.
+
+Options:
+  --force                             unregister even though partitions still list it
+${CLIENT_OPTIONS_HELP}`,
+  'add-broker': `Usage: sluice cluster add-broker ID --no-move [options]
+
+Waits (at most --timeout-ms) for broker ID, started with the cluster's --controller-voters, to be
+registered and unfenced, and reports its state. No history moves: the controller places new topics
+and new partitions of existing topics on the least-loaded brokers first, so the new broker takes
+them before the others (RocketMQ's no-move expansion). To move history as well: sluice reassign plan.
+
+Options:
+  --no-move                           required: only new partitions go to the new broker
 ${CLIENT_OPTIONS_HELP}`,
 };

@@ -40,6 +40,8 @@ Commands:
   cluster health         check replication: exit code 3 while anything is under-replicated,
                          leaderless or offline
   cluster elect-leaders  move partition leaders back to their preferred replicas
+  cluster remove-broker ID  unregister a drained broker (refused while it holds replicas)
+  cluster add-broker ID --no-move  wait for a new broker; only new partitions go to it
   reassign plan          plan the fewest replica moves to balance brokers (or drain --remove ones)
   reassign apply         execute the plan online: throttled, cold first, pausing on a p99 breach
   reassign status        show a reassignment's progress, rate, ETA and p99 against the baseline

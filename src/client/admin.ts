@@ -15,6 +15,7 @@ import { DescribeClusterApi } from '../protocol/apis/describe_cluster.js';
 import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
 import { AlterPartitionReassignmentsApi } from '../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../protocol/apis/list_partition_reassignments.js';
+import { UnregisterBrokerApi } from '../protocol/apis/unregister_broker.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import { DescribeLogDirsApi } from '../protocol/apis/describe_log_dirs.js';
 import type { DescribeLogDirsResponse } from '../protocol/apis/describe_log_dirs.js';
@@ -337,6 +338,17 @@ export class KafkaAdmin {
     return res.topics.flatMap((t) => t.partitions.map((p) => ({
       topic: t.name, partition: p.partitionIndex, replicas: p.replicas, addingReplicas: p.addingReplicas, removingReplicas: p.removingReplicas,
     })));
+  }
+
+  /**
+   * Forgets broker `brokerId`'s registration on the controller (UnregisterBroker, KIP-500): it
+   * leaves Metadata and DescribeCluster. The controller leaves partitions that still list it as
+   * they are, so drain it first (`sluice cluster remove-broker` checks). Throws KafkaError
+   * BROKER_ID_NOT_REGISTERED for an id the controller does not know.
+   */
+  async unregisterBroker(brokerId: number): Promise<void> {
+    const res = await this.conn.request(UnregisterBrokerApi, { brokerId }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, `unregister broker ${brokerId}`, res.errorMessage);
   }
 
   /** Every topic the broker knows, sorted by name. */

@@ -3,7 +3,12 @@
 // metadata offset it has applied, and is unfenced once that offset reaches its registration.
 // It registers again when the controller no longer knows its epoch (STALE_BROKER_EPOCH or
 // BROKER_ID_NOT_REGISTERED: another incarnation registered, or a controller whose log never saw
-// this registration); fenced while running (its session ran out), it goes on heartbeating and
+// this registration), except after an operator unregistered it (UnregisterBroker, the last step
+// of a decommission: its own image has applied past its registration and no longer lists it).
+// Then it is 'removed': it stops heartbeating and never registers again, so a removed broker left
+// running does not come back as a member by itself (Kafka's broker likewise does not re-register,
+// it heartbeats on in vain); restarting the process registers the id again as a new incarnation.
+// Fenced while running (its session ran out), it goes on heartbeating and
 // the controller unfences it once a heartbeat shows it caught up, as in KRaft. shutDown() is
 // KRaft's controlled shutdown: heartbeats asking to shut down, while the Kafka listener still
 // serves, until the controller has moved this broker's leaderships away and every other broker
@@ -33,7 +38,7 @@ export interface LifecycleTimings {
   readonly sessionTimeoutMs: number;
 }
 
-export type LifecycleState = 'registering' | 'fenced' | 'running' | 'stopped';
+export type LifecycleState = 'registering' | 'fenced' | 'running' | 'removed' | 'stopped';
 
 /** What the lifecycle reports (a logger's shape, so the broker's pino logger fits). */
 export interface LifecycleLog {
@@ -156,7 +161,7 @@ export class BrokerLifecycle {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopping) {
+    while (!this.stopping && this.current !== 'removed') {
       const again = this.epoch === -1 ? await this.register() : await this.heartbeat();
       if (!again) await this.sleep(this.timings.heartbeatIntervalMs);
     }
@@ -181,6 +186,12 @@ export class BrokerLifecycle {
   private async heartbeat(): Promise<boolean> {
     const reply = await this.call({ kind: 'heartbeat', request: this.heartbeatOf(false) });
     if (reply === null || reply.kind !== 'heartbeat') return false;
+    if (reply.errorCode === ErrorCode.BROKER_ID_NOT_REGISTERED && (await this.unregistered())) {
+      this.log.warn({ brokerEpoch: this.epoch }, 'unregistered by an operator: no longer a member of the cluster; restart the process to join again');
+      this.epoch = -1;
+      this.current = 'removed';
+      return false;
+    }
     if (FORGOTTEN.has(reply.errorCode)) return this.forget(errorName(reply.errorCode));
     if (reply.errorCode !== ErrorCode.NONE) {
       this.log.warn({ error: errorName(reply.errorCode) }, 'heartbeat refused');
@@ -207,6 +218,23 @@ export class BrokerLifecycle {
       this.markUnfenced();
     }
     return false;
+  }
+
+  /**
+   * Whether this broker's own image, within one interval, has applied past its registration and
+   * lists no broker of its id: an UnregisterBroker committed. A controller that merely lacks the
+   * registration (its log lost it) leaves the image listing it, and the broker registers again.
+   */
+  private async unregistered(): Promise<boolean> {
+    const { brokerId } = this.identity;
+    const epoch = this.epoch;
+    try {
+      await this.metadata.until((image) => this.metadata.appliedOffset() >= epoch && !image.brokers.has(brokerId), this.timings.heartbeatIntervalMs);
+      return true;
+    } catch (err) {
+      if (!(err instanceof KafkaError)) throw err;
+      return false;
+    }
   }
 
   private forget(reason: string): boolean {

@@ -1,5 +1,5 @@
 // A broker's requests to the active controller (broker registration and heartbeats, forwarded
-// topic changes, leader elections and reassignments, producer-id blocks, partition leaders' ISR changes) as the broker side sees them: one typed request, one typed
+// topic changes, leader elections and reassignments, producer-id blocks, partition leaders' ISR changes, unregistrations) as the broker side sees them: one typed request, one typed
 // reply, sent once the request's records committed. Which node is active comes from
 // the local quorum member; the channel carries a request to a named controller over the
 // controller listener. callActiveController adds the one retry rule every caller shares: a
@@ -25,7 +25,8 @@ export type ControllerRequest =
   | { readonly kind: 'electLeaders'; readonly electionType: number; readonly partitions: ElectionPartitions }
   | { readonly kind: 'alterPartitionReassignments'; readonly topics: readonly ReassignmentTopic[] }
   | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions }
-  | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest };
+  | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest }
+  | { readonly kind: 'unregisterBroker'; readonly brokerId: number };
 
 export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
@@ -134,5 +135,7 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.listPartitionReassignments(request.topics);
     case 'alterConfigs':
       return controller.alterConfigs(request.request, nextOffset);
+    case 'unregisterBroker':
+      return controller.unregisterBroker(request.brokerId, nextOffset);
   }
 }

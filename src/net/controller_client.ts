@@ -1,6 +1,6 @@
 // A broker's connections to the controller listeners (main thread): the broker's requests to the
 // active controller (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds, AlterPartition and
-// the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders / partition reassignments / alter-configs) as Kafka requests over TCP, one connection per
+// the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders / partition reassignments / alter-configs / UnregisterBroker) as Kafka requests over TCP, one connection per
 // controller opened on first use. Responses arrive in request order; each request has its own
 // deadline. A connection that fails rejects what it carried with NOT_CONTROLLER (the caller asks
 // whichever node the quorum names next) and is opened afresh by the next request. Requests in
@@ -12,6 +12,7 @@ import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../pro
 import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsResponse } from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
+import { UnregisterBrokerApi, type UnregisterBrokerResponse } from '../protocol/apis/unregister_broker.js';
 import { AlterPartitionReassignmentsApi, type AlterPartitionReassignmentsResponse } from '../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi, type ListPartitionReassignmentsResponse } from '../protocol/apis/list_partition_reassignments.js';
 import { listingReply, reassignmentReply } from './handlers/partition_reassignments.js';
@@ -219,6 +220,10 @@ export class ControllerClient {
         const r = res.responses[0];
         if (r === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'the controller answered no resource');
         return { kind: 'alterConfigs', errorCode: r.errorCode as ErrorCode, message: r.errorMessage };
+      }
+      case 'unregisterBroker': {
+        const res = (await conn.call(UnregisterBrokerApi, 0, { brokerId: request.brokerId }, timeoutMs)) as UnregisterBrokerResponse;
+        return { kind: 'unregisterBroker', errorCode: res.errorCode as ErrorCode };
       }
     }
   }

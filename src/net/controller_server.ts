@@ -4,7 +4,7 @@
 // driver's inbound hook, DescribeQuorum from the driver's status, AddRaftVoter/RemoveRaftVoter,
 // and the controller RPCs brokers send (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds,
 // AlterPartition from partition leaders, and CreateTopics/DeleteTopics/CreatePartitions/ElectLeaders/
-// IncrementalAlterConfigs/AlterConfigs and the partition reassignment APIs forwarded by brokers), each answered once its
+// IncrementalAlterConfigs/AlterConfigs, the partition reassignment APIs and UnregisterBroker forwarded by brokers), each answered once its
 // records commit, NOT_CONTROLLER when this node is not the active controller or stops being it
 // first. ApiVersions lists exactly these APIs.
 import type { Logger } from 'pino';
@@ -22,6 +22,7 @@ import {
   AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsRequest, type AlterConfigsResponse, type IncrementalAlterConfigsRequest, type IncrementalAlterConfigsResponse,
 } from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersRequest, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
+import { UnregisterBrokerApi, type UnregisterBrokerRequest, type UnregisterBrokerResponse } from '../protocol/apis/unregister_broker.js';
 import {
   AlterPartitionReassignmentsApi, type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse,
 } from '../protocol/apis/alter_partition_reassignments.js';
@@ -335,6 +336,18 @@ const forwardedAlterConfigsHandler = handler({
   },
 });
 
+const forwardedUnregisterBrokerHandler = handler({
+  api: UnregisterBrokerApi,
+  handle(_ctx, req: UnregisterBrokerRequest, deps: ControllerHandlerDeps): Promise<Wire<UnregisterBrokerResponse>> {
+    return reply(
+      deps.quorum.unregisterBroker(req.brokerId),
+      'unregisterBroker',
+      (r) => ({ throttleTimeMs: 0, errorCode: r.errorCode, errorMessage: null }),
+      (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null }),
+    );
+  },
+});
+
 /** AddRaftVoter / RemoveRaftVoter: answered once the voters entry commits (KIP-853). */
 function voterChange(clusterId: string | null, deps: ControllerHandlerDeps, change: () => Promise<number>): Promise<Wire<RaftVoterChangeResponse>> {
   if (foreignCluster(clusterId, deps)) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.INCONSISTENT_CLUSTER_ID, errorMessage: null });
@@ -383,6 +396,7 @@ export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
   BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
   CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
+  UnregisterBrokerApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
@@ -404,6 +418,7 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedListPartitionReassignmentsHandler, deps),
     bindHandler(forwardedIncrementalAlterConfigsHandler, deps),
     bindHandler(forwardedAlterConfigsHandler, deps),
+    bindHandler(forwardedUnregisterBrokerHandler, deps),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

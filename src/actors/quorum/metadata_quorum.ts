@@ -136,6 +136,10 @@ export class MetadataQuorum implements QuorumStateMachine {
     return this.run((next) => this.controller.alterConfigs(req, next));
   }
 
+  unregisterBroker(brokerId: number): Promise<ControllerReply> {
+    return this.run((next) => this.controller.unregisterBroker(brokerId, next));
+  }
+
   /** Carries an older single node's topics and producer-id high mark into the log (MetadataController.importLegacy). */
   importLegacy(legacy: LegacyMetadata): Promise<ControllerReply> {
     return this.run((next) => this.controller.importLegacy(legacy, next));

@@ -12,7 +12,8 @@
 // active controller moves leaders back to preferred replicas on ElectLeaders and on its
 // periodic imbalance check.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { checkAssignment, checkReplicationFactor, placeBalanced } from '../replica_placement.js';
+import { checkAssignment, checkReplicationFactor, placeBalanced, type PlacementBroker } from '../replica_placement.js';
+import { placementBrokers, withAssignment } from './placement_load.js';
 import { validateTopicName } from '../../coordinator/topic_names.js';
 import { validateBrokerConfigs } from '../../coordinator/broker_configs.js';
 import { isListTopicConfig } from '../../coordinator/topic_configs.js';
@@ -369,7 +370,7 @@ export class MetadataController {
     const kind = 'topics';
     return this.guarded(refuseTopics(topics.map((t) => t.name)), () => {
       const image = this.image;
-      const live = this.liveBrokers(image);
+      let live = placementBrokers(image);
       const warming = warmingOf(image);
       const records: MetadataRecord[] = [];
       const results: TopicResult[] = [];
@@ -388,6 +389,7 @@ export class MetadataController {
             throw new KafkaError(ErrorCode.POLICY_VIOLATION, `the cluster would hold more than ${this.config.maxPartitions} partitions`);
           }
           partitions += assignment.length;
+          live = withAssignment(live, assignment);
           const topicId = this.freshTopicId(image, taken);
           taken.add(topicId);
           records.push({ type: 'topic', name: t.name, topicId });
@@ -409,7 +411,7 @@ export class MetadataController {
     const kind = 'topics';
     return this.guarded(refuseTopics(requests.map((r) => r.name)), () => {
       const image = this.image;
-      const live = this.liveBrokers(image);
+      let live = placementBrokers(image);
       const warming = warmingOf(image);
       const records: MetadataRecord[] = [];
       const results: TopicResult[] = [];
@@ -441,6 +443,7 @@ export class MetadataController {
             assignment = placeBalanced(live, adding, rf, have);
           }
           partitions += adding;
+          live = withAssignment(live, assignment);
           for (const [i, replicas] of assignment.entries()) records.push(partitionRecord(t.id, have + i, replicas, warming));
           results.push({ name: req.name, errorCode: ErrorCode.NONE, message: null, topicId: t.id, partitions: req.count, replicationFactor: rf });
         } catch (err) {
@@ -684,14 +687,8 @@ export class MetadataController {
     return records;
   }
 
-  /** Brokers new replicas may go to: registered, unfenced and not shutting down, by id. */
-  private liveBrokers(image: MetadataImage): { id: number; rack: string | null }[] {
-    const out: { id: number; rack: string | null }[] = [];
-    for (const b of image.brokers.values()) if (!b.fenced && !b.inControlledShutdown) out.push({ id: b.id, rack: b.rack });
-    return out.sort((a, b) => a.id - b.id);
-  }
 
-  private assignmentFor(t: CreatableTopic, live: readonly { id: number; rack: string | null }[], rotation: number): readonly (readonly number[])[] {
+  private assignmentFor(t: CreatableTopic, live: readonly PlacementBroker[], rotation: number): readonly (readonly number[])[] {
     if (t.assignment !== null) {
       if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
         throw new KafkaError(ErrorCode.INVALID_REQUEST, 'an assignment comes without partition count and replication factor');

@@ -10,6 +10,7 @@ import type { ProducerIdSource } from '../../coordinator/producer_ids.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { DescribeQuorumApi } from '../../protocol/apis/describe_quorum.js';
 import { ElectLeadersApi } from '../../protocol/apis/elect_leaders.js';
+import { UnregisterBrokerApi } from '../../protocol/apis/unregister_broker.js';
 import { AlterPartitionReassignmentsApi } from '../../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../../protocol/apis/list_partition_reassignments.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis/alter_configs.js';
@@ -38,6 +39,7 @@ import { describeClusterHandler } from './describe_cluster.js';
 import { describeConfigsHandler } from './describe_configs.js';
 import { describeLogDirsHandler, type DescribeLogDirsDeps } from './describe_log_dirs.js';
 import { electLeadersHandler, type ElectLeadersDeps } from './elect_leaders.js';
+import { unregisterBrokerHandler } from './unregister_broker.js';
 import { alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler } from './partition_reassignments.js';
 import { alterConfigsHandler, incrementalAlterConfigsHandler } from './alter_configs.js';
 import { fetchHandler, type FetchDeps } from './fetch.js';
@@ -65,7 +67,7 @@ export interface BrokerServices {
   readonly logDirs: DescribeLogDirsDeps['logDirs'];
   /**
    * A node running the metadata quorum also answers DescribeQuorum here (as KRaft brokers forward
-   * it), ElectLeaders, the partition reassignment APIs and IncrementalAlterConfigs/AlterConfigs (run on the active
+   * it), ElectLeaders, the partition reassignment APIs, IncrementalAlterConfigs/AlterConfigs and UnregisterBroker (run on the active
    * controller); null: none of them is advertised.
    */
   readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps) | null;
@@ -74,6 +76,7 @@ export interface BrokerServices {
 /** The client listener's ApiVersions list with the APIs a node running the quorum adds. */
 const QUORUM_BROKER_API_KEYS = apiKeysOf([
   ...advertisedApis, DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
+  UnregisterBrokerApi,
 ]);
 
 export function buildHandlers(s: BrokerServices): HandlerTable {
@@ -111,6 +114,7 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
       bindHandler(describeQuorumHandler, s.quorum), bindHandler(electLeadersHandler, s.quorum),
       bindHandler(alterPartitionReassignmentsHandler, s.quorum), bindHandler(listPartitionReassignmentsHandler, s.quorum),
       bindHandler(incrementalAlterConfigsHandler, s.quorum), bindHandler(alterConfigsHandler, s.quorum),
+      bindHandler(unregisterBrokerHandler, s.quorum),
     ]),
   ];
   return new Map(bound.map((h) => [h.api.key, h]));

@@ -45,6 +45,7 @@ import { EndQuorumEpochApi } from './end_quorum_epoch.js';
 import { FetchSnapshotApi } from './fetch_snapshot.js';
 import { RemoveRaftVoterApi } from './remove_raft_voter.js';
 import { VoteApi } from './vote.js';
+import { UnregisterBrokerApi } from './unregister_broker.js';
 
 /** The APIs clients use, with exactly the ranges ApiVersions advertises. */
 export const advertisedApis: readonly AnyApi[] = [
@@ -57,12 +58,12 @@ export const advertisedApis: readonly AnyApi[] = [
 
 /**
  * KRaft's quorum (controller to controller) and broker-lifecycle (broker to controller) APIs, and
- * ElectLeaders, the partition reassignment APIs and the alter-configs APIs, which only a cluster node serves.
+ * ElectLeaders, the partition reassignment APIs, the alter-configs APIs and UnregisterBroker, which only a cluster node serves.
  */
 export const clusterApis: readonly AnyApi[] = [
   VoteApi, BeginQuorumEpochApi, EndQuorumEpochApi, DescribeQuorumApi, FetchSnapshotApi, AddRaftVoterApi,
   RemoveRaftVoterApi, BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, ElectLeadersApi,
-  AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
+  AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi, UnregisterBrokerApi,
 ] as readonly AnyApi[];
 
 export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis].map((api) => [api.key, api]));

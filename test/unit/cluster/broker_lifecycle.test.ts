@@ -1,6 +1,7 @@
 // The broker lifecycle against a real pure controller: registration, unfencing only once the
 // broker's image has applied its registration (the Kafka listener's gate), registering again
-// after the controller fenced it or a new controller forgot it, a last heartbeat on stop, and
+// after the controller fenced it or a new controller forgot it but never after an operator
+// unregistered it (a new incarnation may), a last heartbeat on stop, and
 // controlled shutdown: asking until granted (the other broker applied the move) or the bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -97,6 +98,36 @@ test('a new controller that does not know the broker makes it register again', a
   channel.forgetBrokers();
   await until('registered at a new epoch', () => lifecycle.brokerEpoch > first && lifecycle.state === 'running');
   await lifecycle.stop();
+});
+
+test('unregistered by an operator, a running broker stops heartbeating and never registers again', async () => {
+  const { channel, view, lifecycle } = setup();
+  lifecycle.start();
+  await lifecycle.unfenced();
+  assert.deepEqual(await channel.send(1, { kind: 'unregisterBroker', brokerId: 4 }), { kind: 'unregisterBroker', errorCode: 0 });
+  await until('removed', () => lifecycle.state === 'removed');
+  const sentThen = channel.sent.length;
+  await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 10));
+  assert.equal(channel.sent.length, sentThen, 'nothing sent after removal');
+  assert.equal(channel.sent.filter((s) => s.request.kind === 'registerBroker').length, 1);
+  assert.deepEqual(view.brokers(), []);
+  assert.equal(await lifecycle.stop(), 'unregistered');
+});
+
+test('the same id registers again as a new incarnation after an unregistration', async () => {
+  const first = setup();
+  first.lifecycle.start();
+  await first.lifecycle.unfenced();
+  await first.channel.send(1, { kind: 'unregisterBroker', brokerId: 4 });
+  await until('removed', () => first.lifecycle.state === 'removed');
+  const identity = { brokerId: 4, endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9093, securityProtocol: 0 }], rack: 'r1' };
+  const follower = new MetadataFollower(first.view);
+  const again = new BrokerLifecycle(identity, first.channel, follower, { heartbeatIntervalMs: INTERVAL_MS, sessionTimeoutMs: 2000 }, quiet);
+  again.start();
+  await again.unfenced();
+  assert.notEqual(again.incarnationId, first.lifecycle.incarnationId);
+  assert.deepEqual(first.view.brokers(), [{ id: 4, host: '127.0.0.1', port: 9093, rack: 'r1' }]);
+  await again.stop();
 });
 
 test('stop sends a last heartbeat asking to shut down, which fences the broker', async () => {
