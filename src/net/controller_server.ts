@@ -158,6 +158,7 @@ const brokerRegistrationHandler = handler({
       incarnationId: req.incarnationId,
       endpoints: req.listeners.map((l) => ({ name: l.name, host: l.host, port: l.port, securityProtocol: l.securityProtocol })),
       rack: req.rack,
+      adminAddress: req.sluiceAdminAddress,
     });
     return reply(call, 'registerBroker', (r) => ({ throttleTimeMs: 0, errorCode: r.errorCode, brokerEpoch: r.brokerEpoch }), refuse);
   },
