@@ -409,7 +409,7 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
   return new Map(bound.map((h) => [h.api.key, h]));
 }
 
-export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected'>;
+export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected' | 'addSocketBytesIn' | 'addSocketBytesOut'>;
 
 /** Limits of the controller listener: few peers and brokers, requests up to a fetch's worth of metadata. */
 const CONTROLLER_LIMITS = {
