@@ -11,7 +11,7 @@ import { ClusterMetricsSampler, metricsEndpoints } from '../../src/cli/reassign_
 import { connectedProducer, kafkajsClient, sendRange } from '../helpers/kafkajs_client.js';
 
 const TOPIC = 'watched';
-const brokers = threeBrokers({ sessionMs: 3000, heartbeatMs: 300 });
+const brokers = threeBrokers({ sessionMs: 10_000, heartbeatMs: 1000 });
 
 it('brokers advertise their admin addresses, and the sampler reads idle and loaded clusters from them', async (t) => {
   const admin = await KafkaAdmin.connect({ host: '127.0.0.1', port: brokers[0]!.kafkaPort });
