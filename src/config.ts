@@ -509,6 +509,15 @@ export function advertisedKafkaEndpoint(config: Pick<BrokerConfig, 'advertisedKa
   return config.advertisedKafkaAddr === '' ? { host: config.kafkaHost, port: listenerPort } : splitHostPort(config.advertisedKafkaAddr);
 }
 
+/**
+ * Where other processes reach the admin HTTP listener bound at `host`:`boundPort` (a broker's
+ * registration carries it): the bound host, or the advertised Kafka host when it bound a wildcard.
+ */
+export function advertisedAdminAddress(config: Pick<BrokerConfig, 'adminHost' | 'advertisedKafkaAddr' | 'kafkaHost'>, boundPort: number): string {
+  const wildcard = config.adminHost === '' || config.adminHost === '0.0.0.0' || config.adminHost === '::';
+  return joinHostPort(wildcard ? advertisedKafkaEndpoint(config, boundPort).host : config.adminHost, boundPort);
+}
+
 /** Inverse of splitHostPort (brackets IPv6 hosts). */
 export function joinHostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;

@@ -12,6 +12,12 @@ import { readResponseHeader } from '../protocol/header.js';
 import { Reader } from '../protocol/reader.js';
 import type { Api } from '../protocol/schema.js';
 
+/** Bytes a link has read and written (shared by the links of one owner; cumulative). */
+export interface LinkBytes {
+  in: number;
+  out: number;
+}
+
 interface Pending {
   readonly correlationId: number;
   readonly decode: (frame: Buffer) => unknown;
@@ -30,6 +36,7 @@ export class KafkaLink {
   constructor(
     private readonly clientId: string,
     private readonly maxFrameBytes: number,
+    private readonly bytes: LinkBytes = { in: 0, out: 0 },
   ) {
     this.frames = new FrameReader(maxFrameBytes);
   }
@@ -46,6 +53,7 @@ export class KafkaLink {
     this.socket = socket;
     socket.setNoDelay(true);
     socket.on('data', (data: Buffer) => {
+      this.bytes.in += data.length;
       try {
         this.frames.push(data, (frame) => this.answer(frame));
       } catch (err) {
@@ -95,7 +103,10 @@ export class KafkaLink {
     return new Promise<Res>((resolve, reject) => {
       const timer = setTimeout(() => this.fail(socket, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${api.name} unanswered after ${timeoutMs} ms`)), timeoutMs);
       this.pending = { correlationId, decode, resolve: resolve as (body: unknown) => void, reject, timer };
-      for (const chunk of frame) socket.write(chunk);
+      for (const chunk of frame) {
+        this.bytes.out += chunk.length;
+        socket.write(chunk);
+      }
     });
   }
 

@@ -24,7 +24,7 @@ import {
 
 export type Outgoing =
   | { kind: 'produce'; result: ProduceResult }
-  | { kind: 'fetch'; reqId: number; parts: FetchPartitionResult[] }
+  | { kind: 'fetch'; reqId: number; parts: FetchPartitionResult[]; waited: boolean }
   | { kind: 'fetchProgress'; reqId: number; bytes: number }
   | { kind: 'group'; reqId: number; payload: Buffer }
   | { kind: 'listOffsets'; reqId: number; parts: ListOffsetsPartitionResult[] };
@@ -88,7 +88,7 @@ export class Outbox {
         writeProduceResult(ring.bytes, at, msg.result);
         break;
       case 'fetch':
-        writeFetchResult(ring.bytes, at, msg.reqId, msg.parts);
+        writeFetchResult(ring.bytes, at, msg.reqId, msg.parts, msg.waited);
         break;
       case 'fetchProgress':
         writeFetchProgress(ring.bytes, at, msg.reqId, msg.bytes);

@@ -48,7 +48,8 @@ export class ParkedFetches {
   constructor(
     private readonly actorOf: (handle: number) => PartitionActor | undefined,
     private readonly deadlines: DeadlineWheel<Expirable>,
-    private readonly send: (reqId: number, parts: FetchPartitionResult[]) => void,
+    /** `waited`: the fetch was parked before this answer. */
+    private readonly send: (reqId: number, parts: FetchPartitionResult[], waited: boolean) => void,
     private readonly progress: (reqId: number, bytes: number) => void,
   ) {}
 
@@ -60,7 +61,7 @@ export class ParkedFetches {
   fetch(ask: FetchAsk, mayPark: boolean): void {
     const r = this.readAll(ask, true);
     if (!mayPark || ask.maxWaitMs === 0 || r.answerNow || this.enough(ask, r.bytes) || this.parked.size >= MAX_PARKED_FETCHES) {
-      this.send(ask.reqId, r.parts);
+      this.send(ask.reqId, r.parts, false);
       return;
     }
     // Main never reuses the id of a request in flight; a clash would leave one fetch unanswered.
@@ -95,7 +96,7 @@ export class ParkedFetches {
     this.parked.delete(reqId);
     this.deadlines.delete(parked);
     for (const p of parked.ask.partitions) this.actorOf(p.handle)?.waiters.delete(reqId);
-    this.send(reqId, this.readAll(parked.ask, false).parts);
+    this.send(reqId, this.readAll(parked.ask, false).parts, true);
   }
 
   completeAll(): void {

@@ -54,6 +54,12 @@ export interface Fetcher {
 
 export const CONSUMER_FETCHER: Fetcher = { replicaId: -1, replicaEpoch: -1 };
 
+/** A fetch's answer: per item, in item order, and whether any shard parked it (waited for min_bytes or max_wait). */
+export interface FetchAnswer {
+  readonly parts: FetchPartitionResult[];
+  readonly waited: boolean;
+}
+
 export interface ListOffsetsItem {
   handle: number;
   /** -1 latest, -2 earliest, -3 max timestamp, else the first offset at or after this time. */
@@ -84,7 +90,9 @@ interface PendingFetch {
   results: FetchPartitionResult[];
   shardsLeft: Set<number>;
   released: boolean;
-  resolve: (r: FetchPartitionResult[]) => void;
+  resolve: (r: FetchAnswer) => void;
+  /** Some shard parked its part before answering. */
+  waited: boolean;
   minBytes: number;
   maxBytes: number;
   /** Per slot, to trim a multi-shard answer to the response's limits; null for one shard, which applied them itself. */
@@ -180,7 +188,7 @@ export class PartitionRouter implements ShardResultSink {
     });
   }
 
-  fetch(items: readonly FetchItem[], maxWaitMs: number, minBytes: number, maxBytes: number, fetcher: Fetcher = CONSUMER_FETCHER): Promise<FetchPartitionResult[]> {
+  fetch(items: readonly FetchItem[], maxWaitMs: number, minBytes: number, maxBytes: number, fetcher: Fetcher = CONSUMER_FETCHER): Promise<FetchAnswer> {
     const reqId = this.allocReqId();
     const results: FetchPartitionResult[] = new Array(items.length);
     const byShard = new Map<number, FetchPartitionAsk[]>();
@@ -198,7 +206,7 @@ export class PartitionRouter implements ShardResultSink {
         lastFetchedEpoch: item.lastFetchedEpoch, currentLeaderEpoch: item.currentLeaderEpoch, logStartOffset: item.logStartOffset,
       });
     }
-    if (byShard.size === 0) return Promise.resolve(results);
+    if (byShard.size === 0) return Promise.resolve({ parts: results, waited: false });
     const flags = byShard.size > 1 ? FETCH_FLAG_MULTI_SHARD : 0;
     const shardsLeft = new Set<number>();
     for (const [shard, partitions] of byShard) {
@@ -206,11 +214,11 @@ export class PartitionRouter implements ShardResultSink {
       if (ok) shardsLeft.add(shard);
       else for (const p of partitions) results[p.slot] = failedFetch(p.slot, ErrorCode.REQUEST_TIMED_OUT);
     }
-    if (shardsLeft.size === 0) return Promise.resolve(results);
+    if (shardsLeft.size === 0) return Promise.resolve({ parts: results, waited: false });
     return new Promise((resolve) => {
       this.deadlines.add(reqId, this.deadlines.now() + maxWaitMs + SHARD_SAFETY_MARGIN_MS);
       const partitionMaxBytes = flags === 0 ? null : items.map((i) => i.partitionMaxBytes);
-      this.fetches.set(reqId, { results, shardsLeft, released: false, resolve, minBytes, maxBytes, partitionMaxBytes, answeredBytes: 0, parkedBytes: new Map() });
+      this.fetches.set(reqId, { results, shardsLeft, released: false, resolve, waited: false, minBytes, maxBytes, partitionMaxBytes, answeredBytes: 0, parkedBytes: new Map() });
     });
   }
 
@@ -293,9 +301,10 @@ export class PartitionRouter implements ShardResultSink {
     }
   }
 
-  onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[]): void {
+  onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[], waited: boolean): void {
     const f = this.fetches.get(reqId);
     if (!f || !f.shardsLeft.delete(shard)) return;
+    if (waited) f.waited = true;
     f.parkedBytes.delete(shard);
     let answerNow = false;
     for (const part of parts) {
@@ -323,7 +332,7 @@ export class PartitionRouter implements ShardResultSink {
 
   private resolveFetch(f: PendingFetch): void {
     if (f.partitionMaxBytes !== null) trimToFetchLimits(f.results, f.partitionMaxBytes, f.maxBytes);
-    f.resolve(f.results);
+    f.resolve({ parts: f.results, waited: f.waited });
   }
 
   /** min_bytes holds for the whole response: release the parked shards once all of them together hold it. */
@@ -382,6 +391,8 @@ export class PartitionRouter implements ShardResultSink {
     for (let i = 0; i < f.results.length; i++) {
       f.results[i] ??= failedFetch(i, ErrorCode.REQUEST_TIMED_OUT);
     }
+    // A shard that never answered held the fetch up to its deadline.
+    f.waited = true;
     this.resolveFetch(f);
   }
 

@@ -18,7 +18,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { wholeBatchesLength } from '../protocol/record_batch.js';
 import { ZERO_UUID, decodedRecords } from '../protocol/schema.js';
 import { ThrottleQuota } from '../coordinator/replication/throttle_quota.js';
-import { KafkaLink } from './kafka_link.js';
+import { KafkaLink, type LinkBytes } from './kafka_link.js';
 
 /** What a replica fetcher needs of one followed partition; the partition actor implements it. */
 export interface FollowedPartition {
@@ -112,6 +112,12 @@ function wholeBatches(records: FetchResponse['responses'][number]['partitions'][
 }
 
 /** One leader's fetch loop for the followed partitions of this shard. */
+/** What a shard's replica fetchers have moved since it started: socket bytes and record bytes received. */
+export interface FetcherTraffic {
+  readonly link: LinkBytes;
+  records: number;
+}
+
 export class ReplicaFetcher {
   private readonly entries = new Map<string, Entry>();
   private readonly link: KafkaLink;
@@ -138,8 +144,10 @@ export class ReplicaFetcher {
     private readonly log?: Pick<Logger, 'warn'>,
     /** Shared by the shard's fetchers; unthrottled unless given. */
     private readonly throttle: ThrottleQuota = new ThrottleQuota(),
+    /** The shard's byte totals, shared by its fetchers. */
+    private readonly traffic: FetcherTraffic = { link: { in: 0, out: 0 }, records: 0 },
   ) {
-    this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES);
+    this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES, traffic.link);
     this.stopping = new Promise((resolve) => (this.stop = resolve));
     this.done = this.run();
   }
@@ -291,6 +299,7 @@ export class ReplicaFetcher {
         const held = records?.length ?? 0;
         if (asked.entry.p.throttled) this.throttle.record(held, now);
         this.bytes += held;
+        this.traffic.records += held;
         this.settlingBytes += held;
         asked.entry.settling = true;
         const settled = (): void => {
@@ -346,6 +355,7 @@ export class ReplicaFetchers {
   private readonly leaderOf = new Map<FollowedPartition, number>();
   private readonly closing = new Set<Promise<void>>();
   private readonly throttle = new ThrottleQuota();
+  readonly traffic: FetcherTraffic = { link: { in: 0, out: 0 }, records: 0 };
 
   constructor(
     private readonly settings: ReplicaFetcherSettings,
@@ -360,7 +370,7 @@ export class ReplicaFetchers {
     if (previous !== undefined && previous !== leader.id) this.unfollow(p);
     let fetcher = this.fetchers.get(leader.id);
     if (fetcher === undefined) {
-      fetcher = new ReplicaFetcher(leader, this.settings, this.brokerEpoch, this.clock, this.log, this.throttle);
+      fetcher = new ReplicaFetcher(leader, this.settings, this.brokerEpoch, this.clock, this.log, this.throttle, this.traffic);
       this.fetchers.set(leader.id, fetcher);
     } else {
       fetcher.setLeader(leader);

@@ -209,7 +209,7 @@ export function readFetchProgress(b: Buffer, at: number): { reqId: number; bytes
   return { reqId: b.readUInt32LE(at + 4), bytes: b.readDoubleLE(at + 8) };
 }
 
-// ---- FETCH_RESULT: [type][pad x3][reqId u32][count u32][pad u32] then per partition:
+// ---- FETCH_RESULT: [type][waited u8][pad x2][reqId u32][count u32][pad u32] then per partition:
 // [slot u32][error i16][pad u16][highWatermark f64][logStartOffset f64][rangeCount u32]
 // [divergingEpoch i32][divergingEndOffset f64]
 // then rangeCount x [position f64][length u32][pathBytes u32][path utf8] ----
@@ -242,8 +242,10 @@ export function fetchResultBytes(parts: readonly FetchPartitionResult[]): number
   return n;
 }
 
-export function writeFetchResult(b: Buffer, at: number, reqId: number, parts: readonly FetchPartitionResult[]): void {
+/** `waited`: the shard parked the fetch before answering (min_bytes was not there at once). */
+export function writeFetchResult(b: Buffer, at: number, reqId: number, parts: readonly FetchPartitionResult[], waited: boolean): void {
   b[at] = MsgType.FETCH_RESULT;
+  b[at + 1] = waited ? 1 : 0;
   b.writeUInt32LE(reqId, at + 4);
   b.writeUInt32LE(parts.length, at + 8);
   let p = at + FETCH_RESULT_HEADER_BYTES;
@@ -266,7 +268,7 @@ export function writeFetchResult(b: Buffer, at: number, reqId: number, parts: re
   }
 }
 
-export function readFetchResult(b: Buffer, at: number): { reqId: number; parts: FetchPartitionResult[] } {
+export function readFetchResult(b: Buffer, at: number): { reqId: number; parts: FetchPartitionResult[]; waited: boolean } {
   const reqId = b.readUInt32LE(at + 4);
   const count = b.readUInt32LE(at + 8);
   const parts: FetchPartitionResult[] = new Array(count);
@@ -294,7 +296,7 @@ export function readFetchResult(b: Buffer, at: number): { reqId: number; parts: 
     }
     parts[i] = part;
   }
-  return { reqId, parts };
+  return { reqId, parts, waited: b[at + 1] === 1 };
 }
 
 // ---- GROUP_CALL: [type][pad x3][reqId u32][handle u32][pad u32] then a V8-serialized GroupCall;

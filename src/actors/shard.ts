@@ -113,6 +113,8 @@ export class Shard {
   private storageErrors = 0;
   /** Segments log recovery rescanned (rather than trusting their indexes) as partitions opened. */
   private rescannedSegments = 0;
+  /** Bytes appended to the logs this shard has closed since it started. */
+  private closedLogsAppendedBytes = 0;
 
   constructor(
     readonly index: number,
@@ -133,7 +135,7 @@ export class Shard {
     this.parked = new ParkedFetches(
       (handle) => this.actors.get(handle),
       this.deadlines,
-      (reqId, parts) => this.outbox.send({ kind: 'fetch', reqId, parts }),
+      (reqId, parts, waited) => this.outbox.send({ kind: 'fetch', reqId, parts, waited }),
       (reqId, bytes) => this.outbox.send({ kind: 'fetchProgress', reqId, bytes }),
     );
     this.ports = {
@@ -248,6 +250,7 @@ export class Shard {
     this.coordinators.get(handle)?.close();
     this.coordinators.delete(handle);
     for (const reqId of [...actor.waiters]) this.parked.complete(reqId);
+    this.closedLogsAppendedBytes += actor.log.appendedBytes;
     if (deleteData) actor.log.deleteAll();
     else actor.log.close();
   }
@@ -271,6 +274,13 @@ export class Shard {
       });
     }
     return out;
+  }
+
+  /** Record batch bytes appended to this shard's logs since it started (cumulative). */
+  logBytesWritten(): number {
+    let bytes = this.closedLogsAppendedBytes;
+    for (const a of this.actors.values()) bytes += a.log.appendedBytes;
+    return bytes;
   }
 
   introspect(): ShardIntrospection {

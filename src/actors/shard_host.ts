@@ -64,7 +64,8 @@ function messageBytes(msg: Pending): number {
 
 export interface ShardResultSink {
   onProduceResult(shard: number, r: ProduceResult): void;
-  onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[]): void;
+  /** `waited`: the shard parked the fetch before answering. */
+  onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[], waited: boolean): void;
   /** The shard's parked part of multi-shard fetch `reqId` holds `bytes` readable bytes. */
   onFetchProgress(shard: number, reqId: number, bytes: number): void;
   /** `payload` is a view into the ring, valid only during the call. */
@@ -285,7 +286,7 @@ export class ShardHost {
             break;
           case MsgType.FETCH_RESULT: {
             const r = readFetchResult(b, off);
-            sink.onFetchResult(this.index, r.reqId, r.parts);
+            sink.onFetchResult(this.index, r.reqId, r.parts, r.waited);
             break;
           }
           case MsgType.FETCH_PROGRESS: {

@@ -44,4 +44,16 @@ export interface ShardSnapshot {
   /** Segments rescanned by log recovery as partitions opened, since the shard started (cumulative). */
   rescannedSegments: number;
   groups: GroupShardSnapshot;
+  traffic: ShardTraffic;
+}
+
+/** Byte totals of a shard since it started (cumulative). */
+export interface ShardTraffic {
+  /** Bytes read from / written to the replica fetchers' sockets. */
+  linkBytesIn: number;
+  linkBytesOut: number;
+  /** Record bytes the replica fetchers received. */
+  replicaBytesFetched: number;
+  /** Record batch bytes appended to the shard's logs. */
+  logBytesWritten: number;
 }

@@ -190,6 +190,12 @@ const control: ShardControl = {
       storageErrors: view.storageErrors,
       rescannedSegments: view.rescannedSegments,
       groups: groupSnapshot(view),
+      traffic: {
+        linkBytesIn: fetchers.traffic.link.in,
+        linkBytesOut: fetchers.traffic.link.out,
+        replicaBytesFetched: fetchers.traffic.records,
+        logBytesWritten: shard.logBytesWritten(),
+      },
     };
     rebalanceMs = [];
     return snap;

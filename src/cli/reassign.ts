@@ -18,6 +18,7 @@ import { MAX_INT32, brokerList, connectAdmin, timeoutOption } from './connect.js
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { drive, type DriverDeps, type MetricsSource, type RunOptions } from './reassign_driver.js';
+import { ClusterMetricsSampler, metricsEndpoints, type MetricsEndpoint } from './reassign_metrics.js';
 import {
   DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, parseStoredPlan, planInputOf, staleParts, type BatchOptions, type PartitionSizes, type StoredPlan,
 } from './reassign_plan.js';
@@ -32,7 +33,7 @@ export const REASSIGN_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   plan: [...COMMON, ...BATCH, { name: 'remove' }, { name: 'topics' }, { name: 'sample-ms' }, { name: 'out' }],
   apply: [
     ...COMMON, ...BATCH, { name: 'plan' }, { name: 'observation-ms' }, { name: 'healthy-hold-ms' }, { name: 'breach-ratio' },
-    { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'poll-ms' },
+    { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'poll-ms' }, { name: 'nic-bytes-per-sec' }, { name: 'disk-bytes-per-sec' },
   ],
   status: COMMON,
   pause: COMMON,
@@ -42,6 +43,10 @@ export const REASSIGN_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
 };
 
 const WAIT_POLL_MS = 500;
+/** Capacities the throttle sizes copies against where the operator does not say: a 10 GbE NIC, a 500 MB/s disk. */
+const DEFAULT_NIC_BYTES_PER_SEC = 1_250_000_000;
+const DEFAULT_DISK_BYTES_PER_SEC = 500_000_000;
+const METRICS_SCRAPE_TIMEOUT_MS = 3_000;
 /** A rollback copies data back: it may take as long as the moves did. */
 const DEFAULT_ROLLBACK_TIMEOUT_MS = 3_600_000;
 
@@ -219,8 +224,18 @@ async function partitionSizes(pool: AdminPool): Promise<PartitionSizes> {
   return sizes;
 }
 
-async function metricsSource(_pool: AdminPool): Promise<MetricsSource | null> {
-  return null;
+/** The brokers' /metrics, or null when none registers an admin address (brokers older than the field). */
+async function metricsSource(pool: AdminPool, parsed: ParsedArgs): Promise<MetricsSource | null> {
+  const endpoints = async (): Promise<MetricsEndpoint[]> => metricsEndpoints(await pool.call((a) => a.describeBrokers()));
+  if ((await endpoints()).length === 0) return null;
+  return new ClusterMetricsSampler({
+    endpoints,
+    capacities: {
+      nicBytesPerSec: intOption(parsed, 'nic-bytes-per-sec', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_NIC_BYTES_PER_SEC,
+      diskBytesPerSec: intOption(parsed, 'disk-bytes-per-sec', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_DISK_BYTES_PER_SEC,
+    },
+    timeoutMs: METRICS_SCRAPE_TIMEOUT_MS,
+  });
 }
 
 async function withStore<T>(parsed: ParsedArgs, io: CliIo, f: (store: ReassignStore, pool: AdminPool) => Promise<T>): Promise<T> {
@@ -291,13 +306,13 @@ async function applyVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<
     const batch = batchOptions(parsed, plan.batch);
     if (JSON.stringify(batch) !== JSON.stringify(plan.batch)) io.err('sluice: batch options differ from the plan\'s: the batches will differ from its dry run');
     io.err(`sluice: applying plan ${plan.id}: ${plan.moves.length} moves, ${plan.leadershipChanges.length} leadership changes`);
-    return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply' }, store, pool, io, json);
+    return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply' }, store, pool, parsed, io, json);
   });
 }
 
 async function driveToEnd(
   plan: StoredPlan, options: ExecutorOptions, run: RunOptions, mode: Parameters<typeof drive>[3],
-  store: ReassignStore, pool: AdminPool, io: CliIo, json: boolean,
+  store: ReassignStore, pool: AdminPool, parsed: ParsedArgs, io: CliIo, json: boolean,
 ): Promise<number> {
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
@@ -308,7 +323,7 @@ async function driveToEnd(
   const deps: DriverDeps = {
     call: (what) => pool.call(what),
     store,
-    metrics: await metricsSource(pool),
+    metrics: await metricsSource(pool, parsed),
     brokerAdmin: (id) => pool.broker(id),
     log: (level, line) => io.err(`${new Date().toISOString()} ${level === 'warn' ? 'WARN ' : ''}${line}`),
     onStatus: (s) => {
@@ -409,7 +424,7 @@ async function rollbackWithoutDriver(planId: string, store: ReassignStore, pool:
   if (plan === null || started === null) throw new UsageError(`the snapshot of reassignment ${planId} is no longer stored: nothing to roll back to`);
   io.err(`sluice: no driver runs reassignment ${planId}: rolling it back from its snapshot`);
   const run = runOptions(parsed);
-  return driveToEnd(plan.plan, executorOptions(plan.plan.batch, run), run, { kind: 'rollback', started }, store, pool, io, json);
+  return driveToEnd(plan.plan, executorOptions(plan.plan.batch, run), run, { kind: 'rollback', started }, store, pool, parsed, io, json);
 }
 
 export async function runReassign(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
@@ -485,6 +500,8 @@ Options:
   --max-rate BYTES_PER_SEC            cap on each broker's replication throttle [2 GiB/s]
   --metrics-interval-ms N             metrics sampling period [5000]
   --poll-ms N                         how often progress is read from metadata [1000]
+  --nic-bytes-per-sec N               each broker's NIC capacity, for the throttle [1250000000]
+  --disk-bytes-per-sec N              each broker's disk bandwidth, for the throttle [500000000]
   --batch-bytes, --per-broker, --include-hot, --hot-bytes-per-sec
                                       override the plan's (the batches then differ from its dry run)
 ${CLIENT_OPTIONS_HELP}`,

@@ -116,6 +116,8 @@ export interface BrokerInfo {
 export interface BrokerStanding extends BrokerInfo {
   /** running: unfenced and warm; warming: joined a cluster with topics and not yet leading (Sluice). */
   state: 'running' | 'warming' | 'fenced';
+  /** Its admin HTTP listener (/metrics, /v1/health), host:port; null when unknown (Sluice). */
+  adminAddress: string | null;
 }
 
 /** The cluster as the connected broker's Metadata shows it: live brokers and every topic. */
@@ -378,6 +380,7 @@ export class KafkaAdmin {
     return res.brokers.map((b): BrokerStanding => ({
       id: b.brokerId, host: b.host, port: b.port, rack: b.rack,
       state: b.isFenced ? 'fenced' : b.sluiceWarming ? 'warming' : 'running',
+      adminAddress: b.sluiceAdminAddress,
     })).sort((a, b) => a.id - b.id);
   }
 

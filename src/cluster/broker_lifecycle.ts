@@ -16,7 +16,9 @@
 // `unfenced()` gates the Kafka listener: it resolves once the controller has unfenced this
 // broker and the local image shows it unfenced at its current epoch, so a client is never routed by an image
 // older than this broker's own registration. Each heartbeat also carries whether this broker,
-// while warming up (new to the cluster), is ready to lead (`warmWith`, warm_up.ts). Main thread.
+// while warming up (new to the cluster), is ready to lead (`warmWith`, warm_up.ts). The
+// registration carries the admin HTTP address (`advertiseAdmin`), so tools that know only the
+// Kafka listener find every broker's /metrics through DescribeCluster. Main thread.
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
 import { callActiveController, type ControllerChannel, type ControllerRequest } from './controller_channel.js';
@@ -79,6 +81,7 @@ export class BrokerLifecycle {
   private markUnfenced!: () => void;
   /** Whether this broker would lead well now; never, until the broker wires its warm-up in. */
   private warm: () => boolean = () => false;
+  private adminAddress: string | null = null;
 
   constructor(
     private readonly identity: BrokerIdentity,
@@ -108,6 +111,11 @@ export class BrokerLifecycle {
   /** The probe each heartbeat reads for its `warm` flag, judged on the image whose offset it reports. */
   warmWith(probe: () => boolean): void {
     this.warm = probe;
+  }
+
+  /** The admin HTTP address (host:port) every registration from now on carries; set before start(). */
+  advertiseAdmin(address: string): void {
+    this.adminAddress = address;
   }
 
   /** Resolves the first time this broker is unfenced and its image has applied the unfencing. */
@@ -170,7 +178,7 @@ export class BrokerLifecycle {
   /** Returns true to go on at once (registered: heartbeat now to be unfenced soon). */
   private async register(): Promise<boolean> {
     const { brokerId, endpoints, rack } = this.identity;
-    const reply = await this.call({ kind: 'registerBroker', request: { brokerId, incarnationId: this.incarnationId, endpoints, rack } });
+    const reply = await this.call({ kind: 'registerBroker', request: { brokerId, incarnationId: this.incarnationId, endpoints, rack, adminAddress: this.adminAddress } });
     if (reply === null || reply.kind !== 'registerBroker') return false;
     if (reply.errorCode !== ErrorCode.NONE) {
       this.log.warn({ error: errorName(reply.errorCode) }, 'broker registration refused');

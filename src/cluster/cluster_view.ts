@@ -25,6 +25,8 @@ export interface BrokerState {
   readonly fenced: boolean;
   /** Joined a cluster with topics and not yet warm: it leads only where no warm replica can. */
   readonly warming: boolean;
+  /** Its admin HTTP listener (/metrics, /v1/health), host:port; null when it registered none. */
+  readonly adminAddress: string | null;
 }
 
 /**

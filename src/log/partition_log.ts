@@ -137,6 +137,8 @@ export class PartitionLog {
   readonly recovery: RecoveryStats;
   /** For GroupCommitter only: hands staged appends over and reports commit outcomes. */
   readonly commitPort: CommitPort;
+  /** Record batch bytes staged since the log opened (clients' and followers' appends). */
+  private appended = 0;
   private config: LogConfig;
   private readonly segments: Segment[];
   private producers: ProducerStateTable;
@@ -328,6 +330,11 @@ export class PartitionLog {
     return HISTORY_AGREES;
   }
 
+  /** Record batch bytes staged since the log opened, for the broker's metrics. */
+  get appendedBytes(): number {
+    return this.appended;
+  }
+
   private get active(): Segment {
     return this.segments[this.segments.length - 1]!;
   }
@@ -388,6 +395,7 @@ export class PartitionLog {
     seg.noteBatch(position, batch.length, baseOffset, lastOffset, maxTimestamp, this.config.indexIntervalBytes);
     this.pending.add(seg, position, batch, baseOffset, lastOffset + 1, maxTimestamp);
     this.leo = lastOffset + 1;
+    this.appended += batch.length;
     this.producers.record(header, baseOffset, lastOffset);
     return { kind: 'appended', baseOffset, lastOffset, logAppendTime };
   }

@@ -6,7 +6,12 @@
 // brokers can live in one process, e.g. in tests); every label value set is bounded — partition
 // and shard label sets mirror the latest snapshots (stale ones are removed), and free-form labels
 // (API names, reasons) are capped at MAX_LABEL_VALUES distinct values.
+// The figures a reassignment watches (the CLI's sampler, cli/reassign_metrics.ts): fetch serving
+// time without the long-poll wait, the process's CPU, socket and replication bytes, log bytes
+// written. Hot-path byte counts are plain additions to numbers, published into their counters at
+// scrape time together with the shards' totals, so recording them allocates nothing.
 
+import { availableParallelism } from 'node:os';
 import { LoopDelayMonitor, type LoopDelay } from '../common/loop_delay.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.js';
@@ -35,6 +40,8 @@ class BoundedChildren<C> {
 }
 
 const DIRECTIONS = ['to_shard', 'to_main'] as const;
+/** Who a fetch serves: a consumer, or a follower broker's replica fetcher. */
+export type FetchKind = 'consumer' | 'replica';
 const WAKEUP_SIDES = ['consumer', 'producer'] as const;
 
 function counter<L extends string>(r: Registry, name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
@@ -120,6 +127,31 @@ export class BrokerMetrics {
     counter(this.registry, 'sluice_log_recovery_rescanned_segments_total', 'Segments log recovery rescanned as partitions opened (a clean shutdown leaves none)', ['shard']),
   );
 
+  private readonly fetchServe = new Histogram<'kind'>({
+    name: 'sluice_fetch_serve_seconds',
+    help: 'Time from a fetch decoded to its answer ready, only for fetches answered without waiting for min_bytes (no long-poll wait), by fetcher',
+    labelNames: ['kind'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly fetchServeChildren = { consumer: this.fetchServe.labels('consumer'), replica: this.fetchServe.labels('replica') };
+  private readonly cpuSeconds = new CumulativeCounter(counter(
+    this.registry, 'sluice_process_cpu_seconds_total', 'User and system CPU time of the whole process, every thread included',
+  ));
+  private readonly networkBytes = new CumulativeCounter(counter(
+    this.registry, 'sluice_network_bytes_total', 'Bytes read from and written to Kafka-protocol sockets (clients, controller listener and replica fetchers)', ['direction'],
+  ));
+  private readonly replicationBytes = new CumulativeCounter(counter(
+    this.registry, 'sluice_replication_bytes_total', 'Record bytes this broker fetched as a follower (in) and served to followers\' fetches (out)', ['direction'],
+  ));
+  private readonly logBytesWritten = new CumulativeCounter(counter(
+    this.registry, 'sluice_log_bytes_written_total', 'Record batch bytes appended to partition logs (produce, follower appends, group coordinator writes)',
+  ));
+  /** Main thread's totals since start, published into the counters above at each scrape. */
+  private socketBytesIn = 0;
+  private socketBytesOut = 0;
+  private replicaBytesServed = 0;
+
   private readonly requestChildren = new BoundedChildren((api) => ({
     count: this.requests.labels(api),
     latency: this.latency.labels(api),
@@ -132,6 +164,10 @@ export class BrokerMetrics {
   private partitionKeys = new Map<string, PartitionSnapshot>();
   private shardIds = new Set<number>();
 
+  constructor() {
+    gauge(this.registry, 'sluice_process_cpu_cores', 'CPUs this process may use (os.availableParallelism)').set(availableParallelism());
+  }
+
   /** `api` must come from the broker's API table (bounded anyway). */
   recordRequest(api: string, seconds: number): void {
     const c = this.requestChildren.get(api);
@@ -142,6 +178,12 @@ export class BrokerMetrics {
   addBytesOut(n: number): void { this.bytesOut.inc(n); }
   addMessagesIn(n: number): void { this.messagesIn.inc(n); }
   addMessagesOut(n: number): void { this.messagesOut.inc(n); }
+  /** A fetch answered without waiting for min_bytes took `seconds` to serve. */
+  recordFetchServe(kind: FetchKind, seconds: number): void { this.fetchServeChildren[kind].observe(seconds); }
+  addSocketBytesIn(n: number): void { this.socketBytesIn += n; }
+  addSocketBytesOut(n: number): void { this.socketBytesOut += n; }
+  /** Record bytes this leader served to a follower's fetch. */
+  addReplicaBytesServed(n: number): void { this.replicaBytesServed += n; }
   connectionOpened(): void { this.connections.inc(); }
   connectionClosed(): void { this.connections.dec(); }
   connectionRejected(reason: string): void { this.rejectedChildren.get(reason).inc(); }
@@ -182,6 +224,7 @@ export class BrokerMetrics {
   /** Prometheus text exposition of everything recorded and applied so far. */
   async metricsText(): Promise<string> {
     this.sampleMainLag();
+    this.publishMainTotals();
     this.raft?.sample();
     return this.registry.metrics();
   }
@@ -192,6 +235,14 @@ export class BrokerMetrics {
 
   close(): void {
     this.mainLag.close();
+  }
+
+  private publishMainTotals(): void {
+    const cpu = process.cpuUsage();
+    this.cpuSeconds.feed({}, 'process', (cpu.user + cpu.system) / 1e6);
+    this.networkBytes.feed({ direction: 'in' }, 'main/in', this.socketBytesIn);
+    this.networkBytes.feed({ direction: 'out' }, 'main/out', this.socketBytesOut);
+    this.replicationBytes.feed({ direction: 'out' }, 'main/out', this.replicaBytesServed);
   }
 
   private sampleMainLag(): void {
@@ -215,6 +266,10 @@ export class BrokerMetrics {
     this.busy.feed({ shard }, shard, s.busyMs / 1000);
     this.storageErrors.feed({ shard }, shard, s.storageErrors);
     this.rescanned.feed({ shard }, shard, s.rescannedSegments);
+    this.networkBytes.feed({ direction: 'in' }, `shard-${shard}/in`, s.traffic.linkBytesIn);
+    this.networkBytes.feed({ direction: 'out' }, `shard-${shard}/out`, s.traffic.linkBytesOut);
+    this.replicationBytes.feed({ direction: 'in' }, `shard-${shard}/in`, s.traffic.replicaBytesFetched);
+    this.logBytesWritten.feed({}, `shard-${shard}`, s.traffic.logBytesWritten);
     for (const direction of DIRECTIONS) {
       const ring = direction === 'to_shard' ? s.toShard : s.toMain;
       this.ringUsed.set({ shard, direction }, ring.usedBytes);

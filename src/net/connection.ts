@@ -72,7 +72,7 @@ interface Slot {
 /** What a connection uses besides its socket: the bound handlers and the broker-wide bookkeeping. */
 export interface ConnectionServices {
   readonly handlers: HandlerTable;
-  readonly metrics: Pick<BrokerMetrics, 'protocolError' | 'recordRequest'>;
+  readonly metrics: Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'addSocketBytesIn' | 'addSocketBytesOut'>;
   /** Gives back segment fds a response's file chunks leased. */
   releaseLeases(leases: number[]): void;
   /** Shards whose inbound ring is full right now. */
@@ -230,6 +230,7 @@ export class Connection {
   }
 
   private onData(chunk: Buffer): void {
+    this.services.metrics.addSocketBytesIn(chunk.length);
     if (this.closed || this.ending) return;
     if (!this.held.tryTake(chunk.length)) {
       this.reject('buffer-bound', `global bound of ${this.held.max} buffered request bytes reached`);
@@ -474,7 +475,12 @@ export class Connection {
       if (out === null) out = slot.chunks;
       else for (const c of slot.chunks) out.push(c);
     }
-    if (out !== null && !this.sink.write(out)) this.writeBlocked = true;
+    if (out !== null) {
+      let bytes = 0;
+      for (const c of out) bytes += c.length;
+      this.services.metrics.addSocketBytesOut(bytes);
+      if (!this.sink.write(out)) this.writeBlocked = true;
+    }
     // The sink has read or dup'd every file chunk: the segment fds may be retired now.
     for (const slot of written) this.releaseLeases(slot);
     if (this.inflight.length === 0) this.onIdle?.();

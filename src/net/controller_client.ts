@@ -138,7 +138,7 @@ export class ControllerClient {
         const res = (await conn.call(BrokerRegistrationApi, 3, {
           brokerId: q.brokerId, clusterId: this.clusterId, incarnationId: q.incarnationId,
           listeners: q.endpoints.map((e) => ({ ...e })), features: [], rack: q.rack,
-          isMigratingZkBroker: false, logDirs: [], previousBrokerEpoch: -1,
+          isMigratingZkBroker: false, logDirs: [], previousBrokerEpoch: -1, sluiceAdminAddress: q.adminAddress ?? null,
         }, timeoutMs)) as BrokerRegistrationResponse;
         return { kind: 'registerBroker', errorCode: res.errorCode as ErrorCode, brokerEpoch: res.brokerEpoch };
       }

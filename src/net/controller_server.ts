@@ -159,6 +159,7 @@ const brokerRegistrationHandler = handler({
       incarnationId: req.incarnationId,
       endpoints: req.listeners.map((l) => ({ name: l.name, host: l.host, port: l.port, securityProtocol: l.securityProtocol })),
       rack: req.rack,
+      adminAddress: req.sluiceAdminAddress,
     });
     return reply(call, 'registerBroker', (r) => ({ throttleTimeMs: 0, errorCode: r.errorCode, brokerEpoch: r.brokerEpoch }), refuse);
   },
@@ -423,7 +424,7 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
   return new Map(bound.map((h) => [h.api.key, h]));
 }
 
-export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected'>;
+export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected' | 'addSocketBytesIn' | 'addSocketBytesOut'>;
 
 /** Limits of the controller listener: few peers and brokers, requests up to a fetch's worth of metadata. */
 const CONTROLLER_LIMITS = {

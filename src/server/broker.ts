@@ -17,7 +17,7 @@ import { ShardHost } from '../actors/shard_host.js';
 import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
 import { quorumReport } from '../actors/quorum/quorum_report.js';
-import type { BrokerConfig } from '../config.js';
+import { advertisedAdminAddress, type BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
 import { TopicAdmin } from '../cluster/topic_admin.js';
@@ -262,6 +262,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   });
   const started = performance.now();
   node.lifecycle.warmWith(() => warmUp.ready());
+  node.lifecycle.advertiseAdmin(advertisedAdminAddress(config, admin.port));
   // Placing __consumer_offsets needs this broker live, and clients must not see an older image.
   node.lifecycle.start();
   await node.lifecycle.unfenced();

@@ -61,7 +61,7 @@ export function clusterView(f: FixtureCluster = {}): ClusterView {
     replicaBrokers: () => brokers.map((b) => ({ id: b.id, epoch: 1, isrEligible: true, endpoint: { host: b.host, port: b.port } })),
     brokerStates: () => [...brokers.map((b) => ({ b, fenced: false })), ...(f.fenced ?? []).map((b) => ({ b, fenced: true }))]
       .sort((x, y) => x.b.id - y.b.id)
-      .map(({ b, fenced }) => ({ ...b, fenced, warming: f.warming?.includes(b.id) ?? false })),
+      .map(({ b, fenced }) => ({ ...b, fenced, warming: f.warming?.includes(b.id) ?? false, adminAddress: null })),
     controllerId: () => f.controllerId ?? localId,
     brokerConfigs: (name) => f.brokerConfigs?.[name] ?? {},
     topics: () => topics.map((t) => t.image),

@@ -1,13 +1,14 @@
 // BrokerMetrics: shard snapshots become gauges/counters, vanished partitions and shards lose their
 // label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded;
 // raft figures appear only once a quorum is watched, and voter lag series follow leadership.
+import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LeaderChange } from '../../src/actors/quorum/quorum_driver.js';
 import type { RaftStatus } from '../../src/coordinator/raft/raft_node.js';
 import { BrokerMetrics } from '../../src/metrics/metrics.js';
 import type { RaftMetricsSource } from '../../src/metrics/raft_metrics.js';
-import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot } from '../../src/actors/shard_snapshot.js';
+import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot, ShardTraffic } from '../../src/actors/shard_snapshot.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
   return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0, consumerWaits: wakeups, producerWaits: 0 };
@@ -18,9 +19,10 @@ function part(topic: string, partition: number, end: number): PartitionSnapshot 
 }
 
 const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] };
+const NO_TRAFFIC: ShardTraffic = { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 };
 
-function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS): ShardSnapshot {
-  return { shard: id, loopDelay: { meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups };
+function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS, traffic = NO_TRAFFIC): ShardSnapshot {
+  return { shard: id, loopDelay: { meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
@@ -183,4 +185,37 @@ test('raft figures: none until a quorum is watched; epoch, leader changes, commi
   assert.match(text, /^sluice_raft_leader_changes_total 2$/m);
   assert.doesNotMatch(text, /^sluice_raft_append_lag_offsets\{/m);
   assert.throws(() => m.watchQuorum(q), /already watched/);
+});
+
+test('the figures a reassignment watches: fetch serving time, process CPU, socket, replication and log bytes', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.recordFetchServe('consumer', 0.003);
+  m.recordFetchServe('replica', 0.2);
+  m.addSocketBytesIn(1000);
+  m.addSocketBytesOut(300);
+  m.addReplicaBytesServed(250);
+  const traffic = (linkIn: number, fetched: number, written: number): ShardTraffic => ({ linkBytesIn: linkIn, linkBytesOut: 40, replicaBytesFetched: fetched, logBytesWritten: written });
+  m.applyShardSnapshots([shard(0, [], 0, 0, NO_GROUPS, traffic(500, 400, 700)), shard(1, [], 0, 0, NO_GROUPS, traffic(50, 10, 90))]);
+  let text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_count', 'kind="consumer"'), 1);
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_bucket', 'le="0.0025",kind="consumer"'), 0);
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_bucket', 'le="0.005",kind="consumer"'), 1);
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_count', 'kind="replica"'), 1);
+  assert.equal(sample(text, 'sluice_network_bytes_total', 'direction="in"'), 1000 + 500 + 50);
+  assert.equal(sample(text, 'sluice_network_bytes_total', 'direction="out"'), 300 + 40 + 40);
+  assert.equal(sample(text, 'sluice_replication_bytes_total', 'direction="in"'), 410);
+  assert.equal(sample(text, 'sluice_replication_bytes_total', 'direction="out"'), 250);
+  const cpuBefore = Number(/^sluice_process_cpu_seconds_total (\S+)$/m.exec(text)?.[1]);
+  assert.ok(cpuBefore > 0, 'the process has used some CPU');
+  assert.equal(Number(/^sluice_process_cpu_cores (\S+)$/m.exec(text)?.[1]), availableParallelism());
+  assert.equal(Number(/^sluice_log_bytes_written_total (\S+)$/m.exec(text)?.[1]), 790);
+  // Totals only grow: a later snapshot adds its growth; busy work shows as more CPU seconds.
+  m.applyShardSnapshots([shard(0, [], 0, 0, NO_GROUPS, traffic(600, 400, 1700)), shard(1, [], 0, 0, NO_GROUPS, traffic(50, 10, 90))]);
+  const until = performance.now() + 30;
+  while (performance.now() < until);
+  text = await m.metricsText();
+  assert.equal(Number(/^sluice_log_bytes_written_total (\S+)$/m.exec(text)?.[1]), 1790);
+  assert.equal(sample(text, 'sluice_network_bytes_total', 'direction="in"'), 1650);
+  assert.ok(Number(/^sluice_process_cpu_seconds_total (\S+)$/m.exec(text)?.[1]) > cpuBefore);
 });

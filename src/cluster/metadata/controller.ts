@@ -20,7 +20,7 @@ import { isListTopicConfig } from '../../coordinator/topic_configs.js';
 import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
-import { ConfigResource, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
+import { ConfigResource, MAX_ADMIN_ADDRESS_CHARS, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
 import {
   alterPartition, alterPartitionReassignments, departureChanges, electLeaders, eligibility, ElectionType, firstLeader, imbalanceElections,
   listPartitionReassignments, NONE_WARMING, returnChanges, warmedElections, warmingOf,
@@ -71,6 +71,8 @@ export interface RegisterBrokerRequest {
   readonly incarnationId: string;
   readonly endpoints: readonly BrokerEndpointRecord[];
   readonly rack: string | null;
+  /** Its admin HTTP listener, host:port (absent: none). */
+  readonly adminAddress?: string | null;
 }
 
 export interface HeartbeatRequest {
@@ -272,6 +274,10 @@ export class MetadataController {
       if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new KafkaError(ErrorCode.INVALID_REQUEST, `broker id ${id}`);
       if (!UUID.test(req.incarnationId) || req.incarnationId === ZERO_UUID) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'incarnation id must be 32 hex chars, not all zero');
       if (req.endpoints.length === 0 || req.endpoints.length > MAX_ENDPOINTS) throw new KafkaError(ErrorCode.INVALID_REQUEST, `a broker needs 1 to ${MAX_ENDPOINTS} endpoints`);
+      const adminAddress = req.adminAddress ?? null;
+      if (adminAddress !== null && adminAddress.length > MAX_ADMIN_ADDRESS_CHARS) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `an admin address of ${adminAddress.length} chars passes ${MAX_ADMIN_ADDRESS_CHARS}`);
+      }
       const existing = image.brokers.get(id);
       if (existing === undefined && image.brokers.size >= this.config.maxBrokers) {
         throw new KafkaError(ErrorCode.POLICY_VIOLATION, `the cluster has its maximum of ${this.config.maxBrokers} brokers`);
@@ -283,6 +289,7 @@ export class MetadataController {
       records.push({
         type: 'registerBroker', brokerId: id, incarnationId: req.incarnationId, brokerEpoch: nextOffset,
         endpoints: req.endpoints, rack: req.rack, fenced: true, inControlledShutdown: false, warming: existing?.warming ?? image.topicsById.size > 0,
+        adminAddress,
       });
       this.lastHeartbeat.set(id, nowMs);
       return this.propose(nextOffset, records, { kind, errorCode: ErrorCode.NONE, brokerEpoch: nextOffset });

@@ -44,6 +44,7 @@ export class MetadataDelta {
         this.brokers.set(rec.brokerId, {
           id: rec.brokerId, incarnationId: rec.incarnationId, epoch: rec.brokerEpoch, endpoints: rec.endpoints,
           rack: rec.rack, fenced: rec.fenced, inControlledShutdown: rec.inControlledShutdown, warming: rec.warming === true,
+          adminAddress: rec.adminAddress ?? null,
         });
         return;
       case 'unregisterBroker':

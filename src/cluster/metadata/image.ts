@@ -20,6 +20,8 @@ export interface BrokerRegistration {
   readonly inControlledShutdown: boolean;
   /** New to the cluster and not yet warm: leads only partitions no warm replica can (warm_up.ts on the broker). */
   readonly warming: boolean;
+  /** Its admin HTTP listener, host:port; null when it registered none (an older broker). */
+  readonly adminAddress: string | null;
 }
 
 /** A topic in the image: ClusterView's TopicImage plus its partition table. */

@@ -61,7 +61,7 @@ export class ImageClusterView implements ClusterView {
       const e = b.endpoints.find((x) => x.name === this.listenerName);
       return {
         id: b.id, host: e?.host ?? null, port: e?.port ?? -1, rack: b.rack,
-        fenced: b.fenced, warming: b.warming,
+        fenced: b.fenced, warming: b.warming, adminAddress: b.adminAddress,
       };
     });
   }

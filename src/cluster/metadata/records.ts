@@ -43,6 +43,8 @@ export type MetadataRecord =
     readonly inControlledShutdown: boolean;
     /** A broker new to the cluster: it hosts replicas and joins ISRs but leads only where no warm replica can (record version 1; absent: false). */
     readonly warming?: boolean;
+    /** Where its admin HTTP listener (/metrics, /v1/health) answers, host:port (record version 2; absent: null). */
+    readonly adminAddress?: string | null;
   }
   | { readonly type: 'unregisterBroker'; readonly brokerId: number; readonly brokerEpoch: number }
   | {
@@ -104,7 +106,7 @@ const TYPES = new Map<number, MetadataRecordType>(Object.entries(API_KEYS).map((
  * registration records, at 1 since they carry the warm-up state. A log written before reads
  * them at 0 (no warm-up); a version above these is refused rather than misread.
  */
-const VERSIONS: Readonly<Partial<Record<MetadataRecordType, number>>> = { registerBroker: 1, brokerRegistrationChange: 1 };
+const VERSIONS: Readonly<Partial<Record<MetadataRecordType, number>>> = { registerBroker: 2, brokerRegistrationChange: 1 };
 
 function versionOf(type: MetadataRecordType): number {
   return VERSIONS[type] ?? 0;
@@ -114,6 +116,8 @@ function versionOf(type: MetadataRecordType): number {
 export const MAX_REPLICAS = 1024;
 /** Bound on a broker's listeners. */
 export const MAX_ENDPOINTS = 64;
+/** Bound on a broker's admin address: a DNS name's 253 chars, brackets, a colon and a port fit. */
+export const MAX_ADMIN_ADDRESS_CHARS = 300;
 
 // PartitionChange's presence bits: which of the optional fields follow.
 const HAS_LEADER = 1;
@@ -156,6 +160,7 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
       w.bool(rec.fenced);
       w.bool(rec.inControlledShutdown);
       w.bool(rec.warming === true);
+      w.compactNullableString(rec.adminAddress ?? null);
       return;
     case 'unregisterBroker':
       w.varint(rec.brokerId);
@@ -248,7 +253,9 @@ function readRecord(r: Reader): MetadataRecord {
       const rack = r.compactNullableString();
       const fenced = r.bool();
       const inControlledShutdown = r.bool();
-      return { type, brokerId, incarnationId, brokerEpoch, endpoints, rack, fenced, inControlledShutdown, warming: version >= 1 && r.bool() };
+      const warming = version >= 1 && r.bool();
+      const adminAddress = version >= 2 ? r.compactNullableString() : null;
+      return { type, brokerId, incarnationId, brokerEpoch, endpoints, rack, fenced, inControlledShutdown, warming, adminAddress };
     }
     case 'unregisterBroker':
       return { type, brokerId: r.varint(), brokerEpoch: r.varlong() };

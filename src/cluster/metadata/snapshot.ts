@@ -14,6 +14,7 @@ function* snapshotRecords(image: MetadataImage): Generator<MetadataRecord> {
     yield {
       type: 'registerBroker', brokerId: b.id, incarnationId: b.incarnationId, brokerEpoch: b.epoch,
       endpoints: b.endpoints, rack: b.rack, fenced: b.fenced, inControlledShutdown: b.inControlledShutdown, warming: b.warming,
+      adminAddress: b.adminAddress,
     };
   }
   const topicConfigs = new Set<string>();

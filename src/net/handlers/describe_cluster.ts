@@ -1,5 +1,6 @@
 // DescribeCluster: the live brokers (v2: on request the fenced ones too, marked) and the
-// controller as the cluster view has them, each broker still warming up marked (Sluice's tag).
+// controller as the cluster view has them, each broker still warming up marked and each broker's
+// admin HTTP address (Sluice's tags).
 import type { ClusterView } from '../../cluster/cluster_view.js';
 import { handler, type Wire } from '../handler.js';
 import { DescribeClusterApi, type DescribeClusterRequest, type DescribeClusterResponse } from '../../protocol/apis/describe_cluster.js';
@@ -18,7 +19,7 @@ export const describeClusterHandler = handler({
     const { cluster } = deps;
     const brokers = cluster.brokerStates()
       .filter((b) => b.host !== null && (req.includeFencedBrokers || !b.fenced))
-      .map((b) => ({ brokerId: b.id, host: b.host!, port: b.port, rack: b.rack, isFenced: b.fenced, sluiceWarming: b.warming }));
+      .map((b) => ({ brokerId: b.id, host: b.host!, port: b.port, rack: b.rack, isFenced: b.fenced, sluiceWarming: b.warming, sluiceAdminAddress: b.adminAddress }));
     return {
       throttleTimeMs: 0,
       errorCode: 0,

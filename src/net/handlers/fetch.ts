@@ -12,6 +12,8 @@
 // No fetch sessions: always answers session id 0, which every client treats as "sessionless".
 // A follower's partitions under the leader's replication throttle (leader_throttle.ts) get no
 // byte budget while its quota is exceeded, and their bytes count against it.
+// A fetch no shard parked is timed into sluice_fetch_serve_seconds (the serving cost without the
+// long-poll wait); bytes served to a follower count as replication bytes out.
 import { CONSUMER_FETCHER, type FetchItem, type PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
@@ -39,7 +41,7 @@ export interface FetchDeps {
   readonly partitions: PartitionLookup;
   readonly router: Pick<PartitionRouter, 'fetch'>;
   readonly segments: Pick<SegmentReader, 'readRanges' | 'fileRanges'>;
-  readonly metrics: Pick<BrokerMetrics, 'addBytesOut'>;
+  readonly metrics: Pick<BrokerMetrics, 'addBytesOut' | 'addReplicaBytesServed' | 'recordFetchServe'>;
   /** fetchMaxBytes caps every response (Kafka's fetch.max.bytes); a response may pass its grant by one batch of up to messageMaxBytes. */
   readonly limits: { readonly fetchMaxBytes: number; readonly messageMaxBytes: number };
   readonly leaderThrottle: Pick<LeaderThrottle, 'applies' | 'exceeded' | 'record'>;
@@ -77,6 +79,7 @@ function servingHandle(deps: FetchDeps, topic: TopicImage, p: FetchRequestPartit
 export const fetchHandler = handler({
   api: FetchApi,
   async handle(ctx, req: FetchRequest, deps: FetchDeps): Promise<Wire<FetchResponse>> {
+    const started = performance.now();
     const { cluster } = deps;
     const byId = ctx.version >= 13;
     const replicaId = ctx.version >= 15 ? req.replicaState.replicaId : req.replicaId;
@@ -116,7 +119,7 @@ export const fetchHandler = handler({
     const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : MAX_FETCH_BYTES, deps.limits.fetchMaxBytes);
     const maxBytes = ctx.reserveResponseBytes?.(asked, deps.limits.messageMaxBytes) ?? asked;
     const fetcher = replicaId >= 0 ? { replicaId, replicaEpoch: ctx.version >= 15 ? req.replicaState.replicaEpoch : -1 } : CONSUMER_FETCHER;
-    const results = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes, fetcher);
+    const { parts: results, waited } = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes, fetcher);
     const leases = ctx.fileLeases ?? null;
     const reads = await Promise.all(
       results.map((r) => {
@@ -138,7 +141,9 @@ export const fetchHandler = handler({
       partitionLists[ti]![pi] = out;
     });
     deps.metrics.addBytesOut(bytesOut);
+    if (replicaId >= 0) deps.metrics.addReplicaBytesServed(bytesOut);
     if (throttledBytes > 0) deps.leaderThrottle.record(throttledBytes);
+    if (!waited) deps.metrics.recordFetchServe(replicaId >= 0 ? 'replica' : 'consumer', (performance.now() - started) / 1000);
     return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints };
   },
 });

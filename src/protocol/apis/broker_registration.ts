@@ -1,7 +1,8 @@
 // BrokerRegistration (key 62) wire schema, v0-4, flexible in every version (KIP-631): a broker
 // registers its listeners, features and rack with the active controller, which answers with the
 // broker epoch (the metadata offset of its registration record). v1 adds IsMigratingZkBroker, v2
-// LogDirs, v3 PreviousBrokerEpoch (KIP-966); v4 changes no field.
+// LogDirs, v3 PreviousBrokerEpoch (KIP-966); v4 changes no field. One Sluice extension:
+// `sluiceAdminAddress` (tagged, tag 1000), where the broker's admin HTTP listener answers.
 
 import { defineApi } from '../schema.js';
 
@@ -31,6 +32,8 @@ export interface BrokerRegistrationRequest {
   logDirs: string[];
   /** v3+; -1 when the broker did not shut down cleanly. */
   previousBrokerEpoch: number;
+  /** Tagged, Sluice only: the admin HTTP listener's host:port, null when unknown. */
+  sluiceAdminAddress: string | null;
 }
 
 export interface BrokerRegistrationResponse {
@@ -69,6 +72,7 @@ export const BrokerRegistrationApi = defineApi<BrokerRegistrationRequest, Broker
     { name: 'isMigratingZkBroker', type: 'bool', versions: '1+', default: false },
     { name: 'logDirs', type: 'uuid', array: true, versions: '2+' },
     { name: 'previousBrokerEpoch', type: 'int64', versions: '3+', default: -1 },
+    { name: 'sluiceAdminAddress', type: 'string', versions: '0+', nullableVersions: '0+', taggedVersions: '0+', tag: 1000, default: null },
   ],
   response: [
     { name: 'throttleTimeMs', type: 'int32', versions: '0+' },

@@ -1,7 +1,8 @@
 // DescribeCluster (key 60) wire schema, v0-2 (flexible in every version; v1 adds the endpoint
 // type: 1 = brokers, 2 = controllers; v2, KIP-1073, lists fenced brokers on request and marks
 // them). One Sluice extension: `sluiceWarming` (tagged, tag 1000) on a broker still warming up
-// after joining the cluster; Kafka's clients skip the tag. Runs on the main thread.
+// after joining the cluster, and `sluiceAdminAddress` (tagged, tag 1001, null when unknown), where
+// its admin HTTP listener answers; Kafka's clients skip the tags. Runs on the main thread.
 
 import { defineApi } from '../schema.js';
 
@@ -21,6 +22,8 @@ export interface DescribeClusterResponseBroker {
   isFenced: boolean;
   /** Tagged, Sluice only. */
   sluiceWarming: boolean;
+  /** Tagged, Sluice only: the admin HTTP listener's host:port. */
+  sluiceAdminAddress: string | null;
 }
 
 export interface DescribeClusterResponse {
@@ -61,6 +64,7 @@ export const DescribeClusterApi = defineApi<DescribeClusterRequest, DescribeClus
         { name: 'rack', type: 'string', versions: '0+', nullableVersions: '0+', default: null },
         { name: 'isFenced', type: 'bool', versions: '2+', default: false },
         { name: 'sluiceWarming', type: 'bool', versions: '0+', taggedVersions: '0+', tag: 1000, default: false },
+        { name: 'sluiceAdminAddress', type: 'string', versions: '0+', nullableVersions: '0+', taggedVersions: '0+', tag: 1001, default: null },
       ], array: true, versions: '0+',
     },
     { name: 'clusterAuthorizedOperations', type: 'int32', versions: '0+', default: -2147483648 },

@@ -105,10 +105,10 @@ describe('ring messages', () => {
       diverging: fc.option(fc.record({ epoch: fc.integer({ min: 0, max: 0x7fffffff }), endOffset: offset }), { nil: null }),
     });
     fc.assert(
-      fc.property(u32, fc.array(part, { maxLength: 20 }), at, (reqId, parts, pos) => {
+      fc.property(u32, fc.array(part, { maxLength: 20 }), at, fc.boolean(), (reqId, parts, pos, waited) => {
         const b = Buffer.alloc(pos + fetchResultBytes(parts), 0xee);
-        writeFetchResult(b, pos, reqId, parts);
-        assert.deepEqual(readFetchResult(b, pos), structuredClone({ reqId, parts }));
+        writeFetchResult(b, pos, reqId, parts, waited);
+        assert.deepEqual(readFetchResult(b, pos), structuredClone({ reqId, parts, waited }));
       }),
     );
   });

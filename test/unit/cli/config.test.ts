@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { ConfigError, CONFIG_FLAGS, advertisedKafkaEndpoint, describeConfig, resolveConfig } from '../../../src/config.js';
+import { ConfigError, CONFIG_FLAGS, advertisedAdminAddress, advertisedKafkaEndpoint, describeConfig, resolveConfig } from '../../../src/config.js';
 
 function configFile(content: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
@@ -282,4 +282,12 @@ test('advertised Kafka address: an empty host, a port outside 1..65535 or a wild
     assert.equal(issues[0]!.origin, '--advertised-kafka-addr', raw);
     assert.match(issues[0]!.message, message, raw);
   }
+});
+
+test('the admin address a broker registers: the bound host, or the advertised Kafka host for a wildcard', () => {
+  const at = (adminHost: string, advertisedKafkaAddr = ''): string => advertisedAdminAddress({ adminHost, advertisedKafkaAddr, kafkaHost: '10.1.2.3' }, 8088);
+  assert.equal(at('127.0.0.1'), '127.0.0.1:8088');
+  assert.equal(at('0.0.0.0'), '10.1.2.3:8088');
+  assert.equal(at('::', 'kafka-1.example:19092'), 'kafka-1.example:8088');
+  assert.equal(at('::1'), '[::1]:8088');
 });

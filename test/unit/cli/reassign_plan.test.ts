@@ -18,7 +18,7 @@ const meta: ClusterMetadata = {
   clusterId: 'c', controllerId: 1, brokers: [],
   topics: [topic('__consumer_offsets', true, [[1, 2]]), topic('__sluice_reassignment', false, [[2, 3]]), topic('orders', false, [[1, 2], [2, 3], [3, 1], [1, 2]])],
 };
-const standing = (id: number, state: BrokerStanding['state'] = 'running'): BrokerStanding => ({ id, host: '127.0.0.1', port: 9000 + id, rack: null, state });
+const standing = (id: number, state: BrokerStanding['state'] = 'running'): BrokerStanding => ({ id, host: '127.0.0.1', port: 9000 + id, rack: null, state, adminAddress: null });
 const brokers = [standing(1), standing(2), standing(3), standing(4, 'warming')];
 
 describe('reassign plan', () => {

@@ -21,6 +21,7 @@ const snapshot: ShardSnapshot = {
   storageErrors: 0,
   rescannedSegments: 0,
   groups: { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] },
+  traffic: { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 },
 };
 
 async function withServer(

@@ -19,7 +19,7 @@ const server = createServer((socket) => {
     // A topic named null is valid from v12 only: v11 cannot encode this answer.
     handle: (): Wire<MetadataResponse> => ({ topics: [{ errorCode: 100, name: null, topicId: 'c'.repeat(32), partitions: [] }] }),
   }]]);
-  const services = { handlers, metrics: { protocolError: () => {}, recordRequest: () => {} }, releaseLeases: () => {}, blockedShards: () => [] };
+  const services = { handlers, metrics: { protocolError: () => {}, recordRequest: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} }, releaseLeases: () => {}, blockedShards: () => [] };
   const limits = { maxRequestBytes: 1 << 20, maxInflight: 8, idleTimeoutMs: 60_000, maxQueuedResponseBytes: 1 << 22 };
   new Connection(socket, services, limits, new HeldBytes(1 << 24), createLogger('silent'), () => {});
 });

@@ -57,9 +57,9 @@ describe('Fetch under the leader throttle', () => {
   const deps = (exceeded: boolean, routed: FetchItem[], recorded: number[]): FetchDeps => ({
     cluster,
     partitions: { handleOf: (_t, p) => 10 + p },
-    router: { fetch: (items) => { routed.push(...items); return Promise.resolve(items.map((_, slot) => ({ slot, errorCode: 0, highWatermark: 5, logStartOffset: 0, ranges: [{ segment: 0, position: 0, length: 100 }] as never, diverging: null }))); } },
+    router: { fetch: (items) => { routed.push(...items); return Promise.resolve({ parts: items.map((_, slot) => ({ slot, errorCode: 0, highWatermark: 5, logStartOffset: 0, ranges: [{ segment: 0, position: 0, length: 100 }] as never, diverging: null })), waited: false }); } },
     segments: { readRanges: () => Promise.resolve([Buffer.alloc(100)]), fileRanges: () => Promise.resolve([]) },
-    metrics: { addBytesOut: () => {} },
+    metrics: { addBytesOut: () => {}, addReplicaBytesServed: () => {}, recordFetchServe: () => {} },
     limits: { fetchMaxBytes: 55 << 20, messageMaxBytes: 1 << 20 },
     leaderThrottle: new (class extends LeaderThrottle {
       override exceeded(): boolean { return exceeded; }

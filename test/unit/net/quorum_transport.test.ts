@@ -66,7 +66,7 @@ async function serve(transport: QuorumTransport, port = 0): Promise<number> {
   }]));
   const services = {
     handlers,
-    metrics: { protocolError: () => {}, recordRequest: () => {} },
+    metrics: { protocolError: () => {}, recordRequest: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} },
     releaseLeases: () => {},
     blockedShards: () => [],
   };

@@ -27,8 +27,8 @@ test('DescribeCluster v0 response: brokers with and without rack', () => {
     throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 1,
     clusterId: 'sluice-cluster', controllerId: 1,
     brokers: [
-      { brokerId: 1, host: '127.0.0.1', port: 9092, rack: null, isFenced: false, sluiceWarming: false },
-      { brokerId: 2, host: 'localhost', port: 9093, rack: 'r1', isFenced: false, sluiceWarming: false },
+      { brokerId: 1, host: '127.0.0.1', port: 9092, rack: null, isFenced: false, sluiceWarming: false, sluiceAdminAddress: null },
+      { brokerId: 2, host: 'localhost', port: 9093, rack: 'r1', isFenced: false, sluiceWarming: false, sluiceAdminAddress: null },
     ],
     clusterAuthorizedOperations: INT32_MIN,
   };
@@ -48,7 +48,7 @@ test('DescribeCluster v1 response: endpoint type after the error message', () =>
   const res: DescribeClusterResponse = {
     throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 2,
     clusterId: 'c', controllerId: -1,
-    brokers: [{ brokerId: 0, host: 'h', port: 1, rack: null, isFenced: false, sluiceWarming: false }],
+    brokers: [{ brokerId: 0, host: 'h', port: 1, rack: null, isFenced: false, sluiceWarming: false, sluiceAdminAddress: null }],
     clusterAuthorizedOperations: 0x2f8,
   };
   const bytes = new Bytes()
@@ -78,8 +78,8 @@ test('DescribeCluster v2: fenced brokers on request, marked; a warming broker ca
     throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 1,
     clusterId: 'c', controllerId: 1,
     brokers: [
-      { brokerId: 1, host: 'h', port: 1, rack: null, isFenced: true, sluiceWarming: false },
-      { brokerId: 4, host: 'h', port: 4, rack: null, isFenced: false, sluiceWarming: true },
+      { brokerId: 1, host: 'h', port: 1, rack: null, isFenced: true, sluiceWarming: false, sluiceAdminAddress: null },
+      { brokerId: 4, host: 'h', port: 4, rack: null, isFenced: false, sluiceWarming: true, sluiceAdminAddress: null },
     ],
     clusterAuthorizedOperations: INT32_MIN,
   };
@@ -89,6 +89,30 @@ test('DescribeCluster v2: fenced brokers on request, marked; a warming broker ca
     .carr(2)
     .i32(1).cstr('h').i32(1).cstr(null).bool(true).tags0()
     .i32(4).cstr('h').i32(4).cstr(null).bool(false).uvarint(1).tag(1000, new Bytes().bool(true))
+    .i32(INT32_MIN)
+    .tags0()
+    .build();
+  goldenResponse(DescribeClusterApi, 2, res, bytes);
+});
+
+test('DescribeCluster: a broker\'s admin address carries tag 1001 after the warming tag, null when unknown', () => {
+  const res: DescribeClusterResponse = {
+    throttleTimeMs: 0, errorCode: 0, errorMessage: null, endpointType: 1,
+    clusterId: 'c', controllerId: 1,
+    brokers: [
+      { brokerId: 1, host: 'h', port: 1, rack: null, isFenced: false, sluiceWarming: false, sluiceAdminAddress: 'h:8081' },
+      { brokerId: 2, host: 'h', port: 2, rack: null, isFenced: false, sluiceWarming: true, sluiceAdminAddress: 'h:8082' },
+      { brokerId: 3, host: 'h', port: 3, rack: null, isFenced: false, sluiceWarming: false, sluiceAdminAddress: null },
+    ],
+    clusterAuthorizedOperations: INT32_MIN,
+  };
+  const bytes = new Bytes()
+    .i32(0).i16(0).cstr(null).i8(1)
+    .cstr('c').i32(1)
+    .carr(3)
+    .i32(1).cstr('h').i32(1).cstr(null).bool(false).uvarint(1).tag(1001, new Bytes().cstr('h:8081'))
+    .i32(2).cstr('h').i32(2).cstr(null).bool(false).uvarint(2).tag(1000, new Bytes().bool(true)).tag(1001, new Bytes().cstr('h:8082'))
+    .i32(3).cstr('h').i32(3).cstr(null).bool(false).tags0()
     .i32(INT32_MIN)
     .tags0()
     .build();

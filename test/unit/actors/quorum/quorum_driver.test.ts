@@ -49,6 +49,7 @@ function register(port: number, brokerId: number): Promise<BrokerRegistrationRes
     isMigratingZkBroker: false,
     logDirs: [],
     previousBrokerEpoch: -1,
+    sluiceAdminAddress: null,
   });
 }
 

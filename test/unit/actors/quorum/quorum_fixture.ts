@@ -37,7 +37,7 @@ export const controllerConfig: ControllerConfig = {
   leaderImbalancePerBrokerPercentage: 10,
 };
 
-const noMetrics = { protocolError: () => {}, recordRequest: () => {}, connectionOpened: () => {}, connectionClosed: () => {}, connectionRejected: () => {} };
+const noMetrics = { protocolError: () => {}, recordRequest: () => {}, connectionOpened: () => {}, connectionClosed: () => {}, connectionRejected: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} };
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

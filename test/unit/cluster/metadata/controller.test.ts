@@ -11,6 +11,7 @@ import { config, Harness, SESSION_MS } from '../../../helpers/controller_harness
 import { describeImage } from '../../../helpers/metadata_fixture.js';
 import { placeBalanced, type PlacementBroker } from '../../../../src/cluster/replica_placement.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
+import { MAX_ADMIN_ADDRESS_CHARS } from '../../../../src/cluster/metadata/records.js';
 
 function counts(lists: readonly (readonly number[])[], ids: readonly number[], leadersOnly: boolean): number[] {
   const m = new Map(ids.map((id) => [id, 0]));
@@ -172,6 +173,21 @@ describe('MetadataController', () => {
     const t = h.c.image.topicsByName.get('t')!;
     assert.deepStrictEqual([t.table.leader(0), t.table.leader(1)], [1, 1]);
     assert.deepStrictEqual([t.table.leaderEpoch(0), t.table.leaderEpoch(1)], [2, 2]);
+  });
+
+  it('keeps the admin address a broker registers with, and refuses one past its bound', () => {
+    const h = new Harness();
+    const register = (adminAddress: string | null | undefined): ControllerReply | number => h.run((next) => h.c.registerBroker({
+      brokerId: 5, incarnationId: 'e'.repeat(32), rack: null, endpoints: [{ name: 'P', host: 'h', port: 1, securityProtocol: 0 }], adminAddress,
+    }, next, 0));
+    const codeOf = (r: ControllerReply | number): number => (typeof r === 'number' || !('errorCode' in r) ? ErrorCode.NONE : r.errorCode);
+    assert.equal(codeOf(register('h:8080')), ErrorCode.NONE);
+    h.commitAll();
+    assert.equal(h.c.image.brokers.get(5)!.adminAddress, 'h:8080');
+    assert.equal(codeOf(register(undefined)), ErrorCode.NONE);
+    h.commitAll();
+    assert.equal(h.c.image.brokers.get(5)!.adminAddress, null, 'a registration without one (an older broker) has none');
+    assert.equal(codeOf(register(`${'h'.repeat(MAX_ADMIN_ADDRESS_CHARS)}:1`)), ErrorCode.INVALID_REQUEST);
   });
 
   it('answers only once the batch commits and reverts to the committed image on losing leadership', () => {

@@ -19,6 +19,13 @@ const idList = fc.array(brokerId, { maxLength: 8 });
 /** Records as plain objects (fast-check may otherwise make null-prototype ones, which deepStrictEqual tells apart). */
 const rec = <T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> => fc.record(model, { noNullPrototype: true });
 
+/** `rec` as an older version wrote it: the version byte rewritten and the trailing `dropBytes` fields cut off. */
+function asVersion(rec: MetadataRecord, current: number, version: number, dropBytes: number): Buffer {
+  const now = encodeBatch([rec]);
+  assert.equal(now[2], current);
+  return Buffer.concat([now.subarray(0, 2), Buffer.from([version]), now.subarray(3, now.length - dropBytes)]);
+}
+
 const endpoint: fc.Arbitrary<BrokerEndpointRecord> = rec({
   name: text, host: text, port: fc.integer({ min: 0, max: 65535 }), securityProtocol: fc.integer({ min: 0, max: 3 }),
 });
@@ -27,7 +34,7 @@ const recordArb: fc.Arbitrary<MetadataRecord> = fc.oneof(
   rec({
     type: fc.constant('registerBroker' as const), brokerId, incarnationId: uuidArb, brokerEpoch: long,
     endpoints: fc.array(endpoint, { maxLength: 3 }), rack: fc.option(text), fenced: fc.boolean(), inControlledShutdown: fc.boolean(),
-    warming: fc.boolean(),
+    warming: fc.boolean(), adminAddress: fc.option(text),
   }),
   rec({ type: fc.constant('unregisterBroker' as const), brokerId, brokerEpoch: long }),
   rec({
@@ -100,17 +107,23 @@ describe('metadata records', () => {
   it('read broker registrations written at version 0, before the warm-up state, as not warming', () => {
     const register: MetadataRecord = {
       type: 'registerBroker', brokerId: 1, incarnationId: 'ab'.repeat(16), brokerEpoch: 5, endpoints: [], rack: null,
-      fenced: true, inControlledShutdown: false, warming: true,
+      fenced: true, inControlledShutdown: false, warming: true, adminAddress: null,
     };
     const change: MetadataRecord = { type: 'brokerRegistrationChange', brokerId: 1, brokerEpoch: 5, fenced: -1, inControlledShutdown: false, warmed: true };
-    // The version 0 form: a batch of one, the apiKey, version 0, and the fields without the last (warm-up) byte.
-    const asV0 = (rec: MetadataRecord): Buffer => {
-      const v1 = encodeBatch([rec]);
-      assert.equal(v1[2], 1);
-      return Buffer.concat([v1.subarray(0, 2), Buffer.from([0]), v1.subarray(3, v1.length - 1)]);
+    // The version 0 form: a batch of one, the apiKey, version 0, and the fields without the
+    // trailing ones later versions added (the warm-up byte; a registration's null admin address).
+    assert.deepStrictEqual(decodeBatch(asVersion(register, 2, 0, 2)), [{ ...register, warming: false }]);
+    assert.deepStrictEqual(decodeBatch(asVersion(change, 1, 0, 1)), [{ ...change, warmed: false }]);
+  });
+
+  it('read broker registrations written at version 1, before the admin address, as having none', () => {
+    const register: MetadataRecord = {
+      type: 'registerBroker', brokerId: 1, incarnationId: 'ab'.repeat(16), brokerEpoch: 5, endpoints: [], rack: null,
+      fenced: true, inControlledShutdown: false, warming: true, adminAddress: null,
     };
-    assert.deepStrictEqual(decodeBatch(asV0(register)), [{ ...register, warming: false }]);
-    assert.deepStrictEqual(decodeBatch(asV0(change)), [{ ...change, warmed: false }]);
+    assert.deepStrictEqual(decodeBatch(asVersion(register, 2, 1, 1)), [register]);
+    const withAddress: MetadataRecord = { ...register, adminAddress: '10.0.0.7:8080' };
+    assert.deepStrictEqual(decodeBatch(encodeBatch([withAddress])), [withAddress]);
   });
 
   it('refuse an unknown record type, an unknown version and a huge claimed count', () => {

@@ -5,7 +5,7 @@
 // leader to clients of other brokers and passes a diverging epoch on.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FetchItem } from '../../../../src/actors/partition_router.js';
+import type { FetchAnswer, FetchItem } from '../../../../src/actors/partition_router.js';
 import type { FetchPartitionResult } from '../../../../src/actors/ring_messages.js';
 import type { ClusterView } from '../../../../src/cluster/cluster_view.js';
 import { fetchHandler, type FetchDeps } from '../../../../src/net/handlers/fetch.js';
@@ -29,13 +29,14 @@ function fetchDeps(routed: FetchItem[], diverging: FetchPartitionResult['divergi
     cluster,
     partitions: { handleOf: (_t, p) => (p === 0 ? 11 : -1) },
     router: {
-      fetch: (items: readonly FetchItem[]): Promise<FetchPartitionResult[]> => {
+      fetch: (items: readonly FetchItem[]): Promise<FetchAnswer> => {
         routed.push(...items);
-        return Promise.resolve(items.map((_, slot) => ({ slot, errorCode: 0, highWatermark: 5, logStartOffset: 0, ranges: [], diverging })));
+        const parts: FetchPartitionResult[] = items.map((_, slot) => ({ slot, errorCode: 0, highWatermark: 5, logStartOffset: 0, ranges: [], diverging }));
+        return Promise.resolve({ parts, waited: false });
       },
     },
     segments: { readRanges: () => Promise.resolve([]), fileRanges: () => Promise.resolve([]) },
-    metrics: { addBytesOut: () => {} },
+    metrics: { addBytesOut: () => {}, addReplicaBytesServed: () => {}, recordFetchServe: () => {} },
     limits: { fetchMaxBytes: 55 << 20, messageMaxBytes: 1 << 20 },
     leaderThrottle: { applies: () => false, exceeded: () => false, record: () => {} },
   };
