@@ -12,6 +12,7 @@ import type { KafkaAdmin } from '../../src/client/admin.js';
 import { BROKER_MAIN, sleep } from '../helpers/broker_process.js';
 import { sluice } from '../helpers/cli_run.js';
 import type { CliRun } from '../helpers/cli_run.js';
+import type { PartitionMove } from '../../src/cluster/expansion/model.js';
 import { ConfigResourceTypes } from '../helpers/kafkajs_client.js';
 import { LineChild } from '../helpers/line_child.js';
 import { partitionKey } from '../helpers/delivery_gaps.js';
@@ -20,14 +21,7 @@ import { kafkajsOf } from './expansion_load.js';
 export type ReassignState = 'planned' | 'running' | 'paused' | 'done' | 'cancelled' | 'rolled-back';
 
 /** One partition's move: its replica list now and the target list (preferred leader first). */
-export interface PlannedMove {
-  readonly topic: string;
-  readonly partition: number;
-  readonly from: readonly number[];
-  readonly to: readonly number[];
-  readonly sizeBytes: number;
-  readonly bytesInPerSec: number;
-}
+export type PlannedMove = PartitionMove;
 
 /** `sluice reassign plan --format json`. */
 export interface ReassignPlan {

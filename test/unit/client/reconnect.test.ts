@@ -5,18 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RECONNECT_BACKOFF, ReconnectBackoff } from '../../../src/client/reconnect.js';
-
-/** A seeded uniform source (mulberry32), so a failure reproduces. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as seeded } from '../../helpers/seeded_random.js';
 
 /** When each client of the fleet gets its connection back, the broker listening again at `backAtMs`. */
 function reconnectTimes(clients: number, backAtMs: number, random: () => number): number[] {
