@@ -20,7 +20,7 @@ import type { CliIo } from './io.js';
 import { drive, type DriverDeps, type MetricsSource, type RunOptions } from './reassign_driver.js';
 import { ClusterMetricsSampler, metricsEndpoints, type MetricsEndpoint } from './reassign_metrics.js';
 import {
-  DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, parseStoredPlan, planInputOf, staleParts, type BatchOptions, type PartitionSizes, type StoredPlan,
+  DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, withDrainedTopics, parseStoredPlan, planInputOf, staleParts, type BatchOptions, type PartitionSizes, type StoredPlan,
 } from './reassign_plan.js';
 import {
   DRIVER_SILENT_MS, ReassignStore, isPlan, isStarted, isStatus, newCommandId, type DriverStatus, type ReassignCommand,
@@ -263,7 +263,7 @@ async function planVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<n
     if (latest !== null && isLive(latest.status, Date.now())) throw new UsageError(`reassignment ${latest.status.planId} is ${latest.status.state}: cancel it or wait for it to end before planning another`);
     const [meta, brokers] = await pool.call((a) => Promise.all([a.clusterMetadata(), a.describeBrokers()]));
     const topicsRaw = optionValue(parsed, 'topics');
-    const topics = topicsRaw === undefined ? defaultTopics(meta) : topicsRaw.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    const topics = withDrainedTopics(meta, topicsRaw === undefined ? defaultTopics(meta) : topicsRaw.split(',').map((t) => t.trim()).filter((t) => t !== ''), removing);
     const first = await partitionSizes(pool);
     let later: PartitionSizes | null = null;
     if (sampleMs > 0) {
@@ -473,7 +473,8 @@ plan for 'apply'. Prints the moves against their lower bound, the bytes to copy,
 'apply' will submit and each broker's counts before and after.
 
 Options:
-  --remove IDS                        brokers to drain to zero replicas (comma-separated)
+  --remove IDS                        brokers to drain to zero replicas (comma-separated); every
+                                      topic with a replica on them is planned, internal ones too
   --topics T,...                      topics to balance [every topic but internal ones]
   --batch-bytes N                     bytes one batch may copy [${DEFAULT_BATCH_OPTIONS.batchBytes}]
   --per-broker N                      moves in flight per broker [${DEFAULT_BATCH_OPTIONS.perBrokerMoves}]

@@ -50,6 +50,13 @@ export function defaultTopics(meta: ClusterMetadata): string[] {
   return meta.topics.filter((t) => !t.internal && !t.name.startsWith('__')).map((t) => t.name);
 }
 
+/** `topics` plus every topic (internal ones too) with a replica on a broker being removed: a drain must empty it. */
+export function withDrainedTopics(meta: ClusterMetadata, topics: readonly string[], removing: readonly number[]): string[] {
+  const out = new Set(topics);
+  for (const t of meta.topics) if (t.partitionDetails.some((p) => p.replicas.some((r) => removing.includes(r)))) out.add(t.name);
+  return [...out];
+}
+
 /**
  * The planner's input. Brokers: every registered one; a fenced broker is refused unless it is
  * being removed (its replicas cannot be copied while it is down, so the operator decides). Byte

@@ -8,7 +8,7 @@
 // in growing windows, so a long history costs only when the record sought is old.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cluster } from '../client/cluster.js';
+import { Cluster, isStaleMetadataError } from '../client/cluster.js';
 import type { KafkaAdmin } from '../client/admin.js';
 import { Consumer } from '../client/consumer/consumer.js';
 import { listOffsets } from '../client/consumer/offsets.js';
@@ -96,16 +96,29 @@ export class ReassignStore {
   }
 
   /** The next offset to be written: where a driver starts reading commands. */
-  async end(): Promise<number> {
-    return (await listOffsets(this.cluster, [TP], 'latest')).get(tpKey(TP.topic, TP.partition)) ?? 0;
+  end(): Promise<number> {
+    return this.offset('latest');
+  }
+
+  /**
+   * The partition's earliest or latest offset, asked of its leader. A leader that moved, or has
+   * not opened the partition yet, answers with a stale-metadata error: the lookup is tried again
+   * (the Cluster has refreshed its metadata by then), within LEADER_WAIT_MS.
+   */
+  private async offset(spec: 'earliest' | 'latest'): Promise<number> {
+    for (const deadline = Date.now() + LEADER_WAIT_MS; ;) {
+      try {
+        return (await listOffsets(this.cluster, [TP], spec)).get(tpKey(TP.topic, TP.partition)) ?? 0;
+      } catch (err) {
+        if (!(err instanceof KafkaError && isStaleMetadataError(err.code)) || Date.now() > deadline) throw err;
+        await sleep(100);
+      }
+    }
   }
 
   /** The latest record that `match` accepts, or null when the topic holds none. */
   async latest<R extends StoreRecord>(match: (r: StoreRecord) => r is R): Promise<R | null> {
-    const [start, end] = await Promise.all([
-      listOffsets(this.cluster, [TP], 'earliest').then((m) => m.get(tpKey(TP.topic, TP.partition)) ?? 0),
-      this.end(),
-    ]);
+    const [start, end] = await Promise.all([this.offset('earliest'), this.offset('latest')]);
     let to = end;
     for (let window = FIRST_WINDOW; to > start; window *= 4) {
       const from = Math.max(start, to - window);

@@ -12,7 +12,7 @@ import { validateTopicName } from '../coordinator/topic_names.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { isInternalTopic, type ClusterView, type TopicImage } from './cluster_view.js';
 import type { MetadataStore, ReplicaAssignment, TopicChange } from './metadata_store.js';
-import { checkAssignment, placeReplicas } from './replica_placement.js';
+import { checkAssignment, placeBalanced, placeReplicas, type PlacementBroker } from './replica_placement.js';
 
 /** Bound on partitions one broker hosts: every partition costs an actor, files and index memory. */
 export const MAX_PARTITIONS_PER_BROKER = 100_000;
@@ -68,7 +68,7 @@ export class TopicAdmin {
       }
       // The default is capped by the live brokers, as the controller caps it (one broker: 1).
       const rf = t.replicationFactor === -1 ? Math.min(this.config.defaultReplicationFactor, live.length) : t.replicationFactor;
-      assignment = placeReplicas(live, 0, partitions, rf);
+      assignment = this.place(live, 0, partitions, rf);
     }
     validateTopicConfigs({ ...t.configs }, this.config);
     this.checkCapacity(assignment.length);
@@ -129,7 +129,7 @@ export class TopicAdmin {
       }
       checkAssignment(assignment, live, rf);
     }
-    const placed = assignment ?? placeReplicas(live, t.partitions, adding, rf);
+    const placed = assignment ?? this.place(live, t.partitions, adding, rf);
     this.checkCapacity(adding);
     if (validateOnly) return this.checkDescriptors(adding);
     await this.withDescriptors(adding, () => this.apply({ kind: 'createPartitions', name, assignment: placed }, rf, timeoutMs));
@@ -188,6 +188,32 @@ export class TopicAdmin {
 
   private liveIds(): number[] {
     return this.view.brokers().map((b) => b.id);
+  }
+
+  /**
+   * New partitions' replicas: round robin while the live brokers hold replica counts within one of
+   * each other; otherwise the least-loaded first (placeBalanced), so a broker just added takes new
+   * partitions before the others and nothing already placed moves (no-move expansion).
+   */
+  private place(live: readonly number[], from: number, count: number, rf: number): number[][] {
+    const loads = new Map<number, { replicas: number; leaders: number }>(live.map((id) => [id, { replicas: 0, leaders: 0 }]));
+    for (const t of this.view.topics()) {
+      for (let p = 0; p < t.partitions; p++) {
+        const record = this.view.partition(t.name, p);
+        if (record === undefined) continue;
+        for (const id of record.replicas) {
+          const load = loads.get(id);
+          if (load !== undefined) load.replicas++;
+        }
+        const leader = loads.get(record.leader);
+        if (leader !== undefined) leader.leaders++;
+      }
+    }
+    const counts = [...loads.values()].map((l) => l.replicas);
+    if (Math.max(...counts) - Math.min(...counts) <= 1) return placeReplicas(live, from, count, rf);
+    const racks = new Map(this.view.brokers().map((b) => [b.id, b.rack]));
+    const brokers: PlacementBroker[] = live.map((id) => ({ id, rack: racks.get(id) ?? null, ...loads.get(id)! }));
+    return placeBalanced(brokers, count, rf, from);
   }
 
   private checkCapacity(adding: number): void {

@@ -2,8 +2,8 @@
 // nodes and brokers joined later. `cluster add-broker 4 --no-move` waits for it; `cluster
 // remove-broker 4` is refused while broker 4 holds replicas, succeeds once `reassign plan --remove
 // 4` and `apply` drained it, and the broker is then gone from `cluster status` and stays gone
-// though its process still runs. New partitions of an existing topic going to a joined broker first
-// while the old ones stay put is a `todo` (see its note).
+// though its process still runs. New partitions of an existing topic go to a joined broker first
+// while the old ones stay put.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { joinBroker, threeBrokers, withAdmin } from '../helpers/three_brokers.js';
@@ -57,12 +57,7 @@ it('a joined broker is removed only once drained: reassign plan --remove and app
   assert.match(again.stderr, /BROKER_ID_NOT_REGISTERED/);
 });
 
-it('a joined broker takes the new partitions of CreatePartitions first (--no-move)', {
-  timeout: 120_000,
-  // Fails today: the broker's TopicAdmin places new partitions itself, round robin (placeReplicas),
-  // and forwards explicit assignments, so the controller's load-aware placement is bypassed.
-  todo: 'TopicAdmin must forward CreatePartitions/CreateTopics without an assignment in cluster mode',
-}, async () => {
+it('a joined broker takes the new partitions of CreatePartitions first (--no-move)', { timeout: 120_000 }, async () => {
   const topic = 'nomove';
   await withAdmin(brokers[0]!, (admin) => admin.createTopics(topic, 3, 2));
   const before = await until('leaders for every partition', 20_000, () => describe(topic), (t) => t.partitionDetails.every((p) => p.leader > 0));

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BrokerStanding, ClusterMetadata, TopicPartitions } from '../../../src/client/admin.js';
 import { UsageError } from '../../../src/cli/args.js';
-import { DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, parseStoredPlan, planInputOf, staleParts } from '../../../src/cli/reassign_plan.js';
+import { DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, withDrainedTopics, parseStoredPlan, planInputOf, staleParts } from '../../../src/cli/reassign_plan.js';
 
 function topic(name: string, internal: boolean, replicas: number[][]): TopicPartitions {
   return {
@@ -22,8 +22,10 @@ const standing = (id: number, state: BrokerStanding['state'] = 'running'): Broke
 const brokers = [standing(1), standing(2), standing(3), standing(4, 'warming')];
 
 describe('reassign plan', () => {
-  it('covers every topic but internal ones by default', () => {
+  it('covers every topic but internal ones by default, and a drain every topic on the removed brokers', () => {
     assert.deepEqual(defaultTopics(meta), ['orders']);
+    assert.deepEqual(withDrainedTopics(meta, ['orders'], [3]).sort(), ['__sluice_reassignment', 'orders']);
+    assert.deepEqual(withDrainedTopics(meta, [], [1]).sort(), ['__consumer_offsets', 'orders']);
   });
 
   it('takes sizes from the later sample and byte rates from the growth between the two (none when retention shrank the log)', () => {
