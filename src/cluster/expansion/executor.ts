@@ -13,8 +13,8 @@
 //   them) and one past the budget closes the batch, so each batch starts at the coldest move left.
 //   Moves of partitions whose byte rate is above `hotBytesPerSec` are held unless `includeHot`.
 // - One batch is in flight at a time; when its moves are done an observation window passes before
-//   the next. A metrics sample whose produce p99, fetch p99 or consumer lag is over its ratio to the
-//   baseline pauses the executor at once (nothing more is submitted; copies in flight go on), and it
+//   the next. A metrics sample whose produce p99, fetch p99 or consumer lag (while it grows) is over
+//   its ratio to the baseline pauses the executor at once (nothing more is submitted; copies in flight go on), and it
 //   resumes by itself once samples stayed healthy for `healthyHoldMs`. An operator pause never
 //   resumes by itself. Each pause is logged once, with its reason.
 // - Copies are throttled under Kafka's KIP-73 names, only for moving replicas: the topic lists
@@ -395,24 +395,30 @@ export class ReassignmentExecutor {
     if (this.leadershipChanges.length > 0) out.push({ kind: 'elect-leaders', changes: this.leadershipChanges });
   }
 
-  /** The first ratio over its limit, as a reason, or null when the sample is healthy. */
-  private breachOf(s: MetricsSample): string | null {
+  /**
+   * The first ratio over its limit, as a reason, or null when the sample is healthy. Lag over its
+   * ratio is a breach only while it still grows (over the previous sample's): a lag that holds or
+   * shrinks means consumers keep up again, and a pause on it alone would never end where consumers
+   * cannot work a backlog off faster than producers add to it.
+   */
+  private breachOf(s: MetricsSample, previous: MetricsSample | null): string | null {
     const b = this.baseline;
     if (b === null) return null;
+    const lagGrows = previous === null || s.consumerLag > previous.consumerLag;
     const checks: [string, number, number, number, string][] = [
       ['produce p99', s.produceP99Ms, Math.max(b.produceP99Ms, MIN_BASELINE_P99_MS), this.options.breach.produceP99, ' ms'],
       ['fetch p99', s.fetchP99Ms, Math.max(b.fetchP99Ms, MIN_BASELINE_P99_MS), this.options.breach.fetchP99, ' ms'],
-      ['consumer lag', s.consumerLag, Math.max(b.consumerLag, MIN_BASELINE_LAG), this.options.breach.consumerLag, ''],
+      ['consumer lag', lagGrows ? s.consumerLag : 0, Math.max(b.consumerLag, MIN_BASELINE_LAG), this.options.breach.consumerLag, ''],
     ];
     for (const [what, value, base, limit, unit] of checks) {
-      if (value > base * limit) return `${what} ${value.toFixed(1)}${unit} is ${(value / base).toFixed(2)}x the baseline ${base.toFixed(1)}${unit} (limit ${limit}x)`;
+      if (value > base * limit) return `${what} ${value.toFixed(1)}${unit} is ${(value / base).toFixed(2)}x the baseline ${base.toFixed(1)}${unit} (limit ${limit}x)${what === 'consumer lag' ? ' and growing' : ''}`;
     }
     return null;
   }
 
   private onMetrics(now: number, sample: MetricsSample, out: ExecutorEffect[]): void {
+    const breach = this.breachOf(sample, this.latest);
     this.latest = sample;
-    const breach = this.breachOf(sample);
     if (breach === null) {
       this.healthySince ??= now;
     } else {

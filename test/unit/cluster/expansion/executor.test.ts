@@ -308,6 +308,22 @@ describe('reassignment executor', () => {
     assert.equal(operator.executor.state, 'paused');
   });
 
+  it('pauses on a lag over its ratio only while it grows: a high lag that holds or shrinks lets the pause end', () => {
+    const moves: PartitionMove[] = [0, 1, 2].map((p) => ({ topic: 'a', partition: p, from: [0, 1], to: [0, 2], sizeBytes: 100, bytesInPerSec: p }));
+    const options: ExecutorOptions = { batchBytes: 100, perBrokerMoves: 1, hotBytesPerSec: 1e9, includeHot: false, observationMs: 10_000, breach: { produceP99: 1.5, fetchP99: 1.5, consumerLag: 2 }, healthyHoldMs: 5_000, throttle: DEFAULT_THROTTLE, lookahead: 0 };
+    const ex = new ReassignmentExecutor(moves, [], options, new Map());
+    ex.handle({ kind: 'start', now: 0, baseline: BASELINE, snapshot: { assignment: moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.from })), configs: [] } });
+    const lagging = (lag: number): MetricsSample => ({ ...HEALTHY, consumerLag: lag });
+    ex.handle({ kind: 'metrics', now: 1000, sample: lagging(150) });
+    ex.handle({ kind: 'metrics', now: 2000, sample: lagging(400) });
+    assert.equal(ex.state, 'paused');
+    assert.match(ex.status(2000).pauseReason ?? '', /consumer lag 400.0 is 4.00x the baseline 100.0 \(limit 2x\) and growing/);
+    ex.handle({ kind: 'metrics', now: 3000, sample: lagging(400) });
+    ex.handle({ kind: 'metrics', now: 6000, sample: lagging(380) });
+    ex.handle({ kind: 'metrics', now: 9000, sample: lagging(370) });
+    assert.equal(ex.state, 'running', 'a lag that stopped growing for the healthy hold ends the pause');
+  });
+
   it('holds hot moves, sends an oversized move alone, and reports progress as JSON', () => {
     const moves: PartitionMove[] = [
       { topic: 't', partition: 0, from: [0], to: [1], sizeBytes: 500, bytesInPerSec: 1 },
