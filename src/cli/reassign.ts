@@ -20,7 +20,7 @@ import type { CliIo } from './io.js';
 import { drive, type DriverDeps, type MetricsSource, type RunOptions } from './reassign_driver.js';
 import { ClusterMetricsSampler, metricsEndpoints, type MetricsEndpoint } from './reassign_metrics.js';
 import {
-  DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, withDrainedTopics, parseStoredPlan, planInputOf, staleParts, type BatchOptions, type PartitionSizes, type StoredPlan,
+  DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, partitionKey, withDrainedTopics, parseStoredPlan, planInputOf, staleParts, type BatchOptions, type PartitionSizes, type StoredPlan,
 } from './reassign_plan.js';
 import {
   DRIVER_SILENT_MS, ReassignStore, isPlan, isStarted, isStatus, newCommandId, type DriverStatus, type ReassignCommand,
@@ -43,6 +43,8 @@ export const REASSIGN_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
 };
 
 const WAIT_POLL_MS = 500;
+/** States a reassignment ends in: no driver runs it any more. */
+const ENDED: ReadonlySet<ExecutorState> = new Set(['done', 'cancelled', 'rolled-back']);
 /** Capacities the throttle sizes copies against where the operator does not say: a 10 GbE NIC, a 500 MB/s disk. */
 const DEFAULT_NIC_BYTES_PER_SEC = 1_250_000_000;
 const DEFAULT_DISK_BYTES_PER_SEC = 500_000_000;
@@ -146,7 +148,7 @@ export function planText(plan: StoredPlan, batches: number): string {
 
 export function statusText(s: DriverStatus, now: number): string {
   const silent = now - s.updatedAt;
-  const driver = ['done', 'cancelled', 'rolled-back'].includes(s.state) ? '' : silent > DRIVER_SILENT_MS ? ` (driver ${s.driver.host}:${s.driver.pid} silent for ${durationText(silent / 1000)})` : ` (driver ${s.driver.host}:${s.driver.pid})`;
+  const driver = ENDED.has(s.state) ? '' : silent > DRIVER_SILENT_MS ? ` (driver ${s.driver.host}:${s.driver.pid} silent for ${durationText(silent / 1000)})` : ` (driver ${s.driver.host}:${s.driver.pid})`;
   const lines = [
     `reassignment ${s.planId}: ${s.state}${s.ending === null ? '' : ` (${s.ending} under way)`}${driver}`,
     `  ${bar(s.percent)} ${s.percent.toFixed(1)}%  ${bytesText(s.bytesLeft)} left of ${bytesText(s.bytesTotal)}, ${bytesText(s.bytesPerSec)}/s, ETA ${durationText(s.etaSeconds)}`,
@@ -205,13 +207,13 @@ class AdminPool {
 async function partitionSizes(pool: AdminPool): Promise<PartitionSizes> {
   const [meta, dirs] = await pool.call((a) => Promise.all([a.clusterMetadata(), a.describeLogDirs()]));
   const leaders = new Map<string, number>();
-  for (const t of meta.topics) for (const p of t.partitionDetails) leaders.set(`${t.name}:${p.partition}`, p.leader);
+  for (const t of meta.topics) for (const p of t.partitionDetails) leaders.set(partitionKey(t.name, p.partition), p.leader);
   const sizes = new Map<string, number>();
   const fromLeader = new Set<string>();
   for (const b of dirs) {
     for (const d of b.logDirs) {
       for (const p of d.partitions) {
-        const key = `${p.topic}:${p.partition}`;
+        const key = partitionKey(p.topic, p.partition);
         if (leaders.get(key) === b.broker) {
           sizes.set(key, p.sizeBytes);
           fromLeader.add(key);
@@ -250,7 +252,7 @@ async function withStore<T>(parsed: ParsedArgs, io: CliIo, f: (store: ReassignSt
   }
 }
 
-const isLive = (s: DriverStatus, now: number): boolean => !['done', 'cancelled', 'rolled-back'].includes(s.state) && now - s.updatedAt <= DRIVER_SILENT_MS;
+const isLive = (s: DriverStatus, now: number): boolean => !ENDED.has(s.state) && now - s.updatedAt <= DRIVER_SILENT_MS;
 
 // ---- verbs ---------------------------------------------------------------------------------------
 
@@ -355,7 +357,7 @@ async function driveToEnd(
     process.off('SIGTERM', onSignal);
     io.progress?.('');
   }
-  if (abort.signal.aborted && !['done', 'cancelled', 'rolled-back'].includes(state)) {
+  if (abort.signal.aborted && !ENDED.has(state)) {
     io.err(`sluice: interrupted while ${state}: moves in flight go on on the controller; 'sluice reassign rollback' restores the assignment from before the plan`);
     return 1;
   }

@@ -150,7 +150,6 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
     : new ReassignmentExecutor(plan.moves, plan.leadershipChanges, executorOptions, racks);
   const keys = new Set([...plan.moves, ...plan.leadershipChanges].map((m) => partitionKey(m.topic, m.partition)));
   const log: string[] = [];
-  let refused = 0;
   const say = (level: 'info' | 'warn', line: string): void => {
     log.push(`${new Date().toISOString()} ${line}`);
     if (log.length > STATUS_LOG_LINES) log.shift();
@@ -170,7 +169,7 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
   let lastStatus = '';
   const publish = async (force: boolean): Promise<void> => {
     const now = Date.now();
-    const status: DriverStatus = { ...executor.status(now), planId: plan.id, updatedAt: now, driver: { pid: process.pid, host: hostname() }, log: [...log], refused };
+    const status: DriverStatus = { ...executor.status(now), planId: plan.id, updatedAt: now, driver: { pid: process.pid, host: hostname() }, log: [...log] };
     const shape = JSON.stringify({ ...status, updatedAt: 0, etaSeconds: 0, bytesPerSec: 0 });
     deps.onStatus(status);
     if (!force && shape === lastStatus && now - lastStatusAt < STATUS_EVERY_MS) return;
@@ -193,7 +192,6 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
           if (attempts === 0) say('warn', `${e.kind} failed, trying again: ${reason}`);
           retries.push({ effect: e, attempts: attempts + 1 });
         } else if (e.kind === 'submit') {
-          refused += e.targets.length;
           await carryOut(executor.handle({ kind: 'refused', now: Date.now(), partitions: e.targets, reason }));
         } else {
           say('warn', `${e.kind} given up after ${EFFECT_ATTEMPTS} attempts: ${reason}`);
@@ -223,7 +221,6 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
         const outcomes = await deps.call((a) => a.alterPartitionReassignments(e.targets.map((t: Assignment) => ({ topic: t.topic, partition: t.partition, replicas: t.replicas }))));
         const bad = outcomes.filter((o) => o.errorCode !== 0);
         if (bad.length > 0) {
-          refused += bad.length;
           await carryOut(executor.handle({ kind: 'refused', now: Date.now(), partitions: bad, reason: `${bad[0]!.error}${bad[0]!.message === null ? '' : `: ${bad[0]!.message}`}` }));
         }
         break;

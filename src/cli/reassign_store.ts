@@ -42,8 +42,6 @@ export interface DriverStatus extends ExecutorStatus {
   readonly driver: { readonly pid: number; readonly host: string };
   /** The latest log lines of the driver (bounded). */
   readonly log: readonly string[];
-  /** Submissions the controller refused (the partitions stay as they were). */
-  readonly refused: number;
 }
 
 export type StoreRecord =
