@@ -12,7 +12,7 @@
 // the lower index, never to chance); any thread.
 import type { PlanInput } from './model.js';
 import { computeTargets, indexCluster, type IndexedCluster, type Targets } from './planner_cluster.js';
-import { buildPlan, type ReassignmentPlan } from './planner_report.js';
+import { buildPlan, holds, type ReassignmentPlan } from './planner_report.js';
 
 export { naiveReassignment } from './planner_naive.js';
 export type { BrokerLoad, PlanReport, ReassignmentPlan } from './planner_report.js';
@@ -395,6 +395,56 @@ function balanceReplicas(w: Work, searchBudget: number): void {
 }
 
 /**
+ * Takes relays out of the plan. Greedy rounds can give a broker B a replica (p, from elsewhere)
+ * while B passes one of its own (q) to C, where p could have gone to C directly: then p goes to
+ * C, q stays on B, every count is what it was and one copy fewer moves (two brokers short of
+ * the same flexible replicas, served in turn, end so). Runs until no relay is left or the budget
+ * of checks is spent; before leaders are balanced, since a shortcut can move a leadership.
+ */
+function shortcutRelays(w: Work, budget: number): void {
+  const { c } = w;
+  const nb = c.brokerIds.length;
+  const np = c.offsets.length - 1;
+  const inInput = (p: number, b: number): boolean => holds(c.replicas, c.offsets[p]!, c.offsets[p + 1]!, b);
+  const inWork = (p: number, b: number): boolean => holds(w.rep, c.offsets[p]!, c.offsets[p + 1]!, b);
+  let checks = 0;
+  for (let changed = true; changed && checks < budget;) {
+    changed = false;
+    // gained[b]: partitions b holds now and did not; lost[b]: partitions b held and does not.
+    const gained = Array.from({ length: nb }, (): number[] => []);
+    const lost = Array.from({ length: nb }, (): number[] => []);
+    for (let p = 0; p < np; p++) {
+      if (w.moved[p] === 0) continue;
+      for (let s = c.offsets[p]!; s < c.offsets[p + 1]!; s++) {
+        if (!inInput(p, w.rep[s]!)) gained[w.rep[s]!]!.push(p);
+        if (!inWork(p, c.replicas[s]!)) lost[c.replicas[s]!]!.push(p);
+      }
+    }
+    for (let b = 0; b < nb && checks < budget; b++) {
+      for (const q of lost[b]!) {
+        if (inWork(q, b)) continue;
+        for (let s = c.offsets[q]!; s < c.offsets[q + 1]!; s++) {
+          const to = w.rep[s]!;
+          if (inInput(q, to) || !w.canMove(q, to, b)) continue;
+          const p = gained[b]!.find((x) => {
+            checks++;
+            return inWork(x, b) && !inInput(x, b) && w.canMove(x, b, to);
+          });
+          if (p === undefined) continue;
+          w.move(p, b, to);
+          w.move(q, to, b);
+          let restored = true;
+          for (let r = c.offsets[q]!; r < c.offsets[q + 1]!; r++) restored &&= inInput(q, w.rep[r]!);
+          if (restored) w.moved[q] = 0;
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+}
+
+/**
  * In rounds like the replicas: each taker gets one leadership per round, of a partition it
  * follows whose leader gives, partitions that move anyway first; else through a chain of
  * transfers.
@@ -472,6 +522,7 @@ export function planReassignment(input: PlanInput, options: PlannerOptions = {})
   const w = new Work(c, targets, input);
   evacuate(w);
   balanceReplicas(w, options.searchBudget ?? DEFAULT_SEARCH_BUDGET);
+  shortcutRelays(w, options.searchBudget ?? DEFAULT_SEARCH_BUDGET);
   if (options.balanceLeaders ?? true) balanceLeaders(w);
   return buildPlan(input, c, targets, w.rep);
 }

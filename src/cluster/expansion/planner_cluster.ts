@@ -146,11 +146,15 @@ function clampedShares(total: number, weight: Float64Array, min: Float64Array, m
 }
 
 /**
- * Per-broker bands. Replicas: a rack can hold at most one replica of each partition whose RF
- * leaves it a rack per replica (and all of the others'), and must hold what the other racks
- * cannot; each rack's share is clamped into that range, then split over its brokers by
- * capacity, each holding at most one replica per partition, floor to ceiling. Leaders: the plain capacity share, floor to ceiling. Brokers
- * being removed get [0, 0].
+ * Per-broker bands. Replicas: what a rack can hold and what it must hold are summed over
+ * partitions (grouped by RF, which is all they depend on). A partition whose RF leaves it a rack
+ * per replica puts at most one replica in a rack, any other at most one per broker of the rack;
+ * a rack must hold what the other racks cannot (all three replicas of an RF 3 partition on three
+ * racks put one in every rack). Each rack's capacity share is clamped into that range, then split
+ * over its brokers the same way: a broker holds at most one replica of each partition, and must
+ * hold what the rack's other brokers cannot of the rack's minimum. Floor to ceiling of the
+ * clamped share. Leaders: the plain capacity share, floor to ceiling. Brokers being removed get
+ * [0, 0].
  */
 export function computeTargets(c: IndexedCluster, capacity: Float64Array): Targets {
   const nb = c.brokerIds.length;
@@ -165,23 +169,30 @@ export function computeTargets(c: IndexedCluster, capacity: Float64Array): Targe
     rackBrokers[c.rackOf[b]!]!.push(b);
     totalWeight += capacity[b]!;
   }
-  // One replica per rack for partitions constrained to distinct racks; all RF replicas otherwise.
-  let perRackCap = 0;
+  const partitionsByRf = new Map<number, number>();
   for (let p = 0; p < np; p++) {
     const rf = c.offsets[p + 1]! - c.offsets[p]!;
-    perRackCap += rf <= c.racksAvailable ? 1 : rf;
+    partitionsByRf.set(rf, (partitionsByRf.get(rf) ?? 0) + 1);
   }
-  const total = c.replicas.length;
-  const max = new Float64Array(nr);
-  const min = new Float64Array(nr);
-  let capSum = 0;
-  for (let r = 0; r < nr; r++) {
-    // A broker holds at most one replica of each partition, so a rack at most np per broker.
-    max[r] = Math.min(perRackCap, np * rackBrokers[r]!.length);
-    capSum += max[r]!;
+  const rackMin = new Float64Array(nr);
+  const rackMax = new Float64Array(nr);
+  /** Per rack: the sum over partitions of what each of its brokers must hold of the rack's minimum. */
+  const brokerMin = new Float64Array(nr);
+  const mostInRack = new Int32Array(nr);
+  for (const [rf, count] of partitionsByRf) {
+    let mostOverall = 0;
+    for (let r = 0; r < nr; r++) {
+      mostInRack[r] = Math.min(rf <= c.racksAvailable ? 1 : rf, rackBrokers[r]!.length);
+      mostOverall += mostInRack[r]!;
+    }
+    for (let r = 0; r < nr; r++) {
+      const least = Math.max(0, rf - (mostOverall - mostInRack[r]!));
+      rackMax[r]! += count * mostInRack[r]!;
+      rackMin[r]! += count * least;
+      brokerMin[r]! += count * Math.max(0, least - (rackBrokers[r]!.length - 1));
+    }
   }
-  for (let r = 0; r < nr; r++) if (rackWeight[r]! > 0) min[r] = Math.max(0, total - (capSum - max[r]!));
-  const racks = clampedShares(total, rackWeight, min, max);
+  const racks = clampedShares(c.replicas.length, rackWeight, rackMin, rackMax);
   let clamped = racks.clamped;
   const replicaLow = new Int32Array(nb);
   const replicaHigh = new Int32Array(nb);
@@ -190,7 +201,7 @@ export function computeTargets(c: IndexedCluster, capacity: Float64Array): Targe
   for (let r = 0; r < nr; r++) {
     const members = rackBrokers[r]!;
     const weight = Float64Array.from(members, (b) => capacity[b]!);
-    const brokers = clampedShares(racks.shares[r]!, weight, new Float64Array(members.length), new Float64Array(members.length).fill(np));
+    const brokers = clampedShares(racks.shares[r]!, weight, new Float64Array(members.length).fill(brokerMin[r]!), new Float64Array(members.length).fill(np));
     clamped ||= brokers.clamped;
     for (const [i, b] of members.entries()) {
       const share = brokers.shares[i]!;

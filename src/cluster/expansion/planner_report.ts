@@ -54,7 +54,8 @@ export interface ReassignmentPlan {
   readonly report: PlanReport;
 }
 
-function holds(replicas: Int32Array, from: number, to: number, b: number): boolean {
+/** Whether broker b is in replicas[from..to) (one partition's list). */
+export function holds(replicas: Int32Array, from: number, to: number, b: number): boolean {
   for (let s = from; s < to; s++) if (replicas[s] === b) return true;
   return false;
 }

@@ -141,10 +141,12 @@ describe('planReassignment properties', () => {
       // A drain or a rack repair can force moves the bound does not see (a replica whose only
       // destination is a broker that must then shed another), so near the bound only for growth,
       // and only for plans that reach the bands: the bound is the fewest moves that reach them.
-      // (Known gap: with capacities and one broker per rack, some RF 3 inputs end unbalanced
-      // without sharesClamped, e.g. racks 3, perRack 1, 43 partitions, maxRf 3, seed -2147483621:
-      // 17 moves, bound 14; issue 15's note.)
-      if (report.balanced && !report.sharesClamped && report.rackViolationsBefore === 0 && s.removedPerRack === 0) assert.ok(report.replicaMoves <= report.lowerBound * 1.05 + 2, `moves ${report.replicaMoves}, bound ${report.lowerBound}`);
+      // With unequal capacities and few brokers for the RF (or few per rack for the racks), a
+      // giver's movable replicas may all sit on partitions the taker already holds, and the
+      // chains that route around it cost moves the surplus bound does not count (the named
+      // three-broker example below, where 17 is the optimum and the bound says 14).
+      const roomy = !s.capacities || (input.brokers.length > 2 * s.maxRf && (s.racks <= 1 || s.perRack + s.addedPerRack >= 3));
+      if (report.balanced && roomy && report.rackViolationsBefore === 0 && s.removedPerRack === 0) assert.ok(report.replicaMoves <= report.lowerBound * 1.05 + 2, `moves ${report.replicaMoves}, bound ${report.lowerBound}`);
     }), { numRuns: 300 });
   });
 
@@ -229,6 +231,33 @@ describe('planReassignment examples', () => {
     const after = apply(input, planReassignment(input));
     assert.deepEqual([...perBroker(after, false).values()], [10, 10, 20]);
     assert.equal(planReassignment(input).report.replicaMoves, 30);
+  });
+
+  it('bands what a broker must hold: an RF 3 partition on three brokers is on each whatever its capacity', () => {
+    // Plain capacity shares would give broker 1 a band of [7, 7] of the 35 replicas, below the
+    // ten RF 3 partitions it cannot shed: a plan could never be balanced, and the report would
+    // not say why. Its band is [10, 10] and the rest shares by capacity.
+    const brokers = [{ id: 1, rack: null, capacity: 1 }, { id: 2, rack: null, capacity: 2 }, { id: 3, rack: null, capacity: 2 }];
+    const partitions = [...Array.from({ length: 10 }, (_, p) => part(p, [1 + (p % 3), 1 + ((p + 1) % 3), 1 + ((p + 2) % 3)])), ...Array.from({ length: 5 }, (_, p) => part(10 + p, [1]))];
+    const input: PlanInput = { brokers, removing: [], partitions };
+    const plan = planReassignment(input);
+    assert.deepEqual(plan.report.brokers.map((b) => b.replicaTarget), [[10, 10], [12, 13], [12, 13]]);
+    assert.equal(plan.report.sharesClamped, true);
+    assert.equal(plan.report.balanced, true);
+    assert.deepEqual([plan.report.replicaMoves, plan.report.lowerBound], [5, 5]);
+  });
+
+  it('routes around partitions the taker already holds, and the bound does not count the detour', () => {
+    // Broker 100 must shed 14 of its 39 replicas, 101 gain 4 and 102 gain 10. The RF 3 partitions
+    // cannot move; of the rest, 100 can give 102 only its 4 single replicas and 3 "100,101"
+    // partitions (7), so 101 takes 7 from 100 (its "100,102" partitions) and passes 3 of its own
+    // on to 102: 14 + 3 = 17 moves, the optimum, where the surplus bound says 14.
+    const brokers = [{ id: 100, rack: null, capacity: 1 }, { id: 101, rack: null, capacity: 2 }, { id: 102, rack: null, capacity: 2 }];
+    const groups: [number[], number][] = [[[100], 4], [[101], 12], [[102], 1], [[100, 101, 102], 24], [[100, 102], 8], [[100, 101], 3], [[101, 102], 7]];
+    const partitions = groups.flatMap(([replicas, n]) => Array.from({ length: n }, () => replicas)).map((replicas, p) => part(p, replicas));
+    const plan = planReassignment({ brokers, removing: [], partitions });
+    assert.equal(plan.report.balanced, true);
+    assert.deepEqual([plan.report.replicaMoves, plan.report.lowerBound], [17, 14]);
   });
 
   it('moves one of two replicas sharing a rack, not the leader, and counts the repair in the bound', () => {
