@@ -16,7 +16,7 @@ import { GroupCommitter } from '../log/group_commit.js';
 import { closeLogsTogether } from '../log/clean_close.js';
 import type { IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
-import type { CoordinatorDeps } from '../coordinator/groups/group_coordinator.js';
+import type { CoordinatorDeps, GroupOffsets } from '../coordinator/groups/group_coordinator.js';
 import type { GroupCall, GroupEffect, GroupReply, TopicIndex, TopicInfo } from '../coordinator/groups/group_api.js';
 import { errorReply } from '../coordinator/groups/error_reply.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -235,9 +235,9 @@ export class Shard {
     for (const c of this.coordinators.values()) c.setTopics(this.topicIndex);
   }
 
-  /** Committed offsets of every group this shard coordinates, for lag metrics and the CLI. */
-  committedOffsets(): Map<string, { topic: string; partition: number; offset: number }[]> {
-    const all = new Map<string, { topic: string; partition: number; offset: number }[]>();
+  /** Committed offsets and member counts of every group this shard coordinates, for lag metrics. */
+  committedOffsets(): Map<string, GroupOffsets> {
+    const all = new Map<string, GroupOffsets>();
     for (const c of this.coordinators.values()) for (const [g, offsets] of c.committedOffsets()) all.set(g, offsets);
     return all;
   }

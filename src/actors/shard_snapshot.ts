@@ -15,7 +15,8 @@ export interface GroupShardSnapshot {
   rebalances: Record<string, number>;
   /** Durations (ms) of rebalances finished since the previous snapshot. */
   rebalanceMs: number[];
-  committed: { group: string; topic: string; partition: number; offset: number }[];
+  /** Per (group, topic, partition): the committed offset, and the group's members now. */
+  committed: { group: string; members: number; topic: string; partition: number; offset: number }[];
 }
 
 export type RingStatsSnapshot = RingStats;

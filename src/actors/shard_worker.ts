@@ -155,8 +155,8 @@ function groupSnapshot(view: ShardIntrospection): GroupShardSnapshot {
   }
   // Main keeps at most MAX_OFFSET_SERIES of these; sending more would only cost the copy.
   const committed: GroupShardSnapshot['committed'] = [];
-  for (const [group, offsets] of shard.committedOffsets()) {
-    for (const o of offsets) if (committed.length < MAX_OFFSET_SERIES) committed.push({ group, ...o });
+  for (const [group, { members, offsets }] of shard.committedOffsets()) {
+    for (const o of offsets) if (committed.length < MAX_OFFSET_SERIES) committed.push({ group, members, ...o });
   }
   return { byState, members, rebalances: { ...rebalances }, rebalanceMs, committed };
 }

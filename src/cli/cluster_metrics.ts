@@ -31,6 +31,8 @@ export interface BrokerScrape {
   readonly committed: ReadonlyMap<string, number>;
   /** The lag this broker computed, by the same key (absent when it does not host the partition). */
   readonly lag: ReadonlyMap<string, number>;
+  /** Members of each group its coordinator reports (a group with none consumes nothing). */
+  readonly members: ReadonlyMap<string, number>;
   /** Log end offsets of the replicas it hosts, by topic\0partition. */
   readonly logEnd: ReadonlyMap<string, number>;
 }
@@ -63,6 +65,7 @@ export function scrapeOf(samples: readonly PromSample[], atMs: number): BrokerSc
   let logBytesWritten = 0;
   const committed = new Map<string, number>();
   const lag = new Map<string, number>();
+  const members = new Map<string, number>();
   const logEnd = new Map<string, number>();
   for (const s of samples) {
     const l = s.labels;
@@ -79,6 +82,7 @@ export function scrapeOf(samples: readonly PromSample[], atMs: number): BrokerSc
         break;
       case 'sluice_log_bytes_written_total': logBytesWritten = s.value; break;
       case 'sluice_group_committed_offset': committed.set(`${l['group']}\u0000${l['topic']}\u0000${l['partition']}`, s.value); break;
+      case 'sluice_group_member_count': if (l['group'] !== undefined) members.set(l['group'], s.value); break;
       case 'sluice_group_lag_messages': lag.set(`${l['group']}\u0000${l['topic']}\u0000${l['partition']}`, s.value); break;
       case 'sluice_partition_log_end_offset': logEnd.set(`${l['topic']}\u0000${l['partition']}`, s.value); break;
     }
@@ -87,7 +91,7 @@ export function scrapeOf(samples: readonly PromSample[], atMs: number): BrokerSc
     atMs,
     produce: histogramOf(samples, 'sluice_request_duration_seconds', 'api', 'Produce'),
     fetch: histogramOf(samples, 'sluice_fetch_serve_seconds', 'kind', 'consumer'),
-    cpuSeconds, cores, networkIn, networkOut, replicationIn, replicationOut, logBytesWritten, committed, lag, logEnd,
+    cpuSeconds, cores, networkIn, networkOut, replicationIn, replicationOut, logBytesWritten, committed, lag, members, logEnd,
   };
 }
 
@@ -144,22 +148,27 @@ export function histogramQuantile(q: number, h: Histogram): number {
 }
 
 /**
- * Consumer lag now, summed over every (group, topic, partition): the newest log end offset any
- * broker reports for the partition less the committed offset (the highest any coordinator
- * reports, so a coordinator moving mid-scrape is counted once); where no broker reports the
- * partition's end, the lag a coordinator computed.
+ * Consumer lag now, summed over every (group, topic, partition) of a group with members: the
+ * newest log end offset any broker reports for the partition less the committed offset (the
+ * highest any coordinator reports, so a coordinator moving mid-scrape is counted once); where no
+ * broker reports the partition's end, the lag a coordinator computed. A group whose coordinator
+ * reports no members is left out: nobody consumes there, so its lag grows with every produce and
+ * says nothing of how consumers keep up (a group whose members are not reported counts).
  */
 export function consumerLag(scrapes: readonly BrokerScrape[]): number {
   const committed = new Map<string, number>();
   const reported = new Map<string, number>();
   const ends = new Map<string, number>();
+  const members = new Map<string, number>();
   for (const s of scrapes) {
+    for (const [g, n] of s.members) members.set(g, Math.max(n, members.get(g) ?? 0));
     for (const [k, v] of s.committed) committed.set(k, Math.max(v, committed.get(k) ?? -Infinity));
     for (const [k, v] of s.lag) reported.set(k, Math.max(v, reported.get(k) ?? 0));
     for (const [k, v] of s.logEnd) ends.set(k, Math.max(v, ends.get(k) ?? -Infinity));
   }
   let lag = 0;
   for (const [key, offset] of committed) {
+    if (members.get(key.slice(0, key.indexOf('\u0000'))) === 0) continue;
     const end = ends.get(key.slice(key.indexOf('\u0000') + 1));
     lag += end === undefined ? reported.get(key) ?? 0 : Math.max(0, end - offset);
   }

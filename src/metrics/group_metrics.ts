@@ -1,6 +1,8 @@
 // Consumer-group figures in Prometheus form, fed from the shards' snapshots at scrape time:
 // groups by state, members, rebalances by reason and their durations, and each group's
-// committed offset and lag per partition. Main thread; registered on the broker's registry.
+// committed offset and lag per partition, and members per group with committed offsets (a group
+// with none consumes nothing, so its lag says nothing of how fast consumers keep up). Main
+// thread; registered on the broker's registry.
 // Invariant: the per-(group, topic, partition) series mirror the latest snapshots and are capped
 // at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -20,7 +22,9 @@ export class GroupMetrics {
   private readonly duration: Histogram;
   private readonly committed: Gauge<(typeof OFFSET_LABELS)[number]>;
   private readonly lag: Gauge<(typeof OFFSET_LABELS)[number]>;
+  private readonly groupMembers: Gauge<'group'>;
   private series = new Map<string, OffsetLabels>();
+  private groupSeries = new Set<string>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -35,6 +39,7 @@ export class GroupMetrics {
     });
     this.committed = new Gauge({ name: 'sluice_group_committed_offset', help: 'Committed offset of a group on a partition', labelNames: OFFSET_LABELS, registers });
     this.lag = new Gauge({ name: 'sluice_group_lag_messages', help: 'Log end offset minus the committed offset', labelNames: OFFSET_LABELS, registers });
+    this.groupMembers = new Gauge({ name: 'sluice_group_member_count', help: 'Members of a group with committed offsets', labelNames: ['group'], registers });
   }
 
   /** `logEnd` gives a partition's log end offset, or undefined if it is not hosted. */
@@ -42,6 +47,7 @@ export class GroupMetrics {
     const byState = new Map<string, number>(STATES.map((s) => [s, 0]));
     let members = 0;
     const series = new Map<string, OffsetLabels>();
+    const groupSeries = new Set<string>();
     for (const { shard, groups } of shards) {
       for (const [state, n] of Object.entries(groups.byState)) if (byState.has(state)) byState.set(state, byState.get(state)! + n);
       members += groups.members;
@@ -51,6 +57,8 @@ export class GroupMetrics {
         if (series.size >= MAX_OFFSET_SERIES) break;
         const labels = { group: c.group, topic: c.topic, partition: String(c.partition) };
         series.set(`${c.group}\u0000${c.topic}\u0000${c.partition}`, labels);
+        groupSeries.add(c.group);
+        this.groupMembers.set({ group: c.group }, c.members);
         this.committed.set(labels, c.offset);
         const end = logEnd(c.topic, c.partition);
         if (end !== undefined) this.lag.set(labels, Math.max(0, end - c.offset));
@@ -64,5 +72,7 @@ export class GroupMetrics {
       this.lag.remove(labels);
     }
     this.series = series;
+    for (const group of this.groupSeries) if (!groupSeries.has(group)) this.groupMembers.remove({ group });
+    this.groupSeries = groupSeries;
   }
 }

@@ -118,8 +118,8 @@ test('group figures: states, members, rebalances by reason, committed offsets an
   const groups = (rebalances: number, committed: GroupShardSnapshot['committed']): GroupShardSnapshot => ({
     byState: { Stable: 2, Empty: 1 }, members: 5, rebalances: { join: rebalances }, rebalanceMs: [1500], committed,
   });
-  m.applyShardSnapshots([shard(0, [part('orders', 0, 10)], 0, 0, groups(3, [{ group: 'g', topic: 'orders', partition: 0, offset: 4 }]))]);
-  m.applyShardSnapshots([shard(0, [part('orders', 0, 12)], 0, 0, groups(4, [{ group: 'h', topic: 'orders', partition: 0, offset: 12 }]))]);
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 10)], 0, 0, groups(3, [{ group: 'g', members: 2, topic: 'orders', partition: 0, offset: 4 }]))]);
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 12)], 0, 0, groups(4, [{ group: 'h', members: 0, topic: 'orders', partition: 0, offset: 12 }]))]);
   const text = await m.metricsText();
   assert.equal(sample(text, 'sluice_groups', 'state="Stable"'), 2);
   assert.equal(sample(text, 'sluice_groups', 'state="PreparingRebalance"'), 0);
@@ -127,7 +127,9 @@ test('group figures: states, members, rebalances by reason, committed offsets an
   assert.equal(sample(text, 'sluice_group_rebalance_duration_seconds_count', ''), undefined);
   assert.match(text, /sluice_group_rebalance_duration_seconds_count 2/);
   assert.equal(sample(text, 'sluice_group_lag_messages', 'group="h",topic="orders",partition="0"'), 0);
+  assert.equal(sample(text, 'sluice_group_member_count', 'group="h"'), 0);
   assert.equal(sample(text, 'sluice_group_committed_offset', 'group="g",topic="orders",partition="0"'), undefined, 'vanished group series are removed');
+  assert.equal(sample(text, 'sluice_group_member_count', 'group="g"'), undefined, 'and its member count');
 });
 
 /** A quorum driver's surface as the raft metrics see it, driven by the test. */

@@ -23,6 +23,12 @@ import {
 import { expireIdleGroup, finishExpiry, housekeepingDeadline } from './offset_expiry.js';
 import { OffsetStore, type OffsetRecord } from './offset_store.js';
 
+/** A group's committed offsets and how many members it has now. */
+export interface GroupOffsets {
+  readonly members: number;
+  readonly offsets: { topic: string; partition: number; offset: number }[];
+}
+
 export interface CoordinatorDeps {
   config: GroupConfig;
   /** Fresh member ids: Kafka uses `${clientId}-${uuid}`. Injected so simulations are deterministic. */
@@ -126,11 +132,18 @@ export class GroupCoordinator {
     return { groups: this.s.groups.size, members, byState, pendingAppends: this.s.appends.size };
   }
 
-  /** Per group: committed offsets, for lag metrics and the CLI: groupId -> [{topic, partition, offset}]. */
-  committedOffsets(): Map<string, { topic: string; partition: number; offset: number }[]> {
-    const out = new Map<string, { topic: string; partition: number; offset: number }[]>();
+  /**
+   * Per group with committed offsets, for lag metrics: its members now (0 for a group nobody
+   * consumes in, whose lag only grows) and its offsets.
+   */
+  committedOffsets(): Map<string, GroupOffsets> {
+    const out = new Map<string, GroupOffsets>();
     for (const groupId of this.s.offsets.groupIds()) {
-      out.set(groupId, this.s.offsets.list(groupId).map((p) => ({ topic: p.topic, partition: p.partition, offset: p.value.offset })));
+      const e = this.s.groups.get(groupId);
+      out.set(groupId, {
+        members: e === undefined ? 0 : memberCount(e),
+        offsets: this.s.offsets.list(groupId).map((p) => ({ topic: p.topic, partition: p.partition, offset: p.value.offset })),
+      });
     }
     return out;
   }

@@ -135,6 +135,14 @@ describe('lag and utilisation', () => {
     assert.equal(consumerLag([c]), 3);
   });
 
+  it('leaves out a group with no members, whose lag only grows', () => {
+    const text = (group: string, members: number): string => `sluice_group_member_count{group="${group}"} ${members}\n`
+      + `sluice_group_committed_offset{group="${group}",topic="t",partition="0"} 40\n`;
+    const end = 'sluice_partition_log_end_offset{topic="t",partition="0"} 100\n';
+    assert.equal(consumerLag([scrapeOf(parsePrometheusText(text('live', 2) + text('gone', 0) + end), 0)]), 60);
+    assert.equal(scrapeOf(parsePrometheusText(text('gone', 0)), 0).members.get('gone'), 0);
+  });
+
   it('derives CPU, NIC, disk and replication use from counter growth', () => {
     const at = (ms: number, cpu: number, netIn: number, netOut: number, logWritten: number, replIn: number) =>
       scrapeOf(parsePrometheusText(brokerText({ produce: [], cpu, netIn, netOut, logWritten, replIn })), ms);

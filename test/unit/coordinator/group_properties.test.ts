@@ -158,7 +158,7 @@ class Model {
       assert.ok(r.generationId > this.maxGeneration, 'each completed rebalance starts a higher generation');
       this.maxGeneration = r.generationId;
     }
-    const committed = new Map((this.h.coord.committedOffsets().get('g') ?? []).map((o) => [o.partition, o.offset]));
+    const committed = new Map((this.h.coord.committedOffsets().get('g')?.offsets ?? []).map((o) => [o.partition, o.offset]));
     assert.deepEqual(committed, this.acked, 'committed offsets are the acknowledged ones');
   }
 

@@ -149,7 +149,7 @@ suite('OffsetFetch', () => {
     h.send(joinCall({ clientId: 'x' }));
     assert.equal(describe(h).state, 'PreparingRebalance');
     assert.deepEqual(fetched(h, ['a:0', 'b:1', 'b:0']), { 'a:0': 10, 'b:1': 20, 'b:0': -1 });
-    assert.deepEqual(h.coord.committedOffsets().get('g'), [{ topic: 'a', partition: 0, offset: 10 }, { topic: 'b', partition: 1, offset: 20 }]);
+    assert.deepEqual(h.coord.committedOffsets().get('g')?.offsets, [{ topic: 'a', partition: 0, offset: 10 }, { topic: 'b', partition: 1, offset: 20 }]);
   });
 });
 
@@ -319,7 +319,7 @@ suite('load', () => {
       { kind: 'classicGroup', groupId: 'c', value: { protocolType: 'consumer', generationId: 1, protocolName: null, leader: null, stateTimestamp: 0, members: [] } },
       { kind: 'classicGroup', groupId: 'c', value: null },
     ], h.now);
-    assert.deepEqual(h.coord.committedOffsets(), new Map([['a', [{ topic: 't', partition: 0, offset: 2 }]]]));
+    assert.deepEqual(h.coord.committedOffsets(), new Map([['a', { members: 0, offsets: [{ topic: 't', partition: 0, offset: 2 }] }]]));
     assert.deepEqual(h.ask({ kind: 'list', statesFilter: [], typesFilter: [] }).groups.map((g) => g.groupId).sort(), ['a', 'b']);
     const j = h.reply(h.send(joinCall({ groupId: 'b' })), 'join');
     assert.equal(j.generationId, 5);
