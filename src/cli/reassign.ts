@@ -302,11 +302,22 @@ async function applyVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<
       if (stored === null) throw new UsageError("no plan is stored: run 'sluice reassign plan' first");
       plan = stored.plan;
     }
-    if (latest !== null && latest.status.planId === plan.id) throw new UsageError(`plan ${plan.id} was already applied (${latest.status.state}): run 'sluice reassign plan' again`);
-    const stale = staleParts(plan, await pool.call((a) => a.clusterMetadata()));
+    // The same plan again with no driver left running it: its driver died (kill -9, a lost
+    // machine). Resume from the snapshot it stored, so a later rollback still restores the
+    // assignment from before the plan; with no snapshot stored, nothing had moved yet.
+    const resumed = latest !== null && latest.status.planId === plan.id && !ENDED.has(latest.status.state)
+      ? await store.latest((r): r is Extract<typeof r, { kind: 'started' }> => isStarted(r) && r.planId === plan.id)
+      : null;
+    if (latest !== null && latest.status.planId === plan.id && ENDED.has(latest.status.state)) throw new UsageError(`plan ${plan.id} was already applied (${latest.status.state}): run 'sluice reassign plan' again`);
+    const stale = staleParts(plan, await pool.call((a) => a.clusterMetadata()), resumed !== null);
     if (stale.length > 0) throw new UsageError(`the cluster changed since plan ${plan.id} was made (${stale.length} partitions differ, e.g. ${stale.slice(0, 3).join(', ')}): run 'sluice reassign plan' again`);
     const batch = batchOptions(parsed, plan.batch);
     if (JSON.stringify(batch) !== JSON.stringify(plan.batch)) io.err('sluice: batch options differ from the plan\'s: the batches will differ from its dry run');
+    if (resumed !== null) {
+      const stopped = (latest as NonNullable<typeof latest>).status;
+      io.err(`sluice: resuming plan ${plan.id}, whose driver ${stopped.driver.host}:${stopped.driver.pid} stopped while ${stopped.state}: moves already made count as done`);
+      return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply', started: resumed }, store, pool, parsed, io, json);
+    }
     io.err(`sluice: applying plan ${plan.id}: ${plan.moves.length} moves, ${plan.leadershipChanges.length} leadership changes`);
     return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply' }, store, pool, parsed, io, json);
   });
@@ -358,7 +369,7 @@ async function driveToEnd(
     io.progress?.('');
   }
   if (abort.signal.aborted && !ENDED.has(state)) {
-    io.err(`sluice: interrupted while ${state}: moves in flight go on on the controller; 'sluice reassign rollback' restores the assignment from before the plan`);
+    io.err(`sluice: interrupted while ${state}: moves in flight go on on the controller; 'sluice reassign apply' resumes the plan, 'sluice reassign rollback' restores the assignment from before it`);
     return 1;
   }
   io.err(`sluice: reassignment ${plan.id} ${state}`);
@@ -493,7 +504,9 @@ leaders first (no data moves), then submits the moves batch by batch (KIP-455) w
 throttles on the moving replicas only, waiting an observation window after each batch. A produce
 or fetch p99 (or consumer lag) over its ratio to the baseline pauses it until samples stay healthy.
 Refuses to start when the cluster changed since the plan was made. Ctrl-C stops the driver; moves
-in flight then complete on the controller.
+in flight then complete on the controller. Run again on a plan whose driver stopped (Ctrl-C, kill,
+a lost machine), apply resumes it: moves already made count as done, the snapshot stays the one
+taken before anything moved.
 
 Options:
   --plan FILE                         run this plan instead of the stored one

@@ -137,7 +137,10 @@ async function observe(deps: DriverDeps, keys: ReadonlySet<string>, withCopied: 
 export interface DriveMode {
   /** apply: run the plan; rollback: restore the snapshot a previous apply took (no driver runs it any more). */
   readonly kind: 'apply' | 'rollback';
-  /** For rollback: what the apply stored before anything moved. */
+  /**
+   * What the apply stored before anything moved: for rollback, what to restore; for apply, a run
+   * resumed after its driver died (moves the cluster already made count as done, the rest run).
+   */
   readonly started?: { readonly snapshot: RollbackSnapshot; readonly baseline: Baseline };
 }
 
@@ -264,6 +267,8 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
       }
       await deps.store.append({ kind: 'started', planId: plan.id, at: Date.now(), snapshot, baseline });
     }
+    // A resumed run learns first which moves the cluster already made, so it does not submit them again.
+    if (mode.started !== undefined && !rollbackOnly) await handle({ kind: 'partitions', now: Date.now(), observed: await observe(deps, keys, false) });
     await handle({ kind: 'start', now: Date.now(), baseline, snapshot });
     if (rollbackOnly) {
       await handle({ kind: 'partitions', now: Date.now(), observed: await observe(deps, keys, false) });

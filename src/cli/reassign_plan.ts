@@ -119,16 +119,21 @@ export function makePlan(input: PlanInput, topics: readonly string[], batch: Bat
 
 /**
  * The partitions whose replicas are no longer what the plan started from (the cluster changed
- * since, or a reassignment is under way): `apply` refuses to run a plan with any.
+ * since, or a reassignment is under way): `apply` refuses to run a plan with any. `resuming`:
+ * the plan ran before, so its own moves done or under way are expected too.
  */
-export function staleParts(plan: StoredPlan, meta: ClusterMetadata): string[] {
+export function staleParts(plan: StoredPlan, meta: ClusterMetadata, resuming = false): string[] {
   const now = new Map<string, readonly number[]>();
   for (const t of meta.topics) for (const p of t.partitionDetails) now.set(partitionKey(t.name, p.partition), p.replicas);
+  const same = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((r, i) => r === b[i]);
   const stale: string[] = [];
   for (const c of [...plan.moves, ...plan.leadershipChanges]) {
     const key = partitionKey(c.topic, c.partition);
     const replicas = now.get(key);
-    if (replicas === undefined || replicas.length !== c.from.length || replicas.some((r, i) => r !== c.from[i])) stale.push(key);
+    if (replicas === undefined) stale.push(key);
+    // A resumed run finds each partition where it started, where the plan put it, or moving
+    // between the two (KIP-455 lists the union of both sets while a move runs).
+    else if (!(same(replicas, c.from) || (resuming && (same(replicas, c.to) || replicas.every((r) => c.from.includes(r) || c.to.includes(r)))))) stale.push(key);
   }
   return stale;
 }

@@ -4,11 +4,14 @@
 // every record still there; `cancel` of a throttled apply leaves every partition on a replica set
 // it had (the original, or the target of a move already done; a cancel restores the set, not
 // always its order, as Kafka's does) and `rollback` (no driver left)
-// restores the exact assignment and throttle configs from before the plan; a stale plan and
-// commands with nothing running are refused.
+// restores the exact assignment and throttle configs from before the plan; `apply` run again after
+// its driver was killed (-9) mid-move resumes the plan to done, and a rollback after that still
+// restores the assignment from before the first apply; a stale plan and commands with nothing
+// running are refused.
+import { spawn } from 'node:child_process';
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrokerProcess } from '../helpers/broker_process.js';
+import { BROKER_MAIN, type BrokerProcess } from '../helpers/broker_process.js';
 import { joinBroker, threeBrokers, withAdmin } from '../helpers/three_brokers.js';
 import { connectedProducer, kafkajsClient } from '../helpers/kafkajs_client.js';
 import { runCli } from '../../src/cli/main.js';
@@ -26,11 +29,13 @@ interface Ran {
   readonly err: string;
 }
 
+const bootstrap = (): string => brokers.slice(0, 3).map((b) => `127.0.0.1:${b.kafkaPort}`).join(',');
+
 async function cli(...args: string[]): Promise<Ran> {
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIo = { env: {}, out: (t) => void out.push(t), err: (t) => void err.push(t) };
-  const code = await runCli(['reassign', ...args, '--brokers', brokers.slice(0, 3).map((b) => `127.0.0.1:${b.kafkaPort}`).join(',')], io);
+  const code = await runCli(['reassign', ...args, '--brokers', bootstrap()], io);
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -140,4 +145,32 @@ it('cancel of a throttled apply leaves original or completed replica sets; rollb
   assert.deepEqual(await counts('slow', 6), Array(6).fill(400));
   assert.equal(JSON.parse((await cli('status', '--format', 'json')).out).state, 'rolled-back');
   assert.ok(joined.kafkaPort > 0);
+});
+
+it('apply run again after its driver was killed (-9) mid-move resumes the plan to done; rollback then restores the assignment from before it', async () => {
+  const before = await assignment('slow');
+  const planned = await cli('plan', '--topics', 'slow', '--sample-ms', '0', '--per-broker', '1', '--format', 'json');
+  assert.equal(planned.code, 0, planned.err);
+  const plan = JSON.parse(planned.out) as { moves: { partition: number; to: number[] }[] };
+  assert.ok(plan.moves.length >= 2, `moves: ${plan.moves.length}`);
+  // A driver in its own process, throttled to 1 KiB/s so that its first batch is still copying when it dies.
+  const driver = spawn(process.execPath, [BROKER_MAIN, 'reassign', 'apply', '--observation-ms', '0', '--poll-ms', '200', '--max-rate', '1024', '--brokers', bootstrap()], { stdio: 'ignore' });
+  const statusOf = async (): Promise<{ state: string; driverLive: boolean; moves?: { inFlight: number } }> => JSON.parse((await cli('status', '--format', 'json')).out);
+  try {
+    await until('a batch in flight', 30_000, statusOf, (s) => (s.moves?.inFlight ?? 0) > 0);
+  } finally {
+    driver.kill('SIGKILL');
+  }
+  await until('the driver seen gone', 40_000, statusOf, (s) => !s.driverLive);
+  const resumed = await cli('apply', '--observation-ms', '0', '--poll-ms', '200');
+  assert.equal(resumed.code, 0, resumed.err);
+  assert.match(resumed.err, /resuming plan/);
+  const after = await assignment('slow');
+  for (const m of plan.moves) assert.deepEqual(after[m.partition], m.to, `partition ${m.partition} on its target`);
+  assert.deepEqual(await counts('slow', 6), Array(6).fill(400));
+  assert.equal((await statusOf()).state, 'done');
+  // The snapshot is still the dead driver's, taken before anything moved.
+  const rolled = await cli('rollback', '--timeout-ms', '120000');
+  assert.equal(rolled.code, 0, rolled.err);
+  assert.deepEqual(await assignment('slow'), before);
 });

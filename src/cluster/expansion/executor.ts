@@ -483,9 +483,16 @@ export class ReassignmentExecutor {
       const key = keyOf(o.topic, o.partition);
       if (!this.snapshotByKey.has(key) && !this.byKey.has(key)) continue;
       this.observed.set(key, o);
+      const settled = o.addingReplicas.length === 0 && o.removingReplicas.length === 0;
+      const waiting = this.byKey.get(key);
+      if (waiting !== undefined && (waiting.phase === 'pending' || waiting.phase === 'held') && settled && sameList(o.replicas, waiting.to) && !sameList(o.replicas, waiting.from)) {
+        // Already made: a run resumed after its driver died, whose earlier batches completed.
+        waiting.phase = 'done';
+        waiting.copied = waiting.bytes;
+        continue;
+      }
       const task = this.inFlight.find((t) => t.key === key);
       if (task === undefined) continue;
-      const settled = o.addingReplicas.length === 0 && o.removingReplicas.length === 0;
       if (task.phase === 'in-flight' && settled && sameList(o.replicas, task.to)) {
         task.phase = 'done';
         task.copied = task.bytes;

@@ -365,6 +365,25 @@ describe('reassignment executor', () => {
     assert.ok(end.some((e) => e.kind === 'state' && e.reason.includes('1 moves refused')));
   });
 
+  it('resumes a run whose driver died: moves the cluster already made are done before anything is submitted, the rest run', () => {
+    const moves: PartitionMove[] = [0, 1, 2].map((p) => ({ topic: 't', partition: p, from: [0, 1], to: [0, 2], sizeBytes: 10, bytesInPerSec: p }));
+    const options: ExecutorOptions = { batchBytes: 1000, perBrokerMoves: 4, hotBytesPerSec: 1e9, includeHot: false, observationMs: 0, breach: { produceP99: 1.5, fetchP99: 1.5, consumerLag: 2 }, healthyHoldMs: 0, throttle: DEFAULT_THROTTLE, lookahead: 0 };
+    const ex = new ReassignmentExecutor(moves, [], options, new Map());
+    const snapshot = { assignment: moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.from })), configs: [] };
+    // Partition 0 was moved by the dead driver; 1 is still where it started; 2 is mid-move.
+    ex.handle({ kind: 'partitions', now: 0, observed: [
+      { topic: 't', partition: 0, replicas: [0, 2], addingReplicas: [], removingReplicas: [], leader: 0 },
+      { topic: 't', partition: 1, replicas: [0, 1], addingReplicas: [], removingReplicas: [], leader: 0 },
+      { topic: 't', partition: 2, replicas: [0, 2, 1], addingReplicas: [2], removingReplicas: [1], leader: 0 },
+    ] });
+    const started = ex.handle({ kind: 'start', now: 1, baseline: BASELINE, snapshot });
+    assert.deepEqual(started.filter((e) => e.kind === 'submit').flatMap((e) => e.kind === 'submit' ? e.targets.map((t) => t.partition) : []).sort(), [1, 2]);
+    assert.deepEqual(ex.status(1).moves, { total: 3, done: 1, inFlight: 2, pending: 0, held: 0, refused: 0 });
+    ex.handle({ kind: 'partitions', now: 2, observed: [1, 2].map((partition) => ({ topic: 't', partition, replicas: [0, 2], addingReplicas: [], removingReplicas: [], leader: 0 })) });
+    assert.equal(ex.state, 'done');
+    assert.equal(ex.status(2).percent, 100);
+  });
+
   it('rolls back from a snapshot alone (no moves, as the CLI does when no driver is left): unfinished until metadata matches it', () => {
     const options: ExecutorOptions = { batchBytes: 1000, perBrokerMoves: 4, hotBytesPerSec: 1e9, includeHot: false, observationMs: 0, breach: { produceP99: 1.5, fetchP99: 1.5, consumerLag: 2 }, healthyHoldMs: 0, throttle: DEFAULT_THROTTLE, lookahead: 0 };
     const ex = new ReassignmentExecutor([], [], options, new Map());
