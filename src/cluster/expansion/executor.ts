@@ -554,10 +554,22 @@ export class ReassignmentExecutor {
     if (this.current === 'paused' && this.pauseCause === 'breach' && this.healthySince !== null && now - this.healthySince >= this.options.healthyHoldMs) {
       this.resume(now, `resumed: healthy for ${Math.round((now - this.healthySince) / 1000)} s`, out);
     }
+    // A pause holds the moves not yet submitted; with none left and none in flight the run is
+    // over, and waiting for health first would only keep the throttles and the status paused.
+    if (this.current === 'paused' && this.inFlight.length === 0 && !this.moves.some((t) => t.phase === 'pending')) {
+      this.finish(now, out);
+      return;
+    }
     if (this.current !== 'running' || this.inFlight.length > 0) return;
     if (this.windowEndsAt === Infinity) this.windowEndsAt = now + this.options.observationMs;
     if (now < this.windowEndsAt) return;
     if (this.submit(this.moves, now, out)) return;
+    this.finish(now, out);
+  }
+
+  private finish(now: number, out: ExecutorEffect[]): void {
+    this.pauseCause = null;
+    this.pauseReason = null;
     const held = this.moves.filter((t) => t.phase === 'held').length;
     const refused = this.moves.filter((t) => t.phase === 'refused').length;
     const left = [held > 0 ? `${held} hot moves held (run again with includeHot to move them)` : '', refused > 0 ? `${refused} moves refused by the controller` : ''].filter((x) => x !== '');

@@ -160,7 +160,9 @@ function run(plan: Plan, options: ExecutorOptions, steps: readonly Step[], drain
       }
     }
     if (event.kind === 'metrics' && event.sample.produceP99Ms === BREACH.produceP99Ms && before === 'running' && ended === null) {
-      assert.equal(state, 'paused', 'a breach while running pauses at once');
+      const left = executor.status(event.now).moves;
+      if (left.pending === 0 && left.inFlight === 0) assert.equal(state, 'done', 'a breach with nothing left to hold ends the run');
+      else assert.equal(state, 'paused', 'a breach while running pauses at once');
     }
     controller.apply(effects);
     const observed = controller.drainChanged();
@@ -363,6 +365,19 @@ describe('reassignment executor', () => {
     assert.equal(ex.state, 'done');
     assert.equal(end.filter((e) => e.kind === 'submit').length, 0);
     assert.ok(end.some((e) => e.kind === 'state' && e.reason.includes('1 moves refused')));
+  });
+
+  it('ends done, not paused, when a breach pauses it after its last move was submitted and that move completes', () => {
+    const moves: PartitionMove[] = [{ topic: 't', partition: 0, from: [0, 1], to: [0, 2], sizeBytes: 10, bytesInPerSec: 1 }];
+    const options: ExecutorOptions = { batchBytes: 1000, perBrokerMoves: 4, hotBytesPerSec: 1e9, includeHot: false, observationMs: 0, breach: { produceP99: 1.5, fetchP99: 1.5, consumerLag: 2 }, healthyHoldMs: 60_000, throttle: DEFAULT_THROTTLE, lookahead: 0 };
+    const ex = new ReassignmentExecutor(moves, [], options, new Map());
+    ex.handle({ kind: 'start', now: 0, baseline: BASELINE, snapshot: { assignment: [{ topic: 't', partition: 0, replicas: [0, 1] }], configs: [] } });
+    ex.handle({ kind: 'metrics', now: 1, sample: BREACH });
+    assert.equal(ex.state, 'paused');
+    const end = ex.handle({ kind: 'partitions', now: 2, observed: [{ topic: 't', partition: 0, replicas: [0, 2], addingReplicas: [], removingReplicas: [], leader: 0 }] });
+    assert.equal(ex.state, 'done', 'nothing is left for the pause to hold');
+    assert.equal(ex.status(2).pauseReason, null);
+    assert.ok(end.some((e) => e.kind === 'set-configs'), 'the throttles are cleared');
   });
 
   it('resumes a run whose driver died: moves the cluster already made are done before anything is submitted, the rest run', () => {
