@@ -33,7 +33,7 @@ export const REASSIGN_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   plan: [...COMMON, ...BATCH, { name: 'remove' }, { name: 'topics' }, { name: 'sample-ms' }, { name: 'out' }],
   apply: [
     ...COMMON, ...BATCH, { name: 'plan' }, { name: 'observation-ms' }, { name: 'healthy-hold-ms' }, { name: 'breach-ratio' },
-    { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'poll-ms' }, { name: 'nic-bytes-per-sec' }, { name: 'disk-bytes-per-sec' },
+    { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'baseline-ms' }, { name: 'poll-ms' }, { name: 'nic-bytes-per-sec' }, { name: 'disk-bytes-per-sec' },
   ],
   status: COMMON,
   pause: COMMON,
@@ -95,6 +95,7 @@ function runOptions(parsed: ParsedArgs): RunOptions {
       : { ...DEFAULT_THROTTLE, intervalMs: Math.min(DEFAULT_THROTTLE.intervalMs, metricsMs), maxBytesPerSec: maxRate, initialBytesPerSec: Math.min(maxRate, DEFAULT_THROTTLE.initialBytesPerSec), minBytesPerSec: Math.min(maxRate, DEFAULT_THROTTLE.minBytesPerSec) },
     pollMs: intOption(parsed, 'poll-ms', 100, 60_000) ?? 1_000,
     metricsMs,
+    baselineMs: intOption(parsed, 'baseline-ms', 500, MAX_INT32) ?? 30_000,
   };
 }
 
@@ -515,6 +516,7 @@ Options:
   --breach-ratio X                    p99 over X times the baseline pauses (lag: 5X) [2]
   --max-rate BYTES_PER_SEC            cap on each broker's replication throttle [2 GiB/s]
   --metrics-interval-ms N             metrics sampling period [5000]
+  --baseline-ms N                     the p99 and lag baseline's window, before anything moves [30000]
   --poll-ms N                         how often progress is read from metadata [1000]
   --nic-bytes-per-sec N               each broker's NIC capacity, for the throttle [1250000000]
   --disk-bytes-per-sec N              each broker's disk bandwidth, for the throttle [500000000]

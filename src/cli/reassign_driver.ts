@@ -36,8 +36,13 @@ export interface RunOptions {
   readonly throttle: ThrottleOptions;
   /** How often the plan's partitions are observed. */
   readonly pollMs: number;
-  /** How often metrics are sampled (the baseline is the first full window). */
+  /** How often metrics are sampled: each sample's p99 is over the window since the one before. */
   readonly metricsMs: number;
+  /**
+   * The baseline's window. Longer than a sample's: a p99 over one short quiet window is a
+   * baseline the noise of later windows breaches by itself, and a pause on it never ends.
+   */
+  readonly baselineMs: number;
 }
 
 export interface DriverDeps {
@@ -258,8 +263,8 @@ export async function drive(plan: StoredPlan, executorOptions: ExecutorOptions, 
       baseline = { produceP99Ms: 0, fetchP99Ms: 0, consumerLag: 0 };
       if (deps.metrics !== null) {
         await deps.metrics.sample();
-        say('info', `taking the metrics baseline over ${run.metricsMs} ms`);
-        await sleep(run.metricsMs, undefined, { signal });
+        say('info', `taking the metrics baseline over ${run.baselineMs} ms`);
+        await sleep(run.baselineMs, undefined, { signal });
         const s = await deps.metrics.sample();
         baseline = { produceP99Ms: s.produceP99Ms, fetchP99Ms: s.fetchP99Ms, consumerLag: s.consumerLag };
       } else {

@@ -37,7 +37,7 @@ it('a joined broker is removed only once drained: reassign plan --remove and app
 
   const planned = await sluice(['reassign', 'plan', '--remove', '4', '--topics', topic, '--sample-ms', '0', '--brokers', bootstrap(), '--format', 'json']);
   assert.equal(planned.code, 0, planned.stderr);
-  const applied = await sluice(['reassign', 'apply', '--observation-ms', '0', '--poll-ms', '200', '--brokers', bootstrap()], {}, 120_000);
+  const applied = await sluice(['reassign', 'apply', '--observation-ms', '0', '--baseline-ms', '1000', '--poll-ms', '200', '--brokers', bootstrap()], {}, 120_000);
   assert.equal(applied.code, 0, applied.stderr);
   const drained = await describe(topic);
   assert.ok(drained.partitionDetails.every((p) => !p.replicas.includes(4)), 'broker 4 holds nothing');

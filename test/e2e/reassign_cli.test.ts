@@ -98,7 +98,7 @@ it('plans the fewest moves to balance a joined broker in, and apply runs exactly
   const status = await cli('status', '--format', 'json');
   assert.equal(JSON.parse(status.out).state, 'planned');
 
-  const applied = await cli('apply', '--observation-ms', '0', '--poll-ms', '200', '--format', 'json');
+  const applied = await cli('apply', '--observation-ms', '0', '--baseline-ms', '1000', '--poll-ms', '200', '--format', 'json');
   assert.equal(applied.code, 0, applied.err);
   const lines = applied.out.split('\n').map((l) => JSON.parse(l) as { state: string; batch: { number: number } | null });
   assert.equal(lines.at(-1)!.state, 'done');
@@ -121,7 +121,7 @@ it('cancel of a throttled apply leaves original or completed replica sets; rollb
   const plan = JSON.parse(planned.out) as { moves: { partition: number; from: number[]; to: number[] }[] };
   assert.ok(plan.moves.length >= 2, `moves: ${plan.moves.length}`);
   // 1 KiB/s: a 400 KB copy cannot finish before the cancel.
-  const applying = cli('apply', '--observation-ms', '0', '--poll-ms', '200', '--max-rate', '1024');
+  const applying = cli('apply', '--observation-ms', '0', '--baseline-ms', '1000', '--poll-ms', '200', '--max-rate', '1024');
   await until('a batch in flight', 30_000, () => cli('status', '--format', 'json'), (r) => r.code === 0 && (JSON.parse(r.out) as { state: string; moves?: { inFlight: number } }).moves?.inFlight !== undefined && (JSON.parse(r.out) as { moves: { inFlight: number } }).moves.inFlight > 0);
   const described = await withAdmin(brokers[0]!, (a) => a.describeConfigs([{ type: 'topic', name: 'slow' }], ['follower.replication.throttled.replicas']));
   assert.notEqual(described[0]!.configs.find((c) => c.name === 'follower.replication.throttled.replicas')?.value ?? '', '', 'the moving replicas are throttled');
@@ -154,7 +154,7 @@ it('apply run again after its driver was killed (-9) mid-move resumes the plan t
   const plan = JSON.parse(planned.out) as { moves: { partition: number; to: number[] }[] };
   assert.ok(plan.moves.length >= 2, `moves: ${plan.moves.length}`);
   // A driver in its own process, throttled to 1 KiB/s so that its first batch is still copying when it dies.
-  const driver = spawn(process.execPath, [BROKER_MAIN, 'reassign', 'apply', '--observation-ms', '0', '--poll-ms', '200', '--max-rate', '1024', '--brokers', bootstrap()], { stdio: 'ignore' });
+  const driver = spawn(process.execPath, [BROKER_MAIN, 'reassign', 'apply', '--observation-ms', '0', '--baseline-ms', '1000', '--poll-ms', '200', '--max-rate', '1024', '--brokers', bootstrap()], { stdio: 'ignore' });
   const statusOf = async (): Promise<{ state: string; driverLive: boolean; moves?: { inFlight: number } }> => JSON.parse((await cli('status', '--format', 'json')).out);
   try {
     await until('a batch in flight', 30_000, statusOf, (s) => (s.moves?.inFlight ?? 0) > 0);
@@ -162,7 +162,7 @@ it('apply run again after its driver was killed (-9) mid-move resumes the plan t
     driver.kill('SIGKILL');
   }
   await until('the driver seen gone', 40_000, statusOf, (s) => !s.driverLive);
-  const resumed = await cli('apply', '--observation-ms', '0', '--poll-ms', '200');
+  const resumed = await cli('apply', '--observation-ms', '0', '--baseline-ms', '1000', '--poll-ms', '200');
   assert.equal(resumed.code, 0, resumed.err);
   assert.match(resumed.err, /resuming plan/);
   const after = await assignment('slow');
