@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KafkaAdmin } from '../client/admin.js';
 import { ConnectionError } from '../client/connection.js';
-import { ReassignmentExecutor, type Assignment, type ExecutorOptions, type ExecutorState } from '../cluster/expansion/executor.js';
+import { DEFAULT_MIN_P99_RISE_MS, ReassignmentExecutor, type Assignment, type ExecutorOptions, type ExecutorState } from '../cluster/expansion/executor.js';
 import { DEFAULT_THROTTLE } from '../cluster/expansion/throttle.js';
 import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
@@ -33,7 +33,7 @@ export const REASSIGN_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   plan: [...COMMON, ...BATCH, { name: 'remove' }, { name: 'topics' }, { name: 'sample-ms' }, { name: 'out' }],
   apply: [
     ...COMMON, ...BATCH, { name: 'plan' }, { name: 'observation-ms' }, { name: 'healthy-hold-ms' }, { name: 'breach-ratio' },
-    { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'baseline-ms' }, { name: 'poll-ms' }, { name: 'nic-bytes-per-sec' }, { name: 'disk-bytes-per-sec' },
+    { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'baseline-ms' }, { name: 'breach-min-ms' }, { name: 'poll-ms' }, { name: 'nic-bytes-per-sec' }, { name: 'disk-bytes-per-sec' },
   ],
   status: COMMON,
   pause: COMMON,
@@ -89,7 +89,7 @@ function runOptions(parsed: ParsedArgs): RunOptions {
   return {
     observationMs: intOption(parsed, 'observation-ms', 0, MAX_INT32) ?? 30_000,
     healthyHoldMs: intOption(parsed, 'healthy-hold-ms', 0, MAX_INT32) ?? 30_000,
-    breach: { produceP99: ratio, fetchP99: ratio, consumerLag: ratio * 5 },
+    breach: { produceP99: ratio, fetchP99: ratio, consumerLag: ratio * 5, minP99RiseMs: intOption(parsed, 'breach-min-ms', 0, 3_600_000) ?? DEFAULT_MIN_P99_RISE_MS },
     throttle: maxRate === undefined
       ? { ...DEFAULT_THROTTLE, intervalMs: Math.min(DEFAULT_THROTTLE.intervalMs, metricsMs) }
       : { ...DEFAULT_THROTTLE, intervalMs: Math.min(DEFAULT_THROTTLE.intervalMs, metricsMs), maxBytesPerSec: maxRate, initialBytesPerSec: Math.min(maxRate, DEFAULT_THROTTLE.initialBytesPerSec), minBytesPerSec: Math.min(maxRate, DEFAULT_THROTTLE.minBytesPerSec) },
@@ -514,6 +514,7 @@ Options:
   --observation-ms N                  wait after each batch [30000]
   --healthy-hold-ms N                 healthy time before a breach pause resumes [30000]
   --breach-ratio X                    p99 over X times the baseline pauses (lag: 5X) [2]
+  --breach-min-ms N                   ... and at least N ms over it [50]
   --max-rate BYTES_PER_SEC            cap on each broker's replication throttle [2 GiB/s]
   --metrics-interval-ms N             metrics sampling period [5000]
   --baseline-ms N                     the p99 and lag baseline's window, before anything moves [30000]

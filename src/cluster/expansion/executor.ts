@@ -40,7 +40,15 @@ export interface BreachRatios {
   readonly produceP99: number;
   readonly fetchP99: number;
   readonly consumerLag: number;
+  /**
+   * A p99 breach must also rise this many ms over its baseline (default DEFAULT_MIN_P99_RISE_MS):
+   * ratios of small p99s read scheduling noise as harm (a fetch p99 of 9 ms seen at 40 ms on a
+   * busy host), and a pause on noise does not end.
+   */
+  readonly minP99RiseMs?: number;
 }
+
+export const DEFAULT_MIN_P99_RISE_MS = 50;
 
 export interface ExecutorOptions {
   /** Bytes one batch may copy (size × replicas added); a single larger move goes alone. */
@@ -209,6 +217,7 @@ function checkOptions(o: ExecutorOptions): void {
   if (!(o.hotBytesPerSec >= 0)) bad('hotBytesPerSec must not be negative');
   if (!(o.observationMs >= 0 && o.healthyHoldMs >= 0)) bad('observationMs and healthyHoldMs must not be negative');
   if (!(o.breach.produceP99 > 1 && o.breach.fetchP99 > 1 && o.breach.consumerLag > 1)) bad('breach ratios must be above 1');
+  if (o.breach.minP99RiseMs !== undefined && !(o.breach.minP99RiseMs >= 0)) bad('the minimum p99 rise must not be negative');
   if (!(Number.isInteger(o.lookahead) && o.lookahead >= 0)) bad('lookahead must be a non-negative integer');
   checkThrottleOptions(o.throttle);
 }
@@ -405,13 +414,14 @@ export class ReassignmentExecutor {
     const b = this.baseline;
     if (b === null) return null;
     const lagGrows = previous === null || s.consumerLag > previous.consumerLag;
-    const checks: [string, number, number, number, string][] = [
-      ['produce p99', s.produceP99Ms, Math.max(b.produceP99Ms, MIN_BASELINE_P99_MS), this.options.breach.produceP99, ' ms'],
-      ['fetch p99', s.fetchP99Ms, Math.max(b.fetchP99Ms, MIN_BASELINE_P99_MS), this.options.breach.fetchP99, ' ms'],
-      ['consumer lag', lagGrows ? s.consumerLag : 0, Math.max(b.consumerLag, MIN_BASELINE_LAG), this.options.breach.consumerLag, ''],
+    const rise = this.options.breach.minP99RiseMs ?? DEFAULT_MIN_P99_RISE_MS;
+    const checks: [string, number, number, number, string, number][] = [
+      ['produce p99', s.produceP99Ms, Math.max(b.produceP99Ms, MIN_BASELINE_P99_MS), this.options.breach.produceP99, ' ms', rise],
+      ['fetch p99', s.fetchP99Ms, Math.max(b.fetchP99Ms, MIN_BASELINE_P99_MS), this.options.breach.fetchP99, ' ms', rise],
+      ['consumer lag', lagGrows ? s.consumerLag : 0, Math.max(b.consumerLag, MIN_BASELINE_LAG), this.options.breach.consumerLag, '', 0],
     ];
-    for (const [what, value, base, limit, unit] of checks) {
-      if (value > base * limit) return `${what} ${value.toFixed(1)}${unit} is ${(value / base).toFixed(2)}x the baseline ${base.toFixed(1)}${unit} (limit ${limit}x)${what === 'consumer lag' ? ' and growing' : ''}`;
+    for (const [what, value, base, limit, unit, minRise] of checks) {
+      if (value > base * limit && value - base >= minRise) return `${what} ${value.toFixed(1)}${unit} is ${(value / base).toFixed(2)}x the baseline ${base.toFixed(1)}${unit} (limit ${limit}x)${what === 'consumer lag' ? ' and growing' : ''}`;
     }
     return null;
   }

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
+  DEFAULT_MIN_P99_RISE_MS,
   FOLLOWER_RATE,
   FOLLOWER_REPLICAS,
   LEADER_REPLICAS,
@@ -29,7 +30,7 @@ import { Kip455Controller, configKey, partitionKey } from '../../../sim/expansio
 const BROKERS = 6;
 const BASELINE = { produceP99Ms: 10, fetchP99Ms: 10, consumerLag: 100 };
 const HEALTHY: MetricsSample = { produceP99Ms: 11, fetchP99Ms: 9, consumerLag: 90, brokers: [] };
-const BREACH: MetricsSample = { produceP99Ms: 40, fetchP99Ms: 9, consumerLag: 90, brokers: [] };
+const BREACH: MetricsSample = { produceP99Ms: 80, fetchP99Ms: 9, consumerLag: 90, brokers: [] };
 const SNAPSHOT_CONFIGS: ConfigEntry[] = [
   { resource: 'topic', name: 'a', key: FOLLOWER_REPLICAS, value: '0:5' },
   { resource: 'broker', name: '0', key: FOLLOWER_RATE, value: '5000000' },
@@ -303,11 +304,30 @@ describe('reassignment executor', () => {
     assert.equal(r.executor.state, 'paused');
     const pause = r.log.flatMap((l) => l.effects).filter((e) => e.kind === 'log' && e.message.startsWith('reassignment paused'));
     assert.equal(pause.length, 1);
-    assert.match(r.executor.status(0).pauseReason ?? '', /produce p99 40.0 ms is 4.00x the baseline 10.0 ms/);
+    assert.match(r.executor.status(0).pauseReason ?? '', /produce p99 80.0 ms is 8.00x the baseline 10.0 ms/);
     const resumed = run(plan, options, [{ dt: 1000, kind: 'breach' }, { dt: 5000, kind: 'healthy' }, { dt: 30_000, kind: 'healthy' }], false);
     assert.equal(resumed.executor.state, 'running');
     const operator = run(plan, options, [{ dt: 1000, kind: 'pause' }, { dt: 5000, kind: 'healthy' }, { dt: 60_000, kind: 'healthy' }], false);
     assert.equal(operator.executor.state, 'paused');
+  });
+
+  it('needs a p99 to rise by the minimum as well as the ratio: 4x a 10 ms baseline is noise, 70 ms over it is not', () => {
+    const moves: PartitionMove[] = [{ topic: 'a', partition: 0, from: [0, 1], to: [0, 2], sizeBytes: 100, bytesInPerSec: 1 }];
+    const start = (minP99RiseMs?: number): ReassignmentExecutor => {
+      const options: ExecutorOptions = { batchBytes: 100, perBrokerMoves: 1, hotBytesPerSec: 1e9, includeHot: false, observationMs: 0, breach: { produceP99: 2, fetchP99: 2, consumerLag: 2, ...(minP99RiseMs === undefined ? {} : { minP99RiseMs }) }, healthyHoldMs: 5_000, throttle: DEFAULT_THROTTLE, lookahead: 0 };
+      const ex = new ReassignmentExecutor(moves, [], options, new Map());
+      ex.handle({ kind: 'start', now: 0, baseline: BASELINE, snapshot: { assignment: moves.map((m) => ({ topic: m.topic, partition: m.partition, replicas: m.from })), configs: [] } });
+      return ex;
+    };
+    const noisy: MetricsSample = { ...HEALTHY, fetchP99Ms: 40 };
+    const byDefault = start();
+    byDefault.handle({ kind: 'metrics', now: 1000, sample: noisy });
+    assert.equal(byDefault.state, 'running', `${DEFAULT_MIN_P99_RISE_MS} ms is the default minimum rise`);
+    byDefault.handle({ kind: 'metrics', now: 2000, sample: { ...HEALTHY, fetchP99Ms: 80 } });
+    assert.equal(byDefault.state, 'paused');
+    const strict = start(0);
+    strict.handle({ kind: 'metrics', now: 1000, sample: noisy });
+    assert.equal(strict.state, 'paused', 'with no minimum rise the ratio alone decides');
   });
 
   it('pauses on a lag over its ratio only while it grows: a high lag that holds or shrinks lets the pause end', () => {
