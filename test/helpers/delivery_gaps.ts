@@ -13,13 +13,18 @@ export interface Delivery extends QueueRead {
   readonly createdAt: number;
 }
 
-/** Our group's end-to-end latencies (poll time minus CreateTime, ms) of records created in [from, to). */
-export function latencies(deliveries: readonly Delivery[], from: number, to: number): number[] {
-  return deliveries.filter((d) => d.createdAt >= from && d.createdAt < to).map((d) => d.at - d.createdAt);
-}
-
 /** The key of a partition in the sets and maps of the expansion test. */
 export const partitionKey = (topic: string, partition: number): string => `${topic}/${partition}`;
+
+/**
+ * Our group's end-to-end latencies (poll time minus CreateTime, ms) of records created in
+ * [from, to), of every partition or only of `partitions` (partitionKey).
+ */
+export function latencies(deliveries: readonly Delivery[], from: number, to: number, partitions?: ReadonlySet<string>): number[] {
+  return deliveries
+    .filter((d) => d.createdAt >= from && d.createdAt < to && (partitions === undefined || partitions.has(partitionKey(d.topic, d.partition))))
+    .map((d) => d.at - d.createdAt);
+}
 
 /**
  * The largest wait, per partition of `partitions` (partitionKey), between consecutive deliveries
