@@ -34,28 +34,54 @@ export class FollowIndex {
     const np = offsets.length - 1;
     this.brokers = nb;
     this.groups = Array.from({ length: 2 * nb }, () => new Map<number, number[]>());
-    const holds = (p: number, d: number): boolean => {
-      for (let s = offsets[p]!; s < offsets[p + 1]!; s++) if (rep[s] === d) return true;
-      return false;
-    };
+    let listed = 0;
+    for (const list of held) listed += list.length;
+    // Entries a broker holds, in list order: partition, holder, position; then sorted by partition.
+    const entryP = new Int32Array(listed);
+    const entryH = new Int32Array(listed);
+    const entryI = new Int32Array(listed);
     this.entryStart = new Int32Array(np + 1);
-    for (let d = 0; d < nb; d++) for (const p of held[d]!) if (holds(p, d)) this.entryStart[p + 1]!++;
-    for (let p = 0; p < np; p++) this.entryStart[p + 1]! += this.entryStart[p]!;
-    const fill = this.entryStart.slice(0, np);
-    this.entryHolder = new Int32Array(this.entryStart[np]!);
-    this.entryPos = new Int32Array(this.entryStart[np]!);
+    let entries = 0;
+    // Per moved flag, leader -> positions of the current broker's list (a dense array while the broker's list is read).
+    const scratch: (number[] | undefined)[][] = [new Array<number[] | undefined>(nb), new Array<number[] | undefined>(nb)];
     for (let d = 0; d < nb; d++) {
       const list = held[d]!;
       for (let i = 0; i < list.length; i++) {
         const p = list[i]!;
-        if (!holds(p, d)) continue;
-        const e = fill[p]!++;
-        this.entryHolder[e] = d;
-        this.entryPos[e] = i;
-        const leader = rep[offsets[p]!]!;
+        const first = offsets[p]!;
+        let holder = false;
+        for (let s = first; s < offsets[p + 1]! && !holder; s++) holder = rep[s] === d;
+        if (!holder) continue;
+        entryP[entries] = p;
+        entryH[entries] = d;
+        entryI[entries++] = i;
+        this.entryStart[p + 1]!++;
+        const leader = rep[first]!;
+        if (leader === d) continue;
         // Positions come in ascending order here, so a push keeps each group sorted.
-        if (leader !== d) this.group(d, p, leader, true).push(i);
+        const byLeader = scratch[src.moved[p]!]!;
+        const g = byLeader[leader];
+        if (g === undefined) byLeader[leader] = [i];
+        else g.push(i);
       }
+      for (const movedFlag of [0, 1]) {
+        const byLeader = scratch[movedFlag]!;
+        for (let leader = 0; leader < nb; leader++) {
+          const g = byLeader[leader];
+          if (g === undefined) continue;
+          this.groups[2 * d + movedFlag]!.set(leader, g);
+          byLeader[leader] = undefined;
+        }
+      }
+    }
+    for (let p = 0; p < np; p++) this.entryStart[p + 1]! += this.entryStart[p]!;
+    const fill = this.entryStart.slice(0, np);
+    this.entryHolder = new Int32Array(entries);
+    this.entryPos = new Int32Array(entries);
+    for (let e = 0; e < entries; e++) {
+      const at = fill[entryP[e]!]!++;
+      this.entryHolder[at] = entryH[e]!;
+      this.entryPos[at] = entryI[e]!;
     }
     this.order = new Float64Array(nb);
   }
