@@ -24,8 +24,8 @@ export class FollowIndex {
   private readonly entryStart: Int32Array;
   private readonly entryHolder: Int32Array;
   private readonly entryPos: Int32Array;
-  /** Scratch for one query: circular distance * brokers + leader, per leader followed. */
-  private order: Float64Array;
+  /** Scratch for one query: circular distance * brokers + leader, per leader followed (at most one per broker). */
+  private readonly order: Float64Array;
   private readonly brokers: number;
 
   constructor(private readonly src: FollowSource) {
@@ -86,12 +86,13 @@ export class FollowIndex {
     this.order = new Float64Array(nb);
   }
 
-  private group(d: number, p: number, leader: number, create: boolean): number[] {
+  /** The group of d's entries for p's moved flag under `leader`, created empty if there is none. */
+  private group(d: number, p: number, leader: number): number[] {
     const byLeader = this.groups[2 * d + this.src.moved[p]!]!;
     let g = byLeader.get(leader);
     if (g === undefined) {
       g = [];
-      if (create) byLeader.set(leader, g);
+      byLeader.set(leader, g);
     }
     return g;
   }
@@ -108,7 +109,6 @@ export class FollowIndex {
     const nb = this.brokers;
     for (const movedFlag of [1, 0]) {
       const byLeader = this.groups[2 * d + movedFlag]!;
-      if (byLeader.size > this.order.length) this.order = new Float64Array(byLeader.size);
       let n = 0;
       for (const [leader, positions] of byLeader) {
         const k = lowerBound(positions, start);
@@ -132,12 +132,12 @@ export class FollowIndex {
       const h = this.entryHolder[e]!;
       const pos = this.entryPos[e]!;
       if (h !== from) {
-        const g = this.group(h, p, from, false);
+        const g = this.group(h, p, from);
         g.splice(lowerBound(g, pos), 1);
         if (g.length === 0) this.groups[2 * h + this.src.moved[p]!]!.delete(from);
       }
       if (h !== to) {
-        const g = this.group(h, p, to, true);
+        const g = this.group(h, p, to);
         g.splice(lowerBound(g, pos), 0, pos);
       }
     }
