@@ -12,6 +12,7 @@
 // the lower index, never to chance); any thread.
 import type { PlanInput } from './model.js';
 import { computeTargets, indexCluster, type IndexedCluster, type Targets } from './planner_cluster.js';
+import { FollowIndex } from './planner_follow.js';
 import { buildPlan, holds, type ReassignmentPlan } from './planner_report.js';
 
 export { naiveReassignment } from './planner_naive.js';
@@ -454,27 +455,19 @@ function balanceLeaders(w: Work): void {
   const nb = c.brokerIds.length;
   const bands = new Bands(w.leaders, t.leaderLow, t.leaderHigh);
   const stuck = Uint8Array.from(c.removing);
+  const follows = new FollowIndex({ offsets: c.offsets, rep: w.rep, held: w.held, moved: w.moved });
   // Where the last search of each broker's list succeeded: the next starts there, not at the top again.
   const resume = new Int32Array(nb);
   /** Partitions d holds but does not lead, as (leader, partition), moving ones first, until visit says stop. */
   const followed = (d: number, visit: (leader: number, p: number) => boolean): void => {
-    const list = w.held[d]!;
-    for (const movedOnly of [1, 0]) {
-      for (let k = 0; k < list.length; k++) {
-        const i = (resume[d]! + k) % list.length;
-        const p = list[i]!;
-        if (w.moved[p] !== movedOnly || w.slotOf(p, d) <= c.offsets[p]!) continue;
-        if (visit(w.rep[c.offsets[p]!]!, p)) {
-          resume[d] = i;
-          return;
-        }
-      }
-    }
+    const at = follows.firstFollowed(d, resume[d]!, visit);
+    if (at >= 0) resume[d] = at;
   };
   const transfer = (p: number, to: number): void => {
     const from = w.rep[c.offsets[p]!]!;
     bands.account(from, -1);
     bands.account(to, -1);
+    follows.transfer(p, to);
     w.lead(p, to);
     bands.account(from, 1);
     bands.account(to, 1);
