@@ -774,13 +774,15 @@ export class PartitionLog {
   }
 
   /**
-   * Discards uncommitted appends and writes the clean-shutdown files in steps: (1) unsealed
-   * segments' data, their indexes, the producer snapshot at the log end, the leader-epoch and
-   * high-watermark checkpoints and the clean marker are written under temporary names and synced;
-   * (2) all but the marker are renamed into place and the directory synced; (3) the marker is
-   * renamed and the directory synced. So the marker becomes visible only once everything it
-   * vouches for is durable. A state file still durable with the same content is not rewritten, so
-   * an idle partition costs two syncs (its marker, its directory).
+   * Discards uncommitted appends and writes the clean-shutdown files in steps, each one's syncs
+   * batched by the caller: (1) log.checkpoint is overwritten as unclean and synced with the
+   * directory, so nothing below is trusted until (4); (2) unsealed segments' indexes, the producer
+   * snapshot at the log end, the leader-epoch and high-watermark checkpoints are written, in place
+   * where the file exists (creating and unlinking inodes is the costly part of closing thousands
+   * of partitions), and synced with the segments' data; (3) files that did not exist are renamed
+   * into place and the directory synced; (4) log.checkpoint is overwritten as clean and synced.
+   * A state file still durable with the same content is not rewritten, so an idle partition
+   * costs one write and one sync (its marker, step 4 alone).
    */
   private stageCleanShutdown(): StagedClose | null {
     this.pending.reset();
@@ -789,9 +791,9 @@ export class PartitionLog {
       this.release();
       return null;
     }
-    const files = new StagedFiles();
-    const marker = new StagedFiles();
-    // The directory is held open only while its renames are synced (an idle partition holds none).
+    const files = new StagedFiles(true);
+    const marker = new StagedFiles(true);
+    // The directory is held open only while its entries are synced (an idle partition holds none).
     let dirFd = -1;
     const end = (): null => {
       files.discard();
@@ -801,37 +803,44 @@ export class PartitionLog {
       this.release();
       return null;
     };
+    const dir = (): number => (dirFd = dirFd >= 0 ? dirFd : openSync(this.dir, 'r'));
+    const markerPath = join(this.dir, CHECKPOINT_FILE);
+    const markerClean: () => StagedClose = () => {
+      marker.discard();
+      marker.write(markerPath, encodeCheckpoint({ clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }));
+      const fds = marker.fds;
+      if (!marker.renames) return { fds, next: end, abandon: end };
+      return { fds, next: () => (marker.publish(), { fds: [dir()], next: end, abandon: end }), abandon: end };
+    };
     // Segments untouched since a clean open are as durable as the marker they were opened with said.
     const unsealed = this.cleanOpenState ? [] : this.segments.filter((seg) => !seg.sealed);
+    let changed: [string, Buffer][] = [];
+    const stageState = (): StagedClose => {
+      for (const seg of unsealed) seg.stageSeal(files);
+      for (const [name, data] of changed) files.write(join(this.dir, name), data);
+      return {
+        fds: [...unsealed.map((seg) => seg.fd), ...files.fds],
+        next: () => {
+          for (const seg of unsealed) seg.markSealed();
+          files.publish();
+          this.pruneSnapshots();
+          return files.renames ? { fds: [dir()], next: markerClean, abandon: end } : markerClean();
+        },
+        abandon: end,
+      };
+    };
     try {
       this.active.appendTimeEntry();
-      for (const seg of unsealed) seg.stageSeal(files);
-      for (const [name, data] of this.stateFiles(true)) {
-        if (!this.cleanOpenState?.get(name)?.equals(data)) files.write(join(this.dir, name), data);
-      }
-      marker.write(join(this.dir, CHECKPOINT_FILE), encodeCheckpoint({ clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }));
-      dirFd = openSync(this.dir, 'r');
+      changed = [...this.stateFiles(true)].filter(([name, data]) => !this.cleanOpenState?.get(name)?.equals(data));
+      if (unsealed.length === 0 && changed.length === 0) return markerClean();
+      // An absent marker reads as unclean too; the directory sync makes either state durable.
+      const unclean = encodeCheckpoint({ clean: false, logStartOffset: this.logStartOffset, recoveryPoint: this.checkpointedRecoveryPoint });
+      marker.overwriteIfPresent(markerPath, unclean);
+      return { fds: [...marker.fds, dir()], next: stageState, abandon: end };
     } catch (err) {
       end();
       throw StorageError.from(err, `close ${this.dir}`);
     }
-    const markerDurable: StagedClose = { fds: [dirFd], next: end, abandon: end };
-    const publishMarker = (): StagedClose => {
-      marker.publish();
-      return markerDurable;
-    };
-    const stateDurable: StagedClose = { fds: [dirFd], next: publishMarker, abandon: end };
-    return {
-      fds: [...unsealed.map((seg) => seg.fd), ...files.fds, ...marker.fds],
-      next: () => {
-        for (const seg of unsealed) seg.markSealed();
-        if (files.fds.length === 0) return publishMarker();
-        files.publish();
-        this.pruneSnapshots();
-        return stateDurable;
-      },
-      abandon: end,
-    };
   }
 
   // ---- group commit (via commitPort) ----
