@@ -6,11 +6,8 @@
 // runs on the shard worker at open, seal, truncation and close.
 // Invariant: files are replaced by rename, so a reader sees the old or the new content, and a
 // damaged file reads as absent: for log.checkpoint that costs a full rescan, for the high
-// watermark a restart from the log start, never data. The one exception is a clean close, which
-// overwrites existing files in place (creating and unlinking inodes is what made closing thousands
-// of partitions slow): it does so only while the durable log.checkpoint says unclean, so a file
-// torn by a crash there is read by a recovery that trusts none of it.
-import { closeSync, fsyncSync, ftruncateSync, openSync, renameSync, writeSync } from 'node:fs';
+// watermark a restart from the log start, never data.
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32c, readInt64, writeInt64 } from '../protocol/record_batch.js';
 import { encodeTextCheckpoint, readFileIfPresent, readTextCheckpoint } from './text_checkpoint.js';
@@ -72,10 +69,9 @@ export function writeFileAtomicSync(path: string, data: Buffer, durable: boolean
   renameSync(tmp, path);
 }
 
-/** Writes all of `data`, at `position` when given (else at the file position). */
-function writeAllSync(fd: number, data: Buffer, position: number | null = null): void {
+function writeAllSync(fd: number, data: Buffer): void {
   let done = 0;
-  while (done < data.length) done += writeSync(fd, data, done, data.length - done, position === null ? null : position + done);
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
 }
 
 /**
@@ -83,61 +79,31 @@ function writeAllSync(fd: number, data: Buffer, position: number | null = null):
  * can be synced in one batch: write() fills a temporary and keeps it open, the caller syncs `fds`,
  * publish() renames each temporary over its target in the order written, discard() closes them
  * (an unpublished temporary stays behind and is removed by the next recovery).
- * With `overwrite`, a target that exists is written in place instead (no temporary, nothing to
- * rename): only for a caller whose durable state already makes a torn target harmless.
  */
 export class StagedFiles {
-  private readonly files: { tmp: string | null; path: string; fd: number }[] = [];
+  private readonly files: { tmp: string; path: string; fd: number }[] = [];
   private published = 0;
 
-  constructor(private readonly overwrite = false) {}
-
   write(path: string, data: Buffer): void {
-    if (this.overwrite && this.overwriteIfPresent(path, data)) return;
     const tmp = path + TMP_SUFFIX;
     const fd = openSync(tmp, 'w');
     this.files.push({ tmp, path, fd });
     writeAllSync(fd, data);
   }
 
-  /** Writes `data` over `path` in place when it exists (its descriptor joins `fds`); false when absent. */
-  overwriteIfPresent(path: string, data: Buffer): boolean {
-    const fd = openExisting(path);
-    if (fd < 0) return false;
-    this.files.push({ tmp: null, path, fd });
-    writeAllSync(fd, data, 0);
-    ftruncateSync(fd, data.length);
-    return true;
-  }
-
   get fds(): number[] {
     return this.files.map((f) => f.fd);
-  }
-
-  /** Whether publish() changes directory entries (so the directory needs a sync after it). */
-  get renames(): boolean {
-    return this.files.some((f) => f.tmp !== null);
   }
 
   publish(): void {
     for (; this.published < this.files.length; this.published++) {
       const f = this.files[this.published]!;
-      if (f.tmp !== null) renameSync(f.tmp, f.path);
+      renameSync(f.tmp, f.path);
     }
   }
 
   discard(): void {
     for (const f of this.files.splice(0)) closeSync(f.fd);
-  }
-}
-
-/** A descriptor open for writing on `path`, or -1 when it does not exist. */
-function openExisting(path: string): number {
-  try {
-    return openSync(path, 'r+');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return -1;
-    throw err;
   }
 }
 
