@@ -54,33 +54,35 @@ const HEADER = 9;
 const INLINE_FIELDS = ['offsetIndex', 'timeIndex', 'snapshot', 'epochs'] as const;
 
 export function encodeCleanShutdown(entries: readonly CleanCloseEntry[]): Buffer {
-  const parts: Buffer[] = [Buffer.alloc(HEADER)];
-  parts[0]!.writeUInt32BE(MAGIC, 0);
-  parts[0]!.writeUInt8(VERSION, 4);
-  parts[0]!.writeUInt32BE(entries.length, 5);
-  for (const e of entries) {
-    const name = Buffer.from(basename(e.dir), 'utf8');
-    const fixed = Buffer.alloc(2 + name.length + 40);
-    fixed.writeUInt16BE(name.length, 0);
-    name.copy(fixed, 2);
-    let at = 2 + name.length;
+  const names = entries.map((e) => basename(e.dir));
+  let size = HEADER + 4;
+  for (let i = 0; i < entries.length; i++) {
+    size += 2 + Buffer.byteLength(names[i]!, 'utf8') + 40 + 4 * INLINE_FIELDS.length;
+    for (const field of INLINE_FIELDS) size += entries[i]![field]?.length ?? 0;
+  }
+  const buf = Buffer.alloc(size);
+  buf.writeUInt32BE(MAGIC, 0);
+  buf.writeUInt8(VERSION, 4);
+  buf.writeUInt32BE(entries.length, 5);
+  let at = HEADER;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    const nameLen = buf.write(names[i]!, at + 2, 'utf8');
+    buf.writeUInt16BE(nameLen, at);
+    at += 2 + nameLen;
     for (const v of [e.logStartOffset, e.logEndOffset, e.highWatermark, e.activeBase, e.activeSize]) {
-      writeInt64(fixed, at, v);
+      writeInt64(buf, at, v);
       at += 8;
     }
-    parts.push(fixed);
     for (const field of INLINE_FIELDS) {
       const blob = e[field];
-      const len = Buffer.alloc(4);
-      len.writeInt32BE(blob === null ? -1 : blob.length, 0);
-      parts.push(len);
-      if (blob !== null) parts.push(blob);
+      buf.writeInt32BE(blob === null ? -1 : blob.length, at);
+      at += 4;
+      if (blob !== null) at += blob.copy(buf, at);
     }
   }
-  const body = Buffer.concat(parts);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32c(body), 0);
-  return Buffer.concat([body, crc]);
+  buf.writeUInt32BE(crc32c(buf.subarray(0, at)), at);
+  return buf;
 }
 
 /** The entries of a record in `logDir`; null when the buffer is not a whole, undamaged record. */

@@ -124,6 +124,13 @@ const SNAPSHOTS_KEPT = 2;
 
 type LogState = 'open' | 'closing' | 'deleting' | 'closed';
 
+/** A state file a clean close writes, and the clean-shutdown entry field that can carry it instead (null: none). */
+interface StateFile {
+  readonly name: string;
+  readonly field: keyof InlineState | null;
+  readonly content: Buffer;
+}
+
 /** A read limit inside the durable data: the batch boundary `pos` in `seg`, where offset `offset` starts. */
 interface ReadBound {
   readonly seg: Segment;
@@ -214,8 +221,8 @@ export class PartitionLog {
     };
     if (rec.stats.clean) {
       // State carried by the clean-shutdown entry is in memory only: a close must still write it.
-      this.cleanOpenState = this.stateFiles(rec.stats.snapshotOffset === this.leo);
-      for (const name of rec.inlined) this.cleanOpenState.delete(name);
+      const files = this.stateFiles(rec.stats.snapshotOffset === this.leo, true).filter((f) => !rec.inlined.has(f.name));
+      this.cleanOpenState = new Map(files.map((f) => [f.name, f.content]));
     }
     const own = rec.checkpoint;
     if (own?.clean) {
@@ -787,27 +794,21 @@ export class PartitionLog {
   }
 
   /**
-   * The state files a clean close writes, by name, in the order a record's inline budget takes
-   * them: the leader-epoch checkpoint, the active segment's indexes, the producer snapshot at the
-   * log end (when `withSnapshot`), and the high-watermark checkpoint (a record holds it as a number).
+   * The state files a clean close writes, in the order a record's inline budget takes them, each
+   * with the entry field that can carry it instead: the leader-epoch checkpoint, the active
+   * segment's indexes, the producer snapshot at the log end (when `withSnapshot`), and the
+   * high-watermark checkpoint (when `withHighWatermark`: a record holds it as a number).
    */
-  private stateFiles(withSnapshot: boolean): Map<string, Buffer> {
-    const active = this.active;
-    const files = new Map<string, Buffer>();
-    files.set(LEADER_EPOCH_FILE, this.epochs.encode());
-    files.set(offsetFileName(active.baseOffset, TIME_INDEX.suffix), active.timeIndex.encode());
-    files.set(offsetFileName(active.baseOffset, OFFSET_INDEX.suffix), active.offsetIndex.encode());
-    if (withSnapshot) files.set(offsetFileName(this.leo, SNAPSHOT_SUFFIX), this.producers.encode());
-    files.set(HIGH_WATERMARK_FILE, encodeTextCheckpoint([[this.hw]]));
+  private stateFiles(withSnapshot: boolean, withHighWatermark: boolean): StateFile[] {
+    const base = this.active.baseOffset;
+    const files: StateFile[] = [
+      { name: LEADER_EPOCH_FILE, field: 'epochs', content: this.epochs.encode() },
+      { name: offsetFileName(base, TIME_INDEX.suffix), field: 'timeIndex', content: this.active.timeIndex.encode() },
+      { name: offsetFileName(base, OFFSET_INDEX.suffix), field: 'offsetIndex', content: this.active.offsetIndex.encode() },
+    ];
+    if (withSnapshot) files.push({ name: offsetFileName(this.leo, SNAPSHOT_SUFFIX), field: 'snapshot', content: this.producers.encode() });
+    if (withHighWatermark) files.push({ name: HIGH_WATERMARK_FILE, field: null, content: encodeTextCheckpoint([[this.hw]]) });
     return files;
-  }
-
-  /** Which inline field of a clean-shutdown entry can carry state file `name` (null: the high watermark, held as a number). */
-  private inlineField(name: string): keyof InlineState | null {
-    if (name === LEADER_EPOCH_FILE) return 'epochs';
-    if (name === HIGH_WATERMARK_FILE) return null;
-    if (name.endsWith(SNAPSHOT_SUFFIX)) return 'snapshot';
-    return name.endsWith(TIME_INDEX.suffix) ? 'timeIndex' : 'offsetIndex';
   }
 
   private release(): void {
@@ -855,9 +856,7 @@ export class PartitionLog {
       active.appendTimeEntry();
       for (const seg of rolled) seg.stageSeal(files);
       let budget = INLINE_BUDGET;
-      for (const [name, content] of this.stateFiles(true)) {
-        const field = this.inlineField(name);
-        if (record && field === null) continue;
+      for (const { name, field, content } of this.stateFiles(true, !record)) {
         if (record && field !== null && content.length <= budget) {
           inline[field] = content;
           budget -= content.length;
