@@ -17,6 +17,7 @@ import { effective, toLogConfig } from '../coordinator/topic_configs.js';
 import { FOLLOWER_THROTTLED_RATE, throttleRate } from '../coordinator/broker_configs.js';
 import { ThrottledReplicaCache } from '../coordinator/replication/throttled_replicas.js';
 import type { PartitionRole, ReplicaBrokerInfo } from '../coordinator/replication/types.js';
+import { CleanShutdownEntries, type CleanCloseEntry } from '../log/clean_shutdown.js';
 import type { LogConfig } from '../log/log_config.js';
 import { partitionDirName, preparePartitionDir } from './partition_dir.js';
 import type { ShardTable } from './shard_table.js';
@@ -28,7 +29,7 @@ export interface PartitionLookup {
 
 /** The control calls the reconciler makes on the shard that hosts (or will host) a partition. */
 export interface PartitionControl {
-  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): Promise<void>;
+  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig, cleanShutdown: CleanCloseEntry | null): Promise<void>;
   closePartition(handle: number, deleteData: boolean): Promise<void>;
   setBrokers(localBrokerId: number, brokers: ReplicaBrokerInfo[]): Promise<void>;
   setRoles(updates: { handle: number; role: PartitionRole }[]): Promise<void>;
@@ -87,6 +88,8 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     private readonly shards: ShardTable,
     private readonly controlOf: (shard: number) => PartitionControl,
     private readonly onDirRemoved: (dir: string) => void,
+    /** The clean-shutdown entries found at start, for the first pass's opens. */
+    private readonly cleanShutdown: CleanShutdownEntries = CleanShutdownEntries.none(),
   ) {}
 
   partitionDir(topic: string, partition: number): string {
@@ -147,6 +150,8 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
       }
     }
     const results = await Promise.allSettled(opens);
+    // Entries are for the partitions placed here at start; a later open must not trust one.
+    this.cleanShutdown.clear();
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     await this.tellRoles();
@@ -242,7 +247,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     await preparePartitionDir(dir, t.id);
     const { handle, shard } = this.shards.reserve();
     try {
-      await this.controlOf(shard).openPartition(handle, t.name, partition, dir, toLogConfig(t.configs, this.config));
+      await this.controlOf(shard).openPartition(handle, t.name, partition, dir, toLogConfig(t.configs, this.config), this.cleanShutdown.claim(dir));
       // Routable only once the actor knows whether it leads: a produce arriving first would be refused.
       const record = this.view.partition(t.name, partition);
       if (record !== undefined) {

@@ -14,6 +14,7 @@ import { deserialize, serialize } from 'node:v8';
 import type { FlushPolicy } from '../log/group_commit.js';
 import { GroupCommitter } from '../log/group_commit.js';
 import { closeLogsTogether } from '../log/clean_close.js';
+import { reviveEntry, writeCleanShutdown, type CleanCloseEntry } from '../log/clean_shutdown.js';
 import type { IoBackend } from '../log/io_backend.js';
 import { PartitionLog, type LogConfig } from '../log/partition_log.js';
 import type { CoordinatorDeps, GroupOffsets } from '../coordinator/groups/group_coordinator.js';
@@ -156,10 +157,11 @@ export class Shard {
 
   // ---- control plane (comlink) ----
 
-  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void {
+  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig, cleanShutdown: CleanCloseEntry | null = null): void {
     // The actor moves the high watermark (its replication role decides how far), never the commit alone.
     const log = PartitionLog.open(dir, config, this.io, Date.now, {
       highWatermark: 'owner',
+      cleanShutdown: cleanShutdown && reviveEntry(cleanShutdown),
       onWarning: (what, err) => this.storageFailure(`${topic}-${partition} log: ${what}`, err),
     });
     this.rescannedSegments += log.recovery.scannedSegments;
@@ -300,8 +302,9 @@ export class Shard {
   }
 
   /**
-   * Stops draining, answers parked fetches, waits for the in-flight commit, checkpoints every log
-   * (up to `closeLanes` at once, as the descriptors left allow); returns how many.
+   * Stops draining, answers parked fetches, waits for the in-flight commit, closes every log (up
+   * to `closeLanes` at once, as the descriptors left allow), then writes this shard's
+   * clean-shutdown record of those that closed cleanly; returns how many logs it closed.
    */
   async shutdown(closeLanes: number): Promise<number> {
     this.running = false;
@@ -312,7 +315,13 @@ export class Shard {
     await this.committer.close();
     const logs = [...this.actors.values()].map((a) => a.log);
     this.actors.clear();
-    await closeLogsTogether(logs, this.io, (err) => this.storageFailure('clean close failed', err), closeLanes);
+    const entries = await closeLogsTogether(logs, this.io, (err) => this.storageFailure('clean close failed', err), closeLanes);
+    try {
+      writeCleanShutdown(this.index, entries);
+    } catch (err) {
+      // Without the record the next start rescans these logs; nothing acknowledged is lost.
+      this.storageFailure('clean-shutdown record not written', err);
+    }
     return logs.length;
   }
 

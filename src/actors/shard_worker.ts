@@ -9,6 +9,7 @@ import type { GroupConfig, TopicInfo } from '../coordinator/groups/group_api.js'
 import type { FlushPolicy } from '../log/group_commit.js';
 import type { IoMode } from '../native/addon.js';
 import { selectIoBackend } from '../log/native_io.js';
+import type { CleanCloseEntry } from '../log/clean_shutdown.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../common/logger.js';
 import { LoopDelayMonitor, NO_LOOP_DELAY } from '../common/loop_delay.js';
@@ -60,7 +61,8 @@ export interface IoChoice {
 
 /** What main may ask a shard over the control channel. */
 export interface ShardControl {
-  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig): void;
+  /** `cleanShutdown`: the partition's entry in the clean-shutdown record found at start, if any. */
+  openPartition(handle: number, topic: string, partition: number, dir: string, config: LogConfig, cleanShutdown: CleanCloseEntry | null): void;
   closePartition(handle: number, deleteData: boolean): void;
   updateConfig(handle: number, config: LogConfig): void;
   setTopics(topics: TopicInfo[]): void;
@@ -162,7 +164,7 @@ function groupSnapshot(view: ShardIntrospection): GroupShardSnapshot {
 }
 
 const control: ShardControl = {
-  openPartition: (handle, topic, partition, dir, config) => shard.openPartition(handle, topic, partition, dir, config),
+  openPartition: (handle, topic, partition, dir, config, cleanShutdown) => shard.openPartition(handle, topic, partition, dir, config, cleanShutdown),
   closePartition: (handle, deleteData) => shard.closePartition(handle, deleteData),
   updateConfig: (handle, config) => shard.updateConfig(handle, config),
   setTopics: (topics) => shard.setTopics(topics),

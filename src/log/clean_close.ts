@@ -2,11 +2,14 @@
 // clean close (PartitionLog.stageClose) is a few sync steps; instead of one partition after
 // another, up to MAX_CLOSES_IN_FLIGHT logs run their steps at once, each step's syncs submitted as one
 // IoBackend commit, so the disk sees many syncs together (one io_uring submission per step, or
-// concurrent fdatasyncs on the libuv pool) rather than one at a time.
+// concurrent fdatasyncs on the libuv pool) rather than one at a time. The logs closed cleanly
+// come back as the entries of the shard's clean-shutdown record (clean_shutdown.ts), which the
+// caller writes once they are all durable.
 // Invariants: a log's next step starts only after its previous step's syncs succeeded; a failed
 // sync abandons only that log's close (it reopens with a rescan), never the others'. The number of
 // descriptors held open for staged files is bounded by the lanes (at most MAX_CLOSES_IN_FLIGHT).
 import { StorageError, type IoBackend } from './io_backend.js';
+import type { CleanCloseEntry } from './clean_shutdown.js';
 import type { PartitionLog } from './partition_log.js';
 
 /** Staged descriptors one closing log holds at most: its directory, index and state files. */
@@ -33,19 +36,22 @@ export async function closeLogsTogether(
   io: IoBackend,
   onError: (err: StorageError) => void,
   lanes = MAX_CLOSES_IN_FLIGHT,
-): Promise<void> {
+): Promise<CleanCloseEntry[]> {
+  const entries: CleanCloseEntry[] = [];
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < logs.length) {
       const log = logs[next++]!;
       try {
         await closeOne(log, io);
+        if (log.cleanCloseEntry) entries.push(log.cleanCloseEntry);
       } catch (err) {
         onError(StorageError.from(err, `close ${log.dir}`));
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(lanes, logs.length) }, lane));
+  return entries;
 }
 
 async function closeOne(log: PartitionLog, io: IoBackend): Promise<void> {

@@ -8,7 +8,9 @@
 // plus a replay of the batch headers after it. The leader-epoch cache comes from its checkpoint,
 // cut to the recovered log; it is rebuilt from the batch headers when the checkpoint is missing,
 // damaged or stale (its latest epoch is not the last batch's). The high watermark comes from its
-// checkpoint, clamped into [log start, log end].
+// checkpoint, clamped into [log start, log end]. A partition listed in a clean-shutdown record
+// (clean_shutdown.ts) whose active segment still has the recorded base and size is opened from
+// that entry instead: no rescan, and the state it carries inline stands in for the files.
 import { fdatasyncSync, ftruncateSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { BatchScanner } from './batch_scanner.js';
@@ -26,6 +28,7 @@ import {
 } from './log_checkpoint.js';
 import { truncateSegments } from './log_truncation.js';
 import { readFileIfPresent } from './text_checkpoint.js';
+import type { CleanCloseEntry } from './clean_shutdown.js';
 import { ProducerStateTable } from './producer_state.js';
 import { BATCH_HEADER_BYTES, BatchField, readBatchHeader, readInt64 } from '../protocol/record_batch.js';
 import { lastHeader, offsetFileName, Segment, SNAPSHOT_SUFFIX } from './segment.js';
@@ -61,6 +64,10 @@ export interface RecoveredLog {
   /** The checkpointed high watermark clamped into [log start, log end]; the log start when none was usable. */
   highWatermark: number;
   stats: RecoveryStats;
+  /** The partition's own log.checkpoint as found (null when missing or damaged). */
+  checkpoint: LogCheckpoint | null;
+  /** Names of the state files whose content came from the clean-shutdown entry, not from the directory. */
+  inlined: Set<string>;
 }
 
 const NAME = /^(\d{20})\.(log|index|timeindex|snapshot)$/;
@@ -93,9 +100,9 @@ function openSegments(dir: string, bases: readonly number[], now: number): Segme
   return bases.map((base) => Segment.open(dir, base, now));
 }
 
-function readIndex(seg: Segment, format: IndexFormat): SparseIndex | null {
+function readIndex(seg: Segment, format: IndexFormat, inline: Buffer | null): SparseIndex | null {
   try {
-    return SparseIndex.decode(format, readFileSync(seg.indexPath(format)));
+    return SparseIndex.decode(format, inline ?? readFileSync(seg.indexPath(format)));
   } catch {
     return null;
   }
@@ -118,10 +125,10 @@ function walkTail(seg: Segment, fileSize: number, endOffset: number): number | n
   return expected === endOffset ? maxTs : null;
 }
 
-/** Adopts the persisted indexes of a segment that is not rescanned, if they prove consistent. */
-function loadIndexes(seg: Segment, endOffset: number): boolean {
-  const offsets = readIndex(seg, OFFSET_INDEX);
-  const times = readIndex(seg, TIME_INDEX);
+/** Adopts the persisted (or `inline`) indexes of a segment that is not rescanned, if they prove consistent. */
+function loadIndexes(seg: Segment, endOffset: number, inline: InlineIndexes | null): boolean {
+  const offsets = readIndex(seg, OFFSET_INDEX, inline?.offsetIndex ?? null);
+  const times = readIndex(seg, TIME_INDEX, inline?.timeIndex ?? null);
   if (!offsets || !times) return false;
   const fileSize = seg.size;
   const span = endOffset - seg.baseOffset;
@@ -162,15 +169,17 @@ function dropSegments(segments: Segment[], from: number, stats: RecoveryStats): 
   }
 }
 
-/** Index of the first segment that must be rescanned (segments.length when none). */
-function verifyPrefix(segments: Segment[], cp: LogCheckpoint | null, stats: RecoveryStats): number {
+type InlineIndexes = Pick<CleanCloseEntry, 'offsetIndex' | 'timeIndex'>;
+
+/** Index of the first segment that must be rescanned (segments.length when none). `active`: the last segment's indexes from a clean-shutdown entry. */
+function verifyPrefix(segments: Segment[], cp: LogCheckpoint | null, active: InlineIndexes | null, stats: RecoveryStats): number {
   let scanFrom = 0;
   if (cp?.clean) scanFrom = segments.length;
   else if (cp) while (scanFrom + 1 < segments.length && segments[scanFrom + 1]!.baseOffset <= cp.recoveryPoint) scanFrom++;
   for (let i = 0; i < scanFrom; i++) {
     const seg = segments[i]!;
     const end = i + 1 < segments.length ? segments[i + 1]!.baseOffset : cp!.recoveryPoint;
-    if (!loadIndexes(seg, end)) {
+    if (!loadIndexes(seg, end, i === segments.length - 1 ? active : null)) {
       stats.rebuiltIndexes++;
       return i;
     }
@@ -180,8 +189,8 @@ function verifyPrefix(segments: Segment[], cp: LogCheckpoint | null, stats: Reco
   return scanFrom;
 }
 
-function recoverSegments(segments: Segment[], cp: LogCheckpoint | null, config: LogConfig, stats: RecoveryStats): void {
-  const scanFrom = verifyPrefix(segments, cp, stats);
+function recoverSegments(segments: Segment[], cp: LogCheckpoint | null, active: InlineIndexes | null, config: LogConfig, stats: RecoveryStats): void {
+  const scanFrom = verifyPrefix(segments, cp, active, stats);
   for (let i = scanFrom; i < segments.length; i++) {
     const seg = segments[i]!;
     const expected = i > 0 ? segments[i - 1]!.nextOffset : seg.baseOffset;
@@ -197,14 +206,22 @@ function recoverSegments(segments: Segment[], cp: LogCheckpoint | null, config: 
 }
 
 /**
- * Loads the newest snapshot at or below the log end and replays the batch headers after it;
- * snapshots past the log end or damaged are deleted.
+ * Loads the newest snapshot at or below the log end (`atEnd`, a clean-shutdown entry's, first)
+ * and replays the batch headers after it; snapshots past the log end or damaged are deleted.
  */
-function recoverProducers(dir: string, segments: Segment[], snapshots: number[], config: LogConfig, now: () => number, stats: RecoveryStats): ProducerStateTable {
+function recoverProducers(
+  dir: string,
+  segments: Segment[],
+  snapshots: number[],
+  config: LogConfig,
+  now: () => number,
+  stats: RecoveryStats,
+  atEnd: Buffer | null = null,
+): ProducerStateTable {
   const table = new ProducerStateTable({ expirationMs: config.producerIdExpirationMs, now });
   const logEnd = segments[segments.length - 1]!.nextOffset;
-  let from = -1;
-  for (const offset of [...snapshots].reverse()) {
+  let from = atEnd !== null && table.load(atEnd) ? logEnd : -1;
+  for (const offset of from >= 0 ? [] : [...snapshots].reverse()) {
     const path = join(dir, offsetFileName(offset, SNAPSHOT_SUFFIX));
     if (offset <= logEnd && offset >= segments[0]!.baseOffset && table.load(readFileSync(path))) {
       from = offset;
@@ -282,9 +299,9 @@ function epochsFromHeaders(segments: readonly Segment[]): LeaderEpochCache {
  * checkpoint is an older prefix of the cache, so it is right exactly when its latest epoch is the
  * last batch's; otherwise (or when it is unusable and the log has epochs) the headers are walked.
  */
-function recoverEpochs(dir: string, segments: readonly Segment[], stats: RecoveryStats): LeaderEpochCache {
+function recoverEpochs(dir: string, segments: readonly Segment[], stats: RecoveryStats, inline: Buffer | null): LeaderEpochCache {
   const path = join(dir, LEADER_EPOCH_FILE);
-  const file = readFileIfPresent(path);
+  const file = inline ?? readFileIfPresent(path);
   const saved = file && LeaderEpochCache.decode(file);
   const cutStart = saved?.truncateFromStart(segments[0]!.baseOffset) ?? false;
   const cutEnd = saved?.truncateFromEnd(segments[segments.length - 1]!.nextOffset) ?? false;
@@ -328,14 +345,20 @@ export function makeDirDurably(dir: string): void {
   }
 }
 
-/** `initialStart`: the log start of a directory with neither segments nor checkpoint. */
-export function recoverLog(dir: string, config: LogConfig, now: () => number, initialStart = 0): RecoveredLog {
+/**
+ * `initialStart`: the log start of a directory with neither segments nor checkpoint. `entry`: the
+ * partition's clean-shutdown entry, trusted when the active segment is still as it recorded.
+ */
+export function recoverLog(dir: string, config: LogConfig, now: () => number, initialStart = 0, entry: CleanCloseEntry | null = null): RecoveredLog {
   makeDirDurably(dir);
   const listing = listDir(dir);
-  const cp = readCheckpoint(dir);
-  const stats = newStats(cp?.clean === true);
+  const own = readCheckpoint(dir);
   const t = now();
   const segments = openSegments(dir, listing.segmentBases, t);
+  const last = segments[segments.length - 1];
+  const trusted = entry !== null && last?.baseOffset === entry.activeBase && last.size === entry.activeSize && segments[0]!.baseOffset <= entry.logStartOffset ? entry : null;
+  const cp = trusted ? { clean: true, logStartOffset: trusted.logStartOffset, recoveryPoint: trusted.logEndOffset } : own;
+  const stats = newStats(cp?.clean === true);
   const checkpointStart = cp?.logStartOffset ?? (listing.segmentBases.length === 0 ? initialStart : 0);
   // Segments wholly below the checkpointed log start were being deleted by retention at a crash.
   let below = 0;
@@ -346,12 +369,25 @@ export function recoverLog(dir: string, config: LogConfig, now: () => number, in
     fsyncDirSync(dir);
   }
   if (cp?.clean && cp.recoveryPoint < segments[segments.length - 1]!.baseOffset) stats.clean = false;
-  recoverSegments(segments, stats.clean ? cp : cp && { ...cp, clean: false }, config, stats);
+  recoverSegments(segments, stats.clean ? cp : cp && { ...cp, clean: false }, stats.clean ? trusted : null, config, stats);
   finishTruncation(dir, segments, config, stats);
-  const producers = recoverProducers(dir, segments, listing.snapshotOffsets, config, now, stats);
-  const epochs = recoverEpochs(dir, segments, stats);
+  const inline = stats.clean && trusted ? trusted : null;
+  const producers = recoverProducers(dir, segments, listing.snapshotOffsets, config, now, stats, inline?.snapshot ?? null);
+  const epochs = recoverEpochs(dir, segments, stats, inline?.epochs ?? null);
   const start = segments[0]!.baseOffset;
   const end = segments[segments.length - 1]!.nextOffset;
-  const highWatermark = Math.min(Math.max(readOffsetFile(dir, HIGH_WATERMARK_FILE) ?? start, start), end);
-  return { segments, producers, epochs, highWatermark, stats };
+  const savedHw = inline ? inline.highWatermark : readOffsetFile(dir, HIGH_WATERMARK_FILE);
+  const highWatermark = Math.min(Math.max(savedHw ?? start, start), end);
+  return { segments, producers, epochs, highWatermark, stats, checkpoint: own, inlined: inlinedNames(inline, segments[segments.length - 1]!.baseOffset, end) };
+}
+
+function inlinedNames(entry: CleanCloseEntry | null, activeBase: number, end: number): Set<string> {
+  const names = new Set<string>();
+  if (entry === null) return names;
+  if (entry.offsetIndex) names.add(offsetFileName(activeBase, OFFSET_INDEX.suffix));
+  if (entry.timeIndex) names.add(offsetFileName(activeBase, TIME_INDEX.suffix));
+  if (entry.snapshot) names.add(offsetFileName(end, SNAPSHOT_SUFFIX));
+  if (entry.epochs) names.add(LEADER_EPOCH_FILE);
+  names.add(HIGH_WATERMARK_FILE);
+  return names;
 }

@@ -25,6 +25,7 @@
 import { closeSync, fdatasyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { INLINE_BUDGET, type CleanCloseEntry, type InlineState } from './clean_shutdown.js';
 import type { CommitPort } from './commit_port.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
 import { LEADER_EPOCH_FILE, UNDEFINED_EPOCH, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
@@ -67,6 +68,8 @@ export interface PartitionLogOptions {
   initialStartOffset?: number;
   /** Told of each storage failure the log absorbs (retried later, or costing a longer recovery). */
   onWarning?: (what: string, err: StorageError) => void;
+  /** The partition's entry in the clean-shutdown record its log directory was opened with. */
+  cleanShutdown?: CleanCloseEntry | null;
 }
 
 /** Where reads stop: the high watermark (clients) or the durable log end (followers). */
@@ -74,7 +77,8 @@ export type ReadIsolation = 'high-watermark' | 'log-end';
 
 /**
  * A clean close whose syncs the caller batches with other logs' (closeLogsTogether): fdatasync
- * every descriptor in `fds`, then call next() for the following step; null means closed.
+ * every descriptor in `fds`, then call next() for the following step; null means closed (and
+ * PartitionLog.cleanCloseEntry says whether cleanly).
  */
 export interface StagedClose {
   readonly fds: readonly number[];
@@ -119,6 +123,13 @@ const MAX_RELATIVE_OFFSET = 0xffffffff;
 const SNAPSHOTS_KEPT = 2;
 
 type LogState = 'open' | 'closing' | 'deleting' | 'closed';
+
+/** A state file a clean close writes, and the clean-shutdown entry field that can carry it instead (null: none). */
+interface StateFile {
+  readonly name: string;
+  readonly field: keyof InlineState | null;
+  readonly content: Buffer;
+}
 
 /** A read limit inside the durable data: the batch boundary `pos` in `seg`, where offset `offset` starts. */
 interface ReadBound {
@@ -171,6 +182,7 @@ export class PartitionLog {
    * (sparing their syncs).
    */
   private cleanOpenState: Map<string, Buffer> | null = null;
+  private closedEntry: CleanCloseEntry | null = null;
   private state: LogState = 'open';
   // Where the last read ended: a consumer at the tail asks for exactly that offset next.
   private hintSeg: Segment | null = null;
@@ -187,7 +199,7 @@ export class PartitionLog {
     this.config = config;
     this.hwFollowsDurable = (options.highWatermark ?? 'durable') === 'durable';
     this.onWarning = options.onWarning;
-    const rec = recoverLog(dir, config, now, options.initialStartOffset ?? 0);
+    const rec = recoverLog(dir, config, now, options.initialStartOffset ?? 0, options.cleanShutdown ?? null);
     this.segments = rec.segments;
     this.producers = rec.producers;
     this.epochs = rec.epochs;
@@ -207,7 +219,22 @@ export class PartitionLog {
       completed: (synced) => this.completed(synced),
       failed: () => this.failed(),
     };
-    if (rec.stats.clean) this.cleanOpenState = this.stateFiles(rec.stats.snapshotOffset === this.leo);
+    if (rec.stats.clean) {
+      // State carried by the clean-shutdown entry is in memory only: a close must still write it.
+      const files = this.stateFiles(rec.stats.snapshotOffset === this.leo, true).filter((f) => !rec.inlined.has(f.name));
+      this.cleanOpenState = new Map(files.map((f) => [f.name, f.content]));
+    }
+    const own = rec.checkpoint;
+    if (own?.clean) {
+      // A marker of a close by this log alone: from here on the files change, so it must say
+      // unclean durably before anything else is written (a clean stop vouches through a record).
+      const rp = this.currentRecoveryPoint();
+      writeCheckpoint(dir, { clean: false, logStartOffset: this.logStartOffset, recoveryPoint: rp }, true);
+      fsyncDirSync(dir);
+      this.checkpointedRecoveryPoint = rp;
+    } else if (own?.logStartOffset === this.logStartOffset) {
+      this.checkpointedRecoveryPoint = own.recoveryPoint;
+    }
     this.updateRecoveryPoint();
   }
 
@@ -732,8 +759,11 @@ export class PartitionLog {
   }
 
   /**
-   * close() with the syncs left to the caller, who batches them with other logs'; null when
-   * nothing is left to sync (the log was not open, had a commit in flight, or is offline).
+   * A clean close for a stop of many logs: the syncs are left to the caller, who batches them with
+   * other logs', and instead of a marker of its own the log yields its entry for the shard's
+   * clean-shutdown record (cleanCloseEntry, once the steps are done), carrying its small state
+   * inline. Null when nothing is left to sync (then the log is closed: cleanly if
+   * cleanCloseEntry is set; a log not open, with a commit in flight or offline closes without).
    */
   stageClose(): StagedClose | null {
     if (this.state !== 'open' || this.inFlight) {
@@ -741,12 +771,17 @@ export class PartitionLog {
       return null;
     }
     this.state = 'closing';
-    return this.stageCleanShutdown();
+    return this.stageCleanShutdown(true);
+  }
+
+  /** Set once a stageClose() finished cleanly: what the shard's clean-shutdown record lists for this log. */
+  get cleanCloseEntry(): CleanCloseEntry | null {
+    return this.closedEntry;
   }
 
   private finish(): void {
     if (this.state !== 'closing') return this.release();
-    for (let step = this.stageCleanShutdown(); step !== null; ) {
+    for (let step = this.stageCleanShutdown(false); step !== null; ) {
       const current = step;
       try {
         for (const fd of current.fds) fdatasyncSync(fd);
@@ -758,12 +793,21 @@ export class PartitionLog {
     }
   }
 
-  /** The producer snapshot at the log end (when `withSnapshot`), the leader-epoch and high-watermark checkpoints. */
-  private stateFiles(withSnapshot: boolean): Map<string, Buffer> {
-    const files = new Map<string, Buffer>();
-    if (withSnapshot) files.set(offsetFileName(this.leo, SNAPSHOT_SUFFIX), this.producers.encode());
-    files.set(LEADER_EPOCH_FILE, this.epochs.encode());
-    files.set(HIGH_WATERMARK_FILE, encodeTextCheckpoint([[this.hw]]));
+  /**
+   * The state files a clean close writes, in the order a record's inline budget takes them, each
+   * with the entry field that can carry it instead: the leader-epoch checkpoint, the active
+   * segment's indexes, the producer snapshot at the log end (when `withSnapshot`), and the
+   * high-watermark checkpoint (when `withHighWatermark`: a record holds it as a number).
+   */
+  private stateFiles(withSnapshot: boolean, withHighWatermark: boolean): StateFile[] {
+    const base = this.active.baseOffset;
+    const files: StateFile[] = [
+      { name: LEADER_EPOCH_FILE, field: 'epochs', content: this.epochs.encode() },
+      { name: offsetFileName(base, TIME_INDEX.suffix), field: 'timeIndex', content: this.active.timeIndex.encode() },
+      { name: offsetFileName(base, OFFSET_INDEX.suffix), field: 'offsetIndex', content: this.active.offsetIndex.encode() },
+    ];
+    if (withSnapshot) files.push({ name: offsetFileName(this.leo, SNAPSHOT_SUFFIX), field: 'snapshot', content: this.producers.encode() });
+    if (withHighWatermark) files.push({ name: HIGH_WATERMARK_FILE, field: null, content: encodeTextCheckpoint([[this.hw]]) });
     return files;
   }
 
@@ -774,15 +818,17 @@ export class PartitionLog {
   }
 
   /**
-   * Discards uncommitted appends and writes the clean-shutdown files in steps: (1) unsealed
-   * segments' data, their indexes, the producer snapshot at the log end, the leader-epoch and
-   * high-watermark checkpoints and the clean marker are written under temporary names and synced;
-   * (2) all but the marker are renamed into place and the directory synced; (3) the marker is
-   * renamed and the directory synced. So the marker becomes visible only once everything it
-   * vouches for is durable. A state file still durable with the same content is not rewritten, so
-   * an idle partition costs two syncs (its marker, its directory).
+   * Discards uncommitted appends and makes the log durable in steps, each one's syncs batched by
+   * the caller: (1) unsynced segment data, rolled segments' indexes and the state files (see
+   * stateFiles) are written under temporary names and synced; (2) they are renamed into place and
+   * the directory synced; (3) alone (`record` false), the clean marker is renamed into place the
+   * same way, so it becomes visible only once everything it vouches for is durable. For a record
+   * (`record` true) there is no marker: state within the inline budget goes into the entry rather
+   * than into files, and the entry is handed out once the rest is durable; a log whose data is
+   * synced and whose state fits costs no file and no sync. A state file still durable with the
+   * same content since a clean open is not rewritten.
    */
-  private stageCleanShutdown(): StagedClose | null {
+  private stageCleanShutdown(record: boolean): StagedClose | null {
     this.pending.reset();
     this.rollbackToCommitted();
     if (this.offline) {
@@ -791,7 +837,7 @@ export class PartitionLog {
     }
     const files = new StagedFiles();
     const marker = new StagedFiles();
-    // The directory is held open only while its renames are synced (an idle partition holds none).
+    // The directory is held open only while its renames are synced.
     let dirFd = -1;
     const end = (): null => {
       files.discard();
@@ -801,37 +847,59 @@ export class PartitionLog {
       this.release();
       return null;
     };
-    // Segments untouched since a clean open are as durable as the marker they were opened with said.
-    const unsealed = this.cleanOpenState ? [] : this.segments.filter((seg) => !seg.sealed);
+    const active = this.active;
+    const rolled = this.segments.slice(0, -1).filter((seg) => !seg.sealed);
+    const inline: InlineState = { offsetIndex: null, timeIndex: null, snapshot: null, epochs: null };
+    let snapshotFile = false;
+    const data: number[] = [];
     try {
-      this.active.appendTimeEntry();
-      for (const seg of unsealed) seg.stageSeal(files);
-      for (const [name, data] of this.stateFiles(true)) {
-        if (!this.cleanOpenState?.get(name)?.equals(data)) files.write(join(this.dir, name), data);
+      active.appendTimeEntry();
+      for (const seg of rolled) seg.stageSeal(files);
+      let budget = INLINE_BUDGET;
+      for (const { name, field, content } of this.stateFiles(true, !record)) {
+        if (record && field !== null && content.length <= budget) {
+          inline[field] = content;
+          budget -= content.length;
+        } else if (!this.cleanOpenState?.get(name)?.equals(content)) {
+          files.write(join(this.dir, name), content);
+          snapshotFile ||= field === 'snapshot';
+        }
       }
-      marker.write(join(this.dir, CHECKPOINT_FILE), encodeCheckpoint({ clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }));
-      dirFd = openSync(this.dir, 'r');
+      if (!record) marker.write(join(this.dir, CHECKPOINT_FILE), encodeCheckpoint({ clean: true, logStartOffset: this.logStartOffset, recoveryPoint: this.leo }));
+      for (const seg of [...rolled, active]) if (seg.syncedSize < seg.committedSize) data.push(seg.fd);
     } catch (err) {
       end();
       throw StorageError.from(err, `close ${this.dir}`);
     }
-    const markerDurable: StagedClose = { fds: [dirFd], next: end, abandon: end };
-    const publishMarker = (): StagedClose => {
+    const entry: CleanCloseEntry = {
+      dir: this.dir,
+      logStartOffset: this.logStartOffset,
+      logEndOffset: this.leo,
+      highWatermark: this.hw,
+      activeBase: active.baseOffset,
+      activeSize: active.committedSize,
+      ...inline,
+    };
+    const dir = (): number => (dirFd = dirFd >= 0 ? dirFd : openSync(this.dir, 'r'));
+    const closed = (): null => {
+      if (record) this.closedEntry = entry;
+      return end();
+    };
+    const publishMarker = (): StagedClose | null => {
+      if (record) return closed();
       marker.publish();
-      return markerDurable;
+      return { fds: [dir()], next: closed, abandon: end };
     };
-    const stateDurable: StagedClose = { fds: [dirFd], next: publishMarker, abandon: end };
-    return {
-      fds: [...unsealed.map((seg) => seg.fd), ...files.fds, ...marker.fds],
-      next: () => {
-        for (const seg of unsealed) seg.markSealed();
-        if (files.fds.length === 0) return publishMarker();
-        files.publish();
-        this.pruneSnapshots();
-        return stateDurable;
-      },
-      abandon: end,
+    const afterSync = (): StagedClose | null => {
+      for (const seg of rolled) seg.markSealed();
+      if (files.fds.length === 0) return publishMarker();
+      files.publish();
+      if (snapshotFile) this.pruneSnapshots();
+      return { fds: [dir()], next: publishMarker, abandon: end };
     };
+    const fds = [...data, ...files.fds, ...marker.fds];
+    if (fds.length === 0) return afterSync();
+    return { fds, next: afterSync, abandon: end };
   }
 
   // ---- group commit (via commitPort) ----
@@ -1026,15 +1094,13 @@ export class PartitionLog {
     for (const name of snapshots.slice(SNAPSHOTS_KEPT)) unlinkSync(join(this.dir, name));
   }
 
+  private currentRecoveryPoint(): number {
+    return this.segments.find((seg) => !seg.sealed)?.baseOffset ?? this.leo;
+  }
+
   /** Recovery point = base of the first unsealed segment; checkpointed when it (or the log start) moves. */
   private updateRecoveryPoint(force = false): void {
-    let rp = this.leo;
-    for (const seg of this.segments) {
-      if (!seg.sealed) {
-        rp = seg.baseOffset;
-        break;
-      }
-    }
+    const rp = this.currentRecoveryPoint();
     if (rp === this.checkpointedRecoveryPoint && !force) return;
     this.checkpointedRecoveryPoint = rp;
     try {

@@ -34,6 +34,7 @@ import { selectSender } from '../net/native_sender.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
 import { closeLanesFor } from '../log/clean_close.js';
+import { CleanShutdownEntries } from '../log/clean_shutdown.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
@@ -181,7 +182,9 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const cluster: ClusterView = node.view;
   alterPartitions = new AlterPartitionSender(node.controller, config.nodeId, () => node.lifecycle.brokerEpoch, ALTER_PARTITION_TIMEOUT_MS);
   const segments = new SegmentReader(readerCacheFor(descriptors.limit));
-  const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir));
+  // Read and removed before any partition opens (so no record outlives a change to the files it vouches for).
+  const cleanShutdown = CleanShutdownEntries.take(config.dataDir);
+  const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir), cleanShutdown);
   const topics = new TopicAdmin(config, cluster, node.store, reconciler, descriptors);
   const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {

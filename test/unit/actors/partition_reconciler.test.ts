@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PartitionReconciler, type PartitionControl } from '../../../src/actors/partition_reconciler.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
+import { CleanShutdownEntries, writeCleanShutdown, type CleanCloseEntry } from '../../../src/log/clean_shutdown.js';
 import type { ClusterView, TopicImage } from '../../../src/cluster/cluster_view.js';
 import { applyRecords } from '../../../src/cluster/metadata/delta.js';
 import { MetadataImage } from '../../../src/cluster/metadata/image.js';
@@ -61,7 +62,7 @@ interface Rig {
   readonly faults: { failOpens: boolean };
 }
 
-function rig(dataDir: string, view?: ClusterView): Rig {
+function rig(dataDir: string, view?: ClusterView, cleanShutdown?: CleanShutdownEntries): Rig {
   const table = new ImageTopics();
   const v = view ?? table.view;
   const shards = new ShardTable(2);
@@ -69,11 +70,11 @@ function rig(dataDir: string, view?: ClusterView): Rig {
   const removed: string[] = [];
   const faults = { failOpens: false };
   const control = (shard: number): PartitionControl => ({
-    openPartition: (handle, topic, partition) => {
+    openPartition: (handle, topic, partition, _dir, _config, entry) => {
       if (faults.failOpens) return Promise.reject(new Error('disk full'));
       // Not routable before the shard confirmed the open.
       assert.equal(shards.handleOf(topic, partition), -1);
-      calls.push(`open ${topic}-${partition} h${handle} s${shard}`);
+      calls.push(`open ${topic}-${partition} h${handle} s${shard}${entry ? ' clean' : ''}`);
       return Promise.resolve();
     },
     setBrokers: () => Promise.resolve(),
@@ -84,7 +85,7 @@ function rig(dataDir: string, view?: ClusterView): Rig {
       return Promise.resolve();
     },
   });
-  const reconciler = new PartitionReconciler({ ...resolveConfig([], {}).config, dataDir }, v, shards, control, (dir) => removed.push(dir));
+  const reconciler = new PartitionReconciler({ ...resolveConfig([], {}).config, dataDir }, v, shards, control, (dir) => removed.push(dir), cleanShutdown);
   return { reconciler, shards, table, view: v, calls, removed, faults };
 }
 
@@ -112,6 +113,20 @@ describe('PartitionReconciler', () => {
     r.calls.length = 0;
     await r.reconciler.applied(r.view.revision);
     assert.deepEqual(r.calls, [], 'a confirmed revision needs no second pass');
+  }));
+
+  it('hands the clean-shutdown entries found at start to the first pass\'s opens only', inTmp(async (dir) => {
+    const entry = (name: string): CleanCloseEntry => ({
+      dir: join(dir, name), logStartOffset: 0, logEndOffset: 0, highWatermark: 0, activeBase: 0, activeSize: 0,
+      offsetIndex: null, timeIndex: null, snapshot: null, epochs: null,
+    });
+    writeCleanShutdown(0, [entry('a-0'), entry('b-0')]);
+    const r = rig(dir, undefined, CleanShutdownEntries.take(dir));
+    r.table.create('a', 1);
+    await r.reconciler.applied(r.view.revision);
+    r.table.create('b', 1);
+    await r.reconciler.applied(r.view.revision);
+    assert.deepEqual(r.calls.filter((c) => c.startsWith('open')).map((c) => c.replace(/ h\d+ s\d+/, '')), ['open a-0 clean', 'open b-0']);
   }));
 
   it('closes and deletes a deleted topic, and replaces a topic recreated under the same name', inTmp(async (dir) => {
