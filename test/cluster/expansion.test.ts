@@ -301,7 +301,8 @@ test('expansion: add 2 brokers under load, plan, apply and status; balanced, not
     const states = [...new Set(seen.map((s) => s.state))];
     t.diagnostic(`status states seen: ${states.join(' -> ')}; percents ${seen.map((s) => Math.round(s.percent)).join(',')}`);
     t.diagnostic(`pause reasons seen: ${[...new Set(seen.map((s) => s.pauseReason).filter((r) => typeof r === 'string' && r !== ''))].join(' | ') || 'none'}`);
-    assert.ok(seen.some((s) => s.state === 'running'), `status showed the run in progress: ${states.join(',')}`);
+    // Asked every few seconds, status may find the run paused each time it looks: both are in progress.
+    assert.ok(seen.some((s) => s.state === 'running' || s.state === 'paused'), `status showed the run in progress: ${states.join(',')}`);
     // Before the driver publishes its first status, status shows the stored plan (no percent yet).
     const progress = seen.filter((s) => s.state !== 'planned').map((s) => s.percent);
     for (let i = 1; i < progress.length; i++) assert.ok((progress[i] as number) >= (progress[i - 1] as number), `percent never goes back: ${progress.join(',')}`);
