@@ -113,36 +113,48 @@ export function rackExcess(c: IndexedCluster, replicas: Int32Array, p: number, s
 }
 
 /**
- * Shares of `total` over racks by capacity, each clamped into [min, max]: water-filling, where a
- * clamped rack is fixed and the rest is shared again over the others by capacity.
+ * Shares of `total` by weight, each clamped into [min, max]: share = clamp(λ × weight, min, max)
+ * with the one λ at which they sum to `total` (all at min below it, all at max above). The sum is
+ * piecewise linear in λ with breakpoints min/weight and max/weight, so λ is found exactly between
+ * two of them, and the result does not depend on the order of the entries (fixing the first
+ * entry found out of range, then sharing again, does). `clamped`: some share is not its plain
+ * proportional one.
  */
 function clampedShares(total: number, weight: Float64Array, min: Float64Array, max: Float64Array): { shares: Float64Array; clamped: boolean } {
   const n = weight.length;
-  const shares = new Float64Array(n);
-  const fixed = new Uint8Array(n);
-  let clamped = false;
-  for (;;) {
-    let left = total;
-    let w = 0;
-    for (let r = 0; r < n; r++) {
-      if (fixed[r] === 1) left -= shares[r]!;
-      else w += weight[r]!;
-    }
-    let changed = false;
-    for (let r = 0; r < n; r++) {
-      if (fixed[r] === 1) continue;
-      const s = w > 0 ? (left * weight[r]!) / w : 0;
-      if (s > max[r]! + SHARE_EPSILON || s < min[r]! - SHARE_EPSILON) {
-        shares[r] = s > max[r]! ? max[r]! : min[r]!;
-        fixed[r] = 1;
-        clamped = true;
-        changed = true;
-        break;
-      }
-      shares[r] = s;
-    }
-    if (!changed) return { shares, clamped };
+  const sumAt = (lambda: number): number => {
+    let sum = 0;
+    for (let r = 0; r < n; r++) sum += Math.min(max[r]!, Math.max(min[r]!, lambda * weight[r]!));
+    return sum;
+  };
+  const points: number[] = [0];
+  let totalWeight = 0;
+  for (let r = 0; r < n; r++) {
+    if (weight[r]! <= 0) continue;
+    totalWeight += weight[r]!;
+    points.push(min[r]! / weight[r]!, max[r]! / weight[r]!);
   }
+  points.sort((x, y) => x - y);
+  let lambda = points[points.length - 1]!;
+  for (let i = 1; i < points.length; i++) {
+    const hi = points[i]!;
+    if (sumAt(hi) < total) continue;
+    const lo = points[i - 1]!;
+    const atLo = sumAt(lo);
+    // Between two breakpoints the entries strictly inside their ranges grow with slope weight.
+    let slope = 0;
+    for (let r = 0; r < n; r++) if (weight[r]! > 0 && min[r]! / weight[r]! <= lo && max[r]! / weight[r]! >= hi) slope += weight[r]!;
+    lambda = slope > 0 ? lo + (total - atLo) / slope : lo;
+    break;
+  }
+  const plain = totalWeight > 0 ? total / totalWeight : 0;
+  const shares = new Float64Array(n);
+  let clamped = false;
+  for (let r = 0; r < n; r++) {
+    shares[r] = Math.min(max[r]!, Math.max(min[r]!, lambda * weight[r]!));
+    if (Math.abs(shares[r]! - plain * weight[r]!) > SHARE_EPSILON) clamped = true;
+  }
+  return { shares, clamped };
 }
 
 /**

@@ -247,6 +247,20 @@ describe('planReassignment examples', () => {
     assert.deepEqual([plan.report.replicaMoves, plan.report.lowerBound], [5, 5]);
   });
 
+  it('gives each broker the same band whatever order the brokers come in', () => {
+    // Capacities 2:1:2 over 13 replicas, four RF 3 partitions on every broker: broker 101's plain
+    // share (2.6) is below the 4 it must hold, and the others share the rest, 4.5 each. Fixing
+    // the first broker found out of range instead gave [5, 5] or [4, 4] by order, and a plan
+    // that was not stable under planning again.
+    const brokers = [{ id: 100, rack: null, capacity: 2 }, { id: 101, rack: null, capacity: 1 }, { id: 102, rack: null, capacity: 2 }];
+    const partitions = [[102, 100, 101], [101, 100, 102], [101], [100, 101, 102], [100, 101, 102]].map((r, p) => part(p, r));
+    const bands = (order: typeof brokers): Map<number, readonly [number, number]> =>
+      new Map(planReassignment({ brokers: order, removing: [], partitions }).report.brokers.map((b) => [b.id, b.replicaTarget]));
+    const forward = bands(brokers);
+    assert.deepEqual([...forward.values()], [[4, 5], [4, 4], [4, 5]]);
+    assert.deepEqual(bands([...brokers].reverse()), new Map([...forward].reverse()));
+  });
+
   it('routes around partitions the taker already holds, and the bound does not count the detour', () => {
     // Broker 100 must shed 14 of its 39 replicas, 101 gain 4 and 102 gain 10. The RF 3 partitions
     // cannot move; of the rest, 100 can give 102 only its 4 single replicas and 3 "100,101"
