@@ -1,6 +1,6 @@
 // The clean-shutdown record of a log directory (the role of Kafka's per-log-dir
 // recovery-point and log-start-offset checkpoints plus its clean-shutdown file): one file per
-// shard, `clean-shutdown-<shard>`, listing each partition that shard closed cleanly with what its
+// shard, `clean-shutdown-<shard>.record`, listing each partition that shard closed cleanly with what its
 // next open trusts (log start, log end, high watermark, the active segment's base and size) and
 // the small state a close would otherwise write as files of their own (the active segment's
 // indexes, the producer snapshot at the log end, the leader-epoch checkpoint). A stop thus creates
@@ -16,7 +16,14 @@ import { crc32c, readInt64, writeInt64 } from '../protocol/record_batch.js';
 import { fsyncDirSync, TMP_SUFFIX, writeFileAtomicSync } from './log_checkpoint.js';
 import { readFileIfPresent } from './text_checkpoint.js';
 
-export const CLEAN_SHUTDOWN_PREFIX = 'clean-shutdown-';
+/**
+ * Shard `shard`'s record in a log directory. The suffix keeps it apart from partition
+ * directories, which always end in `-<partition>`: topic `clean-shutdown` has one named
+ * `clean-shutdown-0`.
+ */
+export const cleanShutdownFile = (shard: number): string => `clean-shutdown-${shard}.record`;
+/** A record, or one a stop left half written (under the temporary suffix). */
+const RECORD_NAME = /^clean-shutdown-\d+\.record(\.tmp)?$/;
 
 /** State a clean close carries in the record instead of in the partition's directory. */
 export interface InlineState {
@@ -142,7 +149,7 @@ export function writeCleanShutdown(shard: number, entries: readonly CleanCloseEn
     byLogDir.set(logDir, list);
   }
   for (const [logDir, list] of byLogDir) {
-    writeFileAtomicSync(join(logDir, `${CLEAN_SHUTDOWN_PREFIX}${shard}`), encodeCleanShutdown(list), true);
+    writeFileAtomicSync(join(logDir, cleanShutdownFile(shard)), encodeCleanShutdown(list), true);
     fsyncDirSync(logDir);
   }
 }
@@ -168,7 +175,7 @@ export class CleanShutdownEntries {
     const byDir = new Map<string, CleanCloseEntry>();
     let names: string[];
     try {
-      names = readdirSync(logDir).filter((n) => n.startsWith(CLEAN_SHUTDOWN_PREFIX));
+      names = readdirSync(logDir).filter((n) => RECORD_NAME.test(n));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new CleanShutdownEntries(byDir);
       throw err;

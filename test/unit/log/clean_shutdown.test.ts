@@ -11,8 +11,8 @@ import { it } from 'node:test';
 import fc from 'fast-check';
 import { closeLogsTogether } from '../../../src/log/clean_close.js';
 import {
-  CLEAN_SHUTDOWN_PREFIX,
   CleanShutdownEntries,
+  cleanShutdownFile,
   decodeCleanShutdown,
   encodeCleanShutdown,
   writeCleanShutdown,
@@ -113,7 +113,7 @@ it('a stop creates no file in a written partition\'s directory, and the restart 
     const entries = await d.stop([a.log, b.log]);
     assert.equal(entries.length, 2);
     assert.deepEqual([readdirSync(a.dir).sort(), readdirSync(b.dir).sort()], before);
-    assert.deepEqual(readdirSync(d.path).filter((n) => n.startsWith(CLEAN_SHUTDOWN_PREFIX)), [`${CLEAN_SHUTDOWN_PREFIX}0`]);
+    assert.deepEqual(readdirSync(d.path).filter((n) => n.startsWith('clean-shutdown-')), [cleanShutdownFile(0)]);
 
     const found = CleanShutdownEntries.take(d.path);
     assert.equal(found.size, 2);
@@ -148,12 +148,27 @@ it('a stop cut short before the record is written leaves logs that reopen by a r
   }
 });
 
+it('a topic named clean-shutdown lives beside the records: its partition directory is neither written over nor taken as one', async () => {
+  const d = new LogDir();
+  try {
+    const [a] = await twoWrittenLogs(d);
+    // Topic "clean-shutdown", partition 0.
+    const other = d.open('clean-shutdown-0');
+    await d.stop([a.log, other.log]);
+    const found = CleanShutdownEntries.take(d.path);
+    assert.equal(found.size, 2);
+    assert.equal(d.open('clean-shutdown-0', found).log.recovery.clean, true);
+  } finally {
+    await d.dispose();
+  }
+});
+
 it('a damaged record trusts nothing', async () => {
   const d = new LogDir();
   try {
     const [a] = await twoWrittenLogs(d);
     await d.stop([a.log]);
-    const path = join(d.path, `${CLEAN_SHUTDOWN_PREFIX}0`);
+    const path = join(d.path, cleanShutdownFile(0));
     truncateSync(path, readFileSync(path).length - 1);
     const found = CleanShutdownEntries.take(d.path);
     assert.equal(found.size, 0);
