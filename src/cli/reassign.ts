@@ -23,7 +23,7 @@ import {
   DEFAULT_BATCH_OPTIONS, defaultTopics, makePlan, partitionKey, withDrainedTopics, parseStoredPlan, planInputOf, staleParts, type BatchOptions, type PartitionSizes, type StoredPlan,
 } from './reassign_plan.js';
 import {
-  DRIVER_SILENT_MS, ReassignStore, isPlan, isStarted, isStatus, newCommandId, type DriverStatus, type ReassignCommand,
+  DRIVER_SILENT_MS, ReassignStore, isPlan, isStarted, isStatus, newCommandId, type DriverStatus, type ReassignCommand, type StoreRecord,
 } from './reassign_store.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
@@ -306,17 +306,15 @@ async function applyVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<
     // The same plan again with no driver left running it: its driver died (kill -9, a lost
     // machine). Resume from the snapshot it stored, so a later rollback still restores the
     // assignment from before the plan; with no snapshot stored, nothing had moved yet.
-    const resumed = latest !== null && latest.status.planId === plan.id && !ENDED.has(latest.status.state)
-      ? await store.latest((r): r is Extract<typeof r, { kind: 'started' }> => isStarted(r) && r.planId === plan.id)
-      : null;
-    if (latest !== null && latest.status.planId === plan.id && ENDED.has(latest.status.state)) throw new UsageError(`plan ${plan.id} was already applied (${latest.status.state}): run 'sluice reassign plan' again`);
+    const previous = latest !== null && latest.status.planId === plan.id ? latest.status : null;
+    if (previous !== null && ENDED.has(previous.state)) throw new UsageError(`plan ${plan.id} was already applied (${previous.state}): run 'sluice reassign plan' again`);
+    const resumed = previous === null ? null : await startedRecord(store, plan.id);
     const stale = staleParts(plan, await pool.call((a) => a.clusterMetadata()), resumed !== null);
     if (stale.length > 0) throw new UsageError(`the cluster changed since plan ${plan.id} was made (${stale.length} partitions differ, e.g. ${stale.slice(0, 3).join(', ')}): run 'sluice reassign plan' again`);
     const batch = batchOptions(parsed, plan.batch);
     if (JSON.stringify(batch) !== JSON.stringify(plan.batch)) io.err('sluice: batch options differ from the plan\'s: the batches will differ from its dry run');
-    if (resumed !== null) {
-      const stopped = (latest as NonNullable<typeof latest>).status;
-      io.err(`sluice: resuming plan ${plan.id}, whose driver ${stopped.driver.host}:${stopped.driver.pid} stopped while ${stopped.state}: moves already made count as done`);
+    if (previous !== null && resumed !== null) {
+      io.err(`sluice: resuming plan ${plan.id}, whose driver ${previous.driver.host}:${previous.driver.pid} stopped while ${previous.state}: moves already made count as done`);
       return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply', started: resumed }, store, pool, parsed, io, json);
     }
     io.err(`sluice: applying plan ${plan.id}: ${plan.moves.length} moves, ${plan.leadershipChanges.length} leadership changes`);
@@ -432,9 +430,14 @@ async function commandVerb(command: ReassignCommand, parsed: ParsedArgs, io: Cli
   });
 }
 
+/** The snapshot and baseline the plan's first driver stored before anything moved, or null. */
+function startedRecord(store: ReassignStore, planId: string): Promise<Extract<StoreRecord, { kind: 'started' }> | null> {
+  return store.latest((r): r is Extract<StoreRecord, { kind: 'started' }> => isStarted(r) && r.planId === planId);
+}
+
 async function rollbackWithoutDriver(planId: string, store: ReassignStore, pool: AdminPool, parsed: ParsedArgs, io: CliIo, json: boolean): Promise<number> {
   const plan = await store.latest((r): r is Extract<typeof r, { kind: 'plan' }> => isPlan(r) && r.plan.id === planId);
-  const started = await store.latest((r): r is Extract<typeof r, { kind: 'started' }> => isStarted(r) && r.planId === planId);
+  const started = await startedRecord(store, planId);
   if (plan === null || started === null) throw new UsageError(`the snapshot of reassignment ${planId} is no longer stored: nothing to roll back to`);
   io.err(`sluice: no driver runs reassignment ${planId}: rolling it back from its snapshot`);
   const run = runOptions(parsed);

@@ -54,6 +54,14 @@ function simulate(budget: number) {
     drain(): void {
       for (let i = 0; i < 100_000 && (deferred.length > 0 || s.queued > 0); i++) this.check();
     },
+    /** Each phase's requests submitted in one poll phase, a turn after each, then drained. */
+    runPhases(phases: readonly (readonly PriorityClass[])[]): void {
+      for (const phase of phases) {
+        for (const cls of phase) this.submit(cls);
+        this.check();
+      }
+      this.drain();
+    },
   };
 }
 
@@ -65,11 +73,7 @@ test('no turn runs more than the budget, every request runs once, FIFO within a 
   fc.assert(
     fc.property(phasesArb, fc.integer({ min: 1, max: 20 }), (phases, budget) => {
       const sim = simulate(budget);
-      for (const phase of phases) {
-        for (const cls of phase) sim.submit(cls);
-        sim.check();
-      }
-      sim.drain();
+      sim.runPhases(phases);
       const perTurn = new Map<number, number>();
       for (const r of sim.runs) perTurn.set(r.turn, (perTurn.get(r.turn) ?? 0) + 1);
       for (const n of perTurn.values()) assert.ok(n <= budget, `a turn ran ${n} > ${budget}`);
@@ -89,11 +93,7 @@ test('a waiting class runs within one round of queued runs (no starvation beyond
   fc.assert(
     fc.property(phasesArb, fc.integer({ min: 1, max: 20 }), (phases, budget) => {
       const sim = simulate(budget);
-      for (const phase of phases) {
-        for (const cls of phase) sim.submit(cls);
-        sim.check();
-      }
-      sim.drain();
+      sim.runPhases(phases);
       const queuedRuns = sim.runs.filter((r) => r.queued);
       for (let i = 0; i < queuedRuns.length; i++) {
         for (const cls of PRIORITY_CLASSES) {
