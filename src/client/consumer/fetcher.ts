@@ -1,16 +1,20 @@
-// The consumer's fetch side: the position of every assigned partition, and one long-poll round of
-// Fetch requests (grouped per leader, sent to different leaders in parallel) turned into batches
-// of messages. Runs on the consumer's thread.
-// Invariants: a response is applied only if, when it is applied, its partition is still assigned
-// (the same assignment, not a later re-add), unpaused and still at the offset that was fetched —
-// so a revoke, pause or seek made while a fetch is in flight discards its records; records below
+// The consumer's fetch side: the position of every assigned partition, and one Fetch pipeline
+// per leader: each leader gets a long-poll Fetch for its partitions as soon as it has none
+// outstanding, and every answer is applied as soon as a poll finds it, whatever the other
+// leaders are doing, so one slow or moving leader delays only its own partitions (Java's
+// consumer works the same way). Runs on the consumer's thread.
+// Invariants: at most one Fetch per leader is outstanding and a partition is in at most one;
+// an answer is applied only if, when it is applied, its partition is still assigned (the same
+// assignment, not a later re-add), unpaused and still at the offset that was fetched — so a
+// revoke, pause or seek made while a fetch is in flight discards its records; records below
 // the position (a batch may start before it) and control batches are never returned; positions
 // only move forward except by seek or reset, or back to where a leader's divergingEpoch says the
-// log was truncated (KIP-320). State is bounded by the assignment (cluster-given).
+// log was truncated (KIP-320). Buffered answers are bounded by one per leader, each by maxBytes;
+// other state is bounded by the assignment (cluster-given).
 // Leader moves: each partition is fetched with the cached leader epoch (a stale leader answers
 // FENCED_LEADER_EPOCH, a lagging one UNKNOWN_LEADER_EPOCH: metadata is refreshed) and the epoch of
 // the last batch returned; a NOT_LEADER_OR_FOLLOWER naming a newer leader (KIP-951) moves the
-// partition to that leader's request in the next round without a Metadata request.
+// partition to that leader's next request without a Metadata request.
 import { FetchApi } from '../../protocol/apis/fetch.js';
 import type { FetchRequestTopic, FetchResponse, FetchResponsePartition } from '../../protocol/apis/fetch.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -43,6 +47,8 @@ interface PartitionState extends TopicPartition {
   /** Leader epoch of the batch holding position - 1; -1 when unknown (after a seek or reset). */
   lastFetchedEpoch: number;
   paused: boolean;
+  /** In a Fetch that has not been answered yet. */
+  inFlight: boolean;
 }
 
 interface Sent {
@@ -60,7 +66,13 @@ export class Fetcher {
   private readonly parts = new Map<string, PartitionState>();
   private maxBytes: number;
   private partitionMaxBytes: number;
-  /** Woken when there may be something new to fetch (assignment, resume, seek, close). */
+  /** Leaders with a Fetch outstanding. */
+  private readonly fetching = new Set<number>();
+  /** Answers not applied yet, in arrival order (at most one per leader). */
+  private answered: LeaderResult[] = [];
+  /** An error met while applying answers that also returned records: thrown by the next fetch(). */
+  private failure: Error | null = null;
+  /** Woken when there may be something new to fetch or apply (assignment, resume, seek, an answer, close). */
   readonly changed = new Waker();
 
   constructor(private readonly cluster: Cluster, private readonly opts: FetcherOptions, sizes: FetchSizeOptions) {
@@ -70,7 +82,7 @@ export class Fetcher {
 
   /** Starts fetching `tp` at `position` (null: per autoOffsetReset). Re-adding replaces the old state. */
   add(tp: TopicPartition, position: number | null): void {
-    this.parts.set(keyOf(tp), { topic: tp.topic, partition: tp.partition, position: position ?? NEEDS_RESET, lastFetchedEpoch: -1, paused: false });
+    this.parts.set(keyOf(tp), { topic: tp.topic, partition: tp.partition, position: position ?? NEEDS_RESET, lastFetchedEpoch: -1, paused: false, inFlight: false });
     this.changed.notify();
   }
 
@@ -115,30 +127,34 @@ export class Fetcher {
     if (size.partitionMaxBytes !== undefined) this.partitionMaxBytes = size.partitionMaxBytes;
   }
 
-  /** One round: reset positions that need it, then fetch from every leader; [] when nothing came. */
+  /**
+   * Resets positions that need it, sends a Fetch to every leader without one outstanding, and
+   * returns the records of the answers that have arrived, waiting (≤ maxWaitMs) for the first
+   * when none has; [] when nothing came or `signal` aborted (answers then stay for the next call).
+   * Before returning it sends the next Fetch to each leader just answered, so those records are
+   * on their way while the caller works.
+   */
   async fetch(signal?: AbortSignal): Promise<FetchedBatch[]> {
+    if (this.failure !== null) {
+      const failure = this.failure;
+      this.failure = null;
+      throw failure;
+    }
     await this.resetPositions();
-    const byLeader = await this.plan();
-    if (byLeader.size === 0) {
-      await this.changed.wait(this.opts.maxWaitMs, signal);
-      return [];
+    const deadline = Date.now() + this.opts.maxWaitMs;
+    await this.sendToIdleLeaders();
+    while (this.answered.length === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0 || signal?.aborted === true) return [];
+      await this.changed.wait(left, signal);
+      // An assignment, resume or seek may have made a partition fetchable.
+      if (this.answered.length === 0) await this.sendToIdleLeaders();
     }
-    const results = Promise.all([...byLeader].map(([leader, sent]) => this.fetchFrom(leader, sent)));
-    if (signal === undefined) return this.apply(await results);
-    // An abandoned round's answers are dropped unapplied: the positions stay where they were.
-    results.catch(() => undefined);
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<null>((resolve) => {
-      onAbort = () => resolve(null);
-      if (signal.aborted) resolve(null);
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      const done = await Promise.race([results, aborted]);
-      return done === null || signal.aborted ? [] : this.apply(done);
-    } finally {
-      signal.removeEventListener('abort', onAbort as () => void);
-    }
+    // An abandoned poll applies nothing: its caller would drop the records the positions passed.
+    if (signal?.aborted === true) return [];
+    const out = this.applyAnswered();
+    void this.sendToIdleLeaders();
+    return out;
   }
 
   private async resetPositions(): Promise<void> {
@@ -166,26 +182,44 @@ export class Fetcher {
     }
   }
 
-  /** Fetchable partitions per leader; partitions without a known leader ask for fresh metadata. */
-  private async plan(): Promise<Map<number, Sent[]>> {
+  /** Sends one Fetch to each leader of a fetchable partition that has none outstanding. */
+  private async sendToIdleLeaders(): Promise<void> {
+    await this.learnLeaders();
+    // From here on synchronous: two overlapping calls cannot both send to one leader.
     const byLeader = new Map<number, Sent[]>();
-    let stale = false;
     for (const state of this.parts.values()) {
-      if (state.paused || state.position < 0) continue;
-      if (this.cluster.cachedTopic(state.topic) === undefined) await this.cluster.topic(state.topic).catch(() => undefined);
+      if (state.paused || state.position < 0 || state.inFlight) continue;
       const leader = this.cluster.leaderOf(state.topic, state.partition);
-      if (leader < 0) {
-        this.cluster.markStale(state.topic);
-        stale = true;
-        continue;
-      }
+      if (leader < 0 || this.fetching.has(leader)) continue;
       const list = byLeader.get(leader);
       const sent = { state, offset: state.position };
       if (list === undefined) byLeader.set(leader, [sent]);
       else list.push(sent);
     }
+    for (const [leader, sent] of byLeader) {
+      this.fetching.add(leader);
+      for (const s of sent) s.state.inFlight = true;
+      void this.fetchFrom(leader, sent).then((result) => {
+        this.fetching.delete(leader);
+        for (const s of sent) s.state.inFlight = false;
+        this.answered.push(result);
+        this.changed.notify();
+      });
+    }
+  }
+
+  /** Loads metadata for fetchable partitions whose topic or leader is unknown; never rejects. */
+  private async learnLeaders(): Promise<void> {
+    let stale = false;
+    for (const state of this.parts.values()) {
+      if (state.paused || state.position < 0 || state.inFlight) continue;
+      if (this.cluster.cachedTopic(state.topic) === undefined) await this.cluster.topic(state.topic).catch(() => undefined);
+      if (this.cluster.leaderOf(state.topic, state.partition) < 0) {
+        this.cluster.markStale(state.topic);
+        stale = true;
+      }
+    }
     if (stale) await this.cluster.refresh().catch(() => undefined);
-    return byLeader;
   }
 
   private async fetchFrom(leader: number, sent: readonly Sent[]): Promise<LeaderResult> {
@@ -218,21 +252,36 @@ export class Fetcher {
     }
   }
 
-  private apply(results: readonly LeaderResult[]): FetchedBatch[] {
+  /** Applies every buffered answer; an error is thrown now if no records came with it, else by the next fetch(). */
+  private applyAnswered(): FetchedBatch[] {
+    const results = this.answered;
+    this.answered = [];
     const out: FetchedBatch[] = [];
+    let failure: Error | null = null;
     for (const { leader, sent, res } of results) {
       if (res === null) continue;
-      if (res.errorCode !== ErrorCode.NONE) throw brokerError(res.errorCode, 'fetch', null);
+      if (res.errorCode !== ErrorCode.NONE) {
+        failure ??= brokerError(res.errorCode, 'fetch', null);
+        continue;
+      }
       const bySlot = new Map<string, Sent>();
       for (const s of sent) bySlot.set(keyOf(s.state), s);
       for (const t of res.responses) {
         for (const p of t.partitions) {
           const s = bySlot.get(tpKey(t.topic, p.partitionIndex));
           if (s === undefined || this.parts.get(keyOf(s.state)) !== s.state || s.state.paused || s.state.position !== s.offset) continue;
-          const batch = this.applyPartition(s.state, p, leader, res);
-          if (batch !== null) out.push(batch);
+          try {
+            const batch = this.applyPartition(s.state, p, leader, res);
+            if (batch !== null) out.push(batch);
+          } catch (err) {
+            failure ??= err as Error;
+          }
         }
       }
+    }
+    if (failure !== null) {
+      if (out.length === 0) throw failure;
+      this.failure = failure;
     }
     return out;
   }

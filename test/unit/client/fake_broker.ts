@@ -1,16 +1,21 @@
 // Test-only fake Kafka broker on 127.0.0.1 (tests only). It frames naively, answers ApiVersions
 // itself (like an old broker when asked for a version above `apiVersionsMax`) and hands every
 // other request to a per-API handler; answers leave strictly in arrival order, each after
-// `answerDelayMs`, so pipelined requests pile up and can be counted.
+// `answerDelayMs`, so pipelined requests pile up and can be counted. twoBrokers() pairs two of
+// them behind one fixed Metadata answer.
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { readRequestHeader, writeResponseHeader } from '../../../src/protocol/header.js';
 import type { RequestHeader } from '../../../src/protocol/header.js';
 import { ApiVersionsApi } from '../../../src/protocol/apis/api_versions.js';
+import { FetchApi } from '../../../src/protocol/apis/fetch.js';
+import type { FetchResponse, FetchResponsePartition } from '../../../src/protocol/apis/fetch.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
 import type { ApiVersionsResponse } from '../../../src/protocol/apis/api_versions.js';
 import { advertisedApis, isFlexibleRequest } from '../../../src/protocol/apis/index.js';
 import { Reader } from '../../../src/protocol/reader.js';
+import { ZERO_UUID } from '../../../src/protocol/schema.js';
 import type { Api } from '../../../src/protocol/schema.js';
 import { Writer } from '../../../src/protocol/writer.js';
 
@@ -110,4 +115,48 @@ export class FakeBroker {
     };
     return respond(ApiVersionsApi, tooNew ? 0 : h.apiVersion, h.correlationId, res);
   }
+}
+
+export interface TwoBrokers {
+  readonly fakes: readonly [FakeBroker, FakeBroker];
+  metadataRequests(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Brokers 0 and 1 with these per-API handlers; every Metadata answer (from either) names topic
+ * `t` with partition i led by `leaders[i]` at leader epoch 1 (default: one partition on broker 0).
+ */
+export async function twoBrokers(handlers: readonly [Map<number, FakeHandler>, Map<number, FakeHandler>], leaders: readonly number[] = [0]): Promise<TwoBrokers> {
+  let metadata = 0;
+  const ports = [0, 0];
+  const metadataHandler: FakeHandler = (h, r) => {
+    metadata++;
+    MetadataApi.decodeRequest(h.apiVersion, r);
+    return respond(MetadataApi, h.apiVersion, h.correlationId, {
+      throttleTimeMs: 0,
+      brokers: ports.map((port, nodeId) => ({ nodeId, host: '127.0.0.1', port, rack: null })),
+      clusterId: 'fake', controllerId: 0, clusterAuthorizedOperations: -2147483648,
+      topics: [{
+        errorCode: 0, name: 't', topicId: ZERO_UUID, isInternal: false, topicAuthorizedOperations: -2147483648,
+        partitions: leaders.map((leaderId, partitionIndex) => ({ errorCode: 0, partitionIndex, leaderId, leaderEpoch: 1, replicaNodes: [0, 1], isrNodes: [0, 1], offlineReplicas: [] })),
+      }],
+    });
+  };
+  const fakes = await Promise.all(handlers.map((h) => FakeBroker.start({ handlers: new Map([...h, [MetadataApi.key, metadataHandler]]) }))) as [FakeBroker, FakeBroker];
+  fakes.forEach((f, i) => { ports[i] = f.port; });
+  return { fakes, metadataRequests: () => metadata, stop: async () => { await Promise.all(fakes.map((f) => f.stop())); } };
+}
+
+/** A Fetch answer for partition `partitionIndex` of topic `t`: no error, high watermark 10, no records unless `part` says. */
+export function fetchAnswer(h: RequestHeader, part: Partial<FetchResponsePartition>, partitionIndex = 0): Buffer {
+  const res: FetchResponse = {
+    throttleTimeMs: 0, errorCode: 0, sessionId: 0, nodeEndpoints: [],
+    responses: [{ topic: 't', topicId: ZERO_UUID, partitions: [{
+      partitionIndex, errorCode: 0, highWatermark: 10, lastStableOffset: 10, logStartOffset: 0,
+      divergingEpoch: { epoch: -1, endOffset: -1 }, currentLeader: { leaderId: -1, leaderEpoch: -1 }, snapshotId: { endOffset: -1, epoch: -1 },
+      abortedTransactions: null, preferredReadReplica: -1, records: null, ...part,
+    }] }],
+  };
+  return respond(FetchApi, h.apiVersion, h.correlationId, res);
 }

@@ -15,16 +15,15 @@ import { Cluster } from '../../../src/client/cluster.js';
 import { Fetcher } from '../../../src/client/consumer/fetcher.js';
 import { Producer } from '../../../src/client/producer/index.js';
 import { FetchApi } from '../../../src/protocol/apis/fetch.js';
-import type { FetchRequestPartition, FetchResponse, FetchResponsePartition } from '../../../src/protocol/apis/fetch.js';
+import type { FetchRequestPartition } from '../../../src/protocol/apis/fetch.js';
 import { InitProducerIdApi } from '../../../src/protocol/apis/init_producer_id.js';
-import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
 import { ProduceApi } from '../../../src/protocol/apis/produce.js';
 import type { ProduceResponse } from '../../../src/protocol/apis/produce.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { BatchField } from '../../../src/protocol/record_batch.js';
 import { encodeRecordBatch } from '../../../src/protocol/records.js';
 import { ZERO_UUID } from '../../../src/protocol/schema.js';
-import { FakeBroker, respond } from './fake_broker.js';
+import { fetchAnswer, respond, twoBrokers } from './fake_broker.js';
 import type { FakeHandler } from './fake_broker.js';
 
 const PARTITIONS = 3;
@@ -95,37 +94,6 @@ describe('leader hints: cache rules (property)', () => {
   });
 });
 
-interface TwoBrokers {
-  readonly fakes: readonly [FakeBroker, FakeBroker];
-  metadataRequests(): number;
-  stop(): Promise<void>;
-}
-
-/**
- * Brokers 0 and 1; every Metadata answer (from either) names broker 0 leader of t-0 at epoch 1.
- * `produce`/`fetch` are each broker's handlers for those APIs.
- */
-async function twoBrokers(handlers: readonly [Map<number, FakeHandler>, Map<number, FakeHandler>]): Promise<TwoBrokers> {
-  let metadata = 0;
-  const ports = [0, 0];
-  const metadataHandler: FakeHandler = (h, r) => {
-    metadata++;
-    MetadataApi.decodeRequest(h.apiVersion, r);
-    return respond(MetadataApi, h.apiVersion, h.correlationId, {
-      throttleTimeMs: 0,
-      brokers: ports.map((port, nodeId) => ({ nodeId, host: '127.0.0.1', port, rack: null })),
-      clusterId: 'fake', controllerId: 0, clusterAuthorizedOperations: -2147483648,
-      topics: [{
-        errorCode: 0, name: 't', topicId: ZERO_UUID, isInternal: false, topicAuthorizedOperations: -2147483648,
-        partitions: [{ errorCode: 0, partitionIndex: 0, leaderId: 0, leaderEpoch: 1, replicaNodes: [0, 1], isrNodes: [0, 1], offlineReplicas: [] }],
-      }],
-    });
-  };
-  const fakes = await Promise.all(handlers.map((h) => FakeBroker.start({ handlers: new Map([...h, [MetadataApi.key, metadataHandler]]) }))) as [FakeBroker, FakeBroker];
-  fakes.forEach((f, i) => { ports[i] = f.port; });
-  return { fakes, metadataRequests: () => metadata, stop: async () => { await Promise.all(fakes.map((f) => f.stop())); } };
-}
-
 function produceAnswer(h: Parameters<FakeHandler>[0], res: Omit<ProduceResponse, 'throttleTimeMs'>): Buffer {
   return respond(ProduceApi, h.apiVersion, h.correlationId, { throttleTimeMs: 0, ...res });
 }
@@ -170,18 +138,6 @@ describe('leader hints: producer', () => {
     }
   });
 });
-
-function fetchAnswer(h: Parameters<FakeHandler>[0], part: Partial<FetchResponsePartition>): Buffer {
-  const res: FetchResponse = {
-    throttleTimeMs: 0, errorCode: 0, sessionId: 0, nodeEndpoints: [],
-    responses: [{ topic: 't', topicId: ZERO_UUID, partitions: [{
-      partitionIndex: 0, errorCode: 0, highWatermark: 10, lastStableOffset: 10, logStartOffset: 0,
-      divergingEpoch: { epoch: -1, endOffset: -1 }, currentLeader: { leaderId: -1, leaderEpoch: -1 }, snapshotId: { endOffset: -1, epoch: -1 },
-      abortedTransactions: null, preferredReadReplica: -1, records: null, ...part,
-    }] }],
-  };
-  return respond(FetchApi, h.apiVersion, h.correlationId, res);
-}
 
 /** Offsets 5..6 written in leader epoch 2. */
 function batchAt5(): Buffer {
