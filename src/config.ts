@@ -397,7 +397,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   metadataSnapshotRecords: int('records applied between metadata snapshots (Kafka counts bytes: metadata.log.max.record.bytes.between.snapshots)', 10000, 1, INT32_MAX),
   metadataSnapshotBytes: int('record bytes applied between metadata snapshots (Kafka\'s metadata.log.max.record.bytes.between.snapshots)', 20971520, 1024, Number.MAX_SAFE_INTEGER),
   // Shorter than Kafka's 2 s / 9 s: a silent (paused, cut off) leader's partitions move after
-  // about 3 s. A killed broker is fenced sooner still: 1 s after its connection to the controller closed.
+  // about 3 s. A killed broker is fenced sooner still: 0.5 s after its connection to the controller closed.
   brokerHeartbeatIntervalMs: int('how often a broker heartbeats to the active controller (ms; Kafka\'s broker.heartbeat.interval.ms)', 500, 10, MAX_TIMER_MS),
   brokerSessionTimeoutMs: int('a broker without a heartbeat this long is fenced (ms; Kafka\'s broker.session.timeout.ms)', 3000, 20, MAX_TIMER_MS),
   controlledShutdownTimeoutMs: int('how long a stopping broker waits for the controller to move its partition leaderships away before it closes (ms, 0 = ask once, do not wait; Kafka retries controlled.shutdown.max.retries times)', 5000, 0, 60000),

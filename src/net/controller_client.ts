@@ -2,9 +2,13 @@
 // active controller (BrokerRegistration, BrokerHeartbeat, AllocateProducerIds, AlterPartition and
 // the forwarded CreateTopics / DeleteTopics / CreatePartitions / ElectLeaders / partition reassignments / alter-configs / UnregisterBroker) as Kafka requests over TCP, one connection per
 // controller opened on first use. Responses arrive in request order; each request has its own
-// deadline. A connection that fails rejects what it carried with NOT_CONTROLLER (the caller asks
-// whichever node the quorum names next) and is opened afresh by the next request. Requests in
-// flight per controller are bounded.
+// deadline. A request past its deadline fails alone and its late answer is read and dropped: the
+// connection stays, because the controller ends a broker's session soon after its connection
+// closes, and a slow answer under load is no reason to be fenced. Only a controller silent
+// through SILENT_TIMEOUTS deadlines in a row loses the connection. A connection that fails rejects
+// what it carried with NOT_CONTROLLER (the caller asks whichever node the quorum names next) and
+// is opened afresh by the next request. Requests in flight per controller are bounded (expired
+// ones count until their answers come).
 import { connect as netConnect, type Socket } from 'node:net';
 import type { ControllerRequest } from '../cluster/controller_channel.js';
 import type { ControllerReply, TopicResult } from '../cluster/metadata/controller.js';
@@ -31,6 +35,8 @@ import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
 export const MAX_CONTROLLER_INFLIGHT = 256;
 const MAX_RESPONSE_BYTES = 16 << 20;
 const CLIENT_ID = 'sluice-broker';
+/** Deadlines missed in a row, with no answer at all meanwhile, after which the connection is dropped and opened afresh. */
+export const SILENT_TIMEOUTS = 3;
 
 export interface ControllerAddress {
   readonly id: number;
@@ -45,6 +51,8 @@ interface InFlight {
   readonly resolve: (body: unknown) => void;
   readonly reject: (err: Error) => void;
   readonly timer: NodeJS.Timeout;
+  /** Past its deadline and already rejected: its answer is read and dropped. */
+  expired: boolean;
 }
 
 /** One controller's connection. */
@@ -53,6 +61,8 @@ class ControllerConnection {
   private frames = new FrameReader(MAX_RESPONSE_BYTES);
   private inflight: InFlight[] = [];
   private nextCorrelation = 0;
+  /** Deadlines missed since the last answer on this connection. */
+  private missed = 0;
 
   constructor(private readonly address: ControllerAddress) {}
 
@@ -65,10 +75,21 @@ class ControllerConnection {
     const frame = encodeRequestFrame(api, version, correlationId, CLIENT_ID, body);
     const socket = this.socket ?? this.connect();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.fail(socket, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `controller ${this.address.id} did not answer ${api.name} within ${timeoutMs} ms`)), timeoutMs);
-      this.inflight.push({ api, version, correlationId, resolve, reject, timer });
+      const late = new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `controller ${this.address.id} did not answer ${api.name} within ${timeoutMs} ms`);
+      const entry: InFlight = { api, version, correlationId, resolve, reject, expired: false, timer: setTimeout(() => this.expire(socket, entry, late), timeoutMs) };
+      this.inflight.push(entry);
       for (const chunk of frame) socket.write(chunk);
     });
+  }
+
+  private expire(socket: Socket, entry: InFlight, err: KafkaError): void {
+    if (socket !== this.socket) return;
+    if (++this.missed >= SILENT_TIMEOUTS) {
+      this.fail(socket, err);
+      return;
+    }
+    entry.expired = true;
+    entry.reject(err);
   }
 
   close(): void {
@@ -96,9 +117,10 @@ class ControllerConnection {
     const head = this.inflight.shift();
     if (head === undefined) throw new Error('an answer nobody asked for');
     clearTimeout(head.timer);
+    this.missed = 0;
     const r = new Reader(frame);
     if (readResponseHeader(r, head.api.key, head.api.isFlexible(head.version)) !== head.correlationId) throw new Error('correlation id out of order');
-    head.resolve(head.api.decodeResponse(head.version, r));
+    if (!head.expired) head.resolve(head.api.decodeResponse(head.version, r));
   }
 
   /** Every request the connection carried fails with `err`; the next call connects afresh. */
@@ -107,11 +129,12 @@ class ControllerConnection {
     this.socket = null;
     this.frames = new FrameReader(MAX_RESPONSE_BYTES);
     socket.destroy();
+    this.missed = 0;
     const lost = this.inflight;
     this.inflight = [];
     for (const f of lost) {
       clearTimeout(f.timer);
-      f.reject(err);
+      if (!f.expired) f.reject(err);
     }
   }
 }

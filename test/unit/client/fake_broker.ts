@@ -42,6 +42,8 @@ export function respond<Req, Res>(api: Api<Req, Res>, version: number, correlati
 
 export class FakeBroker {
   readonly seen: RequestHeader[] = [];
+  /** Connections accepted so far. */
+  accepted = 0;
   maxOutstanding = 0;
   private outstanding = 0;
   private readonly sockets = new Set<Socket>();
@@ -67,6 +69,7 @@ export class FakeBroker {
   }
 
   private serve(socket: Socket): void {
+    this.accepted++;
     this.sockets.add(socket);
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', () => undefined);
