@@ -5,7 +5,12 @@
 // `apply` took before anything moved), `status` (the driver's status, written on every change and
 // at least every STATUS_EVERY_MS while it runs) and `command` (pause, resume, cancel, rollback,
 // read by the running driver). The latest record of a kind is found by reading back from the end
-// in growing windows, so a long history costs only when the record sought is old.
+// in growing windows, so a long history costs only when the record sought is old. A record over
+// the topic's message size (a plan or rollback snapshot of more than ~40k moves) is written as
+// numbered parts keyed `part:<id>:<index>:<count>`, each a slice of its JSON, in order; a reader
+// joins a group once it has every part and places the record at its last part's offset. Other
+// writers' records may fall between the parts; a group missing a part (a writer that died midway,
+// or retention) is never joined.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, isStaleMetadataError } from '../client/cluster.js';
@@ -28,8 +33,13 @@ const FIRST_WINDOW = 64;
 const LEADER_WAIT_MS = 15_000;
 /** The topic's max.message.bytes (brokers with rings under 16 MiB keep their default). */
 const TOPIC_MAX_MESSAGE_BYTES = 8 * 1024 ** 2;
-/** A record larger than this is refused before sending (a plan of ~40k moves fits). */
+/** A record larger than this is written in parts of at most this size (one part holds ~40k moves). */
 const MAX_RECORD_BYTES = TOPIC_MAX_MESSAGE_BYTES - 64 * 1024;
+/** Bound on one stored record, all parts together (a plan of ~5M moves). */
+const MAX_WHOLE_BYTES = 1024 ** 3;
+const PART_KEY = 'part:';
+/** Bound on the parts of one record a reader collects (parts of the default size: 128 at most). */
+const MAX_PARTS = 4096;
 /** One read of a window gives up after this long without reaching its end. */
 const READ_TIMEOUT_MS = 15_000;
 
@@ -51,6 +61,21 @@ export type StoreRecord =
   | { readonly kind: 'command'; readonly planId: string; readonly command: ReassignCommand; readonly id: string; readonly at: number };
 
 const TP = { topic: REASSIGN_TOPIC, partition: 0 } as const;
+
+/** One message of the topic as read. */
+interface Stored {
+  readonly offset: number;
+  readonly key: string | null;
+  readonly value: Buffer | null;
+}
+
+/** The parts seen of one record written in parts. */
+interface PartGroup {
+  readonly slices: (Buffer | undefined)[];
+  seen: number;
+  /** Offset of the last part, once seen: where the whole record counts as written. */
+  lastOffset: number;
+}
 
 export class ReassignStore {
   private producer: Producer | null = null;
@@ -82,15 +107,25 @@ export class ReassignStore {
     return new ReassignStore(brokers, new Cluster({ brokers, clientId: 'sluice-reassign' }));
   }
 
-  async append(record: StoreRecord): Promise<void> {
+  async append(record: StoreRecord, partBytes = MAX_RECORD_BYTES): Promise<void> {
     const value = Buffer.from(JSON.stringify(record));
-    if (value.length > MAX_RECORD_BYTES) throw new KafkaError(ErrorCode.MESSAGE_TOO_LARGE, `a ${record.kind} record of ${value.length} bytes is over ${MAX_RECORD_BYTES}`);
+    if (value.length > MAX_WHOLE_BYTES) throw new KafkaError(ErrorCode.MESSAGE_TOO_LARGE, `a ${record.kind} record of ${value.length} bytes is over ${MAX_WHOLE_BYTES}`);
     if (this.producer === null) {
       const producer = new Producer({ brokers: this.brokers, clientId: 'sluice-reassign', acks: 'all', maxRequestSize: MAX_RECORD_BYTES + 1024 * 1024 });
       await producer.connect();
       this.producer = producer;
     }
-    await this.producer.send(REASSIGN_TOPIC, { key: record.kind, value, partition: 0 });
+    if (value.length <= partBytes) {
+      await this.producer.send(REASSIGN_TOPIC, { key: record.kind, value, partition: 0 });
+      return;
+    }
+    const id = randomBytes(6).toString('hex');
+    const count = Math.ceil(value.length / partBytes);
+    // One at a time: each part acknowledged before the next, so the last part is written last.
+    for (let index = 0; index < count; index++) {
+      const slice = value.subarray(index * partBytes, (index + 1) * partBytes);
+      await this.producer.send(REASSIGN_TOPIC, { key: `${PART_KEY}${id}:${index}:${count}`, value: slice, partition: 0 });
+    }
   }
 
   /** The next offset to be written: where a driver starts reading commands. */
@@ -117,15 +152,23 @@ export class ReassignStore {
   /** The latest record that `match` accepts, or null when the topic holds none. */
   async latest<R extends StoreRecord>(match: (r: StoreRecord) => r is R): Promise<R | null> {
     const [start, end] = await Promise.all([this.offset('earliest'), this.offset('latest')]);
+    const groups = new Map<string, PartGroup>();
+    let found = null as { readonly offset: number; readonly record: R } | null;
     let to = end;
     for (let window = FIRST_WINDOW; to > start; window *= 4) {
       const from = Math.max(start, to - window);
-      let found: R | null = null;
-      for (const r of await this.read(from, to)) if (match(r)) found = r;
-      if (found !== null) return found;
+      for (const m of await this.read(from, to)) {
+        const candidate = isPart(m) ? joinPart(groups, m) : { offset: m.offset, record: decode(m.value) };
+        if (candidate !== null && match(candidate.record) && (found === null || candidate.offset > found.offset)) found = { offset: candidate.offset, record: candidate.record };
+      }
+      // A group whose last part is newer than what was found, still missing earlier parts, may
+      // be the record sought: read on until it is whole or the log's start is reached.
+      const after = found?.offset ?? -1;
+      const pending = [...groups.values()].some((g) => g.lastOffset > after && g.seen < g.slices.length);
+      if (found !== null && !pending) return found.record;
       to = from;
     }
-    return null;
+    return found?.record ?? null;
   }
 
   /** Calls `onRecord` for each record from `from` on until `signal` aborts. */
@@ -134,7 +177,8 @@ export class ReassignStore {
     try {
       await consumer.assign([{ ...TP, offset: from }]);
       while (!signal.aborted) {
-        for (const b of await consumer.poll({ signal })) for (const m of b.messages) onRecord(decode(m.value));
+        // Records written in parts are plans and snapshots, never what a follower waits for.
+        for (const b of await consumer.poll({ signal })) for (const m of b.messages) if (!isPart(storedOf(m))) onRecord(decode(m.value));
       }
     } catch (err) {
       if (!signal.aborted) throw err;
@@ -148,9 +192,9 @@ export class ReassignStore {
     await this.cluster.close();
   }
 
-  private async read(from: number, to: number): Promise<StoreRecord[]> {
+  private async read(from: number, to: number): Promise<Stored[]> {
     const consumer = new Consumer({ brokers: this.brokers, clientId: 'sluice-reassign', maxWaitMs: 100 });
-    const out: StoreRecord[] = [];
+    const out: Stored[] = [];
     const deadline = Date.now() + READ_TIMEOUT_MS;
     try {
       await consumer.assign([{ ...TP, offset: from }]);
@@ -158,7 +202,7 @@ export class ReassignStore {
         if (Date.now() > deadline) throw new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `reading ${REASSIGN_TOPIC} ${from}..${to} stopped at ${next}`);
         for (const b of await consumer.poll()) {
           for (const m of b.messages) {
-            if (m.offset < to) out.push(decode(m.value));
+            if (m.offset < to) out.push(storedOf(m));
             next = m.offset + 1;
           }
           // Offsets may have gaps (aborted or deleted records): the high watermark closes the window.
@@ -172,6 +216,40 @@ export class ReassignStore {
     }
     return out;
   }
+}
+
+function storedOf(m: { offset: number; key: Buffer | null; value: Buffer | null }): Stored {
+  return { offset: m.offset, key: m.key === null ? null : m.key.toString('utf8'), value: m.value };
+}
+
+function isPart(m: Stored): boolean {
+  return m.key !== null && m.key.startsWith(PART_KEY);
+}
+
+/**
+ * Adds part `m` to its group (parts may arrive in any order, windows being read newest first);
+ * returns the whole record, placed at its last part's offset, when `m` completes the group.
+ * Malformed part keys are taken for foreign records and skipped.
+ */
+function joinPart(groups: Map<string, PartGroup>, m: Stored): { offset: number; record: StoreRecord } | null {
+  const [id, indexText, countText] = (m.key as string).slice(PART_KEY.length).split(':');
+  const index = Number(indexText);
+  const count = Number(countText);
+  if (id === undefined || !Number.isSafeInteger(index) || !Number.isSafeInteger(count) || index < 0 || index >= count || m.value === null) return null;
+  if (count > MAX_PARTS) return null;
+  let g = groups.get(id);
+  if (g === undefined) {
+    g = { slices: new Array<Buffer | undefined>(count).fill(undefined), seen: 0, lastOffset: -1 };
+    groups.set(id, g);
+  }
+  if (g.slices.length !== count || g.slices[index] !== undefined) return null;
+  g.slices[index] = m.value;
+  g.seen++;
+  if (index === count - 1) g.lastOffset = m.offset;
+  if (g.seen < count) return null;
+  const whole = Buffer.concat(g.slices as Buffer[]);
+  groups.delete(id);
+  return { offset: g.lastOffset, record: decode(whole) };
 }
 
 function decode(value: Buffer | null): StoreRecord {
