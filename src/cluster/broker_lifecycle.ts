@@ -168,10 +168,16 @@ export class BrokerLifecycle {
     }
   }
 
+  /**
+   * Beats at a fixed rate: an attempt that used up its interval without an answer (a lost
+   * connection, a silent controller) is followed by the next one at once, over a new connection,
+   * so the controller hears from a live broker within its disconnect grace.
+   */
   private async run(): Promise<void> {
     while (!this.stopping && this.current !== 'removed') {
+      const startedAt = performance.now();
       const again = this.epoch === -1 ? await this.register() : await this.heartbeat();
-      if (!again) await this.sleep(this.timings.heartbeatIntervalMs);
+      if (!again) await this.sleep(Math.max(0, this.timings.heartbeatIntervalMs - (performance.now() - startedAt)));
     }
   }
 

@@ -332,6 +332,9 @@ async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic:
   switch (fault) {
     case 'kill -9 leader': {
       const victim = await leaderOfFirstPartition(c, topic);
+      // A victim that is also the active controller is fenced by its successor's session timeout, not the disconnect grace.
+      const controller = (await c.waitForLeader(c.ids)).leaderId;
+      process.stdout.write(`kill -9 leader: broker ${victim}${victim === controller ? ', also the active controller' : ''}\n`);
       await c.kill9(victim);
       try {
         await waitDeposed(c, topic, victim);

@@ -15,12 +15,12 @@ import { FakeControllerChannel, registerBroker } from '../../helpers/fake_contro
 const INTERVAL_MS = 10;
 const quiet = { info: () => undefined, warn: () => undefined };
 
-function setup(): { channel: FakeControllerChannel; view: ImageClusterView; lifecycle: BrokerLifecycle } {
+function setup(intervalMs = INTERVAL_MS): { channel: FakeControllerChannel; view: ImageClusterView; lifecycle: BrokerLifecycle } {
   const view = new ImageClusterView('c1', 4, 'PLAINTEXT', MetadataImage.EMPTY);
   const follower = new MetadataFollower(view);
   const channel = new FakeControllerChannel(follower);
   const identity = { brokerId: 4, endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9092, securityProtocol: 0 }], rack: 'r1' };
-  return { channel, view, lifecycle: new BrokerLifecycle(identity, channel, follower, { heartbeatIntervalMs: INTERVAL_MS, sessionTimeoutMs: 2000 }, quiet) };
+  return { channel, view, lifecycle: new BrokerLifecycle(identity, channel, follower, { heartbeatIntervalMs: intervalMs, sessionTimeoutMs: 2000 }, quiet) };
 }
 
 async function until(what: string, holds: () => boolean, ms = 2000): Promise<void> {
@@ -77,6 +77,33 @@ test('fenced by the controller (session expired), it heartbeats its way back to 
   assert.equal(lifecycle.brokerEpoch, epoch);
   assert.equal(channel.sent.filter((s) => s.request.kind === 'registerBroker').length, 1);
   await lifecycle.stop();
+});
+
+test('beats at a fixed rate: an attempt that used up its interval unanswered is followed by the next at once', { timeout: 20_000 }, async () => {
+  const interval = 100;
+  const { channel, lifecycle } = setup(interval);
+  lifecycle.start();
+  try {
+    await lifecycle.unfenced();
+    const sentAt: number[] = [];
+    const before = channel.sent.length;
+    channel.answerDelayMs.set(1, Infinity);
+    const watch = setInterval(() => {
+      while (before + sentAt.length < channel.sent.length) sentAt.push(performance.now());
+    }, 1);
+    try {
+      await until('six silent attempts', () => sentAt.length >= 6, 5_000);
+    } finally {
+      clearInterval(watch);
+      channel.answerDelayMs.delete(1);
+    }
+    const gaps = sentAt.slice(1).map((t, i) => t - (sentAt[i] as number)).sort((a, b) => a - b);
+    // Waiting an interval after each unanswered one would space them at least two intervals apart.
+    assert.ok((gaps[Math.floor(gaps.length / 2)] as number) < 1.5 * interval, `attempts ${gaps.map((g) => g.toFixed(0)).join(', ')} ms apart`);
+  } finally {
+    channel.answerDelayMs.delete(1);
+    await lifecycle.stop();
+  }
 });
 
 test('a registration taken over by another incarnation (STALE_BROKER_EPOCH) is renewed with this incarnation', async () => {
