@@ -171,13 +171,17 @@ export class BrokerLifecycle {
   /**
    * Beats at a fixed rate: an attempt that used up its interval without an answer (a lost
    * connection, a silent controller) is followed by the next one at once, over a new connection,
-   * so the controller hears from a live broker within its disconnect grace.
+   * and the quorum naming a new controller ends the wait too, so a live broker is heard within
+   * the disconnect grace a controller gives it (and a new controller gives its predecessor).
    */
   private async run(): Promise<void> {
     while (!this.stopping && this.current !== 'removed') {
       const startedAt = performance.now();
       const again = this.epoch === -1 ? await this.register() : await this.heartbeat();
-      if (!again) await this.sleep(Math.max(0, this.timings.heartbeatIntervalMs - (performance.now() - startedAt)));
+      if (again) continue;
+      const wait = Math.max(0, this.timings.heartbeatIntervalMs - (performance.now() - startedAt));
+      await Promise.race([this.sleep(wait), this.channel.controllerChange(wait)]);
+      this.wake?.();
     }
   }
 

@@ -53,11 +53,13 @@ export class FakeControllerChannel implements ControllerChannel {
 
   controllerChange(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.changed.push(() => {
+      const wake = (): void => {
         clearTimeout(timer);
+        this.changed = this.changed.filter((w) => w !== wake);
         resolve();
-      });
+      };
+      const timer = setTimeout(wake, ms);
+      this.changed.push(wake);
     });
   }
 

@@ -35,12 +35,15 @@ export class MetadataQuorum implements QuorumStateMachine {
   private readonly waiting = new Map<number, WaitingReply>();
   private readonly imageListeners: ((image: MetadataImage) => void)[] = [];
   private readonly log: Logger;
+  /** The last other node seen leading the quorum: the one whose silence an election here follows. */
+  private previousLeader = -1;
 
   constructor(private readonly opts: MetadataQuorumOptions) {
     this.log = opts.log;
     this.controller = new MetadataController(opts.controller, MetadataImage.EMPTY);
     this.driver = new QuorumDriver({ ...opts, stateMachine: this, onTick: (now) => this.onTick(now) });
     this.driver.onLeaderChange((c) => {
+      if (c.leaderId >= 0 && c.leaderId !== opts.id) this.previousLeader = c.leaderId;
       if (c.role !== 'leader' && this.controller.isActive) this.deactivate();
     });
   }
@@ -71,7 +74,7 @@ export class MetadataQuorum implements QuorumStateMachine {
     for (const e of entries) {
       if (e.kind === 'leaderChange') {
         const s = this.driver.status();
-        if (s.role === 'leader' && s.epoch === e.epoch && !this.controller.isActive) this.controller.activate(e.epoch, Date.now());
+        if (s.role === 'leader' && s.epoch === e.epoch && !this.controller.isActive) this.controller.activate(e.epoch, Date.now(), this.previousLeader);
       } else if (e.kind === 'data') {
         if (this.controller.isActive) this.complete(this.controller.committed(e.offset));
         else this.controller.replay(decodeBatch(e.data), e.offset, e.epoch);

@@ -224,13 +224,19 @@ export class MetadataController {
   /**
    * This node leads the quorum at `epoch` and every batch below the leader's epoch start is
    * replayed. Every registered broker gets a full session from now: none has had a chance to
-   * heartbeat to this controller yet.
+   * heartbeat to this controller yet. Except the broker of `previousLeader`, the node that led
+   * before (in combined mode a controller is also a broker): its silence is what most elections
+   * follow, so it keeps only the disconnect grace, as if its connection had closed. A live one
+   * learns of this controller at once and heartbeats within the grace.
    */
-  activate(epoch: number, nowMs: number): void {
+  activate(epoch: number, nowMs: number, previousLeader = -1): void {
     this.active = true;
     this.epoch = epoch;
     this.forgetSessions();
     for (const id of this.lastCommitted.brokers.keys()) this.lastHeartbeat.set(id, nowMs);
+    if (this.lastCommitted.brokers.has(previousLeader)) {
+      this.lastHeartbeat.set(previousLeader, this.graceEnd(nowMs));
+    }
     const interval = this.config.leaderImbalanceCheckIntervalMs;
     this.nextBalanceAt = interval > 0 ? nowMs + interval : Infinity;
   }
@@ -353,8 +359,12 @@ export class MetadataController {
   endSession(brokerId: number, brokerEpoch: number, nowMs: number): void {
     const b = this.image.brokers.get(brokerId);
     if (!this.active || b === undefined || b.epoch !== brokerEpoch || b.fenced) return;
-    const ends = nowMs + Math.min(DISCONNECT_GRACE_MS, this.config.sessionTimeoutMs) - this.config.sessionTimeoutMs;
-    this.lastHeartbeat.set(brokerId, Math.min(this.lastHeartbeat.get(brokerId) ?? nowMs, ends));
+    this.lastHeartbeat.set(brokerId, Math.min(this.lastHeartbeat.get(brokerId) ?? nowMs, this.graceEnd(nowMs)));
+  }
+
+  /** The last-heartbeat time at which a session runs out DISCONNECT_GRACE_MS after `nowMs`. */
+  private graceEnd(nowMs: number): number {
+    return nowMs + Math.min(DISCONNECT_GRACE_MS, this.config.sessionTimeoutMs) - this.config.sessionTimeoutMs;
   }
 
   /**

@@ -156,6 +156,24 @@ describe('MetadataController', () => {
     assert.deepStrictEqual([t.table.leader(0), t.table.leader(1)], [2, 2]);
   });
 
+  it('a new controller gives the node that led before only the disconnect grace, every other broker a full session', () => {
+    const h = new Harness();
+    h.brokers([1, 2, 3]);
+    h.now((next) => h.c.createTopics([{ name: 't', numPartitions: 3, replicationFactor: 3, assignment: null, configs: {} }], false, next));
+    const successor = new MetadataController(config(), MetadataImage.EMPTY);
+    for (const { offset, records } of h.log) successor.replay(records, offset, 1);
+    const at = 1_000;
+    successor.activate(2, at, 1);
+    const grace = Math.min(DISCONNECT_GRACE_MS, SESSION_MS);
+    assert.equal(successor.expireSessions(h.next, at + grace), null, 'not before the grace');
+    const out = successor.expireSessions(h.next, at + grace + 1);
+    assert.ok(out !== null && out.kind === 'propose', 'the previous leader is fenced after the grace');
+    const fenced = out.records.flatMap((r) => (r.type === 'brokerRegistrationChange' ? [r.brokerId] : []));
+    assert.deepEqual(fenced, [1], 'only the previous leader is fenced');
+    successor.committed(h.next);
+    assert.equal(successor.expireSessions(h.next + 1, at + SESSION_MS), null, 'the others keep a full session');
+  });
+
   it('unfences only a broker that has caught up to its registration, and gives back its leaderless partitions', () => {
     const h = new Harness();
     h.brokers([1]);
