@@ -1,0 +1,35 @@
+// Start time of the embeddable test broker (bench process, main thread): the first start in a
+// fresh process (module loading included, as a test file pays it), then the median, min and max
+// of N further starts, each followed by its stop. Prints the machine's load average beside the
+// figures, since on a shared machine they move with it.
+// Run: node <outdir>/bench/testing_start.js [--starts N]
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({ options: { starts: { type: 'string', default: '9' } } });
+const starts = Math.max(1, Number(values.starts));
+
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const t0 = performance.now();
+const { startBroker } = await import('../src/testing/index.js');
+const first = await startBroker();
+const firstMs = performance.now() - t0;
+await first.stop();
+
+const times: number[] = [];
+for (let i = 0; i < starts; i++) {
+  const t = performance.now();
+  const broker = await startBroker();
+  times.push(performance.now() - t);
+  await broker.stop();
+}
+const ms = (x: number): string => `${Math.round(x)} ms`;
+console.log(`first start (with imports): ${ms(firstMs)}`);
+console.log(`next ${starts} starts: median ${ms(median(times))}, min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}`);
+console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
