@@ -15,7 +15,7 @@ import { joinHostPort, resolveConfig, type LogLevel } from '../config.js';
 import { createLogger } from '../common/logger.js';
 import { startBroker as startServer, type Broker } from '../server/broker.js';
 
-export type { LogLevel } from '../config.js';
+export { ConfigError, type LogLevel } from '../config.js';
 
 export interface TestBrokerOptions {
   /** Kafka listener port on 127.0.0.1; 0 (the default) takes a free one. */

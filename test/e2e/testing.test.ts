@@ -1,8 +1,9 @@
 // `sluice/testing` end to end: startBroker() in this process serves kafkajs (a group consumes
 // what was produced, Metadata advertises the port really bound), two brokers run at once each
 // with its own data, stop() removes the temp dir it made (and keeps a given one), a failed start
-// leaves no temp dir, a process that started and stopped brokers exits on its own, and the README
-// example passes under `node --test` in a package of its own that depends on sluice by `file:`.
+// (bad options or a taken port) leaves no temp dir, a process that started and stopped brokers
+// exits on its own, and the README example passes under `node --test` in a package of its own
+// that depends on sluice by `file:`.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Kafka as KafkaType } from 'kafkajs';
-import { startBroker, type TestBroker } from '../../src/testing/index.js';
+import { ConfigError, startBroker, type TestBroker } from '../../src/testing/index.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
 
 /** The package root, from this compiled file (dist/test/e2e/). */
@@ -145,13 +146,14 @@ describe('stop', () => {
     }
   });
 
-  it('a start on a taken port fails with EADDRINUSE and removes its temp dir', { timeout: 60_000 }, async () => {
+  it('bad options fail with ConfigError, a taken port with EADDRINUSE; neither leaves its temp dir', { timeout: 60_000 }, async () => {
     const blocker: Server = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const address = blocker.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     const before = tempDirs();
     try {
+      await assert.rejects(startBroker({ partitions: 0 }), (err: unknown) => err instanceof ConfigError && err.issues[0]?.key === 'num-partitions');
       await assert.rejects(startBroker({ port }), (err: NodeJS.ErrnoException) => err.code === 'EADDRINUSE');
       assert.deepEqual(tempDirs().filter((d) => !before.includes(d)), []);
     } finally {
@@ -159,7 +161,7 @@ describe('stop', () => {
     }
   });
 
-  it('leaves no handles: a process that started, failed to start and stopped brokers exits by itself', { timeout: CHILD_TIMEOUT_MS }, async () => {
+  it('leaves no handles: a process that started, failed to start and stopped brokers exits by itself', { timeout: CHILD_TIMEOUT_MS + 10_000 }, async () => {
     const script = `
       import { createServer } from 'node:net';
       import { startBroker } from ${JSON.stringify(TESTING_ENTRY)};
@@ -192,7 +194,7 @@ describe('the README example, in a package of its own', () => {
 
   after(() => rmSync(pkg, { recursive: true, force: true }));
 
-  it('passes under node --test, importing sluice/testing through a file: dependency', { timeout: CHILD_TIMEOUT_MS }, async () => {
+  it('passes under node --test, importing sluice/testing through a file: dependency', { timeout: CHILD_TIMEOUT_MS + 10_000 }, async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const example = /<!-- sluice\/testing example:[^\n]*-->\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
     assert.ok(example !== undefined, 'README.md holds the marked sluice/testing example');
