@@ -1,6 +1,6 @@
-// Start time of the embeddable test broker (bench process, main thread): the first start in a
-// fresh process (module loading included, as a test file pays it), then the median, min and max
-// of N further starts, each followed by its stop. Prints the machine's load average beside the
+// Start time of the embeddable test broker (bench process, main thread): the import of
+// sluice/testing and the first start in a fresh process (as a test file pays them), then the
+// median, min and max of N further starts, each followed by its stop. Prints the machine's load average beside the
 // figures, since on a shared machine they move with it.
 // Run: node <outdir>/bench/testing_start.js [--starts N]
 import { loadavg } from 'node:os';
@@ -18,8 +18,10 @@ const median = (xs: readonly number[]): number => {
 
 const t0 = performance.now();
 const { startBroker } = await import('../src/testing/index.js');
+const importMs = performance.now() - t0;
+const t1 = performance.now();
 const first = await startBroker();
-const firstMs = performance.now() - t0;
+const firstMs = performance.now() - t1;
 await first.stop();
 
 const times: number[] = [];
@@ -30,6 +32,6 @@ for (let i = 0; i < starts; i++) {
   await broker.stop();
 }
 const ms = (x: number): string => `${Math.round(x)} ms`;
-console.log(`first start (with imports): ${ms(firstMs)}`);
+console.log(`import: ${ms(importMs)}; first start: ${ms(firstMs)}`);
 console.log(`next ${starts} starts: median ${ms(median(times))}, min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}`);
 console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
