@@ -1,7 +1,8 @@
 // Start time of the embeddable test broker (bench process, main thread): the import of
 // sluice/testing and the first start in a fresh process (as a test file pays them), then the
-// median, min and max of N further starts, each followed by its stop. Prints the machine's load average beside the
-// figures, since on a shared machine they move with it.
+// median, min and max of N further starts, each followed by its stop, with the CPU time one start
+// costs (all threads of the process). Prints the machine's load average beside the figures, since
+// on a shared machine wall times move with it while CPU times hardly do.
 // Run: node <outdir>/bench/testing_start.js [--starts N]
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -25,13 +26,17 @@ const firstMs = performance.now() - t1;
 await first.stop();
 
 const times: number[] = [];
+const cpuTimes: number[] = [];
 for (let i = 0; i < starts; i++) {
   const t = performance.now();
+  const cpu = process.cpuUsage();
   const broker = await startBroker();
   times.push(performance.now() - t);
+  const used = process.cpuUsage(cpu);
+  cpuTimes.push((used.user + used.system) / 1000);
   await broker.stop();
 }
 const ms = (x: number): string => `${Math.round(x)} ms`;
 console.log(`import: ${ms(importMs)}; first start: ${ms(firstMs)}`);
-console.log(`next ${starts} starts: median ${ms(median(times))}, min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}`);
+console.log(`next ${starts} starts: median ${ms(median(times))}, min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}; CPU per start: median ${ms(median(cpuTimes))}`);
 console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
