@@ -446,8 +446,9 @@ type Codec = { decode: DecodeFn; encode: EncodeFn };
 
 /**
  * One codec per version of a message: the schema is checked for every version at once, and each
- * version is compiled on its first use. Compiling every version of every API at load took about a
- * third of a broker's start (main thread and each shard worker), while a process uses a few.
+ * version is compiled on its first use. Compiling every version of every API at load was about a
+ * third of the CPU that loading the broker's modules took (and each shard worker paid part of it),
+ * while a process uses a few versions.
  */
 class VersionCodecs {
   private readonly codecs: (Codec | undefined)[];
