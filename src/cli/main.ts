@@ -1,7 +1,7 @@
 // The `sluice` command line (main thread of the CLI process): dispatches to start, config print,
-// topic, group and cluster verbs, prints help, and maps failures to exit codes — 1 for operational
-// failures (Kafka errors print their error name), 2 for bad usage or configuration; `cluster
-// health` returns 3 for an unhealthy cluster itself.
+// topic, group and cluster verbs, prints help and the version, and maps failures to exit codes —
+// 1 for operational failures (Kafka errors print their error name), 2 for bad usage or
+// configuration; `cluster health` returns 3 for an unhealthy cluster itself.
 // Each verb keeps its help text beside it. Runs itself when it is the process entry point;
 // bin/sluice calls runCli.
 
@@ -21,6 +21,7 @@ import { runStart, startHelp } from './start.js';
 import { CLUSTER_HELP, runCluster } from './cluster.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
+import { versionInfo, versionText } from './version.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
 
@@ -51,7 +52,8 @@ Commands:
   dev cluster status     show each local node's quorum role, leader, lag and health
   dev cluster down       stop the local cluster
 
-Run 'sluice <command> --help' for a command's options.
+Run 'sluice <command> --help' for a command's options; 'sluice --version' for the version,
+commit, Node version and I/O backend.
 Exit codes: 0 success, 1 operational failure (broker error or no broker reachable), 2 bad usage
 or configuration, 3 unhealthy cluster (cluster health).`;
 
@@ -60,6 +62,10 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     io.out(MAIN_HELP);
     return command === undefined ? 2 : 0;
+  }
+  if (command === '--version') {
+    io.out(versionText(await versionInfo()));
+    return 0;
   }
   if (command === 'start') {
     if (wantsHelp(argv.slice(1))) return printHelp(io, startHelp());

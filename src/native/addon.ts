@@ -37,7 +37,8 @@ export interface NativeAddon {
 export type IoMode = 'native' | 'node' | 'auto';
 export const IO_MODES: readonly IoMode[] = ['native', 'node', 'auto'];
 
-function repoRoot(): string | null {
+/** The package's root: the nearest directory above this module holding a package.json (from src/ or any compiled out dir). */
+export function packageRoot(): string | null {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'package.json'))) return dir;
     if (dirname(dir) === dir) return null;
@@ -50,7 +51,7 @@ let addon: NativeAddon | string | undefined;
 /** The addon, loaded once per thread, or why it cannot be loaded. */
 export function loadAddon(): NativeAddon | string {
   if (addon !== undefined) return addon;
-  const root = repoRoot();
+  const root = packageRoot();
   const path = root === null ? null : join(root, 'native', 'sluice_native.node');
   if (path === null) addon = 'native addon not found: no package.json above this module';
   else if (!existsSync(path)) addon = `native addon not built (${path} missing; build with cargo on PATH)`;

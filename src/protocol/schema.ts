@@ -1,8 +1,9 @@
 // Kafka message schema DSL and the generic, version-compiled codec (main thread; loaded once).
-// An API is declared as Field lists transcribed from Kafka's JSON schemas; defineApi() compiles,
-// per (version, direction), one decoder and one encoder as straight-line JavaScript, so the hot
-// path never parses version strings, never visits fields a version lacks, and always builds
-// objects of one shape per struct (every property of the struct, declaration order).
+// An API is declared as Field lists transcribed from Kafka's JSON schemas; defineApi() checks them
+// and compiles, per (version, direction) on its first use, one decoder and one encoder as
+// straight-line JavaScript, so the hot path never parses version strings, never visits fields a
+// version lacks, and always builds objects of one shape per struct (every property of the
+// struct, declaration order).
 // Invariants: decoders only consume the Reader (bounds-checked, ProtocolError on bad input);
 // generated source is built solely from our own definitions (identifiers are validated,
 // literals escaped), never from wire data.
@@ -443,16 +444,26 @@ function validateTags(fields: readonly Field[], version: number, flexible: boole
 
 type Codec = { decode: DecodeFn; encode: EncodeFn };
 
-/** Checks a schema and compiles one codec per version, minVersion first. */
-function compileVersions(d: MessageDefinition): Codec[] {
-  validateFields(d.fields, d.name);
-  const out: Codec[] = [];
-  for (let v = d.minVersion; v <= d.maxVersion; v++) {
-    const flexible = versionIn(d.flexibleVersions, v);
-    validateTags(d.fields, v, flexible, d.name);
-    out.push(new Gen(v, flexible).compile(d.fields));
+/**
+ * One codec per version of a message: the schema is checked for every version at once, and each
+ * version is compiled on its first use. Compiling every version of every API at load was about a
+ * third of the CPU that loading the broker's modules took (and each shard worker paid part of it),
+ * while a process uses a few versions.
+ */
+class VersionCodecs {
+  private readonly codecs: (Codec | undefined)[];
+
+  constructor(private readonly d: MessageDefinition) {
+    validateFields(d.fields, d.name);
+    for (let v = d.minVersion; v <= d.maxVersion; v++) validateTags(d.fields, v, versionIn(d.flexibleVersions, v), d.name);
+    this.codecs = new Array<Codec | undefined>(d.maxVersion - d.minVersion + 1);
   }
-  return out;
+
+  /** The codec of version minVersion + index (the caller checked the range). */
+  at(index: number): Codec {
+    const v = this.d.minVersion + index;
+    return (this.codecs[index] ??= new Gen(v, versionIn(this.d.flexibleVersions, v)).compile(this.d.fields));
+  }
 }
 
 class CompiledApi<Req, Res> implements Api<Req, Res> {
@@ -461,8 +472,8 @@ class CompiledApi<Req, Res> implements Api<Req, Res> {
   readonly minVersion: number;
   readonly maxVersion: number;
   private readonly flex: boolean[] = [];
-  private readonly reqCodec: Codec[];
-  private readonly resCodec: Codec[];
+  private readonly reqCodec: VersionCodecs;
+  private readonly resCodec: VersionCodecs;
 
   constructor(readonly definition: ApiDefinition) {
     const d = definition;
@@ -471,8 +482,8 @@ class CompiledApi<Req, Res> implements Api<Req, Res> {
     this.minVersion = d.minVersion;
     this.maxVersion = d.maxVersion;
     for (let v = d.minVersion; v <= d.maxVersion; v++) this.flex.push(versionIn(d.flexibleVersions, v));
-    this.reqCodec = compileVersions({ ...d, name: `${d.name}Request`, fields: d.request });
-    this.resCodec = compileVersions({ ...d, name: `${d.name}Response`, fields: d.response });
+    this.reqCodec = new VersionCodecs({ ...d, name: `${d.name}Request`, fields: d.request });
+    this.resCodec = new VersionCodecs({ ...d, name: `${d.name}Response`, fields: d.response });
   }
 
   private index(version: number): number {
@@ -487,19 +498,19 @@ class CompiledApi<Req, Res> implements Api<Req, Res> {
   }
 
   decodeRequest(version: number, r: Reader): Req {
-    return this.reqCodec[this.index(version)]!.decode(r) as Req;
+    return this.reqCodec.at(this.index(version)).decode(r) as Req;
   }
 
   encodeRequest(version: number, req: Req | Wire<Req>, w: Writer): void {
-    this.reqCodec[this.index(version)]!.encode(w, req);
+    this.reqCodec.at(this.index(version)).encode(w, req);
   }
 
   decodeResponse(version: number, r: Reader): Res {
-    return this.resCodec[this.index(version)]!.decode(r) as Res;
+    return this.resCodec.at(this.index(version)).decode(r) as Res;
   }
 
   encodeResponse(version: number, res: Res | Wire<Res>, w: Writer): void {
-    this.resCodec[this.index(version)]!.encode(w, res);
+    this.resCodec.at(this.index(version)).encode(w, res);
   }
 }
 
@@ -529,20 +540,20 @@ class CompiledMessage<T> implements Message<T> {
   readonly name: string;
   readonly minVersion: number;
   readonly maxVersion: number;
-  private readonly codecs: Codec[];
+  private readonly codecs: VersionCodecs;
 
   constructor(d: MessageDefinition) {
     this.name = d.name;
     this.minVersion = d.minVersion;
     this.maxVersion = d.maxVersion;
-    this.codecs = compileVersions(d);
+    this.codecs = new VersionCodecs(d);
   }
 
   private codec(version: number): Codec {
     if (!Number.isInteger(version) || version < this.minVersion || version > this.maxVersion) {
       throw new ProtocolError(`${this.name} v${version} is not supported`);
     }
-    return this.codecs[version - this.minVersion]!;
+    return this.codecs.at(version - this.minVersion);
   }
 
   decode(version: number, r: Reader): T {

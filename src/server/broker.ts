@@ -117,7 +117,26 @@ async function awaitShards(hosts: readonly ShardHost[]): Promise<IoChoice> {
   return summarizeIo(settled.map((s) => (s as PromiseFulfilledResult<IoChoice>).value));
 }
 
+/** What a failed start must undo, in start order; undone newest first. */
+type StartedParts = Array<() => unknown>;
+
+/**
+ * Starts a broker; a start that fails part-way stops what it had started (shard workers, the
+ * cluster node, the listeners) before rethrowing, so an embedding process is left with no handles.
+ */
 export async function startBroker(config: BrokerConfig, logger: Logger): Promise<Broker> {
+  const startedParts: StartedParts = [];
+  try {
+    return await assembleBroker(config, logger, startedParts);
+  } catch (err) {
+    for (const undo of startedParts.reverse()) {
+      await Promise.resolve().then(undo).catch((undoErr: unknown) => logger.warn({ err: undoErr }, 'cleanup after a failed start failed'));
+    }
+    throw err;
+  }
+}
+
+async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts: StartedParts): Promise<Broker> {
   let status: 'starting' | 'ready' | 'draining' = 'starting';
   if (ioThreads < IO_THREADS_ADVISED_MIN) {
     logger.warn({ ioThreads }, 'few I/O threads: fsyncs of different partitions will queue; start through bin/sluice or set UV_THREADPOOL_SIZE=16');
@@ -129,6 +148,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const send = selectSender(config.io);
   logger.info(send.sender !== null ? 'response sends: native' : `response sends: node (${send.note})`);
   const metrics = new BrokerMetrics();
+  startedParts.push(() => metrics.close());
   // Set once the controller channel exists; shards have no leaders before their partitions open.
   let alterPartitions: AlterPartitionSender | null = null;
   const shardTable = new ShardTable(config.shards);
@@ -168,6 +188,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   );
   router.attach(hosts);
   const io = await awaitShards(hosts);
+  startedParts.push(() => Promise.all(hosts.map((h) => h.abort())));
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
   const clusterId = loadClusterId(metaDir, config.controllerVoters.length > 0 ? clusterIdOfVoters(config.controllerVoters) : null);
   // The broker registers its Kafka port before the listener opens, so port 0 is resolved first.
@@ -179,9 +200,11 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       void stop();
     },
   });
+  startedParts.push(() => node.stop());
   const cluster: ClusterView = node.view;
   alterPartitions = new AlterPartitionSender(node.controller, config.nodeId, () => node.lifecycle.brokerEpoch, ALTER_PARTITION_TIMEOUT_MS);
   const segments = new SegmentReader(readerCacheFor(descriptors.limit));
+  startedParts.push(() => segments.closeAll());
   // Read and removed before any partition opens (so no record outlives a change to the files it vouches for).
   const cleanShutdown = CleanShutdownEntries.take(config.dataDir);
   const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir), cleanShutdown);
@@ -263,6 +286,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
     quorum: () => quorumReport(node.driver),
   });
+  startedParts.push(() => admin.close());
   const started = performance.now();
   node.lifecycle.warmWith(() => warmUp.ready());
   node.lifecycle.advertiseAdmin(advertisedAdminAddress(config, admin.port));
@@ -277,6 +301,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   await reconciler.applied(cluster.revision);
   await groups.start();
   logger.info({ topics: node.view.image.topicsByName.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
+  startedParts.push(() => kafka.close());
   const kafkaPort = await kafka.listen();
   status = 'ready';
 
