@@ -2,13 +2,14 @@
 // topic, group and cluster verbs, prints help, and maps failures to exit codes — 1 for operational
 // failures (Kafka errors print their error name), 2 for bad usage or configuration; `cluster
 // health` returns 3 for an unhealthy cluster itself.
-// Each verb keeps its help text beside it. Runs itself when it is the process entry point;
-// bin/sluice calls runCli.
+// Each verb keeps its help text beside it. Runs itself when it is the process entry point (as
+// bin/sluice and the single executable run it).
 
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
 import { ConnectionError } from '../client/connection.js';
+import { runsEmbedded } from '../native/embedded.js';
 import { KafkaError, errorName } from '../protocol/errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { configPrintHelp, runConfigPrint } from './config_print.js';
@@ -21,6 +22,7 @@ import { runStart, startHelp } from './start.js';
 import { CLUSTER_HELP, runCluster } from './cluster.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
+import { runVersion } from './version.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
 
@@ -50,6 +52,7 @@ Commands:
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
   dev cluster down       stop the local cluster
+  version, --version     print the version, commit, Node version and I/O backend
 
 Run 'sluice <command> --help' for a command's options.
 Exit codes: 0 success, 1 operational failure (broker error or no broker reachable), 2 bad usage
@@ -61,6 +64,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.out(MAIN_HELP);
     return command === undefined ? 2 : 0;
   }
+  if (command === 'version' || command === '--version' || command === '-V') return runVersion(io);
   if (command === 'start') {
     if (wantsHelp(argv.slice(1))) return printHelp(io, startHelp());
     const parsed = parseArgs(argv.slice(1), [], true);
@@ -144,6 +148,7 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
+// Inside the single executable this module is the bundle's entry: the executable is the CLI.
+if (runsEmbedded() || isEntryPoint()) {
   runCli(process.argv.slice(2)).then((code) => process.exit(code));
 }
