@@ -1,12 +1,12 @@
 // What the single executable (`npm run build:binary`, a Node single-executable application)
 // carries besides its main script: the shard worker bundle, native addons and the build's facts
-// (build.json). Usable on any thread; outside the executable every function answers null and
-// callers use the files of the source tree instead.
+// (build.json). Usable on any thread; outside the executable the lookups answer null (or false)
+// and callers use the files of the source tree instead.
 // Invariants: a native addon is loaded only from a cache copy whose SHA-256 matches the one the
 // build recorded (asset_cache.ts); build.json is read once per thread.
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
-import { cacheDirCandidates, cachedFilePath } from './asset_cache.js';
+import { cacheDirCandidates, cachedFilePath, sha256Hex } from './asset_cache.js';
 
 /** build.json, written by scripts/build_binary.mjs. */
 export interface EmbeddedBuild {
@@ -52,13 +52,17 @@ export function embeddedBuild(): EmbeddedBuild | null {
   return build;
 }
 
-/** The versioned cache directory's name: a new build gets a new one, so builds never share files. */
-function versionDir(info: EmbeddedBuild): string {
-  const digest = Object.keys(info.natives)
+/**
+ * The versioned cache directory's name: the version and a digest over every addon's name and
+ * SHA-256, so a build whose addons differ in any byte gets its own directory and builds never
+ * fight over one file.
+ */
+export function versionDir(info: EmbeddedBuild): string {
+  const listing = Object.keys(info.natives)
     .sort()
-    .map((key) => info.natives[key])
+    .map((key) => `${key}=${info.natives[key] ?? ''}\n`)
     .join('');
-  return `${info.version}-${digest.slice(0, 16)}`;
+  return `${info.version}-${sha256Hex(new TextEncoder().encode(listing)).slice(0, 16)}`;
 }
 
 /**
