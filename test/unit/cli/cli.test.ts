@@ -3,6 +3,7 @@
 // print, and the ready line of `start`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { runCli } from '../../../src/cli/main.js';
 import { readyLine } from '../../../src/cli/start.js';
 import type { CliIo } from '../../../src/cli/io.js';
@@ -203,6 +204,19 @@ test('help exits 0 for every command', async () => {
     assert.match(r.out, /^Usage: sluice/);
   }
   assert.match((await cli(['start', '--help'])).out, /--max-inflight-requests-per-connection N/);
+});
+
+test('--version (and version, -V) prints the version, commit, Node version, I/O backend and where it runs from', async () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  for (const argv of [['--version'], ['version'], ['-V']]) {
+    const r = await cli(argv);
+    assert.equal(r.code, 0, argv.join(' '));
+    const lines = r.out.split('\n');
+    assert.match(lines[0] ?? '', new RegExp(`^sluice ${pkg.version.replace(/\./g, '\\.')} \\(commit ([0-9a-f]{12}|unknown)\\)$`));
+    assert.equal(lines[1], `node ${process.version}`);
+    assert.match(lines[2] ?? '', /^io: (native \(io_uring\) available; node available|node only \(native unavailable: .+\))$/);
+    assert.match(lines[3] ?? '', /^from: source tree \//);
+  }
 });
 
 test('config print shows values and sources', async () => {
