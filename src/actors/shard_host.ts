@@ -3,6 +3,8 @@
 // Backpressure: when the inbound ring is full, messages wait in a bounded overflow queue (in
 // order) and `blocked` is true; the network layer stops reading the sockets that feed a
 // blocked shard until `whenUnblocked()` resolves.
+// The worker runs shard_worker.js beside this module, or inside the single executable the
+// embedded worker bundle (evaluated from memory: the executable has no files beside it).
 // Startup: `started()` settles once the worker answered its first control call (with the storage
 // backend it chose) or died trying; until then an exit is reported there, not to `onExit`.
 import { MessageChannel, Worker } from 'node:worker_threads';
@@ -10,6 +12,7 @@ import type { GroupConfig } from '../coordinator/groups/group_api.js';
 import { MAX_CLOSES_IN_FLIGHT } from '../log/clean_close.js';
 import type { FlushPolicy } from '../log/group_commit.js';
 import type { IoMode } from '../native/addon.js';
+import { embeddedText } from '../native/embedded.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
@@ -160,7 +163,9 @@ export class ShardHost {
       groupConfig: opts.groupConfig,
       replication: opts.replication,
     };
-    const worker = new Worker(new URL('./shard_worker.js', import.meta.url), {
+    const embeddedWorker = embeddedText('shard_worker.js');
+    const worker = new Worker(embeddedWorker ?? new URL('./shard_worker.js', import.meta.url), {
+      eval: embeddedWorker !== null,
       workerData,
       transferList: [toShardPorts.port2, toMainPorts.port2, eventPorts.port2],
       name: `shard-${opts.index}`,

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { KafkaConnection } from '../client/connection.js';
 import { DescribeQuorumApi } from '../protocol/apis/describe_quorum.js';
 import type { DescribeQuorumResponsePartition } from '../protocol/apis/describe_quorum.js';
+import { runsEmbedded } from '../native/embedded.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
@@ -26,7 +27,8 @@ import type { DevCluster, DevNode } from './dev_cluster_file.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
-const CLI_MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
+/** The arguments that run the sluice CLI again: the executable itself, or node with main.js. */
+const CLI_ARGV: readonly string[] = runsEmbedded() ? [] : [fileURLToPath(new URL('./main.js', import.meta.url))];
 const DEFAULT_DIR = './sluice-cluster';
 const DEFAULT_VOTERS = 3;
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -129,7 +131,7 @@ export function launchNode(dir: string, cluster: DevCluster, node: DevNode, time
   const fd = openSync(logPath, 'a');
   let child;
   try {
-    child = spawn(process.execPath, [CLI_MAIN, ...startArgv(cluster, resolve(dir), node)], {
+    child = spawn(process.execPath, [...CLI_ARGV, ...startArgv(cluster, resolve(dir), node)], {
       detached: true,
       stdio: ['ignore', fd, fd],
       env: { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' },

@@ -1,14 +1,15 @@
 // The `sluice` command line (main thread of the CLI process): dispatches to start, config print,
-// topic, group and cluster verbs, prints help and the version, and maps failures to exit codes —
-// 1 for operational failures (Kafka errors print their error name), 2 for bad usage or
-// configuration; `cluster health` returns 3 for an unhealthy cluster itself.
-// Each verb keeps its help text beside it. Runs itself when it is the process entry point;
-// bin/sluice calls runCli.
+// topic, group and cluster verbs, prints help, and maps failures to exit codes — 1 for operational
+// failures (Kafka errors print their error name), 2 for bad usage or configuration; `cluster
+// health` returns 3 for an unhealthy cluster itself.
+// Each verb keeps its help text beside it. Runs itself when it is the process entry point (as
+// bin/sluice and the single executable run it).
 
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
 import { ConnectionError } from '../client/connection.js';
+import { runsEmbedded } from '../native/embedded.js';
 import { KafkaError, errorName } from '../protocol/errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { configPrintHelp, runConfigPrint } from './config_print.js';
@@ -51,9 +52,9 @@ Commands:
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
   dev cluster down       stop the local cluster
+  version, --version     print the version, commit, Node version and I/O backend
 
-Run 'sluice <command> --help' for a command's options; 'sluice --version' for the version,
-commit, Node version and I/O backend.
+Run 'sluice <command> --help' for a command's options.
 Exit codes: 0 success, 1 operational failure (broker error or no broker reachable), 2 bad usage
 or configuration, 3 unhealthy cluster (cluster health).`;
 
@@ -63,7 +64,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.out(MAIN_HELP);
     return command === undefined ? 2 : 0;
   }
-  if (command === '--version') {
+  if (command === 'version' || command === '--version' || command === '-V') {
     io.out(versionText(await versionInfo()));
     return 0;
   }
@@ -150,6 +151,7 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
+// Inside the single executable this module is the bundle's entry: the executable is the CLI.
+if (runsEmbedded() || isEntryPoint()) {
   runCli(process.argv.slice(2)).then((code) => process.exit(code));
 }

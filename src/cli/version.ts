@@ -1,15 +1,17 @@
-// `sluice --version` (CLI process): the package version, the git commit, the Node version and
-// the I/O backend this machine offers. The commit is read at run time, and only from a git
-// checkout (a .git beside package.json) with git on PATH: a build step would need a generated
-// file that a plain `tsc` build lacks, and an installed copy has no commit to report ('unknown').
-// The backend is probed the way a shard picks it (opening an io_uring ring through the addon,
-// then closing it), so 'native' means a broker with --io auto would really use it.
+// `sluice --version` (CLI process): the package version, the git commit, the Node version, the
+// I/O backend this machine offers and where the code runs from. Inside the single executable the
+// version and commit were baked in at build time; in a source checkout they are read at run time,
+// the commit only from a git checkout (a .git beside package.json) with git on PATH — a build step
+// would need a generated file that a plain `tsc` build lacks, and an installed copy has no commit
+// to report ('unknown'). The backend is probed the way a shard picks it (opening an io_uring ring
+// through the addon, then closing it), so 'native' means a broker with --io auto would use it.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadNativeIo } from '../log/native_io.js';
 import { packageRoot } from '../native/addon.js';
+import { embeddedBuild } from '../native/embedded.js';
 
 export interface VersionInfo {
   readonly version: string;
@@ -18,6 +20,8 @@ export interface VersionInfo {
   readonly node: string;
   /** The I/O backend `--io auto` would pick here, and why not native when it falls back. */
   readonly io: { readonly backend: 'native' | 'node'; readonly reason: string | null };
+  /** 'source tree <dir>' or 'single executable <path>'. */
+  readonly from: string;
 }
 
 const UNKNOWN = 'unknown';
@@ -48,16 +52,20 @@ async function ioBackend(): Promise<VersionInfo['io']> {
 }
 
 export async function versionInfo(): Promise<VersionInfo> {
+  const io = await ioBackend();
+  const build = embeddedBuild();
+  if (build !== null) return { version: build.version, commit: build.commit, node: process.version, io, from: `single executable ${process.execPath}` };
   const root = packageRoot();
-  return { version: packageVersion(root), commit: gitCommit(root), node: process.version, io: await ioBackend() };
+  return { version: packageVersion(root), commit: gitCommit(root), node: process.version, io, from: `source tree ${root ?? UNKNOWN}` };
 }
 
-/** Four lines, one fact each, for people and for `grep`. */
+/** One fact a line, for people and for `grep`. */
 export function versionText(info: VersionInfo): string {
   return [
     `sluice ${info.version}`,
     `commit ${info.commit}`,
     `node ${info.node}`,
     `io ${info.io.backend}${info.io.reason === null ? '' : ` (${info.io.reason})`}`,
+    `from ${info.from}`,
   ].join('\n');
 }

@@ -15,9 +15,10 @@ const STDOUT_FD = 1;
 function destination(): DestinationStream {
   // process.stdout.isTTY is undefined inside worker threads; the descriptor answers everywhere.
   if (isatty(STDOUT_FD)) {
-    // Loaded only for terminals, so production JSON logging never pays for the formatter.
-    const require = createRequire(import.meta.url);
-    const pretty = require('pino-pretty') as typeof import('pino-pretty');
+    // Loaded only for terminals, so production JSON logging never pays for the formatter. An ES
+    // module has no `require`, so one is made for this module; inside the single executable's
+    // bundle `require` exists and is the bundler's, which finds pino-pretty in the bundle.
+    const pretty = (typeof require === 'function' ? require('pino-pretty') : createRequire(import.meta.url)('pino-pretty')) as typeof import('pino-pretty');
     return pretty.PinoPretty({ destination: STDOUT_FD, sync: true, translateTime: 'SYS:HH:MM:ss.l' });
   }
   return pino.destination({ dest: STDOUT_FD, sync: true });

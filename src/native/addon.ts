@@ -1,5 +1,6 @@
 // The Rust addon's loader and typed surface: finds native/sluice_native.node from the repo root (so
-// it works from any compiled out dir) and loads it once per thread (module instances are per
+// it works from any compiled out dir), or inside the single executable its embedded copy (extracted
+// to a verified cache file, embedded.ts), and loads it once per thread (module instances are per
 // thread, and the addon registers context-aware, so each shard worker gets its own instance).
 // Imports nothing of the broker: the wire vocabulary (CRC-32C), the log (io_uring commits) and the
 // network layer (zero-copy sender) all load the addon through here.
@@ -7,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { embeddedNativePath, runsEmbedded } from './embedded.js';
 
 declare const ringBrand: unique symbol;
 /** An opaque ring handle (an N-API External). */
@@ -51,18 +53,34 @@ let addon: NativeAddon | string | undefined;
 /** The addon, loaded once per thread, or why it cannot be loaded. */
 export function loadAddon(): NativeAddon | string {
   if (addon !== undefined) return addon;
+  addon = runsEmbedded() ? loadEmbeddedAddon() : loadBuiltAddon();
+  return addon;
+}
+
+function loadBuiltAddon(): NativeAddon | string {
   const root = packageRoot();
   const path = root === null ? null : join(root, 'native', 'sluice_native.node');
-  if (path === null) addon = 'native addon not found: no package.json above this module';
-  else if (!existsSync(path)) addon = `native addon not built (${path} missing; build with cargo on PATH)`;
-  else {
-    try {
-      addon = createRequire(import.meta.url)(path) as NativeAddon;
-    } catch (err) {
-      addon = `native addon failed to load: ${(err as Error).message}`;
-    }
+  if (path === null) return 'native addon not found: no package.json above this module';
+  if (!existsSync(path)) return `native addon not built (${path} missing; build with cargo on PATH)`;
+  return requireAddon(path);
+}
+
+function loadEmbeddedAddon(): NativeAddon | string {
+  let path: string | null;
+  try {
+    path = embeddedNativePath('sluice_native.node');
+  } catch (err) {
+    return `embedded native addon unusable: ${(err as Error).message}`;
   }
-  return addon;
+  return path === null ? 'native addon not embedded in this executable' : requireAddon(path);
+}
+
+function requireAddon(path: string): NativeAddon | string {
+  try {
+    return createRequire(import.meta.url)(path) as NativeAddon;
+  } catch (err) {
+    return `native addon failed to load: ${(err as Error).message}`;
+  }
 }
 
 /** The addon's hardware CRC-32C (SSE4.2, table fallback inside), or null when the addon is unavailable. */

@@ -28,6 +28,12 @@ export interface BrokerStartOptions {
   startTimeoutMs?: number;
   /** Runs the broker under this RLIMIT_NOFILE (soft and hard, through util-linux prlimit). */
   nofile?: number;
+  /** An executable that is the CLI itself (the single executable) run instead of node with main.js. */
+  executable?: string;
+  /** Working directory of the broker process; default: this process's. */
+  cwd?: string;
+  /** Variables added to (or, when undefined, removed from) the broker's environment. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface ExitStatus {
@@ -237,7 +243,7 @@ export class BrokerProcess {
 
   private args(): string[] {
     return [
-      BROKER_MAIN, 'start',
+      'start',
       '--data-dir', this.dataDir,
       '--kafka-addr', `${this.host}:${this.kafkaPort}`,
       '--admin-addr', `${this.host}:${this.adminPort}`,
@@ -253,10 +259,11 @@ export class BrokerProcess {
     this.starts++;
     let child: ChildProcess;
     try {
-      const [command, args] = this.opts.nofile === undefined
-        ? [process.execPath, this.args()]
-        : ['prlimit', [`--nofile=${this.opts.nofile}:${this.opts.nofile}`, '--', process.execPath, ...this.args()]];
-      child = spawn(command, args, { stdio: ['ignore', fd, fd], env: { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' } });
+      const cli = this.opts.executable === undefined ? [process.execPath, BROKER_MAIN, ...this.args()] : [this.opts.executable, ...this.args()];
+      const [command, ...args] = this.opts.nofile === undefined ? cli : ['prlimit', `--nofile=${this.opts.nofile}:${this.opts.nofile}`, '--', ...cli];
+      const env: NodeJS.ProcessEnv = { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16', ...this.opts.env };
+      for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
+      child = spawn(command ?? process.execPath, args, { stdio: ['ignore', fd, fd], env, ...(this.opts.cwd === undefined ? {} : { cwd: this.opts.cwd }) });
     } finally {
       closeSync(fd);
     }

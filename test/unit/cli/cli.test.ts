@@ -205,6 +205,11 @@ test('help exits 0 for every command', async () => {
   assert.match((await cli(['start', '--help'])).out, /--max-inflight-requests-per-connection N/);
 });
 
+test('version and -V are --version', async () => {
+  const expected = (await cli(['--version'])).out;
+  for (const argv of [['version'], ['-V']]) assert.equal((await cli(argv)).out, expected, argv.join(' '));
+});
+
 test('config print shows values and sources', async () => {
   const env = { SLUICE_SHARDS: '3' };
   let r = await cli(['config', 'print', '--flush', '20', '--format', 'json'], env);

@@ -27,7 +27,7 @@ describe('sluice --version', () => {
     const run = await sluice(['--version']);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.stdout.trimEnd().split('\n');
-    assert.equal(lines.length, 4, run.stdout);
+    assert.equal(lines.length, 5, run.stdout);
     assert.equal(lines[0], `sluice ${packageVersion}`);
     assert.equal(lines[1], `commit ${checkoutCommit() ?? 'unknown'}`);
     assert.equal(lines[2], `node ${process.version}`);
@@ -37,6 +37,7 @@ describe('sluice --version', () => {
       await native.backend.close();
       assert.equal(lines[3], 'io native');
     }
+    assert.equal(lines[4], `from source tree ${ROOT.replace(/\/$/, '')}`);
   });
 
   it('versionInfo() is what the text shows', async () => {
@@ -49,7 +50,7 @@ describe('sluice --version', () => {
   });
 
   it('says why the backend is node when the native one is unavailable', () => {
-    const text = versionText({ version: '1.2.3', commit: 'unknown', node: 'v20.0.0', io: { backend: 'node', reason: 'native addon not built' } });
-    assert.equal(text, 'sluice 1.2.3\ncommit unknown\nnode v20.0.0\nio node (native addon not built)');
+    const text = versionText({ version: '1.2.3', commit: 'unknown', node: 'v20.0.0', io: { backend: 'node', reason: 'native addon not built' }, from: 'source tree /x' });
+    assert.equal(text, 'sluice 1.2.3\ncommit unknown\nnode v20.0.0\nio node (native addon not built)\nfrom source tree /x');
   });
 });
