@@ -26,17 +26,19 @@ import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
-import { diskSpaceOf } from '../net/handlers/describe_log_dirs.js';
 import { KafkaServer } from '../net/kafka_server.js';
 import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
+import { diskSpaceOf } from '../common/disk_space.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
 import { closeLanesFor } from '../log/clean_close.js';
 import { CleanShutdownEntries } from '../log/clean_shutdown.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { readLogTail } from '../log/log_tail.js';
+import type { AlterPartitionItem } from '../coordinator/replication/types.js';
+import { ErrorCode } from '../protocol/errors.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 
@@ -74,6 +76,12 @@ function summarizeIo(choices: readonly IoChoice[]): IoChoice {
   const backends = new Set(choices.map((c) => c.backend));
   const reason = choices.find((c) => c.reason !== null)?.reason ?? null;
   return { backend: backends.size === 1 ? [...backends][0]! : [...backends].join('+'), reason };
+}
+
+/** Members of the ISR an AlterPartition proposal would replace, as the image shows it; -1 when the partition is unknown. */
+function isrSizeOf(cluster: ClusterView, item: AlterPartitionItem): number {
+  const topic = cluster.topicById(item.topicId);
+  return topic === undefined ? -1 : (cluster.partition(topic.name, item.partitionIndex)?.isr.length ?? -1);
 }
 
 /** Waits until every shard is up; if one fails (e.g. io=native unavailable) all are stopped and its error thrown. */
@@ -153,7 +161,11 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       },
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;
-        void alterPartitions.send(event.item).then((result) => router.host(shard).control.alterPartitionResult(event.handle, event.item, result)).catch(
+        const isrBefore = isrSizeOf(cluster, event.item);
+        void alterPartitions.send(event.item).then((result) => {
+          if (result.errorCode === ErrorCode.NONE && isrBefore >= 0) metrics.isrChanged(isrBefore, result.isr.length);
+          return router.host(shard).control.alterPartitionResult(event.handle, event.item, result);
+        }).catch(
           (err: unknown) => logger.warn({ err }, 'AlterPartition answer not delivered to the shard'),
         );
       },
@@ -180,6 +192,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     },
   });
   const cluster: ClusterView = node.view;
+  metrics.watchCluster(cluster, resolve(config.dataDir));
   alterPartitions = new AlterPartitionSender(node.controller, config.nodeId, () => node.lifecycle.brokerEpoch, ALTER_PARTITION_TIMEOUT_MS);
   const segments = new SegmentReader(readerCacheFor(descriptors.limit));
   // Read and removed before any partition opens (so no record outlives a change to the files it vouches for).
