@@ -30,6 +30,7 @@ import { KafkaServer } from '../net/kafka_server.js';
 import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
+import { RequestLog } from '../net/request_log.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { diskSpaceOf } from '../common/disk_space.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
@@ -237,7 +238,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const scheduler = new RequestScheduler({
     turnBudget: DEFAULT_TURN_BUDGET, weights: DEFAULT_CLASS_WEIGHTS, defer: (fn) => setImmediate(fn), onQueued: (cls) => metrics.requestQueued(cls),
   });
-  const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler };
+  const services = {
+    handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler,
+    requestLog: new RequestLog(logger, config.slowRequestMs, metrics),
+  };
   const quotas = new ConnectionQuotas({
     maxPerIp: config.maxConnectionsPerIp,
     overrides: config.maxConnectionsPerIpOverrides,
