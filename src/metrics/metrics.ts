@@ -182,6 +182,8 @@ export class BrokerMetrics {
   constructor(now: () => number = () => performance.now()) {
     this.groupMetrics = new GroupMetrics(this.registry, now);
     gauge(this.registry, 'sluice_process_cpu_cores', 'CPUs this process may use (os.availableParallelism)').set(availableParallelism());
+    // Both fetchers' series exist from the start, so a dashboard's rate() sees them begin at 0.
+    for (const kind of ['consumer', 'replica'] as const) this.fetchServe.zero({ kind });
   }
 
   /** `api` must come from the broker's API table (bounded anyway). */
