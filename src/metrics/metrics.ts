@@ -215,8 +215,8 @@ export class BrokerMetrics {
   protocolError(reason: string): void { this.protocolErrorChildren.get(reason).inc(); }
   /** `api` must come from the broker's API table (bounded anyway). */
   requestSlow(api: string): void { this.slowChildren.get(api).inc(); }
-  /** A leader's ISR change from `before` to `after` members was accepted; ignored before watchCluster. */
-  isrChanged(before: number, after: number): void { this.replication?.isrChanged(before, after); }
+  /** A new metadata image was published (ISR changes are counted from it); ignored before watchCluster. */
+  metadataPublished(): void { this.replication?.imagePublished(); }
 
   /** Exports the metadata quorum's figures (sluice_raft_*) from now on; once, on a node that runs it. */
   watchQuorum(driver: RaftMetricsSource): void {

@@ -38,8 +38,6 @@ import { closeLanesFor } from '../log/clean_close.js';
 import { CleanShutdownEntries } from '../log/clean_shutdown.js';
 import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { readLogTail } from '../log/log_tail.js';
-import type { AlterPartitionItem } from '../coordinator/replication/types.js';
-import { ErrorCode } from '../protocol/errors.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 
@@ -77,12 +75,6 @@ function summarizeIo(choices: readonly IoChoice[]): IoChoice {
   const backends = new Set(choices.map((c) => c.backend));
   const reason = choices.find((c) => c.reason !== null)?.reason ?? null;
   return { backend: backends.size === 1 ? [...backends][0]! : [...backends].join('+'), reason };
-}
-
-/** Members of the ISR an AlterPartition proposal would replace, as the image shows it; -1 when the partition is unknown. */
-function isrSizeOf(cluster: ClusterView, item: AlterPartitionItem): number {
-  const topic = cluster.topicById(item.topicId);
-  return topic === undefined ? -1 : (cluster.partition(topic.name, item.partitionIndex)?.isr.length ?? -1);
 }
 
 /** Waits until every shard is up; if one fails (e.g. io=native unavailable) all are stopped and its error thrown. */
@@ -162,11 +154,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       },
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;
-        const isrBefore = isrSizeOf(cluster, event.item);
-        void alterPartitions.send(event.item).then((result) => {
-          if (result.errorCode === ErrorCode.NONE && isrBefore >= 0) metrics.isrChanged(isrBefore, result.isr.length);
-          return router.host(shard).control.alterPartitionResult(event.handle, event.item, result);
-        }).catch(
+        void alterPartitions.send(event.item).then((result) => router.host(shard).control.alterPartitionResult(event.handle, event.item, result)).catch(
           (err: unknown) => logger.warn({ err }, 'AlterPartition answer not delivered to the shard'),
         );
       },
@@ -207,7 +195,10 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   };
   reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
   // Topics other brokers create (or delete) reach this one only through the image.
-  node.follower.onPublish = () => void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
+  node.follower.onPublish = () => {
+    metrics.metadataPublished();
+    void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
+  };
   // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
   let handover: Promise<unknown> | null = null;
   const handlers = buildHandlers({
