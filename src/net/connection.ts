@@ -428,10 +428,7 @@ export class Connection {
     this.releaseReservation(slot);
     const ms = performance.now() - started;
     this.services.metrics.recordRequest(h.api.name, ms / 1000);
-    this.services.requestLog?.served({
-      clientId: header.clientId, api: h.api.name, version, correlationId: header.correlationId, requestBytes, ms, servingMs: ms - slot.parkedMs,
-    });
-    const correlationId = header.correlationId;
+    this.services.requestLog?.served(header, h.api.name, version, requestBytes, ms, slot.parkedMs);
     if (this.closed) return this.releaseLeases(slot);
     if (res instanceof CloseConnection) {
       slot.done = true;
@@ -442,7 +439,7 @@ export class Connection {
     if (res !== NO_RESPONSE) {
       const w = new Writer(256);
       const at = w.reserveInt32();
-      writeResponseHeader(w, correlationId, h.api.key, h.api.isFlexible(version));
+      writeResponseHeader(w, header.correlationId, h.api.key, h.api.isFlexible(version));
       try {
         if (res instanceof EncodedBody) for (const c of res.chunks) w.appendRef(c);
         else h.api.encodeResponse(version, res, w);
