@@ -84,6 +84,8 @@ export interface BrokerConfig {
   readonly maxConnectionCreationRate: number;
   readonly idleTimeoutMs: number;
   readonly maxInflightRequestsPerConnection: number;
+  /** Requests served slower than this are logged at warn (a long-poll fetch's wait for data not counted). */
+  readonly slowRequestMs: number;
   /** Per connection: response bytes queued to send plus reserved by in-flight fetches. */
   readonly maxQueuedResponseBytes: number;
   /** Kafka's fetch.max.bytes: the most one Fetch response carries, whatever the client asks. */
@@ -422,6 +424,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   maxInflightRequestsPerConnection: int(
     'requests read from one connection before its answers are sent', 64, 1, 65536,
   ),
+  slowRequestMs: int('log a request at warn when serving it took longer than this (ms; a long-poll Fetch\'s wait for data does not count)', 1000, 1, MAX_TIMER_MS),
   maxQueuedResponseBytes: int(
     'bytes of responses one connection may have queued or in preparation; past it the broker stops reading from that client until it reads',
     134217728, 65536, Number.MAX_SAFE_INTEGER,

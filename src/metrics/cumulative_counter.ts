@@ -12,7 +12,8 @@ export class CumulativeCounter<L extends string> {
     const prev = this.last.get(key) ?? 0;
     const delta = total >= prev ? total - prev : total;
     this.last.set(key, total);
-    if (delta > 0) this.counter.inc(labels, delta);
+    // Incremented by 0 too, so a series exists from the first snapshot on and rate() sees its start.
+    this.counter.inc(labels, delta);
   }
   remove(labels: Record<L, string>, key: string): void {
     this.last.delete(key);

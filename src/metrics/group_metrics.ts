@@ -1,16 +1,19 @@
 // Consumer-group figures in Prometheus form, fed from the shards' snapshots at scrape time:
 // groups by state, members, rebalances by reason and their durations, and each group's
-// committed offset and lag per partition, and members per group with committed offsets (a group
-// with none consumes nothing, so its lag says nothing of how fast consumers keep up). Main
-// thread; registered on the broker's registry.
+// committed offset and lag per partition, in records and in seconds (from each partition's log
+// end offsets over the scrapes, offset_timeline.ts), and members per group with committed offsets
+// (a group with none consumes nothing, so its lag says nothing of how fast consumers keep up).
+// Main thread; registered on the broker's registry.
 // Invariant: the per-(group, topic, partition) series mirror the latest snapshots and are capped
-// at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound.
+// at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound; timelines
+// exist only for partitions some group has committed on, so they are bounded by that cap too.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { CumulativeCounter } from './cumulative_counter.js';
+import { OffsetTimeline } from './offset_timeline.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from '../actors/shard_snapshot.js';
 
-
-
+/** Log end samples kept per partition: 64 scrapes at full resolution, then thinned (see OffsetTimeline). */
+const TIMELINE_SAMPLES = 64;
 const STATES = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Assigning', 'Reconciling'] as const;
 const OFFSET_LABELS = ['group', 'topic', 'partition'] as const;
 type OffsetLabels = Record<(typeof OFFSET_LABELS)[number], string>;
@@ -22,11 +25,15 @@ export class GroupMetrics {
   private readonly duration: Histogram;
   private readonly committed: Gauge<(typeof OFFSET_LABELS)[number]>;
   private readonly lag: Gauge<(typeof OFFSET_LABELS)[number]>;
+  private readonly lagSeconds: Gauge<(typeof OFFSET_LABELS)[number]>;
   private readonly groupMembers: Gauge<'group'>;
   private series = new Map<string, OffsetLabels>();
   private groupSeries = new Set<string>();
+  /** By "topic\0partition", for the partitions in `series`. */
+  private timelines = new Map<string, OffsetTimeline>();
 
-  constructor(registry: Registry) {
+  /** `now` in ms, monotonic (performance.now by default). */
+  constructor(registry: Registry, private readonly now: () => number = () => performance.now()) {
     const registers = [registry];
     this.groups = new Gauge({ name: 'sluice_groups', help: 'Consumer groups by state', labelNames: ['state'], registers });
     this.members = new Gauge({ name: 'sluice_group_members', help: 'Members across all consumer groups', registers });
@@ -39,6 +46,11 @@ export class GroupMetrics {
     });
     this.committed = new Gauge({ name: 'sluice_group_committed_offset', help: 'Committed offset of a group on a partition', labelNames: OFFSET_LABELS, registers });
     this.lag = new Gauge({ name: 'sluice_group_lag_messages', help: 'Log end offset minus the committed offset', labelNames: OFFSET_LABELS, registers });
+    this.lagSeconds = new Gauge({
+      name: 'sluice_group_lag_seconds',
+      help: 'How long ago the first record after the committed offset was appended (estimated from log end offsets seen at scrapes; 0 when caught up)',
+      labelNames: OFFSET_LABELS, registers,
+    });
     this.groupMembers = new Gauge({ name: 'sluice_group_member_count', help: 'Members of a group with committed offsets', labelNames: ['group'], registers });
   }
 
@@ -48,6 +60,8 @@ export class GroupMetrics {
     let members = 0;
     const series = new Map<string, OffsetLabels>();
     const groupSeries = new Set<string>();
+    const timelines = new Map<string, OffsetTimeline>();
+    const now = this.now();
     for (const { shard, groups } of shards) {
       for (const [state, n] of Object.entries(groups.byState)) if (byState.has(state)) byState.set(state, byState.get(state)! + n);
       members += groups.members;
@@ -61,7 +75,16 @@ export class GroupMetrics {
         this.groupMembers.set({ group: c.group }, c.members);
         this.committed.set(labels, c.offset);
         const end = logEnd(c.topic, c.partition);
-        if (end !== undefined) this.lag.set(labels, Math.max(0, end - c.offset));
+        if (end === undefined) continue;
+        this.lag.set(labels, Math.max(0, end - c.offset));
+        const tp = `${c.topic}\u0000${c.partition}`;
+        let timeline = timelines.get(tp);
+        if (timeline === undefined) {
+          timeline = this.timelines.get(tp) ?? new OffsetTimeline(TIMELINE_SAMPLES);
+          timeline.record(now, end);
+          timelines.set(tp, timeline);
+        }
+        this.lagSeconds.set(labels, timeline.secondsBehind(c.offset, now));
       }
     }
     for (const [state, n] of byState) this.groups.set({ state }, n);
@@ -70,8 +93,10 @@ export class GroupMetrics {
       if (series.has(key)) continue;
       this.committed.remove(labels);
       this.lag.remove(labels);
+      this.lagSeconds.remove(labels);
     }
     this.series = series;
+    this.timelines = timelines;
     for (const group of this.groupSeries) if (!groupSeries.has(group)) this.groupMembers.remove({ group });
     this.groupSeries = groupSeries;
   }

@@ -10,6 +10,8 @@
 // time without the long-poll wait, the process's CPU, socket and replication bytes, log bytes
 // written. Hot-path byte counts are plain additions to numbers, published into their counters at
 // scrape time together with the shards' totals, so recording them allocates nothing.
+// Replication, controller and log dir figures (replication_metrics.ts) appear once the broker
+// hands over its cluster view (watchCluster).
 
 import { availableParallelism } from 'node:os';
 import { LoopDelayMonitor, type LoopDelay } from '../common/loop_delay.js';
@@ -18,6 +20,7 @@ import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.
 import { CumulativeCounter } from './cumulative_counter.js';
 import { GroupMetrics } from './group_metrics.js';
 import { RaftMetrics, type RaftMetricsSource } from './raft_metrics.js';
+import { ReplicationMetrics, type ReplicationSource } from './replication_metrics.js';
 
 const MAX_LABEL_VALUES = 64;
 const OVERFLOW_LABEL = 'other';
@@ -82,6 +85,9 @@ export class BrokerMetrics {
   private readonly requestsQueued = counter(
     this.registry, 'sluice_requests_queued_total', 'Requests that waited for their priority class\'s turn on a saturated main thread, by class', ['class'],
   );
+  private readonly slowRequests = counter(
+    this.registry, 'sluice_slow_requests_total', 'Requests served slower than --slow-request-ms (a long-poll fetch\'s wait for data not counted), by API', ['api'],
+  );
   private readonly protocolErrors = counter(
     this.registry, 'sluice_protocol_errors_total', 'Connections closed for a protocol violation, by reason', ['reason'],
   );
@@ -94,6 +100,12 @@ export class BrokerMetrics {
   ] as const;
   private readonly ringUsed = gauge(this.registry, 'sluice_ring_used_bytes', 'Bytes waiting in a shard ring', RING);
   private readonly ringCapacity = gauge(this.registry, 'sluice_ring_capacity_bytes', 'Capacity of a shard ring', RING);
+  private readonly ringFill = gauge(this.registry, 'sluice_ring_fill_ratio', 'Share of a shard ring\'s capacity waiting to be read, at the scrape', RING);
+  private readonly ringFull = new CumulativeCounter(counter(
+    this.registry, 'sluice_ring_full_total',
+    'Times the writer of a shard ring found it full and waited for space (the main thread into a shard, the shard back out)',
+    RING,
+  ));
   private readonly wakeups = new CumulativeCounter(counter(
     this.registry, 'sluice_ring_wakeups_total', 'Atomics wake-ups on a shard ring, by side woken', [...RING, 'side'],
   ));
@@ -157,15 +169,21 @@ export class BrokerMetrics {
     latency: this.latency.labels(api),
   }));
   private readonly rejectedChildren = new BoundedChildren((r) => this.rejected.labels(r));
+  private readonly slowChildren = new BoundedChildren((api) => this.slowRequests.labels(api));
   private readonly protocolErrorChildren = new BoundedChildren((r) => this.protocolErrors.labels(r));
   private readonly mainLag = new LoopDelayMonitor();
-  private readonly groupMetrics = new GroupMetrics(this.registry);
+  private readonly groupMetrics: GroupMetrics;
   private raft: RaftMetrics | null = null;
+  private replication: ReplicationMetrics | null = null;
   private partitionKeys = new Map<string, PartitionSnapshot>();
   private shardIds = new Set<number>();
 
-  constructor() {
+  /** `now`: a monotonic clock in ms, for consumer lag in seconds. */
+  constructor(now: () => number = () => performance.now()) {
+    this.groupMetrics = new GroupMetrics(this.registry, now);
     gauge(this.registry, 'sluice_process_cpu_cores', 'CPUs this process may use (os.availableParallelism)').set(availableParallelism());
+    // Both fetchers' series exist from the start, so a dashboard's rate() sees them begin at 0.
+    for (const kind of ['consumer', 'replica'] as const) this.fetchServe.zero({ kind });
   }
 
   /** `api` must come from the broker's API table (bounded anyway). */
@@ -195,11 +213,21 @@ export class BrokerMetrics {
   /** `cls` is one of the scheduler's four classes. */
   requestQueued(cls: string): void { this.requestsQueued.labels(cls).inc(); }
   protocolError(reason: string): void { this.protocolErrorChildren.get(reason).inc(); }
+  /** `api` must come from the broker's API table (bounded anyway). */
+  requestSlow(api: string): void { this.slowChildren.get(api).inc(); }
+  /** A new metadata image was published (ISR changes are counted from it); ignored before watchCluster. */
+  metadataPublished(): void { this.replication?.imagePublished(); }
 
   /** Exports the metadata quorum's figures (sluice_raft_*) from now on; once, on a node that runs it. */
   watchQuorum(driver: RaftMetricsSource): void {
     if (this.raft !== null) throw new Error('the quorum is already watched');
     this.raft = new RaftMetrics(this.registry, driver);
+  }
+
+  /** Exports replication, controller and log dir figures (replication_metrics.ts) from now on; once. */
+  watchCluster(view: ReplicationSource, logDir: string): void {
+    if (this.replication !== null) throw new Error('the cluster is already watched');
+    this.replication = new ReplicationMetrics(this.registry, view, logDir);
   }
 
   /** Replaces all shard-fed figures with these snapshots (one per live shard). */
@@ -226,6 +254,7 @@ export class BrokerMetrics {
     this.sampleMainLag();
     this.publishMainTotals();
     this.raft?.sample();
+    await this.replication?.sample();
     return this.registry.metrics();
   }
 
@@ -274,6 +303,8 @@ export class BrokerMetrics {
       const ring = direction === 'to_shard' ? s.toShard : s.toMain;
       this.ringUsed.set({ shard, direction }, ring.usedBytes);
       this.ringCapacity.set({ shard, direction }, ring.capacity);
+      this.ringFill.set({ shard, direction }, ring.capacity > 0 ? ring.usedBytes / ring.capacity : 0);
+      this.ringFull.feed({ shard, direction }, `${shard}/${direction}`, ring.producerWaits);
       for (const side of WAKEUP_SIDES) {
         const total = side === 'consumer' ? ring.consumerWakeups : ring.producerWakeups;
         this.wakeups.feed({ shard, direction, side }, `${shard}/${direction}/${side}`, total);
@@ -291,6 +322,8 @@ export class BrokerMetrics {
     for (const direction of DIRECTIONS) {
       this.ringUsed.remove({ shard, direction });
       this.ringCapacity.remove({ shard, direction });
+      this.ringFill.remove({ shard, direction });
+      this.ringFull.remove({ shard, direction }, `${shard}/${direction}`);
       for (const side of WAKEUP_SIDES) {
         this.wakeups.remove({ shard, direction, side }, `${shard}/${direction}/${side}`);
       }

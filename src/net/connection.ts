@@ -30,6 +30,7 @@ import { Writer, type MessageChunk } from '../protocol/writer.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
+import type { RequestLog } from './request_log.js';
 import type { Admission } from './connection_quotas.js';
 
 /** api key + version + correlation id + client id length: the smallest valid request. */
@@ -67,6 +68,8 @@ interface Slot {
   leases: number[] | null;
   /** Response bytes reserved by the handler (reserveResponseBytes); released when it completes. */
   reserved: number;
+  /** Time the handler reported waiting by design (HandlerContext.parked), left out of its serving time. */
+  parkedMs: number;
 }
 
 /** What a connection uses besides its socket: the bound handlers and the broker-wide bookkeeping. */
@@ -79,6 +82,8 @@ export interface ConnectionServices {
   blockedShards(): readonly Pick<ShardHost, 'whenUnblocked'>[];
   /** Orders decoded requests by priority class when the main thread is saturated; absent: each runs at once. */
   readonly scheduler?: Pick<RequestScheduler, 'tryRunNow' | 'submit'>;
+  /** Told of every request answered (the debug request log, slow requests); absent: nothing logged. */
+  readonly requestLog?: Pick<RequestLog, 'served'>;
 }
 
 export class Connection {
@@ -342,22 +347,22 @@ export class Connection {
         this.requestWaiting = true;
         setTimeout(() => {
           this.requestWaiting = false;
-          if (!this.closed) this.route(apiKey, h, version, header, req, false);
+          if (!this.closed) this.route(apiKey, h, version, header, req, frame.length, false);
         }, verdict.delayMs);
         return;
       }
     }
-    this.route(apiKey, h, version, header, req, true);
+    this.route(apiKey, h, version, header, req, frame.length, true);
   }
 
   /**
    * Hands a decoded request to the scheduler (or runs it when there is none). `inline`: called
    * from pump, which goes on dispatching by itself; otherwise dispatch resumes once it has run.
    */
-  private route(apiKey: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, inline: boolean): void {
+  private route(apiKey: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number, inline: boolean): void {
     const scheduler = this.services.scheduler;
     if (scheduler === undefined || scheduler.tryRunNow()) {
-      this.execute(h, version, header, req);
+      this.execute(h, version, header, req, requestBytes);
       if (!inline) this.pump();
       return;
     }
@@ -366,15 +371,15 @@ export class Connection {
     scheduler.submit(priorityClassOf(apiKey, version, req), () => {
       this.requestWaiting = false;
       if (this.closed) return;
-      this.execute(h, version, header, req);
+      this.execute(h, version, header, req, requestBytes);
       if (!(inline && running)) this.pump();
     });
     running = false;
   }
 
   /** Runs a decoded request's handler; its response takes the next slot. */
-  private execute(h: BoundHandler, version: number, header: RequestHeader, req: unknown): void {
-    const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null, reserved: 0 };
+  private execute(h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number): void {
+    const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null, reserved: 0, parkedMs: 0 };
     this.inflight.push(slot);
     const started = performance.now();
     const ctx: HandlerContext = {
@@ -384,6 +389,9 @@ export class Connection {
       fileLeases: slot.leases,
       reserveResponseBytes: (want, atLeast) => this.reserveResponseBytes(slot, want, atLeast),
       onConnectionClose: (key, fn) => this.addCloseHook(key, fn),
+      parked: (ms) => {
+        slot.parkedMs += ms;
+      },
     };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {
@@ -394,12 +402,12 @@ export class Connection {
     if (result instanceof Promise) {
       if (h.barrier) this.barrier = true;
       result.then(
-        (res) => this.complete(slot, h, version, header.correlationId, res, started),
+        (res) => this.complete(slot, h, version, header, requestBytes, res, started),
         (err: unknown) => this.failed(h, err),
       );
       this.watchShards();
     } else {
-      this.complete(slot, h, version, header.correlationId, result, started);
+      this.complete(slot, h, version, header, requestBytes, result, started);
     }
   }
 
@@ -415,10 +423,12 @@ export class Connection {
     });
   }
 
-  private complete(slot: Slot, h: BoundHandler, version: number, correlationId: number, res: HandlerResult<unknown>, started: number): void {
+  private complete(slot: Slot, h: BoundHandler, version: number, header: RequestHeader, requestBytes: number, res: HandlerResult<unknown>, started: number): void {
     if (h.barrier) this.barrier = false;
     this.releaseReservation(slot);
-    this.services.metrics.recordRequest(h.api.name, (performance.now() - started) / 1000);
+    const ms = performance.now() - started;
+    this.services.metrics.recordRequest(h.api.name, ms / 1000);
+    this.services.requestLog?.served(header, h.api.name, version, requestBytes, ms, slot.parkedMs);
     if (this.closed) return this.releaseLeases(slot);
     if (res instanceof CloseConnection) {
       slot.done = true;
@@ -429,7 +439,7 @@ export class Connection {
     if (res !== NO_RESPONSE) {
       const w = new Writer(256);
       const at = w.reserveInt32();
-      writeResponseHeader(w, correlationId, h.api.key, h.api.isFlexible(version));
+      writeResponseHeader(w, header.correlationId, h.api.key, h.api.isFlexible(version));
       try {
         if (res instanceof EncodedBody) for (const c of res.chunks) w.appendRef(c);
         else h.api.encodeResponse(version, res, w);
@@ -453,7 +463,7 @@ export class Connection {
     writeResponseHeader(w, correlationId, ApiVersionsApi.key, false);
     ApiVersionsApi.encodeResponse(0, unsupportedApiVersionsResponse(), w);
     w.setInt32(at, w.length - 4);
-    this.inflight.push({ done: true, chunks: w.finish(), leases: null, reserved: 0 });
+    this.inflight.push({ done: true, chunks: w.finish(), leases: null, reserved: 0, parkedMs: 0 });
     this.flush();
   }
 

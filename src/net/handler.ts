@@ -55,6 +55,11 @@ export interface HandlerContext {
    * connection cannot tell (unit tests).
    */
   readonly onConnectionClose?: (key: string, fn: () => void) => boolean;
+  /**
+   * Reports `ms` the request waited by design (a long-poll fetch parked for min_bytes): the
+   * slow-request log counts serving time, not that. Absent: not reported (unit tests).
+   */
+  readonly parked?: (ms: number) => void;
 }
 
 /** Close hooks one connection keeps (the controller listener registers one per broker incarnation seen). */

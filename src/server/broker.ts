@@ -26,12 +26,13 @@ import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { buildHandlers } from '../net/handlers/index.js';
-import { diskSpaceOf } from '../net/handlers/describe_log_dirs.js';
 import { KafkaServer } from '../net/kafka_server.js';
 import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
+import { RequestLog } from '../net/request_log.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
+import { diskSpaceOf } from '../common/disk_space.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
 import { closeLanesFor } from '../log/clean_close.js';
 import { CleanShutdownEntries } from '../log/clean_shutdown.js';
@@ -202,6 +203,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   });
   startedParts.push(() => node.stop());
   const cluster: ClusterView = node.view;
+  metrics.watchCluster(cluster, resolve(config.dataDir));
   alterPartitions = new AlterPartitionSender(node.controller, config.nodeId, () => node.lifecycle.brokerEpoch, ALTER_PARTITION_TIMEOUT_MS);
   const segments = new SegmentReader(readerCacheFor(descriptors.limit));
   startedParts.push(() => segments.closeAll());
@@ -216,7 +218,10 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   };
   reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
   // Topics other brokers create (or delete) reach this one only through the image.
-  node.follower.onPublish = () => void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
+  node.follower.onPublish = () => {
+    metrics.metadataPublished();
+    void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
+  };
   // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
   let handover: Promise<unknown> | null = null;
   const handlers = buildHandlers({
@@ -247,7 +252,10 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   const scheduler = new RequestScheduler({
     turnBudget: DEFAULT_TURN_BUDGET, weights: DEFAULT_CLASS_WEIGHTS, defer: (fn) => setImmediate(fn), onQueued: (cls) => metrics.requestQueued(cls),
   });
-  const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler };
+  const services = {
+    handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler,
+    requestLog: new RequestLog(logger, config.slowRequestMs, metrics),
+  };
   const quotas = new ConnectionQuotas({
     maxPerIp: config.maxConnectionsPerIp,
     overrides: config.maxConnectionsPerIpOverrides,

@@ -4,7 +4,8 @@
 // leader that is not the active controller, the producer carries on through its retries and every
 // acknowledged message is read back exactly once from the survivors; the restarted broker catches
 // up and rejoins every ISR with byte-identical logs. A topic asking for more in-sync replicas than
-// are left refuses acks=all with NOT_ENOUGH_REPLICAS while acks=1 still succeeds.
+// are left refuses acks=all with NOT_ENOUGH_REPLICAS while acks=1 still succeeds, and its leader's
+// /metrics shows the partition under-replicated and the ISR shrink counted.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -102,7 +103,11 @@ it('refuses acks=all with NOT_ENOUGH_REPLICAS while the ISR is below min.insync.
   const leader = brokers[t.partitionDetails[0]!.leader === follower ? controllerId - 1 : t.partitionDetails[0]!.leader - 1]!;
   await brokers[follower - 1]!.kill9();
   try {
-    await until('the ISR without the killed broker', 20_000, () => describe(leader, topic), (d) => d.partitionDetails[0]!.leader > 0 && !d.partitionDetails[0]!.isr.includes(follower));
+    const shrunk = await until('the ISR without the killed broker', 20_000, () => describe(leader, topic), (d) => d.partitionDetails[0]!.leader > 0 && !d.partitionDetails[0]!.isr.includes(follower));
+    const leading = brokers[shrunk.partitionDetails[0]!.leader - 1]!;
+    assert.ok(await leading.waitMetric('sluice_under_replicated_partitions', (v) => v >= 1) >= 1, 'the leader reports the partition under-replicated');
+    assert.ok(await leading.waitMetric('sluice_isr_shrinks_total', (v) => v >= 1) >= 1, 'and counts the shrink it proposed');
+    assert.equal(await leading.metric('sluice_offline_partitions'), 0);
     const kafka = kafkajsClient(`127.0.0.1:${leader.kafkaPort}`, 'min-isr-e2e', 0);
     const producer = await connectedProducer(kafka);
     try {

@@ -221,3 +221,46 @@ test('the figures a reassignment watches: fetch serving time, process CPU, socke
   assert.equal(sample(text, 'sluice_network_bytes_total', 'direction="in"'), 1650);
   assert.ok(Number(/^sluice_process_cpu_seconds_total (\S+)$/m.exec(text)?.[1]) > cpuBefore);
 });
+
+test('rings: fill ratio at the scrape, and the writers\' waits for space as a counter', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  const full = (waits: number): RingStatsSnapshot => ({ ...ring(768), producerWaits: waits });
+  m.applyShardSnapshots([{ ...shard(0, []), toShard: full(5) }]);
+  m.applyShardSnapshots([{ ...shard(0, []), toShard: full(7) }]);
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_ring_fill_ratio', 'shard="0",direction="to_shard"'), 0.75);
+  assert.equal(sample(text, 'sluice_ring_full_total', 'shard="0",direction="to_shard"'), 7);
+  assert.equal(sample(text, 'sluice_ring_full_total', 'shard="0",direction="to_main"'), 0);
+  m.applyShardSnapshots([]);
+  assert.equal(sample(await m.metricsText(), 'sluice_ring_fill_ratio', 'shard="0",direction="to_shard"'), undefined, 'a gone shard loses its series');
+});
+
+test('consumer lag in seconds: how long ago the first unconsumed record arrived, 0 when caught up', async (t) => {
+  let now = 0;
+  const m = new BrokerMetrics(() => now);
+  t.after(() => m.close());
+  const committed = (offset: number): GroupShardSnapshot => ({ ...NO_GROUPS, committed: [{ group: 'g', members: 1, topic: 'orders', partition: 0, offset }] });
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 10)], 0, 0, committed(10))]);
+  now = 15_000;
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)], 0, 0, committed(10))]);
+  assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), 13.5, 'offset 10, first of the 10 records of 0-15 s, arrived about 1.5 s in');
+  now = 75_000;
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)], 0, 0, committed(10))]);
+  assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), 73.5);
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)], 0, 0, committed(20))]);
+  assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), 0);
+  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)])]);
+  assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), undefined, 'removed with the group\'s offsets');
+});
+
+test('slow requests are counted by API, with a bounded label set', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.requestSlow('Produce');
+  m.requestSlow('Produce');
+  for (let i = 0; i < 200; i++) m.requestSlow(`api-${i}`);
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_slow_requests_total', 'api="Produce"'), 2);
+  assert.ok(text.split('\n').filter((l) => l.startsWith('sluice_slow_requests_total{')).length <= 65);
+});

@@ -5,19 +5,13 @@
 // Kafka's rules: a request naming topics answers only those of its partitions held here (the
 // rest are left out, not errors); null topics answers every partition; OffsetLag of a current
 // replica is how far its log end is below the high watermark, never negative.
-import { statfs } from 'node:fs/promises';
 import type { PartitionSnapshot } from '../../actors/shard_snapshot.js';
+import type { DiskSpace } from '../../common/disk_space.js';
 import {
   DescribeLogDirsApi, type DescribeLogDirsPartition, type DescribeLogDirsRequest, type DescribeLogDirsResponse, type DescribeLogDirsTopic,
 } from '../../protocol/apis/describe_log_dirs.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { handler, type Wire } from '../handler.js';
-
-/** A file system's size and the bytes still writable by this process; -1 when unknown. */
-export interface DiskSpace {
-  readonly totalBytes: number;
-  readonly usableBytes: number;
-}
 
 export interface DescribeLogDirsDeps {
   readonly logDirs: {
@@ -27,18 +21,6 @@ export interface DescribeLogDirsDeps {
     partitions(): Promise<readonly PartitionSnapshot[]>;
     space(): Promise<DiskSpace>;
   };
-}
-
-const UNKNOWN_SPACE: DiskSpace = { totalBytes: -1, usableBytes: -1 };
-
-/** `dir`'s file system as statfs sees it (usable: the blocks available to unprivileged users, as Java's getUsableSpace). */
-export async function diskSpaceOf(dir: string): Promise<DiskSpace> {
-  try {
-    const s = await statfs(dir);
-    return { totalBytes: s.blocks * s.bsize, usableBytes: s.bavail * s.bsize };
-  } catch {
-    return UNKNOWN_SPACE;
-  }
 }
 
 /** The asked (topic, partition) pairs as "topic\0partition" keys; null: all. Bounded by the request frame. */

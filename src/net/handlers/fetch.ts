@@ -119,7 +119,10 @@ export const fetchHandler = handler({
     const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : MAX_FETCH_BYTES, deps.limits.fetchMaxBytes);
     const maxBytes = ctx.reserveResponseBytes?.(asked, deps.limits.messageMaxBytes) ?? asked;
     const fetcher = replicaId >= 0 ? { replicaId, replicaEpoch: ctx.version >= 15 ? req.replicaState.replicaEpoch : -1 } : CONSUMER_FETCHER;
+    const routedAt = performance.now();
     const { parts: results, waited } = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes, fetcher);
+    // A parked fetch waited up to max_wait by design; whatever the shards took beyond it is serving time.
+    if (waited) ctx.parked?.(Math.min(performance.now() - routedAt, maxWait));
     const leases = ctx.fileLeases ?? null;
     const reads = await Promise.all(
       results.map((r) => {

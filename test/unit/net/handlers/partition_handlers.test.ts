@@ -58,6 +58,25 @@ async function fetchOne(req: FetchRequest, version = 12): Promise<{ code: number
 }
 
 describe('Fetch', () => {
+  it('reports a parked fetch\'s wait, up to max_wait, as parked (the slow-request log leaves it out); an unparked one reports nothing', async () => {
+    const parkedFor = async (waited: boolean, answerAfterMs: number, maxWaitMs: number): Promise<number[]> => {
+      const reports: number[] = [];
+      const base = fetchDeps([]);
+      const deps: FetchDeps = { ...base, router: { fetch: async (...args: Parameters<FetchDeps['router']['fetch']>) => {
+        await new Promise((resolve) => setTimeout(resolve, answerAfterMs));
+        return { ...(await base.router.fetch(...args)), waited };
+      } } };
+      const req = { ...fetchRequest(0), maxWaitMs };
+      answered(await fetchHandler.handle({ ...requestContext(1, 12), parked: (ms) => reports.push(ms) }, req, deps));
+      return reports;
+    };
+    const long = await parkedFor(true, 30, 500);
+    assert.equal(long.length, 1);
+    assert.ok(long[0]! >= 25 && long[0]! < 500, String(long[0]));
+    assert.deepEqual(await parkedFor(true, 60, 20), [20], 'a shard slower than max_wait: the excess is serving time');
+    assert.deepEqual(await parkedFor(false, 10, 500), []);
+  });
+
   it('passes the last fetched epoch to the partition and answers its diverging epoch (v12+)', async () => {
     const routed: FetchItem[] = [];
     const req = fetchRequest(0);
