@@ -84,6 +84,8 @@ async function refreshOverview(rates) {
   replace('overview-brokers', [brokersTable(cluster)]);
   ensureCharts();
   const t = chartHistory.t;
+  // One point gives uPlot no time span to scale to: the axes would read in years.
+  if (t.length < 2) return;
   charts.bytes.setData([t, chartHistory.bytesIn, chartHistory.bytesOut]);
   charts.p99.setData([t, chartHistory.produceP99, chartHistory.fetchP99]);
 }

@@ -124,6 +124,8 @@ describe('web console in Chromium', { skip }, () => {
     assert.match(await row.innerText(), new RegExp(`^${cluster.nodeId}\\s+${broker.host}:${broker.kafkaPort}\\s+–\\s+live\\s+active`));
     // Rates appear from the second poll on.
     await page.waitForFunction(`document.querySelector('[data-testid="rate-in"]')?.textContent !== '–'`, undefined, { timeout: 10_000 });
+    // Two rate points (three polls) before the charts draw a line, so the screenshot shows one.
+    await page.waitForFunction('Number(document.body.dataset.refreshed ?? 0) >= 3', undefined, { timeout: 10_000 });
     assert.equal(await page.locator('#chart-bytes canvas').count(), 1, 'uPlot drew the throughput chart');
     await screenshot('overview');
   });
