@@ -12,11 +12,11 @@ import { selectIoBackend } from '../log/native_io.js';
 import type { CleanCloseEntry } from '../log/clean_shutdown.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../common/logger.js';
-import { LoopDelayMonitor, NO_LOOP_DELAY } from '../common/loop_delay.js';
+import { LoopDelayMonitor, NO_LOOP_DELAY, type LoopDelay } from '../common/loop_delay.js';
 import { RepeatLimiter } from '../common/repeat_limiter.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot, type PartitionSnapshot, type ShardSnapshot } from './shard_snapshot.js';
 import { exposeControl } from './control_channel.js';
-import { SpscRing } from './ring_buffer.js';
+import { SpscRing, type RingStats } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
 import { Shard, type RoleUpdate, type ShardEvent, type ShardIntrospection } from './shard.js';
 import { ReplicaFetchers } from './replica_fetcher.js';
@@ -59,6 +59,14 @@ export interface IoChoice {
   reason: string | null;
 }
 
+/** A shard's actors and counters with its load now: rings and event-loop delay (the console's actors page). */
+export interface ShardView extends ShardIntrospection {
+  /** Since the previous metrics scrape; read without restarting its window. */
+  loopDelay: LoopDelay;
+  toShard: RingStats;
+  toMain: RingStats;
+}
+
 /** What main may ask a shard over the control channel. */
 export interface ShardControl {
   /** `cleanShutdown`: the partition's entry in the clean-shutdown record found at start, if any. */
@@ -71,7 +79,7 @@ export interface ShardControl {
   /** This shard's share of the broker's follower replication throttle, bytes/s (Infinity: unthrottled). */
   setFollowerThrottle(bytesPerSecond: number): void;
   alterPartitionResult(handle: number, sent: AlterPartitionItem, result: AlterPartitionResult): void;
-  introspect(): ShardIntrospection;
+  introspect(): ShardView;
   ioChoice(): IoChoice;
   snapshot(): ShardSnapshot;
   /** The open partitions' sizes and offsets; unlike snapshot(), resets nothing the metrics count. */
@@ -175,7 +183,7 @@ const control: ShardControl = {
   setRoles: (updates) => shard.setRoles(updates),
   setFollowerThrottle: (bytesPerSecond) => fetchers.setThrottleRate(bytesPerSecond),
   alterPartitionResult: (handle, sent, result) => shard.alterPartitionResult(handle, sent, result),
-  introspect: () => shard.introspect(),
+  introspect: () => ({ ...shard.introspect(), loopDelay: lag.peek() ?? NO_LOOP_DELAY, toShard: inbound.stats(), toMain: outbound.stats() }),
   ioChoice: () => ioChoice,
   partitions: () => shard.partitionSnapshots(),
   snapshot: () => {

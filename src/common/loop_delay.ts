@@ -79,22 +79,10 @@ export class LoopDelayMonitor {
 
   /** The delay since the previous take (null when the timer has not run since), then restarts. */
   take(): LoopDelay | null {
-    if (this.count === 0) return null;
-    const n = Math.min(this.count, MAX_SAMPLES);
-    const late = this.late.slice(0, n).sort();
-    const own = this.own.slice(0, n).sort();
-    let sum = 0;
-    for (const v of late) sum += v;
     const now = performance.now();
     const waitMs = this.wait.readMs();
-    const delay: LoopDelay = {
-      meanMs: sum / n,
-      p99Ms: percentile(late, 0.99),
-      maxMs: late[n - 1]!,
-      ownP99Ms: percentile(own, 0.99),
-      ownMaxMs: own[n - 1]!,
-      cpuWaitRatio: now > this.windowStart ? Math.min(1, (waitMs - this.windowWaitMs) / (now - this.windowStart)) : 0,
-    };
+    const delay = this.since(now, waitMs);
+    if (delay === null) return null;
     this.count = 0;
     this.next = 0;
     this.windowStart = now;
@@ -102,9 +90,31 @@ export class LoopDelayMonitor {
     return delay;
   }
 
+  /** The delay since the previous take, without restarting: a look that must not cut the scrape's window. */
+  peek(): LoopDelay | null {
+    return this.since(performance.now(), this.wait.readMs());
+  }
+
   close(): void {
     clearInterval(this.timer);
     this.wait.close();
+  }
+
+  private since(now: number, waitMs: number): LoopDelay | null {
+    if (this.count === 0) return null;
+    const n = Math.min(this.count, MAX_SAMPLES);
+    const late = this.late.slice(0, n).sort();
+    const own = this.own.slice(0, n).sort();
+    let sum = 0;
+    for (const v of late) sum += v;
+    return {
+      meanMs: sum / n,
+      p99Ms: percentile(late, 0.99),
+      maxMs: late[n - 1]!,
+      ownP99Ms: percentile(own, 0.99),
+      ownMaxMs: own[n - 1]!,
+      cpuWaitRatio: now > this.windowStart ? Math.min(1, (waitMs - this.windowWaitMs) / (now - this.windowStart)) : 0,
+    };
   }
 
   private readonly tick = (): void => {

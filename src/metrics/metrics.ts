@@ -55,6 +55,45 @@ function gauge<L extends string>(r: Registry, name: string, help: string, labelN
   return new Gauge<L>({ name, help, labelNames, registers: [r] });
 }
 
+/** A latency histogram: cumulative counts per finite upper bound in seconds, and all observations. */
+export interface LatencyBuckets {
+  le: number[];
+  counts: number[];
+  count: number;
+}
+
+/**
+ * Cumulative traffic since start, for readers that diff two readings into rates and a windowed
+ * p99 (the console, scripts): bytes and records in and out, produce latency and consumer fetch
+ * serve time (without long-poll waits).
+ */
+export interface TrafficTotals {
+  bytesIn: number;
+  bytesOut: number;
+  messagesIn: number;
+  messagesOut: number;
+  produceSeconds: LatencyBuckets;
+  fetchServeSeconds: LatencyBuckets;
+}
+
+/** The buckets of one labelled series of a histogram (prom-client reports the +Inf bucket last). */
+async function bucketsOf<L extends string>(h: Histogram<L>, label: L, value: string): Promise<LatencyBuckets> {
+  const le: number[] = [];
+  const counts: number[] = [];
+  let count = 0;
+  for (const v of (await h.get()).values) {
+    const labels: Partial<Record<string, string | number>> = v.labels;
+    if (!v.metricName?.endsWith('_bucket') || labels[label] !== value) continue;
+    if (labels['le'] === '+Inf') {
+      count = v.value;
+      continue;
+    }
+    le.push(Number(labels['le']));
+    counts.push(v.value);
+  }
+  return { le, counts, count };
+}
+
 const PARTITION = ['topic', 'partition'] as const;
 const RING = ['shard', 'direction'] as const;
 
@@ -247,6 +286,18 @@ export class BrokerMetrics {
     this.partitionKeys = partitions;
     this.shardIds = shards;
     this.groupMetrics.apply(snapshots, (topic, partition) => partitions.get(`${topic}\u0000${partition}`)?.logEndOffset);
+  }
+
+  async traffic(): Promise<TrafficTotals> {
+    const total = async (c: Counter): Promise<number> => (await c.get()).values[0]?.value ?? 0;
+    return {
+      bytesIn: await total(this.bytesIn),
+      bytesOut: await total(this.bytesOut),
+      messagesIn: await total(this.messagesIn),
+      messagesOut: await total(this.messagesOut),
+      produceSeconds: await bucketsOf(this.latency, 'api', 'Produce'),
+      fetchServeSeconds: await bucketsOf(this.fetchServe, 'kind', 'consumer'),
+    };
   }
 
   /** Prometheus text exposition of everything recorded and applied so far. */

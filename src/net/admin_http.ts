@@ -1,15 +1,23 @@
 // Admin HTTP endpoint (main thread): GET /v1/health, GET /metrics (Prometheus), GET /v1/actors,
-// GET /v1/quorum (the metadata quorum as this node sees it; 404 on a node without one).
+// GET /v1/quorum (the metadata quorum as this node sees it; 404 on a node without one), the
+// reports of admin_reports.ts (/v1/cluster, /v1/topics, /v1/groups, /v1/reassignments),
+// GET /v1/traffic (cumulative bytes, records and latency buckets) and the web console: its static
+// files (console/ in the package, uPlot from node_modules) at / and /console/*.
 // Read-only and small by design: plain node:http, bounded connections, bounded time per request,
-// no request bodies read. Shard figures are pulled per scrape with a deadline, so a stuck shard
-// makes /metrics report main-thread figures instead of hanging the scraper.
+// no request bodies read, a fixed table of paths (nothing read from disk by a client's name).
+// Shard figures are pulled per scrape with a deadline, so a stuck shard makes /metrics report
+// main-thread figures instead of hanging the scraper.
 
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../common/logger.js';
 import type { ShardSnapshot } from '../actors/shard_snapshot.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
+import type { AdminReports } from './admin_reports.js';
 
 export type HealthStatus = 'starting' | 'ready' | 'draining';
 
@@ -27,6 +35,10 @@ export interface AdminServerOptions {
   snapshots(): Promise<ShardSnapshot[]>;
   /** The metadata quorum's report; absent on a node that does not run the quorum. */
   quorum?: () => unknown;
+  /** Cluster, topic, reassignment and group reports; absent, those paths answer 404. */
+  reports?: Pick<AdminReports, 'cluster' | 'topics' | 'groups' | 'reassignments'>;
+  /** Where the console's static files are; defaults to console/ of this package. */
+  consoleDir?: string;
   /** Defaults: 64 connections, 10 s per request, 5 s for shard snapshots / actor listings. */
   maxConnections?: number;
   requestTimeoutMs?: number;
@@ -39,6 +51,54 @@ export interface AdminServer {
 }
 
 type Handler = (res: ServerResponse) => Promise<void>;
+
+/**
+ * The console may run only its own scripts (whatever a broker string holds can never become
+ * code), is never framed, and its files are served with their declared types.
+ */
+const CONSOLE_HEADERS = {
+  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+} as const;
+
+const CONSOLE_FILES: readonly { path: string; file: string; type: string }[] = [
+  { path: '/', file: 'index.html', type: 'text/html; charset=utf-8' },
+  { path: '/console/console.js', file: 'console.js', type: 'text/javascript; charset=utf-8' },
+  { path: '/console/views.js', file: 'views.js', type: 'text/javascript; charset=utf-8' },
+  { path: '/console/console.css', file: 'console.css', type: 'text/css; charset=utf-8' },
+];
+
+const VENDOR_FILES: readonly { path: string; module: string; type: string }[] = [
+  { path: '/console/vendor/uPlot.esm.js', module: 'uplot/dist/uPlot.esm.js', type: 'text/javascript; charset=utf-8' },
+  { path: '/console/vendor/uPlot.min.css', module: 'uplot/dist/uPlot.min.css', type: 'text/css; charset=utf-8' },
+];
+
+/** This package's console/ folder (the compiled file sits at dist/src/net/). */
+function defaultConsoleDir(): string {
+  return fileURLToPath(new URL('../../../console/', import.meta.url));
+}
+
+/** The console's files read once at start; a file missing from the package answers 404 saying so. */
+function consoleRoutes(dir: string): [string, Handler][] {
+  const require = createRequire(import.meta.url);
+  const read = (path: string): Buffer | null => {
+    try {
+      return readFileSync(path);
+    } catch {
+      return null;
+    }
+  };
+  const files = [
+    ...CONSOLE_FILES.map((f) => ({ path: f.path, type: f.type, body: read(`${dir}/${f.file}`), what: `console/${f.file}` })),
+    ...VENDOR_FILES.map((f) => ({ path: f.path, type: f.type, body: read(require.resolve(f.module)), what: f.module })),
+  ];
+  return files.map(({ path, type, body, what }): [string, Handler] => [path, async (res) => {
+    if (body === null) return sendJson(res, 404, { error: `the console's ${what} is missing from this installation` });
+    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-cache', ...CONSOLE_HEADERS });
+    res.end(body);
+  }]);
+}
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
@@ -55,6 +115,19 @@ function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T>
     timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+function reportRoutes(reports: AdminServerOptions['reports'], collectMs: number): [string, Handler][] {
+  const report = (what: string, make: (r: NonNullable<typeof reports>) => unknown): Handler => async (res) => {
+    if (reports === undefined) return sendJson(res, 404, { error: `this server does not report ${what}` });
+    sendJson(res, 200, await withDeadline(Promise.resolve(make(reports)), collectMs, what));
+  };
+  return [
+    ['/v1/cluster', report('the cluster', (r) => r.cluster())],
+    ['/v1/topics', report('topics', (r) => r.topics())],
+    ['/v1/groups', report('groups', (r) => r.groups())],
+    ['/v1/reassignments', report('reassignments', (r) => r.reassignments())],
+  ];
 }
 
 function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string, Handler> {
@@ -80,6 +153,11 @@ function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string
     ['/v1/actors', async (res) => {
       sendJson(res, 200, await withDeadline(opts.actors(), collectMs, 'actor listing'));
     }],
+    ['/v1/traffic', async (res) => {
+      sendJson(res, 200, { atMs: Date.now(), ...await metrics.traffic() });
+    }],
+    ...reportRoutes(opts.reports, collectMs),
+    ...consoleRoutes(opts.consoleDir ?? defaultConsoleDir()),
   ]);
 }
 

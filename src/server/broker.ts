@@ -16,6 +16,7 @@ import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
 import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
+import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
 import { quorumReport } from '../actors/quorum/quorum_report.js';
 import { advertisedAdminAddress, type BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
@@ -24,7 +25,9 @@ import { TopicAdmin } from '../cluster/topic_admin.js';
 import { WarmUp } from '../cluster/warm_up.js';
 import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
+import { OffsetHistory } from '../metrics/offset_history.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
+import { AdminReports } from '../net/admin_reports.js';
 import { buildHandlers } from '../net/handlers/index.js';
 import { KafkaServer } from '../net/kafka_server.js';
 import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
@@ -224,6 +227,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   };
   // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
   let handover: Promise<unknown> | null = null;
+  const hostedPartitions = async (): Promise<PartitionSnapshot[]> => (await Promise.all(hosts.map((h) => h.control.partitions()))).flat();
   const handlers = buildHandlers({
     handover: () => handover,
     config,
@@ -239,7 +243,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     quorum: { driver: node.driver, endpoints: node.voters, controller: node.controller },
     logDirs: {
       path: resolve(config.dataDir),
-      partitions: async () => (await Promise.all(hosts.map((h) => h.control.partitions()))).flat(),
+      partitions: hostedPartitions,
       space: () => diskSpaceOf(config.dataDir),
     },
     // Every shard's inbound ring has the same size.
@@ -271,6 +275,9 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     metrics,
   };
   const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender, admission);
+  // Log ends sampled by every admin read of the shards' partitions: append rates and lag in seconds.
+  const offsetHistory = new OffsetHistory();
+  const reports = new AdminReports({ cluster, groups, partitions: hostedPartitions, history: offsetHistory, now: () => performance.now() });
   const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
   const admin = await startAdminServer({
     host: config.adminHost,
@@ -291,8 +298,13 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       };
     },
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
-    snapshots: () => Promise.all(hosts.map((h) => h.control.snapshot())),
+    snapshots: async () => {
+      const snapshots = await Promise.all(hosts.map((h) => h.control.snapshot()));
+      offsetHistory.record(snapshots.flatMap((s) => s.partitions), performance.now());
+      return snapshots;
+    },
     quorum: () => quorumReport(node.driver),
+    reports,
   });
   startedParts.push(() => admin.close());
   const started = performance.now();

@@ -46,6 +46,9 @@ describe('LoopDelayMonitor', () => {
       // Other tests may take the CPU from this spin; that part is run-queue wait, not own delay.
       const preempted = runQueueWaitMs() - waitBefore;
       await sleep(30);
+      // A peek (the console's actors page) sees the block and leaves it for the scrape's take.
+      const peeked = monitor.peek();
+      assert.ok(peeked !== null && peeked.maxMs >= 45, `peek after a 60 ms block: ${peeked?.maxMs} ms`);
       const blocked = monitor.take();
       assert.ok(blocked !== null);
       assert.ok(blocked.maxMs >= 45, `max after a 60 ms block: ${blocked.maxMs} ms`);

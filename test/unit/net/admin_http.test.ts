@@ -1,13 +1,15 @@
 // Admin HTTP: health status codes (503 too while something is failing, e.g. the quorum), metrics
 // text fed by shard snapshots (and served even when snapshots fail), actor listing, /v1/quorum
-// (404 on a node without the quorum), 404/405, and closing.
+// (404 on a node without the quorum), the reports (404 without them), /v1/traffic, the console's
+// static files with their security headers (and a clear 404 when they are missing), 404/405, and
+// closing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger } from '../../../src/common/logger.js';
 import { BrokerMetrics } from '../../../src/metrics/metrics.js';
 import type { ShardSnapshot } from '../../../src/actors/shard_snapshot.js';
 import { startAdminServer } from '../../../src/net/admin_http.js';
-import type { HealthStatus } from '../../../src/net/admin_http.js';
+import type { AdminServerOptions, HealthStatus } from '../../../src/net/admin_http.js';
 
 const snapshot: ShardSnapshot = {
   shard: 0,
@@ -25,7 +27,7 @@ const snapshot: ShardSnapshot = {
 };
 
 async function withServer(
-  overrides: { snapshots?: () => Promise<ShardSnapshot[]>; quorum?: () => unknown },
+  overrides: { snapshots?: () => Promise<ShardSnapshot[]>; quorum?: () => unknown; reports?: AdminServerOptions['reports']; consoleDir?: string },
   body: (base: string, setStatus: (s: HealthStatus, failing?: string[]) => void) => Promise<void>,
 ): Promise<void> {
   let status: HealthStatus = 'starting';
@@ -41,6 +43,8 @@ async function withServer(
     snapshots: overrides.snapshots ?? (async () => [snapshot]),
     collectTimeoutMs: 200,
     ...(overrides.quorum === undefined ? {} : { quorum: overrides.quorum }),
+    ...(overrides.reports === undefined ? {} : { reports: overrides.reports }),
+    ...(overrides.consoleDir === undefined ? {} : { consoleDir: overrides.consoleDir }),
   });
   try {
     await body(`http://127.0.0.1:${server.port}`, (s, f = []) => { status = s; failing = f; });
@@ -114,7 +118,8 @@ test('actors are listed as JSON; unknown paths 404, other methods 405', async ()
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), [{ topic: 't', partition: 0, shard: 0 }]);
     assert.equal((await fetch(`${base}/v1/nothing`)).status, 404);
-    assert.equal((await fetch(`${base}/`)).status, 404);
+    assert.equal((await fetch(`${base}/console/../package.json`)).status, 404);
+    assert.equal((await fetch(`${base}/console/index.html`)).status, 404);
     const post = await fetch(`${base}/v1/health`, { method: 'POST', body: 'x' });
     assert.equal(post.status, 405);
     assert.equal(post.headers.get('allow'), 'GET, HEAD');
@@ -133,5 +138,59 @@ test('a busy port is reported as a startup error', async (t) => {
       }),
       /EADDRINUSE/,
     );
+  });
+});
+
+test('reports answer 404 without a source, JSON with one', async () => {
+  await withServer({}, async (base) => {
+    for (const path of ['/v1/cluster', '/v1/topics', '/v1/groups', '/v1/reassignments']) {
+      const res = await fetch(`${base}${path}`);
+      assert.equal(res.status, 404, path);
+      assert.match(((await res.json()) as { error: string }).error, /does not report/);
+    }
+  });
+  const reports: AdminServerOptions['reports'] = {
+    cluster: () => ({ clusterId: 'c', nodeId: 1, controllerId: 1, brokers: [] }),
+    topics: async () => ({ topics: [], totalPartitions: 0, truncated: false }),
+    groups: async () => ({ groups: [], truncated: false }),
+    reassignments: () => [],
+  };
+  await withServer({ reports }, async (base) => {
+    assert.deepEqual(await (await fetch(`${base}/v1/cluster`)).json(), { clusterId: 'c', nodeId: 1, controllerId: 1, brokers: [] });
+    assert.deepEqual(await (await fetch(`${base}/v1/topics`)).json(), { topics: [], totalPartitions: 0, truncated: false });
+    assert.deepEqual(await (await fetch(`${base}/v1/groups`)).json(), { groups: [], truncated: false });
+    assert.deepEqual(await (await fetch(`${base}/v1/reassignments`)).json(), []);
+  });
+});
+
+test('/v1/traffic gives cumulative totals and the produce latency buckets', async () => {
+  await withServer({}, async (base) => {
+    const body = (await (await fetch(`${base}/v1/traffic`)).json()) as {
+      atMs: number; bytesIn: number; produceSeconds: { le: number[]; counts: number[]; count: number };
+    };
+    assert.equal(body.bytesIn, 0);
+    assert.ok(body.atMs > 0);
+    // prom-client reports a labelled histogram once it has observations.
+    assert.deepEqual(body.produceSeconds, { le: [], counts: [], count: 0 });
+  });
+});
+
+test('the console is served at / with a script-src self CSP; a missing file answers 404 naming it', async () => {
+  await withServer({}, async (base) => {
+    const res = await fetch(`${base}/`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(res.headers.get('content-security-policy') ?? '', /script-src 'self';/);
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.match(await res.text(), /<script type="module" src="\/console\/console.js">/);
+    const uplot = await fetch(`${base}/console/vendor/uPlot.esm.js`);
+    assert.equal(uplot.status, 200);
+    assert.match(uplot.headers.get('content-type') ?? '', /^text\/javascript/);
+    assert.match(await uplot.text(), /export \{ uPlot as default \}/);
+  });
+  await withServer({ consoleDir: '/nonexistent-console' }, async (base) => {
+    const res = await fetch(`${base}/console/console.js`);
+    assert.equal(res.status, 404);
+    assert.match(((await res.json()) as { error: string }).error, /console\/console.js is missing/);
   });
 });

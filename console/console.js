@@ -1,0 +1,144 @@
+// The console's driver (browser, ES module): shows the page named by the URL's hash and polls
+// the admin JSON endpoints it needs every POLL_MS, keeping a short client-side history of the
+// traffic totals for the charts (rates and p99s are differences between two readings).
+import uPlot from './vendor/uPlot.esm.js';
+import {
+  actorsPage, brokersTable, groupsPage, overviewSummary, reassignmentsPage, topicsPage, windowQuantile,
+} from './views.js';
+
+const POLL_MS = 2000;
+/** Points the charts keep (four minutes at the poll interval). */
+const CHART_POINTS = 120;
+const PAGES = ['overview', 'topics', 'groups', 'actors', 'reassignments'];
+
+const chartHistory = { t: [], bytesIn: [], bytesOut: [], produceP99: [], fetchP99: [] };
+let previousTraffic = null;
+let previousShards = new Map();
+let charts = null;
+
+async function getJson(path) {
+  const res = await fetch(path, { cache: 'no-store' });
+  // /v1/health answers 503 with a JSON body while not ready: still a report.
+  if (!res.ok && res.status !== 503) throw new Error(`${path}: HTTP ${res.status}`);
+  return res.json();
+}
+
+function currentPage() {
+  const name = location.hash.replace(/^#/, '');
+  return PAGES.includes(name) ? name : 'overview';
+}
+
+function showPage(name) {
+  for (const s of document.querySelectorAll('main > section')) s.hidden = s.dataset.page !== name;
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === name);
+}
+
+function makeChart(el, series) {
+  const opts = {
+    width: 520, height: 200,
+    scales: { x: { time: true } },
+    series: [{}, ...series.map(([label, stroke]) => ({ label, stroke, width: 2 }))],
+    axes: [{}, { size: 70 }],
+  };
+  return new uPlot(opts, [[], ...series.map(() => [])], el);
+}
+
+function ensureCharts() {
+  charts ??= {
+    bytes: makeChart(document.getElementById('chart-bytes'), [['in', '#2563eb'], ['out', '#16a34a']]),
+    p99: makeChart(document.getElementById('chart-p99'), [['produce', '#9333ea'], ['fetch', '#ea580c']]),
+  };
+}
+
+function push(key, value) {
+  const list = chartHistory[key];
+  list.push(value);
+  if (list.length > CHART_POINTS) list.shift();
+}
+
+/** Rates between the previous traffic reading and this one; null on the first. */
+function trafficRates(traffic) {
+  const prev = previousTraffic;
+  previousTraffic = traffic;
+  if (prev === null) return null;
+  const s = (traffic.atMs - prev.atMs) / 1000;
+  if (s <= 0) return null;
+  const ms = (q) => (q === null ? null : q * 1000);
+  return {
+    bytesIn: (traffic.bytesIn - prev.bytesIn) / s,
+    bytesOut: (traffic.bytesOut - prev.bytesOut) / s,
+    messagesIn: (traffic.messagesIn - prev.messagesIn) / s,
+    messagesOut: (traffic.messagesOut - prev.messagesOut) / s,
+    produceP99Ms: ms(windowQuantile(prev.produceSeconds, traffic.produceSeconds, 0.99)),
+    fetchP99Ms: ms(windowQuantile(prev.fetchServeSeconds, traffic.fetchServeSeconds, 0.99)),
+  };
+}
+
+function replace(id, nodes) {
+  document.getElementById(id).replaceChildren(...nodes);
+}
+
+async function refreshOverview(rates) {
+  const [cluster, health] = await Promise.all([getJson('/v1/cluster'), getJson('/v1/health')]);
+  replace('overview-summary', overviewSummary(cluster, health, rates));
+  replace('overview-brokers', [brokersTable(cluster)]);
+  ensureCharts();
+  const t = chartHistory.t;
+  // One point gives uPlot no time span to scale to: the axes would read in years.
+  if (t.length < 2) return;
+  charts.bytes.setData([t, chartHistory.bytesIn, chartHistory.bytesOut]);
+  charts.p99.setData([t, chartHistory.produceP99, chartHistory.fetchP99]);
+}
+
+async function refreshActors() {
+  const shards = await getJson('/v1/actors');
+  const busy = new Map();
+  const now = performance.now();
+  for (const s of shards) {
+    const prev = previousShards.get(s.shard);
+    if (prev !== undefined && now > prev.at) busy.set(s.shard, Math.min(1, (s.busyMs - prev.busyMs) / (now - prev.at)));
+  }
+  previousShards = new Map(shards.map((s) => [s.shard, { busyMs: s.busyMs, at: now }]));
+  replace('page-actors', actorsPage(shards, busy));
+}
+
+async function refresh() {
+  const page = currentPage();
+  showPage(page);
+  const status = document.getElementById('status');
+  try {
+    const [traffic, reassignments] = await Promise.all([getJson('/v1/traffic'), getJson('/v1/reassignments')]);
+    const rates = trafficRates(traffic);
+    if (rates !== null) {
+      push('t', traffic.atMs / 1000);
+      push('bytesIn', rates.bytesIn);
+      push('bytesOut', rates.bytesOut);
+      push('produceP99', rates.produceP99Ms);
+      push('fetchP99', rates.fetchP99Ms);
+    }
+    const badge = document.getElementById('reassign-badge');
+    badge.hidden = reassignments.length === 0;
+    badge.textContent = String(reassignments.length);
+    if (page === 'overview') await refreshOverview(rates);
+    else if (page === 'topics') replace('page-topics', topicsPage(await getJson('/v1/topics')));
+    else if (page === 'groups') replace('page-groups', groupsPage(await getJson('/v1/groups')));
+    else if (page === 'actors') await refreshActors();
+    else replace('page-reassignments', reassignmentsPage(reassignments));
+    status.className = '';
+    status.textContent = `updated ${new Date().toLocaleTimeString()}`;
+    document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed ?? 0) + 1);
+  } catch (err) {
+    status.className = 'error';
+    status.textContent = `broker unreachable: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+let timer = null;
+function schedule() {
+  clearTimeout(timer);
+  timer = setTimeout(async () => { await refresh(); schedule(); }, POLL_MS);
+}
+
+window.addEventListener('hashchange', async () => { await refresh(); schedule(); });
+await refresh();
+schedule();
