@@ -54,14 +54,25 @@ export class SaslFailure extends KafkaError {
 
 const hmac = (hash: string, key: Buffer, data: Buffer | string): Buffer => createHmac(hash, key).update(data).digest();
 
-/** Derives the stored credential from a password (PBKDF2-HMAC with the mechanism's hash). */
-export function scramCredential(mechanism: ScramMechanism, password: string, salt: Buffer, iterations: number): ScramCredential {
+function checkIterations(iterations: number): void {
   if (!Number.isInteger(iterations) || iterations < SCRAM_MIN_ITERATIONS || iterations > SCRAM_MAX_ITERATIONS) {
     throw new KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, `iterations must be in [${SCRAM_MIN_ITERATIONS}, ${SCRAM_MAX_ITERATIONS}], got ${iterations}`);
   }
-  if (salt.length === 0) throw new KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, 'the salt must not be empty');
+}
+
+/** PBKDF2-HMAC of the password with the mechanism's hash: what AlterUserScramCredentials carries. */
+export function saltedPassword(mechanism: ScramMechanism, password: string, salt: Buffer, iterations: number): Buffer {
+  checkIterations(iterations);
   const { name, bytes } = HASHES[mechanism];
-  const salted = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, bytes, name);
+  return pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, bytes, name);
+}
+
+/** The stored credential from a salted password (throws UNACCEPTABLE_CREDENTIAL for one the mechanism cannot have made). */
+export function credentialFromSaltedPassword(mechanism: ScramMechanism, salted: Buffer, salt: Buffer, iterations: number): ScramCredential {
+  checkIterations(iterations);
+  const { name, bytes } = HASHES[mechanism];
+  if (salt.length === 0) throw new KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, 'the salt must not be empty');
+  if (salted.length !== bytes) throw new KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, `a ${mechanism} salted password has ${bytes} bytes, not ${salted.length}`);
   return {
     mechanism,
     salt,
@@ -69,6 +80,12 @@ export function scramCredential(mechanism: ScramMechanism, password: string, sal
     serverKey: hmac(name, salted, 'Server Key'),
     iterations,
   };
+}
+
+/** Derives the stored credential from a password. */
+export function scramCredential(mechanism: ScramMechanism, password: string, salt: Buffer, iterations: number): ScramCredential {
+  if (salt.length === 0) throw new KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, 'the salt must not be empty');
+  return credentialFromSaltedPassword(mechanism, saltedPassword(mechanism, password, salt, iterations), salt, iterations);
 }
 
 /** One step of a server-side SASL exchange. */

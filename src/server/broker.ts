@@ -208,7 +208,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     producerIds: node.producerIds,
     groups,
     metrics,
-    quorum: { driver: node.driver, endpoints: node.voters, controller: node.controller },
+    quorum: { driver: node.driver, endpoints: node.voters, controller: node.controller, follower: node.follower },
     logDirs: {
       path: resolve(config.dataDir),
       partitions: async () => (await Promise.all(hosts.map((h) => h.control.partitions()))).flat(),

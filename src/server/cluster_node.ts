@@ -125,6 +125,8 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.listPartitionReassignments(request.topics);
     case 'alterConfigs':
       return quorum.alterConfigs(request.request);
+    case 'alterScramCredentials':
+      return quorum.alterScramCredentials(request.request);
     case 'unregisterBroker':
       return quorum.unregisterBroker(request.brokerId);
   }

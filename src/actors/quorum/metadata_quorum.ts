@@ -12,6 +12,7 @@ import {
 } from '../../cluster/metadata/controller.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from '../../cluster/metadata/replication_control.js';
 import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.js';
+import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -134,6 +135,10 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   alterConfigs(req: AlterConfigsRequest): Promise<ControllerReply> {
     return this.run((next) => this.controller.alterConfigs(req, next));
+  }
+
+  alterScramCredentials(req: AlterScramRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterScramCredentials(req, next));
   }
 
   unregisterBroker(brokerId: number): Promise<ControllerReply> {

@@ -18,6 +18,7 @@ import { validateTopicName } from '../../coordinator/topic_names.js';
 import { validateBrokerConfigs } from '../../coordinator/broker_configs.js';
 import { isListTopicConfig } from '../../coordinator/topic_configs.js';
 import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
+import { scramChanges, type AlterScramRequest, type ScramUserResult } from './scram_changes.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
 import { ConfigResource, MAX_ADMIN_ADDRESS_CHARS, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
@@ -131,6 +132,7 @@ export type ControllerReply =
   | { readonly kind: 'unregisterBroker'; readonly errorCode: ErrorCode }
   | { readonly kind: 'topics'; readonly results: readonly TopicResult[] }
   | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
+  | { readonly kind: 'alterScramCredentials'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly ScramUserResult[] }
   | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
   | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
   | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] }
@@ -167,6 +169,7 @@ const refuseRegistration: Refuse = (errorCode) => ({ kind: 'registerBroker', err
 const refuseHeartbeat: Refuse = (errorCode) => ({ kind: 'heartbeat', errorCode, isCaughtUp: false, isFenced: true, shouldShutDown: false });
 const refuseUnregistration: Refuse = (errorCode) => ({ kind: 'unregisterBroker', errorCode });
 const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', errorCode, message });
+const refuseScram: Refuse = (errorCode, message) => ({ kind: 'alterScramCredentials', errorCode, message, results: [] });
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
 const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
 const refuseElection: Refuse = (errorCode) => ({ kind: 'electLeaders', errorCode, results: [] });
@@ -475,6 +478,14 @@ export class MetadataController {
         return { name, errorCode: ErrorCode.NONE, message: null, topicId: t.id, partitions: t.table.count, replicationFactor: -1 };
       });
       return this.finish(records, nextOffset, { kind, results });
+    });
+  }
+
+  /** SCRAM credentials added, replaced or deleted (AlterUserScramCredentials): each user's alterations apply whole or not at all. */
+  alterScramCredentials(req: AlterScramRequest, nextOffset: number): Outcome {
+    return this.guarded(refuseScram, () => {
+      const { records, results } = scramChanges(this.image, req);
+      return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
     });
   }
 
