@@ -11,8 +11,9 @@
 // Every failure is a SaslFailure (a KafkaError with SASL_AUTHENTICATION_FAILED, or
 // ILLEGAL_SASL_STATE for a token after the end): its message names the rule broken, never a
 // password or proof.
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { scramSaltedPassword } from '../protocol/apis/scram_credentials.js';
 
 export const SCRAM_MECHANISMS = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
 export type ScramMechanism = (typeof SCRAM_MECHANISMS)[number];
@@ -25,6 +26,10 @@ const HASHES: Readonly<Record<ScramMechanism, { readonly name: 'sha256' | 'sha51
   'SCRAM-SHA-256': { name: 'sha256', bytes: 32 },
   'SCRAM-SHA-512': { name: 'sha512', bytes: 64 },
 };
+
+/** Every mechanism a SASL listener may enable. */
+export const SASL_MECHANISMS = ['PLAIN', ...SCRAM_MECHANISMS] as const;
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
 export function isScramMechanism(name: string): name is ScramMechanism {
   return (SCRAM_MECHANISMS as readonly string[]).includes(name);
@@ -63,8 +68,7 @@ function checkIterations(iterations: number): void {
 /** PBKDF2-HMAC of the password with the mechanism's hash: what AlterUserScramCredentials carries. */
 export function saltedPassword(mechanism: ScramMechanism, password: string, salt: Buffer, iterations: number): Buffer {
   checkIterations(iterations);
-  const { name, bytes } = HASHES[mechanism];
-  return pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, bytes, name);
+  return scramSaltedPassword(mechanism, password, salt, iterations);
 }
 
 /** The stored credential from a salted password (throws UNACCEPTABLE_CREDENTIAL for one the mechanism cannot have made). */
@@ -236,7 +240,9 @@ export class ScramServer implements SaslExchange {
     if (attrs.length < 2 || attrs[0]![0] !== 'c' || attrs[1]![0] !== 'r') throw new SaslFailure('malformed', 'SCRAM client-final message must start with c= and r=');
     const binding = base64Attr(attrs[0]![1], 'channel binding');
     if (!binding.equals(Buffer.from(s.first.gs2Header, 'utf8'))) throw new SaslFailure('malformed', 'SCRAM channel binding does not match the GS2 header');
-    if (attrs[1]![1] !== s.nonce) throw new SaslFailure('bad-nonce', 'SCRAM nonce does not match');
+    // As Kafka's server does, the nonce must end with the one sent: librdkafka repeats its client
+    // nonce in front of it. What the client sent is what the AuthMessage (and so the proof) covers.
+    if (!attrs[1]![1].endsWith(s.nonce)) throw new SaslFailure('bad-nonce', 'SCRAM nonce does not match');
     const { name, bytes } = HASHES[this.mechanism];
     const proof = base64Attr(text.slice(proofAt + 3), 'proof');
     if (proof.length !== bytes) throw new SaslFailure('malformed', 'SCRAM proof has the wrong length');

@@ -2,7 +2,7 @@
 // cluster view (see cluster_node.ts; without --controller-voters a one-voter quorum of this node),
 // one shard worker per configured shard, the topic front end and the partition reconciler (which
 // reopens partition actors, with log recovery, on their shards), the request handlers bound to
-// their dependencies, the Kafka listener (only once the controller unfenced this broker and its
+// their dependencies, the client listeners (client_listeners.ts; opened only once the controller unfenced this broker and its
 // image shows it) and the admin HTTP server. stop() reverses it: move leaderships away
 // (controlled shutdown), stop accepting, finish in-flight requests, let shards commit and
 // checkpoint, then exit.
@@ -25,10 +25,8 @@ import { WarmUp } from '../cluster/warm_up.js';
 import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
-import { buildHandlers } from '../net/handlers/index.js';
+import type { BrokerServices } from '../net/handlers/index.js';
 import { diskSpaceOf } from '../net/handlers/describe_log_dirs.js';
-import { KafkaServer } from '../net/kafka_server.js';
-import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
@@ -39,10 +37,16 @@ import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
+import { ClientListeners } from './client_listeners.js';
 
 export interface Broker {
+  /** The primary client listener's port. */
   readonly kafkaPort: number;
+  /** Every client listener's port, in config.clientListeners' order. */
+  readonly listenerPorts: readonly number[];
   readonly adminPort: number;
+  /** Reads TLS certificates and PLAIN users again (SIGHUP). */
+  reloadSecurity(): void;
   stop(): Promise<void>;
 }
 
@@ -170,10 +174,11 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   const io = await awaitShards(hosts);
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
   const clusterId = loadClusterId(metaDir, config.controllerVoters.length > 0 ? clusterIdOfVoters(config.controllerVoters) : null);
-  // The broker registers its Kafka port before the listener opens, so port 0 is resolved first.
-  const kafkaPortWanted = config.kafkaPort === 0 ? await reservePort(config.kafkaHost) : config.kafkaPort;
+  // The broker registers its listeners' ports before they open, so a port 0 is resolved first.
+  const listenerPorts: number[] = [];
+  for (const l of config.clientListeners) listenerPorts.push(l.port === 0 ? await reservePort(l.host) : l.port);
   const node = await startClusterNode(config, {
-    clusterId, kafkaPort: kafkaPortWanted, log: logger, metrics, descriptors,
+    clusterId, listenerPorts, log: logger, metrics, descriptors,
     onFatal: () => {
       process.exitCode = 1;
       void stop();
@@ -196,7 +201,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   node.follower.onPublish = () => void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
   // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
   let handover: Promise<unknown> | null = null;
-  const handlers = buildHandlers({
+  const brokerServices: BrokerServices = {
     handover: () => handover,
     config,
     cluster,
@@ -220,26 +225,18 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       fetchMaxBytes: config.fetchMaxBytes,
       messageMaxBytes: config.messageMaxBytes,
     },
-  });
+  };
   const scheduler = new RequestScheduler({
     turnBudget: DEFAULT_TURN_BUDGET, weights: DEFAULT_CLASS_WEIGHTS, defer: (fn) => setImmediate(fn), onQueued: (cls) => metrics.requestQueued(cls),
   });
-  const services = { handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler };
-  const quotas = new ConnectionQuotas({
-    maxPerIp: config.maxConnectionsPerIp,
-    overrides: config.maxConnectionsPerIpOverrides,
-    creationRate: config.maxConnectionCreationRate,
-    maxThrottleMs: MAX_CONNECTION_THROTTLE_MS,
-    // Every IP with an open connection is tracked, so the table holds at least the connection cap.
-    maxTrackedIps: config.maxConnections,
+  const listeners = new ClientListeners(config, listenerPorts, {
+    services: brokerServices,
+    connection: { metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler },
+    view: node.view,
+    descriptors,
+    native: send.sender,
+    log: logger,
   });
-  const admission = {
-    quotas,
-    isBroker: (id: number, epoch: number) => cluster.replicaBrokers().some((b) => b.id === id && b.epoch === epoch),
-    now: () => performance.now(),
-    metrics,
-  };
-  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender, admission);
   const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
   const admin = await startAdminServer({
     host: config.adminHost,
@@ -252,7 +249,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
         status,
         failing: quorum.state === 'lost' ? ['quorum'] : [],
         details: {
-          shards: config.shards, topics: node.view.image.topicsByName.size, connections: kafka.connectionCount, io, ioThreads,
+          shards: config.shards, topics: node.view.image.topicsByName.size, connections: listeners.connectionCount, io, ioThreads,
           descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
           quorum,
           warmUp: warmUp.progress(),
@@ -277,7 +274,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
   await reconciler.applied(cluster.revision);
   await groups.start();
   logger.info({ topics: node.view.image.topicsByName.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
-  const kafkaPort = await kafka.listen();
+  const boundPorts = await listeners.listen();
   status = 'ready';
 
   let stopping: Promise<void> | null = null;
@@ -288,7 +285,7 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
       // complete, and clients of moved ones are answered from an image that shows the new leader.
       handover = node.lifecycle.shutDown(config.controlledShutdownTimeoutMs);
       await handover;
-      await kafka.close();
+      await listeners.close();
       await node.stop();
       // Connections are closed: what the budget has free now carries the logs' clean closes.
       const closeLanes = closeLanesFor(descriptors.free, hosts.length);
@@ -299,5 +296,11 @@ export async function startBroker(config: BrokerConfig, logger: Logger): Promise
     })();
     return stopping;
   }
-  return { kafkaPort, adminPort: admin.port, stop };
+  return {
+    kafkaPort: boundPorts[0]!,
+    listenerPorts: boundPorts,
+    adminPort: admin.port,
+    reloadSecurity: () => listeners.reload(logger),
+    stop,
+  };
 }

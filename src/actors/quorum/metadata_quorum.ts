@@ -13,6 +13,7 @@ import {
 import type { AlterPartitionRequest, ReassignmentTopic } from '../../cluster/metadata/replication_control.js';
 import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.js';
 import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
+import type { ScramCredential } from '../../common/sasl_mechanisms.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -139,6 +140,11 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   alterScramCredentials(req: AlterScramRequest): Promise<ControllerReply> {
     return this.run((next) => this.controller.alterScramCredentials(req, next));
+  }
+
+  /** Carries offline-written SCRAM credentials into the log (MetadataController.bootstrapScramCredentials). */
+  bootstrapScramCredentials(credentials: readonly (ScramCredential & { readonly user: string })[]): Promise<ControllerReply> {
+    return this.run((next) => this.controller.bootstrapScramCredentials(credentials, next));
   }
 
   unregisterBroker(brokerId: number): Promise<ControllerReply> {

@@ -20,8 +20,9 @@ import { isListTopicConfig } from '../../coordinator/topic_configs.js';
 import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
 import { scramChanges, type AlterScramRequest, type ScramUserResult } from './scram_changes.js';
 import { applyRecords } from './delta.js';
-import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
-import { ConfigResource, MAX_ADMIN_ADDRESS_CHARS, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
+import { configKey, MetadataImage, NO_CONFIGS, scramKey, type BrokerRegistration } from './image.js';
+import type { ScramCredential } from '../../common/sasl_mechanisms.js';
+import { ConfigResource, MAX_ADMIN_ADDRESS_CHARS, MAX_SCRAM_NAME_CHARS, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
 import {
   alterPartition, alterPartitionReassignments, departureChanges, electLeaders, eligibility, ElectionType, firstLeader, imbalanceElections,
   listPartitionReassignments, NONE_WARMING, returnChanges, warmedElections, warmingOf,
@@ -485,6 +486,24 @@ export class MetadataController {
   alterScramCredentials(req: AlterScramRequest, nextOffset: number): Outcome {
     return this.guarded(refuseScram, () => {
       const { records, results } = scramChanges(this.image, req);
+      return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /**
+   * Credentials written offline (`sluice user create --data-dir`) carried into the log: each one
+   * whose user has no credential for its mechanism yet is written; existing ones are left as they
+   * are, so a bootstrap file carried late never undoes a change made since.
+   */
+  bootstrapScramCredentials(credentials: readonly (ScramCredential & { readonly user: string })[], nextOffset: number): Outcome {
+    return this.guarded(refuseScram, () => {
+      const image = this.image;
+      const records: MetadataRecord[] = [];
+      for (const { user, ...c } of credentials) {
+        if (user === '' || user.length > MAX_SCRAM_NAME_CHARS) throw new KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, 'a bootstrap credential has an empty or overlong user name');
+        if (image.scram.get(scramKey(c.mechanism, user)) === undefined) records.push({ type: 'userScramCredential', name: user, ...c });
+      }
+      const results = credentials.map((c) => ({ user: c.user, errorCode: ErrorCode.NONE, message: null }));
       return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
     });
   }

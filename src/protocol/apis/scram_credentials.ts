@@ -3,10 +3,17 @@
 // An upsertion carries the salt and the salted password (PBKDF2 output), never the password: the
 // broker derives StoredKey and ServerKey from it. Main thread.
 
+import { pbkdf2Sync } from 'node:crypto';
 import { defineApi } from '../schema.js';
 
 /** KIP-554's mechanism codes. */
 export const SCRAM_MECHANISM_CODES = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 } as const;
+
+/** SaltedPassword (RFC 5802): PBKDF2-HMAC of the password's UTF-8 bytes with the mechanism's hash, as an upsertion carries it. */
+export function scramSaltedPassword(mechanism: keyof typeof SCRAM_MECHANISM_CODES, password: string, salt: Buffer, iterations: number): Buffer {
+  const [hash, bytes] = mechanism === 'SCRAM-SHA-256' ? ['sha256', 32] as const : ['sha512', 64] as const;
+  return pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, bytes, hash);
+}
 
 export interface DescribeUserScramCredentialsRequest {
   /** null: every user with a credential. */
