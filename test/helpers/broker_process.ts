@@ -28,6 +28,8 @@ export interface BrokerStartOptions {
   startTimeoutMs?: number;
   /** Runs the broker under this RLIMIT_NOFILE (soft and hard, through util-linux prlimit). */
   nofile?: number;
+  /** More client listeners, NAME://HOST:PORT each: the broker then runs --listeners with PLAINTEXT on kafkaPort first. */
+  listeners?: readonly string[];
 }
 
 export interface ExitStatus {
@@ -239,7 +241,9 @@ export class BrokerProcess {
     return [
       BROKER_MAIN, 'start',
       '--data-dir', this.dataDir,
-      '--kafka-addr', `${this.host}:${this.kafkaPort}`,
+      ...(this.opts.listeners === undefined
+        ? ['--kafka-addr', `${this.host}:${this.kafkaPort}`]
+        : ['--listeners', [`PLAINTEXT://${this.host}:${this.kafkaPort}`, ...this.opts.listeners].join(',')]),
       '--admin-addr', `${this.host}:${this.adminPort}`,
       '--shards', String(this.opts.shards ?? 2),
       '--flush', this.opts.flush ?? 'always',
