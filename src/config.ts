@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { FlushPolicy } from './log/group_commit.js';
 import { IO_MODES, type IoMode } from './native/addon.js';
+import { SASL_MECHANISMS, type SaslMechanism } from './common/sasl_mechanisms.js';
 
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -25,6 +26,28 @@ export interface ControllerVoter {
   readonly port: number;
 }
 
+/** Kafka's security protocols, as a listener's name maps to one (listener.security.protocol.map). */
+export const SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;
+export type SecurityProtocol = (typeof SECURITY_PROTOCOLS)[number];
+
+/** A named listener as --listeners gives it: NAME://HOST:PORT. */
+export interface ListenerAddress {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** A client listener with its security protocol (resolved from the map). */
+export interface ClientListener extends ListenerAddress {
+  readonly protocol: SecurityProtocol;
+}
+
+export const SSL_CLIENT_AUTH = ['none', 'requested', 'required'] as const;
+export type SslClientAuth = (typeof SSL_CLIENT_AUTH)[number];
+
+/** Bound on --listeners entries: each is a server socket and an endpoint in every registration. */
+export const MAX_LISTENERS = 16;
+
 /** Bound on --controller-voters entries: every voter is a connection and a Raft replica. */
 export const MAX_CONTROLLER_VOTERS = 32;
 
@@ -39,6 +62,31 @@ export interface BrokerConfig {
    * Metadata (Kafka's advertised.listeners); '' advertises the Kafka listener itself.
    */
   readonly advertisedKafkaAddr: string;
+  /**
+   * Kafka's listeners: named client listeners; empty: one PLAINTEXT listener on kafkaAddr. When
+   * set, kafkaAddr is derived: the primary listener's (the first PLAINTEXT one, else the first),
+   * which is registered for other brokers' replica fetchers and printed in the ready line.
+   */
+  readonly listeners: readonly ListenerAddress[];
+  /** Kafka's listener.security.protocol.map: a listener name's protocol; the four protocol names map to themselves. */
+  readonly listenerSecurityProtocolMap: ReadonlyMap<string, SecurityProtocol>;
+  /** Kafka's advertised.listeners: HOST:PORT per listener name; a listener not named advertises its own address. */
+  readonly advertisedListeners: ReadonlyMap<string, { readonly host: string; readonly port: number }>;
+  /** Every client listener, the primary first (derived from listeners, or kafkaAddr). */
+  readonly clientListeners: readonly ClientListener[];
+  /** PEM certificate chain and private key of SSL and SASL_SSL listeners ('' none). */
+  readonly sslCertFile: string;
+  readonly sslKeyFile: string;
+  /** PEM CA bundle client certificates are verified against ('' none). */
+  readonly sslCaFile: string;
+  /** Kafka's ssl.client.auth: whether SSL listeners ask clients for a certificate (mTLS). */
+  readonly sslClientAuth: SslClientAuth;
+  /** Kafka's sasl.enabled.mechanisms on every SASL listener. */
+  readonly saslEnabledMechanisms: readonly SaslMechanism[];
+  /** PLAIN's user file: NAME:PASSWORD lines ('' none; required when PLAIN is enabled). */
+  readonly saslPlainUsersFile: string;
+  /** Kafka's connections.max.reauth.ms (KIP-368): a SASL session's lifetime; 0: no limit. */
+  readonly connectionsMaxReauthMs: number;
   readonly adminAddr: string;
   readonly adminHost: string;
   readonly adminPort: number;
@@ -150,7 +198,7 @@ export class ConfigError extends Error {
 
 // ---- option table ----------------------------------------------------------------------------
 
-type DerivedKey = 'kafkaHost' | 'kafkaPort' | 'adminHost' | 'adminPort' | 'controllerHost' | 'controllerPort';
+type DerivedKey = 'clientListeners' | 'kafkaHost' | 'kafkaPort' | 'adminHost' | 'adminPort' | 'controllerHost' | 'controllerPort';
 type OptionKey = Exclude<keyof BrokerConfig, DerivedKey>;
 type Printable = string | number | boolean;
 
@@ -374,6 +422,106 @@ const advertisedKafkaAddr: Option<string> = {
   },
 };
 
+/** A listener name: a letter, then letters, digits and '_' (kept upper case, as Kafka compares them). */
+function listenerName(raw: string): string {
+  const name = raw.trim().toUpperCase();
+  if (!/^[A-Z][A-Z0-9_]{0,63}$/.test(name)) throw new InvalidValue(`"${raw}" is not a listener name (a letter, then letters, digits or _)`);
+  return name;
+}
+
+/** `NAME://HOST:PORT,...` (Kafka's listeners and advertised.listeners). */
+function parseListenerList(raw: string, allowPortZero: boolean): ListenerAddress[] {
+  if (raw.trim() === '') return [];
+  const entries = raw.split(',');
+  if (entries.length > MAX_LISTENERS) throw new InvalidValue(`at most ${MAX_LISTENERS} listeners, got ${entries.length}`);
+  const out: ListenerAddress[] = [];
+  for (const entry of entries) {
+    const m = /^([^:/]+):\/\/(.+)$/.exec(entry.trim());
+    if (m === null) throw new InvalidValue(`"${entry}" must be NAME://HOST:PORT`);
+    const name = listenerName(m[1]!);
+    if (out.some((l) => l.name === name)) throw new InvalidValue(`listener ${name} appears twice`);
+    const { host, port } = splitHostPort(m[2]!);
+    if (!allowPortZero && port === 0) throw new InvalidValue(`${name}: clients cannot connect to port 0`);
+    out.push({ name, host, port });
+  }
+  return out;
+}
+
+const formatListeners = (ls: readonly ListenerAddress[]): string => ls.map((l) => `${l.name}://${joinHostPort(l.host, l.port)}`).join(',');
+
+const listeners: Option<readonly ListenerAddress[]> = {
+  help: 'named client listeners, NAME://HOST:PORT each (Kafka\'s listeners), e.g. SASL_SSL://0.0.0.0:9093,PLAINTEXT://127.0.0.1:9092; replaces kafka-addr; unset: one PLAINTEXT listener on kafka-addr',
+  hint: 'NAME://HOST:PORT,...',
+  default: () => [],
+  parse: (raw) => parseListenerList(raw, true),
+  format: formatListeners,
+};
+
+const listenerSecurityProtocolMap: Option<ReadonlyMap<string, SecurityProtocol>> = {
+  help: `each listener name's security protocol, NAME:PROTOCOL (Kafka's listener.security.protocol.map); ${SECURITY_PROTOCOLS.join(', ')} map to themselves`,
+  hint: 'NAME:PROTOCOL,...',
+  default: () => new Map(),
+  parse(raw) {
+    const out = new Map<string, SecurityProtocol>();
+    if (raw.trim() === '') return out;
+    const entries = raw.split(',');
+    if (entries.length > MAX_LISTENERS) throw new InvalidValue(`at most ${MAX_LISTENERS} entries, got ${entries.length}`);
+    for (const entry of entries) {
+      const [name, protocol, ...rest] = entry.split(':');
+      const p = SECURITY_PROTOCOLS.find((x) => x === protocol?.trim().toUpperCase());
+      if (name === undefined || p === undefined || rest.length > 0) throw new InvalidValue(`"${entry}" must be NAME:PROTOCOL with PROTOCOL one of ${SECURITY_PROTOCOLS.join(', ')}`);
+      out.set(listenerName(name), p);
+    }
+    return out;
+  },
+  format: (m) => [...m].map(([n, p]) => `${n}:${p}`).join(','),
+};
+
+const advertisedListeners: Option<ReadonlyMap<string, { readonly host: string; readonly port: number }>> = {
+  help: 'where clients reach each listener, NAME://HOST:PORT (Kafka\'s advertised.listeners); a listener not named advertises its own address (the primary one: advertised-kafka-addr if set)',
+  hint: 'NAME://HOST:PORT,...',
+  default: () => new Map(),
+  parse(raw) {
+    const out = new Map<string, { host: string; port: number }>();
+    for (const l of parseListenerList(raw, false)) {
+      if (UNROUTABLE_HOSTS.includes(l.host)) throw new InvalidValue(`${l.name}: host ${l.host} is a wildcard for binding, not an address clients can connect to`);
+      out.set(l.name, { host: l.host, port: l.port });
+    }
+    return out;
+  },
+  format: (m) => formatListeners([...m].map(([name, a]) => ({ name, ...a }))),
+};
+
+/** A file path; '' (unset) is allowed. */
+const optionalPath = (help: string): Option<string> => ({ help, hint: 'FILE', default: () => '', parse: (raw) => raw.trim() });
+
+const sslClientAuth: Option<SslClientAuth> = {
+  help: 'whether SSL listeners ask clients for a certificate, verified against ssl-ca-file; the principal is its subject (Kafka\'s ssl.client.auth)',
+  hint: SSL_CLIENT_AUTH.join('|'),
+  default: () => 'none',
+  parse(raw) {
+    const v = SSL_CLIENT_AUTH.find((x) => x === raw.trim());
+    if (v === undefined) throw new InvalidValue(`"${raw}" must be one of ${SSL_CLIENT_AUTH.join(', ')}`);
+    return v;
+  },
+};
+
+const saslEnabledMechanisms: Option<readonly SaslMechanism[]> = {
+  help: `SASL mechanisms SASL listeners offer (Kafka\'s sasl.enabled.mechanisms): ${SASL_MECHANISMS.join(', ')}`,
+  hint: 'MECH,...',
+  default: () => ['SCRAM-SHA-256', 'SCRAM-SHA-512'],
+  parse(raw) {
+    const out: SaslMechanism[] = [];
+    for (const name of raw.split(',')) {
+      const m = SASL_MECHANISMS.find((x) => x === name.trim().toUpperCase());
+      if (m === undefined) throw new InvalidValue(`"${name}" must be one of ${SASL_MECHANISMS.join(', ')}`);
+      if (!out.includes(m)) out.push(m);
+    }
+    return out;
+  },
+  format: (ms) => ms.join(','),
+};
+
 const rack: Option<string | null> = {
   help: 'rack of this broker, for rack-aware replica placement (Kafka\'s broker.rack)',
   hint: 'RACK',
@@ -390,6 +538,16 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   dataDir: text('directory holding partition logs and checkpoints', 'DIR', './sluice-data'),
   kafkaAddr: address('Kafka protocol listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9092'),
   advertisedKafkaAddr,
+  listeners,
+  listenerSecurityProtocolMap,
+  advertisedListeners,
+  sslCertFile: optionalPath('PEM certificate (chain) of SSL and SASL_SSL listeners; reloaded on SIGHUP'),
+  sslKeyFile: optionalPath('PEM private key of SSL and SASL_SSL listeners; reloaded on SIGHUP'),
+  sslCaFile: optionalPath('PEM CA certificates client certificates are verified against (with ssl-client-auth)'),
+  sslClientAuth,
+  saslEnabledMechanisms,
+  saslPlainUsersFile: optionalPath('PLAIN\'s users: one NAME:PASSWORD per line (# comments); reloaded on SIGHUP; required with PLAIN enabled'),
+  connectionsMaxReauthMs: int('a SASL session\'s lifetime: a client must re-authenticate (KIP-368) within it or its connection is closed on its next request (ms, 0 = no limit; Kafka\'s connections.max.reauth.ms)', 0, 0, MAX_TIMER_MS),
   adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
   nodeId: int('this broker\'s node id', 0, 0, INT32_MAX),
   controllerVoters,
@@ -510,6 +668,21 @@ export function splitHostPort(raw: string): { host: string; port: number } {
  */
 export function advertisedKafkaEndpoint(config: Pick<BrokerConfig, 'advertisedKafkaAddr' | 'kafkaHost'>, listenerPort: number): { host: string; port: number } {
   return config.advertisedKafkaAddr === '' ? { host: config.kafkaHost, port: listenerPort } : splitHostPort(config.advertisedKafkaAddr);
+}
+
+/**
+ * Where clients reach a client listener bound at `boundPort`: advertised-listeners' entry for it,
+ * else for the primary listener advertisedKafkaEndpoint, else its own address.
+ */
+export function advertisedListenerEndpoint(
+  config: Pick<BrokerConfig, 'advertisedListeners' | 'advertisedKafkaAddr' | 'clientListeners' | 'kafkaHost'>,
+  listener: ClientListener,
+  boundPort: number,
+): { host: string; port: number } {
+  const named = config.advertisedListeners.get(listener.name);
+  if (named !== undefined) return { ...named };
+  if (listener === config.clientListeners[0]) return advertisedKafkaEndpoint(config, boundPort);
+  return { host: listener.host, port: boundPort };
 }
 
 /**
@@ -690,6 +863,37 @@ const RELATIONS: readonly Relation[] = [
     message: (c) => `controller-addr is set but node ${c.nodeId} runs no controller (not in controller-voters, or roles lack controller)`,
   },
   {
+    keys: ['listeners', 'listenerSecurityProtocolMap'],
+    holds: (c) => c.listeners.every((l) => protocolOf(c, l.name) !== null),
+    message: (c) => `listener ${c.listeners.find((l) => protocolOf(c, l.name) === null)?.name ?? ''} has no security protocol: name it in listener-security-protocol-map`,
+  },
+  {
+    keys: ['advertisedListeners', 'listeners'],
+    holds: (c) => [...c.advertisedListeners.keys()].every((n) => derivedListeners(c).some((l) => l.name === n)),
+    message: () => 'advertised-listeners names a listener that listeners does not have',
+  },
+  {
+    keys: ['sslCertFile', 'sslKeyFile', 'listeners'],
+    holds: (c) => !derivedListeners(c).some((l) => usesTls(l.protocol)) || (c.sslCertFile !== '' && c.sslKeyFile !== ''),
+    message: () => 'an SSL or SASL_SSL listener needs ssl-cert-file and ssl-key-file',
+  },
+  {
+    keys: ['sslClientAuth', 'sslCaFile'],
+    holds: (c) => c.sslClientAuth === 'none' || c.sslCaFile !== '',
+    message: (c) => `ssl-client-auth ${c.sslClientAuth} needs ssl-ca-file to verify client certificates against`,
+  },
+  {
+    keys: ['saslPlainUsersFile', 'saslEnabledMechanisms', 'listeners'],
+    holds: (c) => !c.saslEnabledMechanisms.includes('PLAIN') || !derivedListeners(c).some((l) => usesSasl(l.protocol)) || c.saslPlainUsersFile !== '',
+    message: () => 'PLAIN is enabled on a SASL listener but sasl-plain-users-file is not set',
+  },
+  {
+    // Replica fetchers and the controller channel authenticate nothing yet: brokers of a cluster reach each other in plaintext.
+    keys: ['listeners', 'controllerVoters'],
+    holds: (c) => c.controllerVoters.length === 0 || derivedListeners(c)[0]!.protocol === 'PLAINTEXT',
+    message: () => 'a cluster node needs a PLAINTEXT listener for the other brokers\' replica fetchers',
+  },
+  {
     keys: ['kafkaAddr', 'adminAddr'],
     holds: (c) => c.kafkaAddr !== c.adminAddr || splitHostPort(c.kafkaAddr).port === 0,
     message: (c) => `kafka-addr and admin-addr are both ${c.kafkaAddr}`,
@@ -725,14 +929,37 @@ function checkRelations(values: Resolved, raws: Map<OptionKey, RawValue>, issues
   }
 }
 
+/** A listener name's protocol: the map's, else the protocol of the same name; null when neither. */
+function protocolOf(c: Pick<Resolved, 'listenerSecurityProtocolMap'>, name: string): SecurityProtocol | null {
+  return c.listenerSecurityProtocolMap.get(name) ?? SECURITY_PROTOCOLS.find((p) => p === name) ?? null;
+}
+
+/** The client listeners, primary first: the first PLAINTEXT one (other brokers' replica fetchers speak no TLS or SASL yet), else the first. */
+function derivedListeners(c: Resolved): ClientListener[] {
+  if (c.listeners.length === 0) {
+    const { host, port } = splitHostPort(c.kafkaAddr);
+    return [{ name: 'PLAINTEXT', host, port, protocol: 'PLAINTEXT' }];
+  }
+  const all = c.listeners.map((l) => ({ ...l, protocol: protocolOf(c, l.name)! }));
+  const primary = all.find((l) => l.protocol === 'PLAINTEXT') ?? all[0]!;
+  return [primary, ...all.filter((l) => l !== primary)];
+}
+
+const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
+const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
+
 function expand(values: Resolved): BrokerConfig {
-  const kafka = splitHostPort(values.kafkaAddr);
+  const clientListeners = derivedListeners(values);
+  const primary = clientListeners[0]!;
+  const kafka = { host: primary.host, port: primary.port };
   const admin = splitHostPort(values.adminAddr);
   const roles = derivedRoles(values);
   const controllerAddr = derivedControllerAddr(values, roles);
   const controller = controllerAddr === '' ? { host: '', port: -1 } : splitHostPort(controllerAddr);
   return Object.freeze({
     ...values,
+    kafkaAddr: joinHostPort(kafka.host, kafka.port),
+    clientListeners,
     roles,
     controllerAddr,
     controllerHost: controller.host,
@@ -748,6 +975,7 @@ function sourcesOf(raws: Map<OptionKey, RawValue>): ConfigSources {
   const sources = {} as Record<keyof BrokerConfig, ConfigSource>;
   for (const key of OPTION_KEYS) sources[key] = raws.get(key)?.source ?? 'default';
   sources.kafkaHost = sources.kafkaPort = sources.kafkaAddr;
+  sources.clientListeners = sources.listeners;
   sources.adminHost = sources.adminPort = sources.adminAddr;
   sources.controllerHost = sources.controllerPort = sources.controllerAddr;
   return sources;
@@ -777,6 +1005,10 @@ export function resolveConfig(
     const raw = flags.get(key) ?? envValues.get(key) ?? fileValues.get(key);
     if (raw !== undefined) raws.set(key, raw);
     resolveKey(key, raw, values, issues);
+  }
+  const listenersRaw = raws.get('listeners');
+  if (listenersRaw !== undefined && raws.has('kafkaAddr') && values.listeners.length > 0) {
+    issues.push(issue('listeners', listenersRaw, 'set both listeners and kafka-addr: listeners replaces kafka-addr, set one'));
   }
   if (issues.length === 0) checkRelations(values, raws, issues);
   if (issues.length > 0) throw new ConfigError(issues);

@@ -23,6 +23,7 @@ import { CLUSTER_HELP, runCluster } from './cluster.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
 import { versionInfo, versionText } from './version.js';
+import { USER_HELP, runUser } from './user.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
 
@@ -48,6 +49,9 @@ Commands:
   reassign apply         execute the plan online: throttled, cold first, pausing on a p99 breach
   reassign status        show a reassignment's progress, rate, ETA and p99 against the baseline
   reassign pause|resume|cancel|rollback  control the running reassignment
+  user create NAME       set a user's SCRAM credential (--data-dir: offline, before start)
+  user delete NAME       delete a user's SCRAM credential
+  user list              list users with SCRAM credentials
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
@@ -97,6 +101,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, CLUSTER_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, CLUSTER_HELP[sub] ?? CLUSTER_HELP[''] ?? '');
     return runCluster(sub, rest, io);
+  }
+  if (command === 'user') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, USER_HELP[''] ?? '');
+    if (wantsHelp(rest)) return printHelp(io, USER_HELP[sub] ?? USER_HELP[''] ?? '');
+    await runUser(sub, rest, io);
+    return 0;
   }
   if (command === 'reassign') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, REASSIGN_HELP[''] ?? '');

@@ -2,7 +2,8 @@
 // broker, prints one ready line on stdout, and owns the process's shutdown: the first SIGTERM or
 // SIGINT stops the broker gracefully (move leaderships away, stop accepting, finish in-flight
 // work, flush) and exits 0; a shutdown that outlasts stopDeadlineMs, or a second signal, exits 1
-// at once.
+// at once. SIGHUP reads the TLS certificate files and PLAIN's user file again (new connections
+// use them; open ones keep theirs).
 
 import { resolve } from 'node:path';
 import { configEntries, joinHostPort, resolveConfig } from '../config.js';
@@ -25,17 +26,24 @@ export function stopDeadlineMs(config: Pick<BrokerConfig, 'controlledShutdownTim
 
 interface StoppableBroker {
   readonly kafkaPort: number;
+  readonly listenerPorts: readonly number[];
   readonly adminPort: number;
+  reloadSecurity(): void;
   stop(): Promise<void>;
 }
 
 /** The line scripts wait for: key=value pairs, values JSON-quoted only if they contain spaces. */
-export function readyLine(config: BrokerConfig, broker: Pick<StoppableBroker, 'kafkaPort' | 'adminPort'>): string {
+export function readyLine(config: BrokerConfig, broker: Pick<StoppableBroker, 'kafkaPort' | 'adminPort'> & Partial<Pick<StoppableBroker, 'listenerPorts'>>): string {
   const quote = (v: string): string => (/\s/.test(v) ? JSON.stringify(v) : v);
   const flush = config.flush.kind === 'interval' ? `${config.flush.ms}ms` : config.flush.kind;
+  // With --listeners, every listener as NAME://HOST:PORT (kafka= is the primary one).
+  const listeners = config.listeners.length === 0 ? [] : [
+    `listeners=${config.clientListeners.map((l, i) => `${l.name}://${joinHostPort(l.host, broker.listenerPorts?.[i] ?? l.port)}`).join(',')}`,
+  ];
   return [
     'sluice ready',
     `kafka=${joinHostPort(config.kafkaHost, broker.kafkaPort)}`,
+    ...listeners,
     `admin=${joinHostPort(config.adminHost, broker.adminPort)}`,
     `data-dir=${quote(resolve(config.dataDir))}`,
     `shards=${config.shards}`,
@@ -78,6 +86,10 @@ function installSignals(logger: Logger, deadlineMs: number): { attach(broker: St
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP: reloading TLS certificates and PLAIN users');
+    broker?.reloadSecurity();
+  });
   return {
     attach(b) {
       broker = b;
@@ -112,11 +124,11 @@ export async function runStart(configArgv: readonly string[], io: CliIo): Promis
 export const startHelp = (): string => `Usage: sluice start [options]
 
 Starts a broker node and prints one line when it is ready:
-  sluice ready kafka=HOST:PORT admin=HOST:PORT data-dir=DIR shards=N flush=POLICY
+  sluice ready kafka=HOST:PORT [listeners=NAME://HOST:PORT,...] admin=HOST:PORT data-dir=DIR shards=N flush=POLICY
 SIGTERM/SIGINT stop it gracefully: the controller first moves its partition leaderships to
 other in-sync replicas (up to --controlled-shutdown-timeout-ms), then it closes (exit 0; exit 1
 if the whole stop outlasts that bound plus one heartbeat interval plus 10 s, or at once on a
-second signal).
+second signal). SIGHUP reloads the TLS certificate and key files and the PLAIN users file.
 
 ${CONFIG_SOURCES_HELP}
 

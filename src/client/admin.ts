@@ -16,6 +16,10 @@ import { ElectLeadersApi } from '../protocol/apis/elect_leaders.js';
 import { AlterPartitionReassignmentsApi } from '../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../protocol/apis/list_partition_reassignments.js';
 import { UnregisterBrokerApi } from '../protocol/apis/unregister_broker.js';
+import { randomBytes } from 'node:crypto';
+import {
+  AlterUserScramCredentialsApi, DescribeUserScramCredentialsApi, SCRAM_MECHANISM_CODES, scramSaltedPassword,
+} from '../protocol/apis/scram_credentials.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import { DescribeLogDirsApi } from '../protocol/apis/describe_log_dirs.js';
 import type { DescribeLogDirsResponse } from '../protocol/apis/describe_log_dirs.js';
@@ -241,6 +245,14 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
+export type ScramMechanismName = keyof typeof SCRAM_MECHANISM_CODES;
+
+/** A user's SCRAM credentials as DescribeUserScramCredentials lists them (never a salt or key). */
+export interface ScramUserCredentials {
+  readonly user: string;
+  readonly credentials: readonly { readonly mechanism: string; readonly iterations: number }[];
+}
+
 export class KafkaAdmin {
   private readonly operationTimeoutMs: number;
 
@@ -351,6 +363,42 @@ export class KafkaAdmin {
   async unregisterBroker(brokerId: number): Promise<void> {
     const res = await this.conn.request(UnregisterBrokerApi, { brokerId }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
     if (res.errorCode !== 0) throw brokerError(res.errorCode, `unregister broker ${brokerId}`, res.errorMessage);
+  }
+
+  /**
+   * Sets `user`'s SCRAM credential for `mechanism` (AlterUserScramCredentials, KIP-554): the
+   * password is salted and iterated here, only the salted password travels. Throws KafkaError.
+   */
+  async upsertScramCredential(user: string, mechanism: ScramMechanismName, password: string, iterations = 4096): Promise<void> {
+    const salt = randomBytes(24);
+    const saltedPassword = scramSaltedPassword(mechanism, password, salt, iterations);
+    await this.alterScram({ deletions: [], upsertions: [{ name: user, mechanism: SCRAM_MECHANISM_CODES[mechanism], iterations, salt, saltedPassword }] }, user);
+  }
+
+  /** Deletes `user`'s SCRAM credential for `mechanism`; RESOURCE_NOT_FOUND when there is none. */
+  async deleteScramCredential(user: string, mechanism: ScramMechanismName): Promise<void> {
+    await this.alterScram({ deletions: [{ name: user, mechanism: SCRAM_MECHANISM_CODES[mechanism] }], upsertions: [] }, user);
+  }
+
+  private async alterScram(req: Parameters<typeof AlterUserScramCredentialsApi.encodeRequest>[1], user: string): Promise<void> {
+    const res = await this.conn.request(AlterUserScramCredentialsApi, req, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    const r = res.results.find((x) => x.user === user);
+    if (r === undefined) throw new KafkaError(-1, `the broker answered nothing for user ${user}`);
+    if (r.errorCode !== 0) throw brokerError(r.errorCode, `SCRAM credential of ${user}`, r.errorMessage);
+  }
+
+  /** Users with SCRAM credentials and each credential's mechanism and iterations (null: every user), sorted by name. */
+  async describeScramCredentials(users: readonly string[] | null = null): Promise<ScramUserCredentials[]> {
+    const res = await this.conn.request(DescribeUserScramCredentialsApi, { users: users === null ? null : users.map((name) => ({ name })) });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'describe SCRAM credentials', res.errorMessage);
+    const names = Object.entries(SCRAM_MECHANISM_CODES);
+    return res.results.map((r) => {
+      if (r.errorCode !== 0) throw brokerError(r.errorCode, `SCRAM credentials of ${r.user}`, r.errorMessage);
+      return {
+        user: r.user,
+        credentials: r.credentialInfos.map((c) => ({ mechanism: names.find(([, code]) => code === c.mechanism)?.[0] ?? `unknown(${c.mechanism})`, iterations: c.iterations })),
+      };
+    }).sort((a, b) => (a.user < b.user ? -1 : a.user > b.user ? 1 : 0));
   }
 
   /** Every topic the broker knows, sorted by name. */

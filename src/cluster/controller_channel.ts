@@ -12,6 +12,7 @@ import type {
   CreatableTopic, ControllerReply, ElectionPartitions, HeartbeatRequest, MetadataController, Outcome, RegisterBrokerRequest, TopicPartitions,
 } from './metadata/controller.js';
 import type { AlterConfigsRequest } from './metadata/config_changes.js';
+import type { AlterScramRequest } from './metadata/scram_changes.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from './metadata/replication_control.js';
 
 export type ControllerRequest =
@@ -26,6 +27,7 @@ export type ControllerRequest =
   | { readonly kind: 'alterPartitionReassignments'; readonly topics: readonly ReassignmentTopic[] }
   | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions }
   | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest }
+  | { readonly kind: 'alterScramCredentials'; readonly request: AlterScramRequest }
   | { readonly kind: 'unregisterBroker'; readonly brokerId: number };
 
 export interface ControllerChannel {
@@ -135,6 +137,8 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.listPartitionReassignments(request.topics);
     case 'alterConfigs':
       return controller.alterConfigs(request.request, nextOffset);
+    case 'alterScramCredentials':
+      return controller.alterScramCredentials(request.request, nextOffset);
     case 'unregisterBroker':
       return controller.unregisterBroker(request.brokerId, nextOffset);
   }

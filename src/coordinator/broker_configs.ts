@@ -29,14 +29,18 @@ export interface StaticBrokerConfig {
   readonly kind: Kind;
 }
 
-const listenerOf = (c: BrokerConfig): string => `PLAINTEXT://${c.kafkaHost}:${c.kafkaPort}`;
+const listenerOf = (c: BrokerConfig): string => c.clientListeners.map((l) => `${l.name}://${l.host}:${l.port}`).join(',');
 
 /** The broker's static configuration under Kafka's names: [name, kind, value]. */
 const STATIC_BROKER_CONFIGS: ReadonlyArray<readonly [string, Kind, (c: BrokerConfig) => string | number | boolean]> = [
   ['broker.id', 'int', (c) => c.nodeId],
   ['log.dirs', 'string', (c) => c.dataDir],
   ['listeners', 'string', listenerOf],
-  ['advertised.listeners', 'string', (c) => (c.advertisedKafkaAddr === '' ? listenerOf(c) : `PLAINTEXT://${c.advertisedKafkaAddr}`)],
+  ['advertised.listeners', 'string', (c) => c.clientListeners.map((l, i) => {
+    const advertised = c.advertisedListeners.get(l.name);
+    if (advertised !== undefined) return `${l.name}://${advertised.host}:${advertised.port}`;
+    return i === 0 && c.advertisedKafkaAddr !== '' ? `${l.name}://${c.advertisedKafkaAddr}` : `${l.name}://${l.host}:${l.port}`;
+  }).join(',')],
   ['num.partitions', 'int', (c) => c.numPartitions],
   ['default.replication.factor', 'int', (c) => c.defaultReplicationFactor],
   ['auto.create.topics.enable', 'boolean', (c) => c.autoCreateTopics],

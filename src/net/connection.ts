@@ -13,6 +13,10 @@
 // A frame length outside [REQUEST_FRAME_MIN, maxRequestBytes], a malformed request, an unknown
 // API key, or an unsupported version of an API other than ApiVersions closes this connection
 // only (Kafka does the same, and clients such as kafka-python's version probe rely on it).
+// On a SASL listener (`sasl` given) a SaslSession gates dispatch: before authentication only
+// ApiVersions and the SASL APIs pass, frames are bounded by SASL_MAX_RECEIVE_BYTES, raw tokens
+// (after a v0 handshake) are answered here, and a failed authentication closes the connection
+// once its answer is sent. Without it, nothing of this is on the path.
 // Responses leave through a ResponseSink: the socket, or the addon's sender when `native` is
 // given (the connection then never writes to the socket itself, and responses may keep their
 // records as leased segment-file ranges until they are handed to the sink).
@@ -32,6 +36,7 @@ import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
 import type { RequestLog } from './request_log.js';
 import type { Admission } from './connection_quotas.js';
+import { SASL_MAX_RECEIVE_BYTES, type SaslAuthenticator, type SaslSession } from './sasl_session.js';
 
 /** api key + version + correlation id + client id length: the smallest valid request. */
 export const REQUEST_FRAME_MIN = 10;
@@ -106,6 +111,8 @@ export class Connection {
   private readonly sink: ResponseSink;
   /** Sum of the in-flight slots' reservations. */
   private reservedBytes = 0;
+  /** This connection's SASL state on a SASL listener, null otherwise. */
+  private readonly sasl: SaslSession | null;
 
   constructor(
     private readonly socket: Socket,
@@ -117,7 +124,10 @@ export class Connection {
     native: NativeSender | null = null,
     /** Decides the connection on its first decoded request (the listener's per-IP bounds); null: admitted. */
     private admit: FirstRequestGate | null = null,
+    /** A SASL listener's authenticator; null: no authentication. */
+    private readonly saslAuth: SaslAuthenticator | null = null,
   ) {
+    this.sasl = saslAuth === null ? null : saslAuth.session();
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleTimeoutMs, () => this.close());
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -253,8 +263,12 @@ export class Connection {
       if (this.frameSize < 0) {
         if (this.buffered < 4) return true;
         const size = this.peekInt32();
-        if (size < REQUEST_FRAME_MIN || size > this.limits.maxRequestBytes) {
-          this.reject('frame-size', `request frame of ${size} bytes outside [${REQUEST_FRAME_MIN}, ${this.limits.maxRequestBytes}]`);
+        // Unauthenticated SASL clients send small raw tokens and never large frames.
+        const unauthenticated = this.sasl !== null && this.sasl.unauthenticated;
+        const min = unauthenticated ? 0 : REQUEST_FRAME_MIN;
+        const max = unauthenticated ? Math.min(SASL_MAX_RECEIVE_BYTES, this.limits.maxRequestBytes) : this.limits.maxRequestBytes;
+        if (size < min || size > max) {
+          this.reject('frame-size', `request frame of ${size} bytes outside [${min}, ${max}]`);
           return false;
         }
         this.frameSize = size;
@@ -319,7 +333,47 @@ export class Connection {
     else this.socket.resume();
   }
 
+  /** Whether a frame on a SASL listener goes on to dispatch as a request (else it was handled or refused here). */
+  private passesSasl(session: SaslSession, frame: Buffer): boolean {
+    if (session.expectsRawToken) {
+      this.answerRawToken(session, frame);
+      return false;
+    }
+    if (frame.length < REQUEST_FRAME_MIN) {
+      this.reject('frame-size', `request frame of ${frame.length} bytes, under ${REQUEST_FRAME_MIN}`);
+      return false;
+    }
+    const refusal = session.refusal(frame.readInt16BE(0));
+    if (refusal !== null) {
+      this.reject('unauthenticated', refusal);
+      return false;
+    }
+    return true;
+  }
+
+  /** A raw SASL token (KIP-43 framing): answered as a length and a token, a refusal by closing after the failure delay. */
+  private answerRawToken(session: SaslSession, token: Buffer): void {
+    const slot: Slot = { done: false, chunks: null, leases: null, reserved: 0, parkedMs: 0 };
+    this.inflight.push(slot);
+    const answer = this.saslAuth!.answer(session, token, this.clientHost);
+    if (answer instanceof Promise) {
+      this.requestWaiting = true;
+      void answer.then(() => {
+        slot.done = true;
+        this.flush();
+        void this.drain();
+      });
+      return;
+    }
+    const length = Buffer.allocUnsafe(4);
+    length.writeInt32BE(answer.token.length, 0);
+    slot.chunks = answer.token.length === 0 ? [length] : [length, answer.token];
+    slot.done = true;
+    this.flush();
+  }
+
   private dispatch(frame: Buffer): void {
+    if (this.sasl !== null && !this.passesSasl(this.sasl, frame)) return;
     const apiKey = frame.readInt16BE(0);
     const version = frame.readInt16BE(2);
     const h = this.services.handlers.get(apiKey);
@@ -392,6 +446,7 @@ export class Connection {
       parked: (ms) => {
         slot.parkedMs += ms;
       },
+      sasl: this.sasl,
     };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {
@@ -454,6 +509,11 @@ export class Connection {
     }
     slot.done = true;
     this.flush();
+    // A refused authentication ends the connection once its answer is on its way.
+    if (this.sasl !== null && this.sasl.failed) {
+      void this.drain();
+      return;
+    }
     this.pump();
   }
 

@@ -14,6 +14,7 @@ import type { ControllerRequest } from '../cluster/controller_channel.js';
 import type { ControllerReply, TopicResult } from '../cluster/metadata/controller.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
+import { AlterUserScramCredentialsApi, type AlterUserScramCredentialsResponse } from '../protocol/apis/scram_credentials.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsResponse } from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
 import { UnregisterBrokerApi, type UnregisterBrokerResponse } from '../protocol/apis/unregister_broker.js';
@@ -243,6 +244,10 @@ export class ControllerClient {
         const r = res.responses[0];
         if (r === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'the controller answered no resource');
         return { kind: 'alterConfigs', errorCode: r.errorCode as ErrorCode, message: r.errorMessage };
+      }
+      case 'alterScramCredentials': {
+        const res = (await conn.call(AlterUserScramCredentialsApi, 0, request.request, timeoutMs)) as AlterUserScramCredentialsResponse;
+        return { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results: res.results.map((r) => ({ user: r.user, errorCode: r.errorCode as ErrorCode, message: r.errorMessage })) };
       }
       case 'unregisterBroker': {
         const res = (await conn.call(UnregisterBrokerApi, 0, { brokerId: request.brokerId }, timeoutMs)) as UnregisterBrokerResponse;

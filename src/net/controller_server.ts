@@ -42,6 +42,9 @@ import { RemoveRaftVoterApi, type RemoveRaftVoterRequest } from '../protocol/api
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
 import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire } from './handler.js';
+import { AlterUserScramCredentialsApi } from '../protocol/apis/scram_credentials.js';
+import type { AlterScramRequest } from '../cluster/metadata/scram_changes.js';
+import { alterUserScramCredentialsHandler } from './handlers/scram_credentials.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
 import { alterEach, incrementalChanges, replacementChanges } from './handlers/alter_configs.js';
 import { electionPartitions, electionResponse, refusedElection } from './handlers/elect_leaders.js';
@@ -397,7 +400,7 @@ export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
   BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
   CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
-  UnregisterBrokerApi,
+  UnregisterBrokerApi, AlterUserScramCredentialsApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
@@ -418,6 +421,7 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedAlterPartitionReassignmentsHandler, deps),
     bindHandler(forwardedListPartitionReassignmentsHandler, deps),
     bindHandler(forwardedIncrementalAlterConfigsHandler, deps),
+    bindHandler(alterUserScramCredentialsHandler, { alter: (req: AlterScramRequest) => deps.quorum.alterScramCredentials(req) }),
     bindHandler(forwardedAlterConfigsHandler, deps),
     bindHandler(forwardedUnregisterBrokerHandler, deps),
   ];

@@ -7,6 +7,7 @@
 // finish, so a client that pipelines CreateTopics then Produce sees its topic.
 import type { RequestHeader } from '../protocol/header.js';
 import type { Api, Wire } from '../protocol/schema.js';
+import type { SaslSession } from './sasl_session.js';
 
 export type { Wire };
 
@@ -60,6 +61,8 @@ export interface HandlerContext {
    * slow-request log counts serving time, not that. Absent: not reported (unit tests).
    */
   readonly parked?: (ms: number) => void;
+  /** The connection's SASL state on a SASL listener; absent or null elsewhere. */
+  readonly sasl?: SaslSession | null;
 }
 
 /** Close hooks one connection keeps (the controller listener registers one per broker incarnation seen). */

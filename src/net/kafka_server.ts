@@ -9,7 +9,13 @@
 // open every connection) is admitted outside the per-IP bounds, so a client storm from the same
 // IP cannot starve replication; any other goes through ConnectionQuotas (per-IP cap, creation
 // rate: delayed or refused). Refusals are counted by reason and logged at most once per interval.
-import { createServer, type Server } from 'node:net';
+// With `security` the listener speaks TLS (node:tls; responses then go through the TLS socket,
+// never the native sender, which would bypass encryption) and/or SASL (each connection gets a
+// SaslSession); a client that fails the TLS handshake (a plaintext client on a TLS port, a
+// missing or untrusted client certificate under mTLS) is dropped before any request is read.
+// reloadTls() swaps the certificate for new connections; open ones keep theirs.
+import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { CONNECTION_FDS, type DescriptorBudget } from '../common/descriptor_budget.js';
 import { RepeatLimiter } from '../common/repeat_limiter.js';
@@ -18,6 +24,8 @@ import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
 import { Connection, HeldBytes, type ConnectionLimits, type ConnectionServices, type FirstRequestGate } from './connection.js';
 import type { Admission, ConnectionQuotas } from './connection_quotas.js';
 import type { NativeSender } from './native_sender.js';
+import { subjectPrincipal, type TlsMaterial } from './listener_security.js';
+import type { SaslAuthenticator } from './sasl_session.js';
 
 export interface KafkaServerOptions extends ConnectionLimits {
   host: string;
@@ -40,10 +48,18 @@ export interface ListenerAdmission {
   readonly metrics: Pick<BrokerMetrics, 'connectionThrottled' | 'brokerConnectionAdmitted'>;
 }
 
+/** How a client listener authenticates: TLS (null: plaintext) and SASL (null: none). */
+export interface ListenerSecurity {
+  /** The listener's name, for logs. */
+  readonly name: string;
+  readonly tls: TlsMaterial | null;
+  readonly sasl: SaslAuthenticator | null;
+}
+
 export class KafkaServer {
   private readonly connections = new Set<Connection>();
   private readonly held: HeldBytes;
-  private server: Server | null = null;
+  private server: Server | TlsServer | null = null;
   /** One kind of line per refusal reason. */
   private readonly refusals = new RepeatLimiter(REFUSAL_LOG_INTERVAL_MS, () => performance.now(), REFUSAL_KINDS);
 
@@ -54,6 +70,7 @@ export class KafkaServer {
     private readonly descriptors: DescriptorBudget,
     private readonly native: NativeSender | null = null,
     private readonly admission: ListenerAdmission | null = null,
+    private readonly security: ListenerSecurity | null = null,
   ) {
     this.held = new HeldBytes(opts.maxPartialRequestBytes);
   }
@@ -63,30 +80,14 @@ export class KafkaServer {
   }
 
   async listen(): Promise<number> {
-    const server = createServer({ noDelay: true }, (socket) => {
-      if (!this.descriptors.tryAcquire('connections', CONNECTION_FDS)) {
-        socket.destroy();
-        this.refused();
-        return;
-      }
-      const ip = socket.remoteAddress ?? '';
-      let counted = false;
-      const gate: FirstRequestGate | null = this.admission === null ? null : (apiKey, version, req) => {
-        const verdict = this.admitFirst(ip, apiKey, version, req);
-        counted = verdict.kind === 'admit' && !verdict.broker;
-        return verdict;
-      };
-      const conn = new Connection(socket, this.services, this.opts, this.held, this.log, (c) => {
-        if (!this.connections.delete(c)) return;
-        if (counted) this.admission!.quotas.release(ip, this.admission!.now());
-        this.descriptors.release('connections', CONNECTION_FDS);
-        this.services.metrics.connectionClosed();
-      }, this.native, gate);
-      this.connections.add(conn);
-      this.services.metrics.connectionOpened();
-    });
+    const tls = this.security?.tls ?? null;
+    const server = tls === null
+      ? createServer({ noDelay: true }, (socket) => this.accept(socket))
+      : createTlsServer({ ...tls.context, noDelay: true, requestCert: tls.requestCert, rejectUnauthorized: tls.requireCert }, (socket) => this.acceptTls(socket, tls));
     server.maxConnections = this.opts.maxConnections;
     server.on('drop', () => this.services.metrics.connectionRejected('max-connections'));
+    // Failed TLS handshakes (plaintext clients, bad certificates) are counted; node has already dropped the socket.
+    if (tls !== null) server.on('tlsClientError', () => this.services.metrics.connectionRejected('tls-handshake'));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -97,6 +98,58 @@ export class KafkaServer {
     });
     const addr = server.address();
     return typeof addr === 'object' && addr ? addr.port : this.opts.port;
+  }
+
+  /** New connections get certificates read again from their files; false (and the old ones kept) when that failed. */
+  reloadTls(): boolean {
+    const tls = this.security?.tls ?? null;
+    const server = this.server;
+    if (tls === null || server === null || !('setSecureContext' in server)) return true;
+    try {
+      server.setSecureContext(tls.reload());
+      return true;
+    } catch (err) {
+      this.log.error({ err, listener: this.security?.name }, 'TLS certificate reload failed; the listener keeps its previous certificate');
+      return false;
+    }
+  }
+
+  /** A TLS client past its handshake: one that sent a certificate must have sent a valid one (ssl-client-auth requested). */
+  private acceptTls(socket: TLSSocket, tls: TlsMaterial): void {
+    if (tls.requestCert) {
+      const cert = socket.getPeerCertificate();
+      const presented = Object.keys(cert).length > 0;
+      if (presented && !socket.authorized) {
+        this.services.metrics.connectionRejected('tls-client-certificate');
+        socket.destroy();
+        return;
+      }
+      if (presented) this.log.debug({ listener: this.security?.name, remote: socket.remoteAddress, principal: subjectPrincipal(cert) }, 'TLS client certificate accepted');
+    }
+    this.accept(socket);
+  }
+
+  private accept(socket: Socket): void {
+    if (!this.descriptors.tryAcquire('connections', CONNECTION_FDS)) {
+      socket.destroy();
+      this.refused();
+      return;
+    }
+    const ip = socket.remoteAddress ?? '';
+    let counted = false;
+    const gate: FirstRequestGate | null = this.admission === null ? null : (apiKey, version, req) => {
+      const verdict = this.admitFirst(ip, apiKey, version, req);
+      counted = verdict.kind === 'admit' && !verdict.broker;
+      return verdict;
+    };
+    const conn = new Connection(socket, this.services, this.opts, this.held, this.log, (c) => {
+      if (!this.connections.delete(c)) return;
+      if (counted) this.admission!.quotas.release(ip, this.admission!.now());
+      this.descriptors.release('connections', CONNECTION_FDS);
+      this.services.metrics.connectionClosed();
+    }, this.security?.tls != null ? null : this.native, gate, this.security?.sasl ?? null);
+    this.connections.add(conn);
+    this.services.metrics.connectionOpened();
   }
 
   /** A replica fetcher of a registered broker passes; any other first request meets the per-IP bounds. */

@@ -2,7 +2,7 @@
 // cluster view (see cluster_node.ts; without --controller-voters a one-voter quorum of this node),
 // one shard worker per configured shard, the topic front end and the partition reconciler (which
 // reopens partition actors, with log recovery, on their shards), the request handlers bound to
-// their dependencies, the Kafka listener (only once the controller unfenced this broker and its
+// their dependencies, the client listeners (client_listeners.ts; opened only once the controller unfenced this broker and its
 // image shows it) and the admin HTTP server. stop() reverses it: move leaderships away
 // (controlled shutdown), stop accepting, finish in-flight requests, let shards commit and
 // checkpoint, then exit.
@@ -28,9 +28,7 @@ import { BrokerMetrics } from '../metrics/metrics.js';
 import { OffsetHistory } from '../metrics/offset_history.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { AdminReports } from '../net/admin_reports.js';
-import { buildHandlers } from '../net/handlers/index.js';
-import { KafkaServer } from '../net/kafka_server.js';
-import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
+import type { BrokerServices } from '../net/handlers/index.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
 import { RequestLog } from '../net/request_log.js';
@@ -43,10 +41,16 @@ import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
+import { ClientListeners } from './client_listeners.js';
 
 export interface Broker {
+  /** The primary client listener's port. */
   readonly kafkaPort: number;
+  /** Every client listener's port, in config.clientListeners' order. */
+  readonly listenerPorts: readonly number[];
   readonly adminPort: number;
+  /** Reads TLS certificates and PLAIN users again (SIGHUP). */
+  reloadSecurity(): void;
   stop(): Promise<void>;
 }
 
@@ -195,10 +199,11 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   startedParts.push(() => Promise.all(hosts.map((h) => h.abort())));
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
   const clusterId = loadClusterId(metaDir, config.controllerVoters.length > 0 ? clusterIdOfVoters(config.controllerVoters) : null);
-  // The broker registers its Kafka port before the listener opens, so port 0 is resolved first.
-  const kafkaPortWanted = config.kafkaPort === 0 ? await reservePort(config.kafkaHost) : config.kafkaPort;
+  // The broker registers its listeners' ports before they open, so a port 0 is resolved first.
+  const listenerPorts: number[] = [];
+  for (const l of config.clientListeners) listenerPorts.push(l.port === 0 ? await reservePort(l.host) : l.port);
   const node = await startClusterNode(config, {
-    clusterId, kafkaPort: kafkaPortWanted, log: logger, metrics, descriptors,
+    clusterId, listenerPorts, log: logger, metrics, descriptors,
     onFatal: () => {
       process.exitCode = 1;
       void stop();
@@ -228,7 +233,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
   let handover: Promise<unknown> | null = null;
   const hostedPartitions = async (): Promise<PartitionSnapshot[]> => (await Promise.all(hosts.map((h) => h.control.partitions()))).flat();
-  const handlers = buildHandlers({
+  const brokerServices: BrokerServices = {
     handover: () => handover,
     config,
     cluster,
@@ -240,7 +245,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     producerIds: node.producerIds,
     groups,
     metrics,
-    quorum: { driver: node.driver, endpoints: node.voters, controller: node.controller },
+    quorum: { driver: node.driver, endpoints: node.voters, controller: node.controller, follower: node.follower },
     logDirs: {
       path: resolve(config.dataDir),
       partitions: hostedPartitions,
@@ -252,29 +257,21 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       fetchMaxBytes: config.fetchMaxBytes,
       messageMaxBytes: config.messageMaxBytes,
     },
-  });
+  };
   const scheduler = new RequestScheduler({
     turnBudget: DEFAULT_TURN_BUDGET, weights: DEFAULT_CLASS_WEIGHTS, defer: (fn) => setImmediate(fn), onQueued: (cls) => metrics.requestQueued(cls),
   });
-  const services = {
-    handlers, metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler,
-    requestLog: new RequestLog(logger, config.slowRequestMs, metrics),
-  };
-  const quotas = new ConnectionQuotas({
-    maxPerIp: config.maxConnectionsPerIp,
-    overrides: config.maxConnectionsPerIpOverrides,
-    creationRate: config.maxConnectionCreationRate,
-    maxThrottleMs: MAX_CONNECTION_THROTTLE_MS,
-    // Every IP with an open connection is tracked, so the table holds at least the connection cap.
-    maxTrackedIps: config.maxConnections,
+  const listeners = new ClientListeners(config, listenerPorts, {
+    services: brokerServices,
+    connection: {
+      metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler,
+      requestLog: new RequestLog(logger, config.slowRequestMs, metrics),
+    },
+    view: node.view,
+    descriptors,
+    native: send.sender,
+    log: logger,
   });
-  const admission = {
-    quotas,
-    isBroker: (id: number, epoch: number) => cluster.replicaBrokers().some((b) => b.id === id && b.epoch === epoch),
-    now: () => performance.now(),
-    metrics,
-  };
-  const kafka = new KafkaServer(services, { ...config, host: config.kafkaHost, port: kafkaPortWanted, maxInflight: config.maxInflightRequestsPerConnection }, logger, descriptors, send.sender, admission);
   // Log ends sampled by every admin read of the shards' partitions: append rates and lag in seconds.
   const offsetHistory = new OffsetHistory();
   const reports = new AdminReports({ cluster, groups, partitions: hostedPartitions, history: offsetHistory, now: () => performance.now() });
@@ -290,7 +287,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
         status,
         failing: quorum.state === 'lost' ? ['quorum'] : [],
         details: {
-          shards: config.shards, topics: node.view.image.topicsByName.size, connections: kafka.connectionCount, io, ioThreads,
+          shards: config.shards, topics: node.view.image.topicsByName.size, connections: listeners.connectionCount, io, ioThreads,
           descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
           quorum,
           warmUp: warmUp.progress(),
@@ -321,8 +318,8 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   await reconciler.applied(cluster.revision);
   await groups.start();
   logger.info({ topics: node.view.image.topicsByName.size, ms: Math.round(performance.now() - started) }, 'partitions opened');
-  startedParts.push(() => kafka.close());
-  const kafkaPort = await kafka.listen();
+  startedParts.push(() => listeners.close());
+  const boundPorts = await listeners.listen();
   status = 'ready';
 
   let stopping: Promise<void> | null = null;
@@ -333,7 +330,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       // complete, and clients of moved ones are answered from an image that shows the new leader.
       handover = node.lifecycle.shutDown(config.controlledShutdownTimeoutMs);
       await handover;
-      await kafka.close();
+      await listeners.close();
       await node.stop();
       // Connections are closed: what the budget has free now carries the logs' clean closes.
       const closeLanes = closeLanesFor(descriptors.free, hosts.length);
@@ -344,5 +341,11 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     })();
     return stopping;
   }
-  return { kafkaPort, adminPort: admin.port, stop };
+  return {
+    kafkaPort: boundPorts[0]!,
+    listenerPorts: boundPorts,
+    adminPort: admin.port,
+    reloadSecurity: () => listeners.reload(logger),
+    stop,
+  };
 }

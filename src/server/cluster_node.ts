@@ -22,7 +22,7 @@ import { ImageClusterView } from '../cluster/metadata/image_view.js';
 import { MetadataImage } from '../cluster/metadata/image.js';
 import { MetadataFollower } from '../cluster/metadata_follower.js';
 import type { DescriptorBudget } from '../common/descriptor_budget.js';
-import { MAX_CONTROLLER_VOTERS, advertisedKafkaEndpoint, type BrokerConfig, type ControllerVoter } from '../config.js';
+import { MAX_CONTROLLER_VOTERS, SECURITY_PROTOCOLS, advertisedListenerEndpoint, type BrokerConfig, type ControllerVoter } from '../config.js';
 import { validateTopicConfigs } from '../coordinator/topic_configs.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { startControllerListener } from '../net/controller_server.js';
@@ -31,9 +31,8 @@ import type { KafkaServer } from '../net/kafka_server.js';
 import { QuorumTransport } from '../net/quorum_transport.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { markLegacyMetaCarried, readLegacyMeta } from './legacy_meta.js';
+import { carryScramBootstrap } from './scram_bootstrap.js';
 
-/** The listener name brokers register and clients are given (security protocol PLAINTEXT). */
-export const CLIENT_LISTENER = 'PLAINTEXT';
 /** How long a forwarded topic change or a producer-id block may take, leader changes included; also the cap on a client's CreateTopics/CreatePartitions/DeleteTopics timeout. */
 const CONTROLLER_REQUEST_TIMEOUT_MS = 30_000;
 /** Bound on brokers and partitions the controller admits. */
@@ -88,16 +87,39 @@ const ACTIVE_POLL_MS = 10;
 async function carryLegacyMeta(quorum: MetadataQuorum, metaDir: string, brokerId: number, log: Logger): Promise<void> {
   const legacy = readLegacyMeta(metaDir);
   if (legacy === null) return;
-  const deadline = performance.now() + CONTROLLER_REQUEST_TIMEOUT_MS;
-  while (!quorum.isActiveController) {
-    if (performance.now() > deadline) throw new Error(`no active controller within ${CONTROLLER_REQUEST_TIMEOUT_MS} ms to carry meta/topics.json into`);
-    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
-  }
+  await untilLeaderKnown(() => quorum.isActiveController, 'carry meta/topics.json into');
   const reply = await quorum.importLegacy({ ...legacy, brokerId });
   const refused = reply.kind === 'topics' ? reply.results.find((r) => r.errorCode !== ErrorCode.NONE) : undefined;
   if (refused !== undefined) throw new Error(`meta/topics.json not carried into the metadata log: ${errorName(refused.errorCode)}: ${refused.message ?? ''}`);
   markLegacyMetaCarried(metaDir);
   log.info({ topics: legacy.topics.length, nextProducerId: legacy.nextProducerId }, 'carried the old topic table and producer-id mark into the metadata log');
+}
+
+/** Waits until `known()` holds (the quorum has elected what the caller needs), up to the controller request timeout. */
+async function untilLeaderKnown(known: () => boolean, purpose: string): Promise<void> {
+  const deadline = performance.now() + CONTROLLER_REQUEST_TIMEOUT_MS;
+  while (!known()) {
+    if (performance.now() > deadline) throw new Error(`no active controller within ${CONTROLLER_REQUEST_TIMEOUT_MS} ms to ${purpose}`);
+    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
+  }
+}
+
+/**
+ * Carries SCRAM credentials written offline into the log (scram_bootstrap.ts): a single node
+ * before its broker registers; a cluster node in the background once the quorum has a leader,
+ * and only if that is itself.
+ */
+async function carryScramCredentials(quorum: MetadataQuorum, config: BrokerConfig, sole: boolean, log: Logger): Promise<void> {
+  const purpose = 'carry SCRAM credentials written offline into';
+  const active = async (): Promise<boolean> => {
+    if (sole) await untilLeaderKnown(() => quorum.isActiveController, purpose);
+    else await untilLeaderKnown(() => quorum.driver.leader.leaderId !== -1, purpose);
+    return quorum.isActiveController;
+  };
+  await carryScramBootstrap(config.dataDir, active, async (credentials) => {
+    const reply = await quorum.bootstrapScramCredentials(credentials);
+    return reply.kind === 'alterScramCredentials' ? reply : { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: `answered ${reply.kind}` };
+  }, log);
 }
 
 /** A request for the active controller run on this process's MetadataQuorum. */
@@ -125,6 +147,8 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.listPartitionReassignments(request.topics);
     case 'alterConfigs':
       return quorum.alterConfigs(request.request);
+    case 'alterScramCredentials':
+      return quorum.alterScramCredentials(request.request);
     case 'unregisterBroker':
       return quorum.unregisterBroker(request.brokerId);
   }
@@ -186,8 +210,8 @@ export interface ClusterNode {
 
 export interface ClusterNodeServices {
   readonly clusterId: string;
-  /** The Kafka listener's port (known before the listener opens); registered unless --advertised-kafka-addr names another endpoint. */
-  readonly kafkaPort: number;
+  /** Each client listener's port, in config.clientListeners' order (known before the listeners open); registered unless advertised elsewhere. */
+  readonly listenerPorts: readonly number[];
   readonly log: Logger;
   readonly metrics: BrokerMetrics;
   readonly descriptors: DescriptorBudget;
@@ -209,7 +233,8 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
   const controllerPort = sole && config.controllerPort === 0 ? await reservePort(config.controllerHost) : config.controllerPort;
   const ownEndpoint: readonly ControllerVoter[] = controllerPort === -1 ? [] : [{ id: config.nodeId, host: config.controllerHost, port: controllerPort }];
   const voters = sole ? ownEndpoint : config.controllerVoters;
-  const view = new ImageClusterView(clusterId, config.nodeId, CLIENT_LISTENER, MetadataImage.EMPTY);
+  // Brokers find each other's replica fetch endpoint under the primary listener's name.
+  const view = new ImageClusterView(clusterId, config.nodeId, config.clientListeners[0]!.name, MetadataImage.EMPTY);
   const follower = new MetadataFollower(view);
   const quorum = new MetadataQuorum({
     id: config.nodeId,
@@ -256,12 +281,16 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     boundPort = started.port;
   }
   if (sole) await carryLegacyMeta(quorum, metaDir, config.nodeId, log);
+  if (sole) await carryScramCredentials(quorum, config, sole, log);
+  else void carryScramCredentials(quorum, config, sole, log).catch((err: unknown) => log.error({ err }, 'SCRAM bootstrap credentials not carried'));
   const remote = new ControllerClient(voters, clusterId);
   const channel = new QuorumControllerChannel(config.nodeId, quorum, remote);
-  // The advertised endpoint is where clients and other brokers' replica fetchers connect.
-  const advertised = advertisedKafkaEndpoint(config, services.kafkaPort);
+  // Every client listener is registered where clients reach it; the primary's is also where other brokers' replica fetchers connect.
+  const endpoints = config.clientListeners.map((l, i) => ({
+    name: l.name, ...advertisedListenerEndpoint(config, l, services.listenerPorts[i]!), securityProtocol: SECURITY_PROTOCOLS.indexOf(l.protocol),
+  }));
   const lifecycle = new BrokerLifecycle(
-    { brokerId: config.nodeId, endpoints: [{ name: CLIENT_LISTENER, host: advertised.host, port: advertised.port, securityProtocol: 0 }], rack: config.rack },
+    { brokerId: config.nodeId, endpoints, rack: config.rack },
     channel,
     follower,
     { heartbeatIntervalMs: config.brokerHeartbeatIntervalMs, sessionTimeoutMs: config.brokerSessionTimeoutMs },

@@ -34,6 +34,8 @@ export interface BrokerStartOptions {
   cwd?: string;
   /** Variables added to (or, when undefined, removed from) the broker's environment. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** More client listeners, NAME://HOST:PORT each: the broker then runs --listeners with PLAINTEXT on kafkaPort first. */
+  listeners?: readonly string[];
 }
 
 export interface ExitStatus {
@@ -245,7 +247,9 @@ export class BrokerProcess {
     return [
       'start',
       '--data-dir', this.dataDir,
-      '--kafka-addr', `${this.host}:${this.kafkaPort}`,
+      ...(this.opts.listeners === undefined
+        ? ['--kafka-addr', `${this.host}:${this.kafkaPort}`]
+        : ['--listeners', [`PLAINTEXT://${this.host}:${this.kafkaPort}`, ...this.opts.listeners].join(',')]),
       '--admin-addr', `${this.host}:${this.adminPort}`,
       '--shards', String(this.opts.shards ?? 2),
       '--flush', this.opts.flush ?? 'always',

@@ -1,6 +1,7 @@
 // Metadata images as plain values for deepStrictEqual, and generated record sequences that
 // apply cleanly (each record valid against the image the ones before it built). Test-only.
 import fc from 'fast-check';
+import { SCRAM_MECHANISMS } from '../../src/common/sasl_mechanisms.js';
 import type { MetadataImage } from '../../src/cluster/metadata/image.js';
 import { ConfigResource, type MetadataRecord } from '../../src/cluster/metadata/records.js';
 
@@ -20,6 +21,7 @@ export function describeImage(image: MetadataImage): unknown {
     byId,
     configs: sorted(image.configs).map(([k, c]) => [k, { ...c }]),
     producerIds: image.producerIds,
+    scram: sorted(image.scram),
   };
 }
 
@@ -37,6 +39,7 @@ type Op =
   | ['producerIds', number]
   | ['removeTopic', number]
   | ['feature', number, number]
+  | ['scram', number, number, boolean]
   | ['noOp'];
 
 const ids = fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 4 });
@@ -51,12 +54,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.tuple(fc.constant('producerIds' as const), fc.integer({ min: 1, max: 5000 })),
   fc.tuple(fc.constant('removeTopic' as const), fc.nat()),
   fc.tuple(fc.constant('feature' as const), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 3 })),
+  fc.tuple(fc.constant('scram' as const), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 1 }), fc.boolean()),
   fc.constant(['noOp'] as Op),
 );
 
 /** Valid record sequences: brokers come and go, topics are created, grown, changed and removed. */
 export const recordsArb: fc.Arbitrary<MetadataRecord[]> = fc.array(opArb, { maxLength: 60 }).map((ops) => {
   const brokers = new Map<number, number>();
+  const credentials = new Set<string>();
   const topics: { name: string; id: string; count: number }[] = [];
   const out: MetadataRecord[] = [];
   let nextPid = 0;
@@ -119,6 +124,20 @@ export const recordsArb: fc.Arbitrary<MetadataRecord[]> = fc.array(opArb, { maxL
       case 'feature':
         out.push({ type: 'featureLevel', name: `f${op[1]}`, featureLevel: op[2] });
         break;
+      case 'scram': {
+        const name = `u${op[1]}`;
+        const mechanism = SCRAM_MECHANISMS[op[2]]!;
+        const key = `${mechanism}:${name}`;
+        if (op[3] && credentials.has(key)) {
+          credentials.delete(key);
+          out.push({ type: 'removeUserScramCredential', name, mechanism });
+        } else {
+          credentials.add(key);
+          const bytes = Buffer.alloc(op[2] === 0 ? 32 : 64, out.length);
+          out.push({ type: 'userScramCredential', name, mechanism, salt: Buffer.from([out.length & 0xff, 1]), storedKey: bytes, serverKey: bytes, iterations: 4096 + out.length });
+        }
+        break;
+      }
       case 'noOp':
         out.push({ type: 'noOp' });
         break;

@@ -12,6 +12,8 @@ import {
 } from '../../cluster/metadata/controller.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from '../../cluster/metadata/replication_control.js';
 import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.js';
+import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
+import type { ScramCredential } from '../../common/sasl_mechanisms.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
@@ -137,6 +139,15 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   alterConfigs(req: AlterConfigsRequest): Promise<ControllerReply> {
     return this.run((next) => this.controller.alterConfigs(req, next));
+  }
+
+  alterScramCredentials(req: AlterScramRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterScramCredentials(req, next));
+  }
+
+  /** Carries offline-written SCRAM credentials into the log (MetadataController.bootstrapScramCredentials). */
+  bootstrapScramCredentials(credentials: readonly (ScramCredential & { readonly user: string })[]): Promise<ControllerReply> {
+    return this.run((next) => this.controller.bootstrapScramCredentials(credentials, next));
   }
 
   unregisterBroker(brokerId: number): Promise<ControllerReply> {

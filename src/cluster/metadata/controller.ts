@@ -18,9 +18,11 @@ import { validateTopicName } from '../../coordinator/topic_names.js';
 import { validateBrokerConfigs } from '../../coordinator/broker_configs.js';
 import { isListTopicConfig } from '../../coordinator/topic_configs.js';
 import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
+import { scramChanges, type AlterScramRequest, type ScramUserResult } from './scram_changes.js';
 import { applyRecords } from './delta.js';
-import { configKey, MetadataImage, NO_CONFIGS, type BrokerRegistration } from './image.js';
-import { ConfigResource, MAX_ADMIN_ADDRESS_CHARS, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
+import { configKey, MetadataImage, NO_CONFIGS, scramKey, type BrokerRegistration } from './image.js';
+import type { ScramCredential } from '../../common/sasl_mechanisms.js';
+import { ConfigResource, MAX_ADMIN_ADDRESS_CHARS, MAX_SCRAM_NAME_CHARS, MAX_ENDPOINTS, MAX_REPLICAS, type BrokerEndpointRecord, type MetadataRecord } from './records.js';
 import {
   alterPartition, alterPartitionReassignments, departureChanges, electLeaders, eligibility, ElectionType, firstLeader, imbalanceElections,
   listPartitionReassignments, NONE_WARMING, returnChanges, warmedElections, warmingOf,
@@ -133,6 +135,7 @@ export type ControllerReply =
   | { readonly kind: 'unregisterBroker'; readonly errorCode: ErrorCode }
   | { readonly kind: 'topics'; readonly results: readonly TopicResult[] }
   | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
+  | { readonly kind: 'alterScramCredentials'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly ScramUserResult[] }
   | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
   | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
   | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] }
@@ -169,6 +172,7 @@ const refuseRegistration: Refuse = (errorCode) => ({ kind: 'registerBroker', err
 const refuseHeartbeat: Refuse = (errorCode) => ({ kind: 'heartbeat', errorCode, isCaughtUp: false, isFenced: true, shouldShutDown: false });
 const refuseUnregistration: Refuse = (errorCode) => ({ kind: 'unregisterBroker', errorCode });
 const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', errorCode, message });
+const refuseScram: Refuse = (errorCode, message) => ({ kind: 'alterScramCredentials', errorCode, message, results: [] });
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
 const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
 const refuseElection: Refuse = (errorCode) => ({ kind: 'electLeaders', errorCode, results: [] });
@@ -487,6 +491,32 @@ export class MetadataController {
         return { name, errorCode: ErrorCode.NONE, message: null, topicId: t.id, partitions: t.table.count, replicationFactor: -1 };
       });
       return this.finish(records, nextOffset, { kind, results });
+    });
+  }
+
+  /** SCRAM credentials added, replaced or deleted (AlterUserScramCredentials): each user's alterations apply whole or not at all. */
+  alterScramCredentials(req: AlterScramRequest, nextOffset: number): Outcome {
+    return this.guarded(refuseScram, () => {
+      const { records, results } = scramChanges(this.image, req);
+      return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /**
+   * Credentials written offline (`sluice user create --data-dir`) carried into the log: each one
+   * whose user has no credential for its mechanism yet is written; existing ones are left as they
+   * are, so a bootstrap file carried late never undoes a change made since.
+   */
+  bootstrapScramCredentials(credentials: readonly (ScramCredential & { readonly user: string })[], nextOffset: number): Outcome {
+    return this.guarded(refuseScram, () => {
+      const image = this.image;
+      const records: MetadataRecord[] = [];
+      for (const { user, ...c } of credentials) {
+        if (user === '' || user.length > MAX_SCRAM_NAME_CHARS) throw new KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, 'a bootstrap credential has an empty or overlong user name');
+        if (image.scram.get(scramKey(c.mechanism, user)) === undefined) records.push({ type: 'userScramCredential', name: user, ...c });
+      }
+      const results = credentials.map((c) => ({ user: c.user, errorCode: ErrorCode.NONE, message: null }));
+      return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
     });
   }
 

@@ -7,11 +7,12 @@
 import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import {
-  configKey, makeTopic, MetadataImage, NO_CONFIGS,
+  configKey, makeTopic, MetadataImage, NO_CONFIGS, scramKey,
   type BrokerRegistration, type Configs, type MetaTopic, type ProducerIdsImage,
 } from './image.js';
 import { PartitionTable, type PartitionTableBuilder } from './partitions.js';
 import type { SharedMapBuilder } from './shared_map.js';
+import type { ScramCredential } from '../../common/sasl_mechanisms.js';
 import { ConfigResource, forEachRecord, LEADER_UNCHANGED, type MetadataRecord } from './records.js';
 
 function invalid(message: string): KafkaError {
@@ -25,6 +26,7 @@ export class MetadataDelta {
   private readonly byId: SharedMapBuilder<string, MetaTopic>;
   private readonly configs: SharedMapBuilder<string, Configs>;
   private producerIds: ProducerIdsImage;
+  private readonly scram: SharedMapBuilder<string, ScramCredential & { readonly user: string }>;
   /** Partition tables being changed, by topic id; their topics are rebuilt around them. */
   private readonly tables = new Map<string, PartitionTableBuilder>();
 
@@ -35,6 +37,7 @@ export class MetadataDelta {
     this.byId = base.topicsById.builder();
     this.configs = base.configs.builder();
     this.producerIds = base.producerIds;
+    this.scram = base.scram.builder();
   }
 
   replay(rec: MetadataRecord): void {
@@ -116,6 +119,17 @@ export class MetadataDelta {
         if (rec.featureLevel === 0) this.features.delete(rec.name);
         else this.features.set(rec.name, rec.featureLevel);
         return;
+      case 'userScramCredential': {
+        const { type: _type, name, ...credential } = rec;
+        this.scram.set(scramKey(rec.mechanism, name), { ...credential, user: name });
+        return;
+      }
+      case 'removeUserScramCredential': {
+        const key = scramKey(rec.mechanism, rec.name);
+        if (this.scram.get(key) === undefined) throw invalid(`user ${rec.name} has no ${rec.mechanism} credential`);
+        this.scram.delete(key);
+        return;
+      }
       case 'noOp':
         return;
     }
@@ -132,7 +146,7 @@ export class MetadataDelta {
     this.tables.clear();
     return new MetadataImage(
       provenance, this.features.build(), this.brokers.build(), this.byName.build(), this.byId.build(),
-      this.configs.build(), this.producerIds,
+      this.configs.build(), this.producerIds, this.scram.build(),
     );
   }
 

@@ -1,5 +1,5 @@
 // The metadata image: everything the cluster metadata log says at one offset (brokers, topics
-// and their partitions, configs, the next producer-id block, feature levels), immutable, so a
+// and their partitions, configs, the next producer-id block, feature levels, SCRAM credentials), immutable, so a
 // reader holding one image sees one consistent version while the next is built. A delta
 // (delta.ts) makes the next image sharing every unchanged part with this one: an untouched
 // topic, its partition table and the map buckets nobody changed are the same objects. Pure; any thread.
@@ -8,6 +8,7 @@ import type { TopicImage } from '../cluster_view.js';
 import type { PartitionTable } from './partitions.js';
 import { SharedMap } from './shared_map.js';
 import type { BrokerEndpointRecord } from './records.js';
+import type { ScramCredential, ScramMechanism } from '../../common/sasl_mechanisms.js';
 
 export interface BrokerRegistration {
   readonly id: number;
@@ -42,6 +43,11 @@ export function configKey(resourceType: number, resourceName: string): string {
   return `${resourceType}:${resourceName}`;
 }
 
+/** The key of a user's credential for one mechanism in MetadataImage.scram. */
+export function scramKey(mechanism: ScramMechanism, user: string): string {
+  return `${mechanism}:${user}`;
+}
+
 export type Configs = Readonly<Record<string, string>>;
 
 export const NO_CONFIGS: Configs = Object.freeze({});
@@ -49,7 +55,7 @@ export const NO_CONFIGS: Configs = Object.freeze({});
 export class MetadataImage {
   static readonly EMPTY = new MetadataImage(
     { endOffset: 0, epoch: 0 }, SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(),
-    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 },
+    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 }, SharedMap.empty(),
   );
 
   constructor(
@@ -62,6 +68,8 @@ export class MetadataImage {
     /** Overrides per resource (configKey), topics' included: a topic's are also its MetaTopic.configs. */
     readonly configs: SharedMap<string, Configs>,
     readonly producerIds: ProducerIdsImage,
+    /** SCRAM credentials by scramKey (salted and iterated; never a password), as UserScramCredentialRecords set them. */
+    readonly scram: SharedMap<string, ScramCredential & { readonly user: string }>,
   ) {}
 
   partitionCount(): number {

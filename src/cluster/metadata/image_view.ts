@@ -13,6 +13,8 @@ export class ImageClusterView implements ClusterView {
   private live: readonly BrokerEndpoint[];
   private registered: readonly ReplicaBrokerInfo[];
   private controller = -1;
+  /** Views of the same image for the node's other client listeners (forListener). */
+  private readonly listenerViews = new Map<string, ImageClusterView>();
 
   constructor(
     readonly clusterId: string,
@@ -36,11 +38,29 @@ export class ImageClusterView implements ClusterView {
       this.registered = this.registeredBrokers(image);
     }
     this.current = image;
+    for (const v of this.listenerViews.values()) v.update(image);
   }
 
   /** The active controller as the quorum last reported it, -1 when none is known. */
   setControllerId(id: number): void {
     this.controller = id;
+    for (const v of this.listenerViews.values()) v.setControllerId(id);
+  }
+
+  /**
+   * The same image as another client listener sees it: brokers named by their endpoints on
+   * `listenerName` (Kafka answers each listener's clients with that listener's addresses). Kept
+   * up to date with this view; one per name (the names come from the configuration).
+   */
+  forListener(listenerName: string): ImageClusterView {
+    if (listenerName === this.listenerName) return this;
+    let v = this.listenerViews.get(listenerName);
+    if (v === undefined) {
+      v = new ImageClusterView(this.clusterId, this.localId, listenerName, this.current);
+      v.setControllerId(this.controller);
+      this.listenerViews.set(listenerName, v);
+    }
+    return v;
   }
 
   /** The image's end offset: it grows with every committed batch. */

@@ -8,6 +8,7 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { PartitionRecord } from '../cluster_view.js';
 import { ProtocolError, Reader } from '../../protocol/reader.js';
 import { Writer } from '../../protocol/writer.js';
+import { SCRAM_MECHANISMS, type ScramCredential, type ScramMechanism } from '../../common/sasl_mechanisms.js';
 
 export interface BrokerEndpointRecord {
   /** The listener's name, e.g. PLAINTEXT. */
@@ -81,6 +82,8 @@ export type MetadataRecord =
   | { readonly type: 'producerIds'; readonly brokerId: number; readonly brokerEpoch: number; readonly nextProducerId: number }
   | { readonly type: 'removeTopic'; readonly topicId: string }
   | { readonly type: 'featureLevel'; readonly name: string; readonly featureLevel: number }
+  | ({ readonly type: 'userScramCredential'; readonly name: string } & ScramCredential)
+  | { readonly type: 'removeUserScramCredential'; readonly name: string; readonly mechanism: ScramMechanism }
   | { readonly type: 'noOp' };
 
 export type MetadataRecordType = MetadataRecord['type'];
@@ -94,10 +97,12 @@ const API_KEYS: Readonly<Record<MetadataRecordType, number>> = {
   config: 4,
   partitionChange: 5,
   removeTopic: 9,
+  userScramCredential: 11,
   featureLevel: 12,
   producerIds: 15,
   brokerRegistrationChange: 17,
   noOp: 20,
+  removeUserScramCredential: 22,
 };
 const TYPES = new Map<number, MetadataRecordType>(Object.entries(API_KEYS).map(([type, key]) => [key, type as MetadataRecordType]));
 
@@ -116,6 +121,29 @@ function versionOf(type: MetadataRecordType): number {
 export const MAX_REPLICAS = 1024;
 /** Bound on a broker's listeners. */
 export const MAX_ENDPOINTS = 64;
+/** Bound on a SCRAM user name's characters, and on a credential's salt and key bytes (SHA-512 keys are 64). */
+export const MAX_SCRAM_NAME_CHARS = 256;
+export const MAX_SCRAM_BYTES = 128;
+
+/** The int8 a SCRAM mechanism is written as (KIP-554's codes: 1 SHA-256, 2 SHA-512). */
+function writeMechanism(w: Writer, mechanism: ScramMechanism): void {
+  w.int8(SCRAM_MECHANISMS.indexOf(mechanism) + 1);
+}
+
+function readMechanism(r: Reader): ScramMechanism {
+  const code = r.int8();
+  const mechanism = SCRAM_MECHANISMS[code - 1];
+  if (mechanism === undefined) throw new ProtocolError(`SCRAM mechanism ${code}`);
+  return mechanism;
+}
+
+function readScramBytes(r: Reader): Buffer {
+  const b = r.compactBytes();
+  if (b.length > MAX_SCRAM_BYTES) throw new ProtocolError(`SCRAM field of ${b.length} bytes exceeds ${MAX_SCRAM_BYTES}`);
+  // A copy: the credential outlives the batch's buffer.
+  return Buffer.from(b);
+}
+
 /** Bound on a broker's admin address: a DNS name's 253 chars, brackets, a colon and a port fit. */
 export const MAX_ADMIN_ADDRESS_CHARS = 300;
 
@@ -220,6 +248,18 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
       w.compactString(rec.name);
       w.varint(rec.featureLevel);
       return;
+    case 'userScramCredential':
+      w.compactString(rec.name);
+      writeMechanism(w, rec.mechanism);
+      w.compactBytes(rec.salt);
+      w.compactBytes(rec.storedKey);
+      w.compactBytes(rec.serverKey);
+      w.varint(rec.iterations);
+      return;
+    case 'removeUserScramCredential':
+      w.compactString(rec.name);
+      writeMechanism(w, rec.mechanism);
+      return;
     case 'noOp':
       return;
   }
@@ -297,6 +337,10 @@ function readRecord(r: Reader): MetadataRecord {
       return { type, topicId: r.uuid() };
     case 'featureLevel':
       return { type, name: r.compactString(), featureLevel: r.varint() };
+    case 'userScramCredential':
+      return { type, name: r.compactString(), mechanism: readMechanism(r), salt: readScramBytes(r), storedKey: readScramBytes(r), serverKey: readScramBytes(r), iterations: r.varint() };
+    case 'removeUserScramCredential':
+      return { type, name: r.compactString(), mechanism: readMechanism(r) };
     case 'noOp':
       return { type };
   }

@@ -14,9 +14,15 @@ import { UnregisterBrokerApi } from '../../protocol/apis/unregister_broker.js';
 import { AlterPartitionReassignmentsApi } from '../../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../../protocol/apis/list_partition_reassignments.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis/alter_configs.js';
-import { advertisedApis } from '../../protocol/apis/index.js';
+import { advertisedApis, scramCredentialApis } from '../../protocol/apis/index.js';
+import type { AnyApi } from '../../protocol/schema.js';
+import { callActiveController } from '../../cluster/controller_channel.js';
+import type { MetadataFollower } from '../../cluster/metadata_follower.js';
+import type { MetadataImage } from '../../cluster/metadata/image.js';
+import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
+import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram_credentials.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
-import { bindHandler, type HandlerTable } from '../handler.js';
+import { bindHandler, type BoundHandler, type HandlerTable } from '../handler.js';
 import { LeaderThrottle } from '../leader_throttle.js';
 import type { SegmentReader } from '../segment_reader.js';
 import { apiKeysOf, apiVersionsHandler, BROKER_API_KEYS } from './api_versions.js';
@@ -70,18 +76,23 @@ export interface BrokerServices {
    * it), ElectLeaders, the partition reassignment APIs, IncrementalAlterConfigs/AlterConfigs and UnregisterBroker (run on the active
    * controller); null: none of them is advertised.
    */
-  readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps) | null;
+  readonly quorum: (DescribeQuorumDeps & ElectLeadersDeps & { readonly follower: Pick<MetadataFollower, 'image' | 'until'> }) | null;
 }
 
-/** The client listener's ApiVersions list with the APIs a node running the quorum adds. */
-const QUORUM_BROKER_API_KEYS = apiKeysOf([
-  ...advertisedApis, DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
-  UnregisterBrokerApi,
-]);
+/** The APIs a node running the quorum adds to a client listener's. */
+const QUORUM_BROKER_APIS: readonly AnyApi[] = [
+  DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
+  UnregisterBrokerApi, ...scramCredentialApis,
+] as readonly AnyApi[];
 
-export function buildHandlers(s: BrokerServices): HandlerTable {
+/**
+ * The handlers of one client listener: `cluster` names brokers by that listener's endpoints, and
+ * `listenerHandlers` are the ones only it serves (SASL on a SASL listener), advertised with the rest.
+ */
+export function buildHandlers(s: BrokerServices, listenerHandlers: readonly BoundHandler[] = []): HandlerTable {
+  const apis = [...advertisedApis, ...(s.quorum === null ? [] : QUORUM_BROKER_APIS), ...listenerHandlers.map((h) => h.api)];
   const bound = [
-    bindHandler(apiVersionsHandler, { apiKeys: s.quorum === null ? BROKER_API_KEYS : QUORUM_BROKER_API_KEYS }),
+    bindHandler(apiVersionsHandler, { apiKeys: s.quorum === null && listenerHandlers.length === 0 ? BROKER_API_KEYS : apiKeysOf(apis) }),
     bindHandler(metadataHandler, {
       cluster: s.cluster, partitions: s.partitions, topics: s.topics, autoCreateTopics: s.config.autoCreateTopics,
       allTopicsCache: new AllTopicsCache(() => s.partitions.settledRevision),
@@ -115,7 +126,13 @@ export function buildHandlers(s: BrokerServices): HandlerTable {
       bindHandler(alterPartitionReassignmentsHandler, s.quorum), bindHandler(listPartitionReassignmentsHandler, s.quorum),
       bindHandler(incrementalAlterConfigsHandler, s.quorum), bindHandler(alterConfigsHandler, s.quorum),
       bindHandler(unregisterBrokerHandler, s.quorum),
+      bindHandler(describeUserScramCredentialsHandler, { image: () => s.quorum!.follower.image }),
+      bindHandler(alterUserScramCredentialsHandler, {
+        alter: (request: AlterScramRequest, timeoutMs: number) => callActiveController(s.quorum!.controller, { kind: 'alterScramCredentials', request }, timeoutMs),
+        applied: (holds: (image: MetadataImage) => boolean, timeoutMs: number) => s.quorum!.follower.until(holds, timeoutMs),
+      }),
     ]),
+    ...listenerHandlers,
   ];
   return new Map(bound.map((h) => [h.api.key, h]));
 }

@@ -46,6 +46,8 @@ import { FetchSnapshotApi } from './fetch_snapshot.js';
 import { RemoveRaftVoterApi } from './remove_raft_voter.js';
 import { VoteApi } from './vote.js';
 import { UnregisterBrokerApi } from './unregister_broker.js';
+import { SaslAuthenticateApi, SaslHandshakeApi } from './sasl.js';
+import { AlterUserScramCredentialsApi, DescribeUserScramCredentialsApi } from './scram_credentials.js';
 
 /** The APIs clients use, with exactly the ranges ApiVersions advertises. */
 export const advertisedApis: readonly AnyApi[] = [
@@ -66,7 +68,14 @@ export const clusterApis: readonly AnyApi[] = [
   AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi, UnregisterBrokerApi,
 ] as readonly AnyApi[];
 
-export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis].map((api) => [api.key, api]));
+/**
+ * The SASL APIs, which a listener with SASL serves (and advertises), and the SCRAM credential APIs
+ * a node running the metadata quorum serves on its client listeners.
+ */
+export const saslApis: readonly AnyApi[] = [SaslHandshakeApi, SaslAuthenticateApi] as readonly AnyApi[];
+export const scramCredentialApis: readonly AnyApi[] = [DescribeUserScramCredentialsApi, AlterUserScramCredentialsApi] as readonly AnyApi[];
+
+export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis, ...saslApis, ...scramCredentialApis].map((api) => [api.key, api]));
 
 /**
  * Whether a request of (apiKey, apiVersion) uses request header v2; the `isFlexible` argument for

@@ -8,6 +8,7 @@ import {
   decodeBatch, encodeBatch, LEADER_UNCHANGED, type BrokerEndpointRecord, type MetadataRecord,
 } from '../../../../src/cluster/metadata/records.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
+import { SCRAM_MECHANISMS } from '../../../../src/common/sasl_mechanisms.js';
 import { recordsArb, uuidArb } from '../../../helpers/metadata_fixture.js';
 
 const int32 = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
@@ -16,6 +17,7 @@ const brokerId = fc.integer({ min: -1, max: 2 ** 31 - 1 });
 const long = fc.tuple(fc.nat(), fc.nat({ max: 1 << 19 })).map(([lo, hi]) => hi * 2 ** 31 + lo);
 const text = fc.string({ unit: 'grapheme', maxLength: 80 });
 const idList = fc.array(brokerId, { maxLength: 8 });
+const scramBytes = fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b));
 /** Records as plain objects (fast-check may otherwise make null-prototype ones, which deepStrictEqual tells apart). */
 const rec = <T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> => fc.record(model, { noNullPrototype: true });
 
@@ -55,6 +57,11 @@ const recordArb: fc.Arbitrary<MetadataRecord> = fc.oneof(
   rec({ type: fc.constant('producerIds' as const), brokerId, brokerEpoch: long, nextProducerId: long }),
   rec({ type: fc.constant('removeTopic' as const), topicId: uuidArb }),
   rec({ type: fc.constant('featureLevel' as const), name: text, featureLevel: int32 }),
+  rec({
+    type: fc.constant('userScramCredential' as const), name: text, mechanism: fc.constantFrom(...SCRAM_MECHANISMS),
+    salt: scramBytes, storedKey: scramBytes, serverKey: scramBytes, iterations: int32,
+  }),
+  rec({ type: fc.constant('removeUserScramCredential' as const), name: text, mechanism: fc.constantFrom(...SCRAM_MECHANISMS) }),
   fc.constant({ type: 'noOp' as const }),
 );
 

@@ -1,0 +1,105 @@
+// What SSL and SASL listeners read from disk and share (main thread): the TLS certificate, key
+// and CA files as node:tls secure-context options, and PLAIN's user file. Both are read at start
+// and again on reload() (the broker calls it on SIGHUP); a reload that fails (a missing or bad
+// file) keeps what was loaded before and says why, so a half-written certificate never takes a
+// listener down. The mTLS principal is the client certificate's subject, as Kafka's default
+// principal builder names it.
+import { readFileSync } from 'node:fs';
+import type { PeerCertificate, SecureContextOptions } from 'node:tls';
+import { secretsEqual } from '../common/sasl_mechanisms.js';
+import type { SslClientAuth } from '../config.js';
+
+/** Bound on PLAIN users: each is a map entry held for the broker's life. */
+export const MAX_PLAIN_USERS = 100_000;
+
+/** Parses PLAIN's user file: one NAME:PASSWORD per line (the first ':' splits), '#' comments and blank lines skipped. */
+export function parsePlainUsers(text: string): Map<string, Buffer> {
+  const users = new Map<string, Buffer>();
+  for (const [i, line] of text.split('\n').entries()) {
+    const entry = line.replace(/\r$/, '');
+    if (entry.trim() === '' || entry.trimStart().startsWith('#')) continue;
+    const colon = entry.indexOf(':');
+    if (colon <= 0) throw new Error(`line ${i + 1}: expected NAME:PASSWORD`);
+    const name = entry.slice(0, colon);
+    if (users.has(name)) throw new Error(`line ${i + 1}: user ${name} appears twice`);
+    if (users.size >= MAX_PLAIN_USERS) throw new Error(`more than ${MAX_PLAIN_USERS} users`);
+    users.set(name, Buffer.from(entry.slice(colon + 1), 'utf8'));
+  }
+  return users;
+}
+
+/** PLAIN's users, from their file. */
+export class PlainUsers {
+  private users = new Map<string, Buffer>();
+
+  constructor(private readonly path: string) {
+    if (path !== '') this.users = parsePlainUsers(readFileSync(path, 'utf8'));
+  }
+
+  /** Reads the file again; throws (keeping the old users) when it cannot be read or parsed. */
+  reload(): void {
+    if (this.path !== '') this.users = parsePlainUsers(readFileSync(this.path, 'utf8'));
+  }
+
+  get size(): number {
+    return this.users.size;
+  }
+
+  /** Constant-time in the password; an unknown user is compared against a dummy so it takes as long. */
+  verify(user: string, password: Buffer): boolean {
+    const want = this.users.get(user);
+    const equal = secretsEqual(want ?? Buffer.alloc(0), password);
+    return want !== undefined && equal;
+  }
+}
+
+export interface TlsFilePaths {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+  readonly clientAuth: SslClientAuth;
+}
+
+/** node:tls server options from the files: certificate and key, and the CA and client-certificate request for mTLS. */
+export class TlsMaterial {
+  private current: SecureContextOptions;
+
+  constructor(private readonly paths: TlsFilePaths) {
+    this.current = this.read();
+  }
+
+  private read(): SecureContextOptions {
+    return {
+      cert: readFileSync(this.paths.certFile),
+      key: readFileSync(this.paths.keyFile),
+      ...(this.paths.caFile === '' ? {} : { ca: readFileSync(this.paths.caFile) }),
+    };
+  }
+
+  /** The secure-context options as last loaded. */
+  get context(): SecureContextOptions {
+    return this.current;
+  }
+
+  get requestCert(): boolean {
+    return this.paths.clientAuth !== 'none';
+  }
+
+  get requireCert(): boolean {
+    return this.paths.clientAuth === 'required';
+  }
+
+  /** Reads the files again; throws (keeping the old material) when one cannot be read. */
+  reload(): SecureContextOptions {
+    this.current = this.read();
+    return this.current;
+  }
+}
+
+/** Kafka's default SSL principal: the subject's attributes as "CN=a,OU=b,O=c". */
+export function subjectPrincipal(cert: PeerCertificate): string {
+  const subject = cert.subject as unknown as Record<string, string | string[]> | undefined;
+  if (subject === undefined) return 'ANONYMOUS';
+  const parts = Object.entries(subject).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => `${k}=${x}`) : [`${k}=${v}`]));
+  return parts.length === 0 ? 'ANONYMOUS' : parts.join(',');
+}

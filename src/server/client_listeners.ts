@@ -1,0 +1,140 @@
+// The broker's client listeners (main thread): one KafkaServer per configured listener
+// (--listeners, or the single PLAINTEXT one on --kafka-addr), each with its own handler table
+// (Metadata, FindCoordinator, DescribeCluster and KIP-951 hints name brokers by that listener's
+// endpoints, and SASL listeners add SaslHandshake and SaslAuthenticate), its own per-IP
+// connection bounds (Kafka applies them per listener), and its security: TLS from the shared
+// certificate files, SASL with the enabled mechanisms against the metadata image's SCRAM
+// credentials and PLAIN's user file. reload() (SIGHUP) reads certificates and PLAIN users again.
+// A failed authentication is logged once per client address per interval, with the address,
+// mechanism and reason, never a token.
+import type { Logger } from 'pino';
+import type { ImageClusterView } from '../cluster/metadata/image_view.js';
+import { scramKey } from '../cluster/metadata/image.js';
+import { RepeatLimiter } from '../common/repeat_limiter.js';
+import type { DescriptorBudget } from '../common/descriptor_budget.js';
+import type { BrokerConfig, ClientListener } from '../config.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
+import type { ConnectionServices } from '../net/connection.js';
+import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
+import { bindHandler } from '../net/handler.js';
+import { buildHandlers, type BrokerServices } from '../net/handlers/index.js';
+import { saslAuthenticateHandler, saslHandshakeHandler } from '../net/handlers/sasl.js';
+import { KafkaServer, type ListenerAdmission } from '../net/kafka_server.js';
+import { PlainUsers, TlsMaterial } from '../net/listener_security.js';
+import type { NativeSender } from '../net/native_sender.js';
+import { SaslAuthenticator } from '../net/sasl_session.js';
+
+/** Kafka's connection.failed.authentication.delay.ms is 100 ms; a little more slows guessing further. */
+export const FAILED_AUTHENTICATION_DELAY_MS = 250;
+/** At most one log line per client address per this interval about failed authentications. */
+const AUTH_FAILURE_LOG_INTERVAL_MS = 10_000;
+/** Client addresses the failure log remembers. */
+const AUTH_FAILURE_LOG_ADDRESSES = 1024;
+
+export interface ClientListenerDeps {
+  readonly services: BrokerServices;
+  readonly connection: Omit<ConnectionServices, 'handlers'> & { readonly metrics: BrokerMetrics };
+  /** The primary listener's view; the others are derived from it. */
+  readonly view: ImageClusterView;
+  readonly descriptors: DescriptorBudget;
+  readonly native: NativeSender | null;
+  readonly log: Logger;
+}
+
+export interface ClientListenerServer {
+  readonly listener: ClientListener;
+  readonly server: KafkaServer;
+  /** The port it binds (a configured 0 is reserved before registration). */
+  readonly port: number;
+}
+
+export class ClientListeners {
+  readonly servers: readonly ClientListenerServer[];
+  private readonly tls: TlsMaterial | null;
+  private readonly plainUsers: PlainUsers | null;
+
+  constructor(config: BrokerConfig, ports: readonly number[], deps: ClientListenerDeps) {
+    const { log } = deps;
+    const secured = config.clientListeners;
+    const anyTls = secured.some((l) => l.protocol === 'SSL' || l.protocol === 'SASL_SSL');
+    const anySasl = secured.some((l) => l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL');
+    this.tls = anyTls ? new TlsMaterial({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth }) : null;
+    this.plainUsers = anySasl && config.saslEnabledMechanisms.includes('PLAIN') ? new PlainUsers(config.saslPlainUsersFile) : null;
+    const failures = new RepeatLimiter(AUTH_FAILURE_LOG_INTERVAL_MS, () => performance.now(), AUTH_FAILURE_LOG_ADDRESSES);
+    const plainUsers = this.plainUsers;
+    const authenticator = !anySasl ? null : new SaslAuthenticator(
+      {
+        mechanisms: config.saslEnabledMechanisms,
+        scramCredential: (mechanism, user) => deps.view.image.scram.get(scramKey(mechanism, user)),
+        plainPassword: (user, password) => plainUsers !== null && plainUsers.verify(user, password),
+        maxReauthMs: config.connectionsMaxReauthMs,
+        now: () => performance.now(),
+      },
+      FAILED_AUTHENTICATION_DELAY_MS,
+      (remote, mechanism, failure) => {
+        deps.connection.metrics.protocolError('sasl-authentication');
+        const verdict = failures.offer(remote);
+        if (verdict.log) log.warn({ remote, mechanism, reason: failure.reason, detail: failure.message, failedBefore: verdict.suppressed }, 'failed authentication');
+      },
+    );
+    const saslHandlers = authenticator === null ? [] : [
+      bindHandler(saslHandshakeHandler, { authenticator }), bindHandler(saslAuthenticateHandler, { authenticator }),
+    ];
+    this.servers = secured.map((listener, i) => {
+      const sasl = listener.protocol === 'SASL_PLAINTEXT' || listener.protocol === 'SASL_SSL';
+      const tls = listener.protocol === 'SSL' || listener.protocol === 'SASL_SSL' ? this.tls : null;
+      const view = deps.view.forListener(listener.name);
+      const handlers = buildHandlers({ ...deps.services, cluster: view }, sasl ? saslHandlers : []);
+      const admission: ListenerAdmission = {
+        quotas: new ConnectionQuotas({
+          maxPerIp: config.maxConnectionsPerIp,
+          overrides: config.maxConnectionsPerIpOverrides,
+          creationRate: config.maxConnectionCreationRate,
+          maxThrottleMs: MAX_CONNECTION_THROTTLE_MS,
+          // Every IP with an open connection is tracked, so the table holds at least the connection cap.
+          maxTrackedIps: config.maxConnections,
+        }),
+        isBroker: (id, epoch) => deps.view.replicaBrokers().some((b) => b.id === id && b.epoch === epoch),
+        now: () => performance.now(),
+        metrics: deps.connection.metrics,
+      };
+      const port = ports[i]!;
+      const server = new KafkaServer(
+        { ...deps.connection, handlers },
+        { ...config, host: listener.host, port, maxInflight: config.maxInflightRequestsPerConnection },
+        log, deps.descriptors, deps.native, admission,
+        { name: listener.name, tls, sasl: sasl ? authenticator : null },
+      );
+      return { listener, server, port };
+    });
+  }
+
+  get connectionCount(): number {
+    let n = 0;
+    for (const s of this.servers) n += s.server.connectionCount;
+    return n;
+  }
+
+  /** Opens every listener; the bound ports in order. */
+  async listen(): Promise<number[]> {
+    const ports: number[] = [];
+    for (const s of this.servers) ports.push(await s.server.listen());
+    return ports;
+  }
+
+  /** Reads TLS certificates and PLAIN users again (SIGHUP); what fails to load is kept as it was, and said. */
+  reload(log: Logger): void {
+    for (const s of this.servers) s.server.reloadTls();
+    if (this.plainUsers === null) return;
+    try {
+      this.plainUsers.reload();
+      log.info({ users: this.plainUsers.size }, 'PLAIN users reloaded');
+    } catch (err) {
+      log.error({ err }, 'PLAIN users file reload failed; the previous users stay in force');
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.server.close()));
+  }
+}
