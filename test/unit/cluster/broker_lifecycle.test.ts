@@ -217,7 +217,8 @@ test('shutDown gives up at its bound when the move is never reported, and stop()
   const started = performance.now();
   assert.equal(await waited.lifecycle.shutDown(250), 'timed-out');
   const ms = performance.now() - started;
-  assert.ok(ms >= 250 && ms < 1000, `gave up after ${ms} ms`);
+  // Node's timers count whole milliseconds from their own clock reading: one may end a fraction early by performance.now().
+  assert.ok(ms >= 248 && ms < 1000, `gave up after ${ms} ms`);
   assert.equal(waited.view.image.brokers.get(4)!.fenced, false);
 
   const once = await besideAnother();
