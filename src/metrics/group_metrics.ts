@@ -1,19 +1,16 @@
 // Consumer-group figures in Prometheus form, fed from the shards' snapshots at scrape time:
 // groups by state, members, rebalances by reason and their durations, and each group's
 // committed offset and lag per partition, in records and in seconds (from each partition's log
-// end offsets over the scrapes, offset_timeline.ts), and members per group with committed offsets
+// end offsets sampled by the broker's OffsetHistory), and members per group with committed offsets
 // (a group with none consumes nothing, so its lag says nothing of how fast consumers keep up).
 // Main thread; registered on the broker's registry.
 // Invariant: the per-(group, topic, partition) series mirror the latest snapshots and are capped
-// at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound; timelines
-// exist only for partitions some group has committed on, so they are bounded by that cap too.
+// at MAX_OFFSET_SERIES, so thousands of groups cannot grow the registry without bound.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { CumulativeCounter } from './cumulative_counter.js';
-import { OffsetTimeline } from './offset_timeline.js';
+import type { OffsetHistory } from './offset_history.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot } from '../actors/shard_snapshot.js';
 
-/** Log end samples kept per partition: 64 scrapes at full resolution, then thinned (see OffsetTimeline). */
-const TIMELINE_SAMPLES = 64;
 const STATES = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Assigning', 'Reconciling'] as const;
 const OFFSET_LABELS = ['group', 'topic', 'partition'] as const;
 type OffsetLabels = Record<(typeof OFFSET_LABELS)[number], string>;
@@ -29,11 +26,8 @@ export class GroupMetrics {
   private readonly groupMembers: Gauge<'group'>;
   private series = new Map<string, OffsetLabels>();
   private groupSeries = new Set<string>();
-  /** By "topic\0partition", for the partitions in `series`. */
-  private timelines = new Map<string, OffsetTimeline>();
-
-  /** `now` in ms, monotonic (performance.now by default). */
-  constructor(registry: Registry, private readonly now: () => number = () => performance.now()) {
+  /** `offsets`: the broker's log-end history, fed by its owner; `now` in ms on the same clock. */
+  constructor(registry: Registry, private readonly offsets: OffsetHistory, private readonly now: () => number) {
     const registers = [registry];
     this.groups = new Gauge({ name: 'sluice_groups', help: 'Consumer groups by state', labelNames: ['state'], registers });
     this.members = new Gauge({ name: 'sluice_group_members', help: 'Members across all consumer groups', registers });
@@ -60,7 +54,6 @@ export class GroupMetrics {
     let members = 0;
     const series = new Map<string, OffsetLabels>();
     const groupSeries = new Set<string>();
-    const timelines = new Map<string, OffsetTimeline>();
     const now = this.now();
     for (const { shard, groups } of shards) {
       for (const [state, n] of Object.entries(groups.byState)) if (byState.has(state)) byState.set(state, byState.get(state)! + n);
@@ -77,14 +70,10 @@ export class GroupMetrics {
         const end = logEnd(c.topic, c.partition);
         if (end === undefined) continue;
         this.lag.set(labels, Math.max(0, end - c.offset));
-        const tp = `${c.topic}\u0000${c.partition}`;
-        let timeline = timelines.get(tp);
-        if (timeline === undefined) {
-          timeline = this.timelines.get(tp) ?? new OffsetTimeline(TIMELINE_SAMPLES);
-          timeline.record(now, end);
-          timelines.set(tp, timeline);
-        }
-        this.lagSeconds.set(labels, timeline.secondsBehind(c.offset, now));
+        // A lower bound when the offset predates the history: the gauge carries no marking.
+        const behind = this.offsets.lagSeconds(c.topic, c.partition, c.offset, now);
+        if (behind === null) this.lagSeconds.remove(labels);
+        else this.lagSeconds.set(labels, behind.seconds);
       }
     }
     for (const [state, n] of byState) this.groups.set({ state }, n);
@@ -96,7 +85,6 @@ export class GroupMetrics {
       this.lagSeconds.remove(labels);
     }
     this.series = series;
-    this.timelines = timelines;
     for (const group of this.groupSeries) if (!groupSeries.has(group)) this.groupMembers.remove({ group });
     this.groupSeries = groupSeries;
   }

@@ -19,6 +19,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.js';
 import { CumulativeCounter } from './cumulative_counter.js';
 import { GroupMetrics } from './group_metrics.js';
+import { OffsetHistory } from './offset_history.js';
 import { RaftMetrics, type RaftMetricsSource } from './raft_metrics.js';
 import { ReplicationMetrics, type ReplicationSource } from './replication_metrics.js';
 
@@ -217,9 +218,12 @@ export class BrokerMetrics {
   private partitionKeys = new Map<string, PartitionSnapshot>();
   private shardIds = new Set<number>();
 
-  /** `now`: a monotonic clock in ms, for consumer lag in seconds. */
-  constructor(now: () => number = () => performance.now()) {
-    this.groupMetrics = new GroupMetrics(this.registry, now);
+  /**
+   * `offsets`: the broker's log-end history, which its owner feeds (consumer lag in seconds reads
+   * it; an unfed one gives no lag-seconds series); `now`: the monotonic ms clock it is fed on.
+   */
+  constructor(offsets: OffsetHistory = new OffsetHistory(), now: () => number = () => performance.now()) {
+    this.groupMetrics = new GroupMetrics(this.registry, offsets, now);
     gauge(this.registry, 'sluice_process_cpu_cores', 'CPUs this process may use (os.availableParallelism)').set(availableParallelism());
     // Both fetchers' series exist from the start, so a dashboard's rate() sees them begin at 0.
     for (const kind of ['consumer', 'replica'] as const) this.fetchServe.zero({ kind });

@@ -1,21 +1,23 @@
-// Recent log-end offsets of the partitions this broker hosts (main thread, pure: each sample
-// brings its own clock reading). Fed whenever the admin HTTP reads the shards' partition figures
-// (a /metrics scrape, the console's /v1/topics and /v1/groups); from it come each partition's
-// append rate and a group's lag in seconds.
+// Recent log-end offsets of the partitions this broker hosts, the one source of append rates and
+// consumer lag in seconds (the console's /v1/topics and /v1/groups, and the Prometheus
+// sluice_group_lag_seconds). Main thread; pure, each sample brings its own clock reading. One
+// instance per broker, fed whenever the admin HTTP reads the shards' partition figures.
 //
-// Lag in seconds is the time between the log end passing the group's committed offset and the
-// log end's latest move: the append-time distance between the next record the group reads and
-// the newest record, which is what `sluice group describe` measures from record timestamps.
-// Only changes of the log end are kept, so a partition that stopped receiving keeps its history.
-// Accuracy is the sampling interval; a committed offset older than the whole history gives a
-// lower bound, marked as such.
+// Lag in seconds is how long ago the first record after the committed offset was appended. A
+// sample (t, e) says the log end was e at time t; a plateau (the end unchanged over several
+// samples) keeps its first and last sample, so the record at offset o was appended between the
+// last sample whose end is <= o and the first whose end is > o, and the estimate interpolates
+// linearly in between: precision is one sampling interval. A committed offset older than the
+// oldest sample gives a lower bound (the history's age), marked as such.
 //
-// Bounded: at most MAX_TRACKED_PARTITIONS partitions and MAX_SAMPLES changes each; a partition
-// absent from a sample (closed, moved away) is forgotten.
+// Bounded: at most MAX_TRACKED_PARTITIONS partitions and `maxSamples` samples each; when full,
+// every other older sample is dropped, so the history reaches further back at a coarser
+// resolution. A partition absent from a sample (closed, moved away) is forgotten; a log end that
+// goes back (truncation, a recreated partition) starts its history afresh.
 
 /** Partitions tracked; further ones get no rate or lag in seconds. */
 export const MAX_TRACKED_PARTITIONS = 20_000;
-/** Log-end changes kept per partition (the oldest goes first). */
+/** Samples kept per partition: this many at full resolution, then thinned. */
 export const MAX_SAMPLES = 64;
 /** Samples closer together than this are skipped, so frequent readers do not shorten the history. */
 export const MIN_SAMPLE_INTERVAL_MS = 1000;
@@ -34,10 +36,40 @@ export interface LagSeconds {
   readonly atLeast: boolean;
 }
 
-interface History {
-  /** Times at which the log end was first seen at `ends[i]`; both ascending. */
-  readonly at: number[];
-  readonly ends: number[];
+/** One partition's samples. Invariant: `at` ascending, `ends` non-decreasing, same length. */
+class Timeline {
+  at: number[] = [];
+  ends: number[] = [];
+
+  constructor(private readonly maxSamples: number) {}
+
+  record(nowMs: number, logEnd: number): void {
+    const n = this.ends.length;
+    if (n > 0 && logEnd < this.ends[n - 1]!) {
+      this.at = [];
+      this.ends = [];
+    } else if (n >= 2 && logEnd === this.ends[n - 1] && logEnd === this.ends[n - 2]) {
+      // Still on the plateau: move its last sample forward.
+      this.at[n - 1] = nowMs;
+      return;
+    }
+    if (this.ends.length >= this.maxSamples) this.thin();
+    this.at.push(nowMs);
+    this.ends.push(logEnd);
+  }
+
+  /** Drops every other sample but the newest, halving the count. */
+  private thin(): void {
+    const n = this.ends.length;
+    const at: number[] = [];
+    const ends: number[] = [];
+    for (let i = n % 2 === 0 ? 1 : 0; i < n; i += 2) {
+      at.push(this.at[i]!);
+      ends.push(this.ends[i]!);
+    }
+    this.at = at;
+    this.ends = ends;
+  }
 }
 
 function keyOf(topic: string, partition: number): string {
@@ -45,63 +77,75 @@ function keyOf(topic: string, partition: number): string {
 }
 
 export class OffsetHistory {
-  private histories = new Map<string, History>();
+  private timelines = new Map<string, Timeline>();
   private lastSampleMs = Number.NEGATIVE_INFINITY;
+
+  /** `maxSamples` per partition (at least 4, so thinning keeps a plateau and a change). */
+  constructor(private readonly maxSamples: number = MAX_SAMPLES) {
+    if (!(maxSamples >= 4)) throw new RangeError('OffsetHistory: maxSamples >= 4');
+  }
 
   /** Records one reading of every hosted partition at `nowMs`; returns false when skipped as too soon. */
   record(readings: Iterable<LogEndReading>, nowMs: number): boolean {
     if (nowMs - this.lastSampleMs < MIN_SAMPLE_INTERVAL_MS) return false;
     this.lastSampleMs = nowMs;
-    const next = new Map<string, History>();
+    const next = new Map<string, Timeline>();
     for (const r of readings) {
       const key = keyOf(r.topic, r.partition);
-      const h = this.histories.get(key) ?? (next.size < MAX_TRACKED_PARTITIONS ? { at: [], ends: [] } : undefined);
-      if (h === undefined) continue;
-      const last = h.ends[h.ends.length - 1];
-      // A log end that went back (truncation, a recreated partition) starts the history over.
-      if (last !== undefined && r.logEndOffset < last) {
-        h.at.length = 0;
-        h.ends.length = 0;
-      }
-      if (h.ends.length === 0 || r.logEndOffset !== h.ends[h.ends.length - 1]) {
-        h.at.push(nowMs);
-        h.ends.push(r.logEndOffset);
-        if (h.at.length > MAX_SAMPLES) {
-          h.at.shift();
-          h.ends.shift();
-        }
-      }
-      next.set(key, h);
+      if (next.has(key)) continue;
+      const timeline = this.timelines.get(key) ?? (next.size < MAX_TRACKED_PARTITIONS ? new Timeline(this.maxSamples) : undefined);
+      if (timeline === undefined) continue;
+      timeline.record(nowMs, r.logEndOffset);
+      next.set(key, timeline);
     }
-    this.histories = next;
+    this.timelines = next;
     return true;
   }
 
   /** Records appended per second over the last RATE_WINDOW_MS; null before a second of history. */
   messagesPerSecond(topic: string, partition: number, nowMs: number): number | null {
-    const h = this.histories.get(keyOf(topic, partition));
+    const h = this.timelines.get(keyOf(topic, partition));
     if (h === undefined) return null;
     const since = Math.max(h.at[0]!, nowMs - RATE_WINDOW_MS);
     if (nowMs - since < MIN_SAMPLE_INTERVAL_MS) return null;
-    // The log end in force at `since`: that of the latest change at or before it.
+    // The log end in force at `since`: that of the latest sample at or before it.
     let from = h.ends[0]!;
     for (let i = 0; i < h.at.length && h.at[i]! <= since; i++) from = h.ends[i]!;
     return ((h.ends[h.ends.length - 1]! - from) * 1000) / (nowMs - since);
   }
 
-  /** How far behind the log end, in append time, a group committed at `committed` is; null when untracked. */
-  lagSeconds(topic: string, partition: number, committed: number): LagSeconds | null {
-    const h = this.histories.get(keyOf(topic, partition));
+  /**
+   * How long before `nowMs` the first record after `committed` was appended: 0 when `committed`
+   * is at or past the newest sampled log end; null when the partition is untracked.
+   */
+  lagSeconds(topic: string, partition: number, committed: number, nowMs: number): LagSeconds | null {
+    const h = this.timelines.get(keyOf(topic, partition));
     if (h === undefined) return null;
     const n = h.ends.length;
-    const newest = h.at[n - 1]!;
     if (committed >= h.ends[n - 1]!) return { seconds: 0, atLeast: false };
-    let passed = 0;
-    while (h.ends[passed]! <= committed) passed++;
-    return { seconds: (newest - h.at[passed]!) / 1000, atLeast: passed === 0 };
+    // First sample whose end is past `committed`: the record was appended by then.
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (h.ends[mid]! > committed) hi = mid;
+      else lo = mid + 1;
+    }
+    let appendedAt = h.at[lo]!;
+    if (lo > 0) {
+      const e0 = h.ends[lo - 1]!;
+      const t0 = h.at[lo - 1]!;
+      appendedAt = t0 + ((committed + 1 - e0) / (h.ends[lo]! - e0)) * (appendedAt - t0);
+    }
+    return { seconds: Math.max(0, nowMs - appendedAt) / 1000, atLeast: lo === 0 };
+  }
+
+  /** Samples held for a partition (0 when untracked). */
+  sampleCount(topic: string, partition: number): number {
+    return this.timelines.get(keyOf(topic, partition))?.ends.length ?? 0;
   }
 
   get trackedPartitions(): number {
-    return this.histories.size;
+    return this.timelines.size;
   }
 }

@@ -96,7 +96,7 @@ export interface GroupPartitionReport {
   /** null when this broker does not host the partition. */
   logEndOffset: number | null;
   lag: number | null;
-  /** Append time between the committed offset's record and the newest (offset_history.ts); null when unknown. */
+  /** How long ago the first record after the committed offset was appended (offset_history.ts); null when unknown. */
   lagSeconds: number | null;
   /** The committed offset predates the broker's history: the lag is at least lagSeconds. */
   lagSecondsAtLeast: boolean;
@@ -247,6 +247,7 @@ export class AdminReports {
 
   private async withOffsets(g: Omit<GroupReport, 'partitions'>, hosted: ReadonlyMap<string, PartitionSnapshot>): Promise<GroupReport> {
     const { groups, history } = this.deps;
+    const now = this.deps.now();
     const reply = await groups.call(g.groupId, { kind: 'offsetFetch', groupId: g.groupId, topics: null, requireStable: false, memberId: null, memberEpoch: -1 });
     const owners = new Map<string, string>();
     for (const m of g.members) for (const t of m.assignment ?? []) for (const p of t.partitions) owners.set(keyOf(t.topic, p), m.memberId);
@@ -255,7 +256,7 @@ export class AdminReports {
       for (const p of t.partitions) {
         if (p.errorCode !== 0 || p.offset < 0) continue;
         const end = hosted.get(keyOf(t.name, p.partition))?.logEndOffset ?? null;
-        const lagSeconds = end === null ? null : history.lagSeconds(t.name, p.partition, p.offset);
+        const lagSeconds = end === null ? null : history.lagSeconds(t.name, p.partition, p.offset, now);
         partitions.push({
           topic: t.name, partition: p.partition, committedOffset: p.offset, logEndOffset: end,
           lag: end === null ? null : Math.max(0, end - p.offset),
@@ -268,10 +269,9 @@ export class AdminReports {
     return { ...g, partitions };
   }
 
-  /** The hosted partitions' figures by topic and partition, recorded into the offset history on the way. */
+  /** The hosted partitions' figures by topic and partition. */
   private async hostedPartitions(): Promise<Map<string, PartitionSnapshot>> {
     const list = await this.deps.partitions();
-    this.deps.history.record(list, this.deps.now());
     return new Map(list.map((p) => [keyOf(p.topic, p.partition), p]));
   }
 }

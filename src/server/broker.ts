@@ -25,7 +25,7 @@ import { TopicAdmin } from '../cluster/topic_admin.js';
 import { WarmUp } from '../cluster/warm_up.js';
 import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
-import { OffsetHistory } from '../metrics/offset_history.js';
+import { OffsetHistory, type LogEndReading } from '../metrics/offset_history.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
 import { AdminReports } from '../net/admin_reports.js';
 import type { BrokerServices } from '../net/handlers/index.js';
@@ -155,7 +155,14 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   const descriptors = descriptorBudget(config, limit);
   const send = selectSender(config.io);
   logger.info(send.sender !== null ? 'response sends: native' : `response sends: node (${send.note})`);
-  const metrics = new BrokerMetrics();
+  // Log ends sampled by every admin read of the shards' partitions (the /metrics scrape, the
+  // console's reports), the one source of append rates and lag in seconds for both.
+  const offsetHistory = new OffsetHistory();
+  const sampledLogEnds = <P extends LogEndReading>(partitions: P[]): P[] => {
+    offsetHistory.record(partitions, performance.now());
+    return partitions;
+  };
+  const metrics = new BrokerMetrics(offsetHistory);
   startedParts.push(() => metrics.close());
   // Set once the controller channel exists; shards have no leaders before their partitions open.
   let alterPartitions: AlterPartitionSender | null = null;
@@ -272,9 +279,9 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     native: send.sender,
     log: logger,
   });
-  // Log ends sampled by every admin read of the shards' partitions: append rates and lag in seconds.
-  const offsetHistory = new OffsetHistory();
-  const reports = new AdminReports({ cluster, groups, partitions: hostedPartitions, history: offsetHistory, now: () => performance.now() });
+  const reports = new AdminReports({
+    cluster, groups, partitions: async () => sampledLogEnds(await hostedPartitions()), history: offsetHistory, now: () => performance.now(),
+  });
   const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
   const admin = await startAdminServer({
     host: config.adminHost,
@@ -297,7 +304,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
     snapshots: async () => {
       const snapshots = await Promise.all(hosts.map((h) => h.control.snapshot()));
-      offsetHistory.record(snapshots.flatMap((s) => s.partitions), performance.now());
+      sampledLogEnds(snapshots.flatMap((s) => s.partitions));
       return snapshots;
     },
     quorum: () => quorumReport(node.driver),

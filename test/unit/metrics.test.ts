@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { LeaderChange } from '../../src/actors/quorum/quorum_driver.js';
 import type { RaftStatus } from '../../src/coordinator/raft/raft_node.js';
 import { BrokerMetrics } from '../../src/metrics/metrics.js';
+import { OffsetHistory } from '../../src/metrics/offset_history.js';
 import type { RaftMetricsSource } from '../../src/metrics/raft_metrics.js';
 import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot, ShardTraffic } from '../../src/actors/shard_snapshot.js';
 
@@ -238,19 +239,25 @@ test('rings: fill ratio at the scrape, and the writers\' waits for space as a co
 
 test('consumer lag in seconds: how long ago the first unconsumed record arrived, 0 when caught up', async (t) => {
   let now = 0;
-  const m = new BrokerMetrics(() => now);
+  const history = new OffsetHistory();
+  const m = new BrokerMetrics(history, () => now);
+  // The broker's owner samples the log ends before each apply, as broker.ts does per scrape.
+  const scrape = (snapshot: ShardSnapshot) => {
+    history.record(snapshot.partitions, now);
+    m.applyShardSnapshots([snapshot]);
+  };
   t.after(() => m.close());
   const committed = (offset: number): GroupShardSnapshot => ({ ...NO_GROUPS, committed: [{ group: 'g', members: 1, topic: 'orders', partition: 0, offset }] });
-  m.applyShardSnapshots([shard(0, [part('orders', 0, 10)], 0, 0, committed(10))]);
+  scrape(shard(0, [part('orders', 0, 10)], 0, 0, committed(10)));
   now = 15_000;
-  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)], 0, 0, committed(10))]);
+  scrape(shard(0, [part('orders', 0, 20)], 0, 0, committed(10)));
   assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), 13.5, 'offset 10, first of the 10 records of 0-15 s, arrived about 1.5 s in');
   now = 75_000;
-  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)], 0, 0, committed(10))]);
+  scrape(shard(0, [part('orders', 0, 20)], 0, 0, committed(10)));
   assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), 73.5);
-  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)], 0, 0, committed(20))]);
+  scrape(shard(0, [part('orders', 0, 20)], 0, 0, committed(20)));
   assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), 0);
-  m.applyShardSnapshots([shard(0, [part('orders', 0, 20)])]);
+  scrape(shard(0, [part('orders', 0, 20)]));
   assert.equal(sample(await m.metricsText(), 'sluice_group_lag_seconds', 'group="g",topic="orders",partition="0"'), undefined, 'removed with the group\'s offsets');
 });
 

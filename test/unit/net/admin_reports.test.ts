@@ -33,7 +33,9 @@ test('topics: hosted partitions carry figures and rates, others null; under the 
   let ends = [10, 0];
   let now = 0;
   const history = new OffsetHistory();
-  const reports = new AdminReports({ cluster, groups: noGroups, history, now: () => now, partitions: async () => ends.map((e, p) => snapshot('a', p, e)) });
+  // As broker.ts does: every read of the hosted partitions samples their log ends.
+  const sampled = (list: PartitionSnapshot[]): PartitionSnapshot[] => (history.record(list, now), list);
+  const reports = new AdminReports({ cluster, groups: noGroups, history, now: () => now, partitions: async () => sampled(ends.map((e, p) => snapshot('a', p, e))) });
   await reports.topics();
   now = 2000;
   ends = [30, 0];
@@ -77,7 +79,7 @@ test('reassignments: partitions with adding or removing replicas, adding ones in
 test('groups: members with decoded assignments, owners, lag in records and seconds', async () => {
   const cluster = clusterView({ topics: [{ name: 't', partitions: 2 }] });
   const assignment = encodeAssignment({ assignedPartitions: [{ topic: 't', partitions: [1, 0] }], userData: null });
-  const offsets: Record<string, [number, number][]> = { classic: [[0, 20], [1, 5]], kip848: [[0, 30]] };
+  const offsets: Record<string, [number, number][]> = { classic: [[0, 24], [1, 5]], kip848: [[0, 30]] };
   const groups: GroupCalls = {
     list: async () => [
       { groupId: 'kip848', protocolType: 'consumer', state: 'Stable', type: 'consumer' },
@@ -112,8 +114,10 @@ test('groups: members with decoded assignments, owners, lag in records and secon
   };
   const history = new OffsetHistory();
   let now = 0;
+  // As broker.ts does: every read of the hosted partitions samples their log ends.
+  const sampled = (list: PartitionSnapshot[]): PartitionSnapshot[] => (history.record(list, now), list);
   let ends = [10, 5];
-  const reports = new AdminReports({ cluster, groups, history, now: () => now, partitions: async () => ends.map((e, p) => snapshot('t', p, e)) });
+  const reports = new AdminReports({ cluster, groups, history, now: () => now, partitions: async () => sampled(ends.map((e, p) => snapshot('t', p, e))) });
   await reports.topics();
   now = 1000;
   ends = [25, 5];
@@ -126,11 +130,12 @@ test('groups: members with decoded assignments, owners, lag in records and secon
   const classic = r.groups[0]!;
   assert.deepEqual(classic.members, [{ memberId: 'm1', groupInstanceId: null, clientId: '<b>c</b>', clientHost: '/10.0.0.1', assignment: [{ topic: 't', partitions: [0, 1] }] }]);
   assert.deepEqual(classic.partitions, [
-    // The log end passed 20 at 1 s and last moved at 3 s.
-    { topic: 't', partition: 0, committedOffset: 20, logEndOffset: 40, lag: 20, lagSeconds: 2, lagSecondsAtLeast: false, memberId: 'm1' },
+    // Offsets 10..24 were appended between 0 s and 1 s, 24 last (at 1 s); read at 3 s.
+    { topic: 't', partition: 0, committedOffset: 24, logEndOffset: 40, lag: 16, lagSeconds: 2, lagSecondsAtLeast: false, memberId: 'm1' },
     { topic: 't', partition: 1, committedOffset: 5, logEndOffset: 5, lag: 0, lagSeconds: 0, lagSecondsAtLeast: false, memberId: 'm1' },
   ]);
   assert.deepEqual(r.groups[1]!.partitions, [
-    { topic: 't', partition: 0, committedOffset: 30, logEndOffset: 40, lag: 10, lagSeconds: 0, lagSecondsAtLeast: false, memberId: 'm2' },
+    // Offset 30, the 6th of the 15 appended between 1 s and 3 s: at about 1.8 s.
+    { topic: 't', partition: 0, committedOffset: 30, logEndOffset: 40, lag: 10, lagSeconds: 1.2, lagSecondsAtLeast: false, memberId: 'm2' },
   ]);
 });
