@@ -79,19 +79,23 @@ function defaultConsoleDir(): string {
   return fileURLToPath(new URL('../../../console/', import.meta.url));
 }
 
-/** The console's files read once at start; a file missing from the package answers 404 saying so. */
+/**
+ * The console's files read once at start; a file missing from the installation (the single
+ * executable carries neither console/ nor node_modules) answers 404 saying so, and the broker
+ * starts all the same.
+ */
 function consoleRoutes(dir: string): [string, Handler][] {
   const require = createRequire(import.meta.url);
-  const read = (path: string): Buffer | null => {
+  const read = (path: () => string): Buffer | null => {
     try {
-      return readFileSync(path);
+      return readFileSync(path());
     } catch {
       return null;
     }
   };
   const files = [
-    ...CONSOLE_FILES.map((f) => ({ path: f.path, type: f.type, body: read(`${dir}/${f.file}`), what: `console/${f.file}` })),
-    ...VENDOR_FILES.map((f) => ({ path: f.path, type: f.type, body: read(require.resolve(f.module)), what: f.module })),
+    ...CONSOLE_FILES.map((f) => ({ path: f.path, type: f.type, body: read(() => `${dir}/${f.file}`), what: `console/${f.file}` })),
+    ...VENDOR_FILES.map((f) => ({ path: f.path, type: f.type, body: read(() => require.resolve(f.module)), what: f.module })),
   ];
   return files.map(({ path, type, body, what }): [string, Handler] => [path, async (res) => {
     if (body === null) return sendJson(res, 404, { error: `the console's ${what} is missing from this installation` });
