@@ -13,6 +13,8 @@ import type {
 } from './metadata/controller.js';
 import type { AlterConfigsRequest } from './metadata/config_changes.js';
 import type { AlterScramRequest } from './metadata/scram_changes.js';
+import type { AclCreation } from './metadata/acl_changes.js';
+import type { AclFilter } from '../coordinator/acl/acl.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from './metadata/replication_control.js';
 
 export type ControllerRequest =
@@ -28,6 +30,8 @@ export type ControllerRequest =
   | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions }
   | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest }
   | { readonly kind: 'alterScramCredentials'; readonly request: AlterScramRequest }
+  | { readonly kind: 'createAcls'; readonly creations: readonly AclCreation[] }
+  | { readonly kind: 'deleteAcls'; readonly filters: readonly AclFilter[] }
   | { readonly kind: 'unregisterBroker'; readonly brokerId: number };
 
 export interface ControllerChannel {
@@ -139,6 +143,10 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.alterConfigs(request.request, nextOffset);
     case 'alterScramCredentials':
       return controller.alterScramCredentials(request.request, nextOffset);
+    case 'createAcls':
+      return controller.createAcls(request.creations, nextOffset);
+    case 'deleteAcls':
+      return controller.deleteAcls(request.filters, nextOffset);
     case 'unregisterBroker':
       return controller.unregisterBroker(request.brokerId, nextOffset);
   }

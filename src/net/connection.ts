@@ -37,6 +37,8 @@ import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
 import type { RequestLog } from './request_log.js';
 import type { Admission } from './connection_quotas.js';
 import { SASL_MAX_RECEIVE_BYTES, type SaslAuthenticator, type SaslSession } from './sasl_session.js';
+import type { AclAuthority, ConnectionAuthorizer } from './acl_authority.js';
+import { peerPrincipal } from './listener_security.js';
 
 /** api key + version + correlation id + client id length: the smallest valid request. */
 export const REQUEST_FRAME_MIN = 10;
@@ -89,6 +91,8 @@ export interface ConnectionServices {
   readonly scheduler?: Pick<RequestScheduler, 'tryRunNow' | 'submit'>;
   /** Told of every request answered (the debug request log, slow requests); absent: nothing logged. */
   readonly requestLog?: Pick<RequestLog, 'served'>;
+  /** The client listener's ACLs; absent or null: requests are not authorised (the controller listener). */
+  readonly acls?: AclAuthority | null;
 }
 
 export class Connection {
@@ -113,6 +117,7 @@ export class Connection {
   private reservedBytes = 0;
   /** This connection's SASL state on a SASL listener, null otherwise. */
   private readonly sasl: SaslSession | null;
+  private readonly authorizer: ConnectionAuthorizer | null;
 
   constructor(
     private readonly socket: Socket,
@@ -128,6 +133,8 @@ export class Connection {
     private readonly saslAuth: SaslAuthenticator | null = null,
   ) {
     this.sasl = saslAuth === null ? null : saslAuth.session();
+    const tlsPrincipal = peerPrincipal(socket);
+    this.authorizer = services.acls == null ? null : services.acls.forConnection(() => this.sasl?.principal ?? tlsPrincipal, socket.remoteAddress ?? '');
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleTimeoutMs, () => this.close());
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -447,6 +454,7 @@ export class Connection {
         slot.parkedMs += ms;
       },
       sasl: this.sasl,
+      authorizer: this.authorizer,
     };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {

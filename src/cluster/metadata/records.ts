@@ -9,6 +9,7 @@ import type { PartitionRecord } from '../cluster_view.js';
 import { ProtocolError, Reader } from '../../protocol/reader.js';
 import { Writer } from '../../protocol/writer.js';
 import { SCRAM_MECHANISMS, type ScramCredential, type ScramMechanism } from '../../common/sasl_mechanisms.js';
+import { validBinding, type AclBinding } from '../../coordinator/acl/acl.js';
 
 export interface BrokerEndpointRecord {
   /** The listener's name, e.g. PLAINTEXT. */
@@ -84,6 +85,8 @@ export type MetadataRecord =
   | { readonly type: 'featureLevel'; readonly name: string; readonly featureLevel: number }
   | ({ readonly type: 'userScramCredential'; readonly name: string } & ScramCredential)
   | { readonly type: 'removeUserScramCredential'; readonly name: string; readonly mechanism: ScramMechanism }
+  | ({ readonly type: 'accessControlEntry'; readonly id: string } & AclBinding)
+  | { readonly type: 'removeAccessControlEntry'; readonly id: string }
   | { readonly type: 'noOp' };
 
 export type MetadataRecordType = MetadataRecord['type'];
@@ -101,6 +104,8 @@ const API_KEYS: Readonly<Record<MetadataRecordType, number>> = {
   featureLevel: 12,
   producerIds: 15,
   brokerRegistrationChange: 17,
+  accessControlEntry: 18,
+  removeAccessControlEntry: 19,
   noOp: 20,
   removeUserScramCredential: 22,
 };
@@ -142,6 +147,19 @@ function readScramBytes(r: Reader): Buffer {
   if (b.length > MAX_SCRAM_BYTES) throw new ProtocolError(`SCRAM field of ${b.length} bytes exceeds ${MAX_SCRAM_BYTES}`);
   // A copy: the credential outlives the batch's buffer.
   return Buffer.from(b);
+}
+
+/** An AccessControlEntryRecord's binding, checked as CreateAcls checks it. */
+function readBinding(r: Reader): AclBinding {
+  const fields = {
+    resourceType: r.int8(), resourceName: r.compactString(), patternType: r.int8(), principal: r.compactString(),
+    host: r.compactString(), operation: r.int8(), permission: r.int8(),
+  };
+  try {
+    return validBinding(fields);
+  } catch (err) {
+    throw new ProtocolError(`ACL record: ${(err as Error).message}`);
+  }
 }
 
 /** Bound on a broker's admin address: a DNS name's 253 chars, brackets, a colon and a port fit. */
@@ -260,6 +278,19 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
       w.compactString(rec.name);
       writeMechanism(w, rec.mechanism);
       return;
+    case 'accessControlEntry':
+      w.uuid(rec.id);
+      w.int8(rec.resourceType);
+      w.compactString(rec.resourceName);
+      w.int8(rec.patternType);
+      w.compactString(rec.principal);
+      w.compactString(rec.host);
+      w.int8(rec.operation);
+      w.int8(rec.permission);
+      return;
+    case 'removeAccessControlEntry':
+      w.uuid(rec.id);
+      return;
     case 'noOp':
       return;
   }
@@ -341,6 +372,10 @@ function readRecord(r: Reader): MetadataRecord {
       return { type, name: r.compactString(), mechanism: readMechanism(r), salt: readScramBytes(r), storedKey: readScramBytes(r), serverKey: readScramBytes(r), iterations: r.varint() };
     case 'removeUserScramCredential':
       return { type, name: r.compactString(), mechanism: readMechanism(r) };
+    case 'accessControlEntry':
+      return { type, id: r.uuid(), ...readBinding(r) };
+    case 'removeAccessControlEntry':
+      return { type, id: r.uuid() };
     case 'noOp':
       return { type };
   }

@@ -1,6 +1,6 @@
 // Metadata snapshots: an image written as the records that rebuild it, in one batch (features,
 // brokers, topics each followed by its configs and partitions, other configs, the producer-id
-// block, SCRAM credentials), and loaded back by replaying that batch onto the empty image. The Raft core stores
+// block, SCRAM credentials, ACLs), and loaded back by replaying that batch onto the empty image. The Raft core stores
 // the bytes opaquely (Snapshot.data) with the offset and epoch they reflect. Pure; any thread.
 import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
 import { Writer } from '../../protocol/writer.js';
@@ -38,6 +38,7 @@ function* snapshotRecords(image: MetadataImage): Generator<MetadataRecord> {
   for (const c of image.scram.values()) {
     yield { type: 'userScramCredential', name: c.user, mechanism: c.mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations };
   }
+  for (const acl of image.acls.values()) yield { type: 'accessControlEntry', ...acl };
 }
 
 /** The snapshot of `image`: one batch of records (forEachRecord reads it). */
