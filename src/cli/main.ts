@@ -24,6 +24,7 @@ import { TOPIC_HELP, runTopic } from './topic.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
 import { versionInfo, versionText } from './version.js';
 import { USER_HELP, runUser } from './user.js';
+import { ACL_HELP, runAcl } from './acl.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
 
@@ -52,6 +53,7 @@ Commands:
   user create NAME       set a user's SCRAM credential (--data-dir: offline, before start)
   user delete NAME       delete a user's SCRAM credential
   user list              list users with SCRAM credentials
+  acl add|list|remove    manage ACLs (--allow-principal/--deny-principal, --operation, --topic/--group/--cluster)
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
@@ -106,6 +108,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, USER_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, USER_HELP[sub] ?? USER_HELP[''] ?? '');
     await runUser(sub, rest, io);
+    return 0;
+  }
+  if (command === 'acl') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, ACL_HELP[''] ?? '');
+    if (wantsHelp(rest)) return printHelp(io, ACL_HELP[sub] ?? ACL_HELP[''] ?? '');
+    await runAcl(sub, rest, io);
     return 0;
   }
   if (command === 'reassign') {
