@@ -96,8 +96,9 @@ export const fetchHandler = handler({
     const throttleExceeded = replicaId >= 0 && deps.leaderThrottle.exceeded();
     const responses: TopicOut[] = req.topics.map((t, ti) => {
       const topic = byId ? cluster.topicById(t.topicId) : cluster.topic(t.topic);
-      // Followers' fetches come from other brokers, which do not authenticate yet: not checked.
-      const readable = replicaId >= 0 || permitsTopic(ctx.authorizer, AclOperation.READ, topic?.name ?? t.topic);
+      // Followers' fetches come from other brokers, which do not authenticate yet: not checked. An
+      // unknown topic id names nothing to check (UNKNOWN_TOPIC_ID); an unknown name is checked, as Kafka does.
+      const readable = replicaId >= 0 || (byId && topic === undefined) || permitsTopic(ctx.authorizer, AclOperation.READ, topic?.name ?? t.topic);
       const partitions = t.partitions.map((p, pi) => {
         if (!readable) return partitionOut(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         if (!topic) return partitionOut(p.partition, byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
