@@ -529,12 +529,7 @@ const allowEveryoneIfNoAclFound: Option<boolean | null> = {
   help: 'a resource no ACL names is open to every principal (Kafka\'s allow.everyone.if.no.acl.found); auto: true only when every listener is PLAINTEXT',
   hint: 'true|false|auto',
   default: () => null,
-  parse(raw) {
-    if (raw === 'true') return true;
-    if (raw === 'false') return false;
-    if (raw === 'auto') return null;
-    throw new InvalidValue(`"${raw}" must be true, false or auto`);
-  },
+  parse: (raw) => (raw === 'auto' ? null : bool('', false).parse(raw)),
   format: (v) => (v === null ? 'auto' : v),
 };
 

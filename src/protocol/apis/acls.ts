@@ -28,6 +28,14 @@ const FILTER_FIELDS: Field[] = [
   { name: 'permissionType', type: 'int8', versions: '0+' },
 ];
 
+/** Who, from where, what and whether: the fields every ACL entry ends with. */
+const ENTRY_FIELDS: Field[] = [
+  { name: 'principal', type: 'string', versions: '0+' },
+  { name: 'host', type: 'string', versions: '0+' },
+  { name: 'operation', type: 'int8', versions: '0+' },
+  { name: 'permissionType', type: 'int8', versions: '0+' },
+];
+
 export type DescribeAclsRequest = AclFilterWire;
 
 export interface AclDescriptionWire {
@@ -67,14 +75,7 @@ export const DescribeAclsApi = defineApi<DescribeAclsRequest, DescribeAclsRespon
         { name: 'resourceType', type: 'int8', versions: '0+' },
         { name: 'resourceName', type: 'string', versions: '0+' },
         { name: 'patternType', type: 'int8', versions: '1+', default: LITERAL },
-        {
-          name: 'acls', type: [
-            { name: 'principal', type: 'string', versions: '0+' },
-            { name: 'host', type: 'string', versions: '0+' },
-            { name: 'operation', type: 'int8', versions: '0+' },
-            { name: 'permissionType', type: 'int8', versions: '0+' },
-          ], array: true, versions: '0+',
-        },
+        { name: 'acls', type: ENTRY_FIELDS, array: true, versions: '0+' },
       ], array: true, versions: '0+',
     },
   ],
@@ -111,10 +112,7 @@ export const CreateAclsApi = defineApi<CreateAclsRequest, CreateAclsResponse>({
         { name: 'resourceType', type: 'int8', versions: '0+' },
         { name: 'resourceName', type: 'string', versions: '0+' },
         { name: 'resourcePatternType', type: 'int8', versions: '1+', default: LITERAL },
-        { name: 'principal', type: 'string', versions: '0+' },
-        { name: 'host', type: 'string', versions: '0+' },
-        { name: 'operation', type: 'int8', versions: '0+' },
-        { name: 'permissionType', type: 'int8', versions: '0+' },
+        ...ENTRY_FIELDS,
       ], array: true, versions: '0+',
     },
   ],
@@ -176,10 +174,7 @@ export const DeleteAclsApi = defineApi<DeleteAclsRequest, DeleteAclsResponse>({
             { name: 'resourceType', type: 'int8', versions: '0+' },
             { name: 'resourceName', type: 'string', versions: '0+' },
             { name: 'patternType', type: 'int8', versions: '1+', default: LITERAL },
-            { name: 'principal', type: 'string', versions: '0+' },
-            { name: 'host', type: 'string', versions: '0+' },
-            { name: 'operation', type: 'int8', versions: '0+' },
-            { name: 'permissionType', type: 'int8', versions: '0+' },
+            ...ENTRY_FIELDS,
           ], array: true, versions: '0+',
         },
       ], array: true, versions: '0+',
