@@ -366,6 +366,23 @@ export class MetadataController {
     this.lastHeartbeat.set(brokerId, Math.min(this.lastHeartbeat.get(brokerId) ?? nowMs, this.graceEnd(nowMs)));
   }
 
+  /**
+   * Node `brokerId` refused a connection to its controller listener: in combined mode that listener
+   * is the broker's own process, so the process is gone (killed, or restarting as a new
+   * incarnation, which registers again anyway) and its session ends now rather than after the
+   * disconnect grace. Kept for the case that most needs it: the killed node was the controller
+   * before this one, whose successor cannot learn of the death from a closed broker connection.
+   * A refusal says nothing of a live process (a full accept backlog drops, it does not refuse).
+   * The same holds for a broker's Kafka listener once its controller connection closed; with
+   * `brokerEpoch` only that incarnation's session ends. Returns whether a live session was ended.
+   */
+  processGone(brokerId: number, nowMs: number, brokerEpoch = -1): boolean {
+    const b = this.image.brokers.get(brokerId);
+    if (!this.active || b === undefined || b.fenced || (brokerEpoch >= 0 && b.epoch !== brokerEpoch)) return false;
+    this.lastHeartbeat.set(brokerId, nowMs - this.config.sessionTimeoutMs - 1);
+    return true;
+  }
+
   /** The last-heartbeat time at which a session runs out DISCONNECT_GRACE_MS after `nowMs`. */
   private graceEnd(nowMs: number): number {
     return nowMs + Math.min(DISCONNECT_GRACE_MS, this.config.sessionTimeoutMs) - this.config.sessionTimeoutMs;
