@@ -231,6 +231,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     const infos = groups.topicInfos();
     return Promise.all(hosts.map((h) => h.control.setTopics(infos)));
   };
+  reconciler.onLeadership = (handle, followers) => (followers === null ? router.leadershipEnded(handle) : router.leadershipBegan(handle, followers));
   reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
   // Topics other brokers create (or delete) reach this one only through the image.
   node.follower.onPublish = () => {
