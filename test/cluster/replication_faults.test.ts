@@ -16,7 +16,7 @@
 // mount a tmpfs, a follower whose data dir fills up (ENOSPC) and is freed again; (d) where network
 // namespaces are available (root), a leader cut off from both other brokers until deposed, then healed; (i) kill -9
 // of a broker that is both the active controller and the leader of every partition of the round's topic (its
-// successor must fence it within the disconnect grace, not a whole session). After each
+// successor must fence it at once, as its controller listener refuses connections, not after a session). After each
 // round the cluster heals (every partition led, ISR = replicas) and queue_checker.ts judges the
 // history: zero anomalies is the spec. Each round records its unavailability window (the longest
 // gap between acks=all acknowledgements from the fault to the end of the round; each producer caps
@@ -561,7 +561,7 @@ for (const fault of ['kill -9 leader', 'SIGSTOP leader', 'rolling restart', 'SIG
     });
 }
 
-test('kill -9 leader+controller under acks=all load: its successor fences it within the disconnect grace, nothing acknowledged lost',
+test('kill -9 leader+controller under acks=all load: its successor fences it at once (its controller listener refuses), nothing acknowledged lost',
   { skip: CLUSTER_UNAVAILABLE, timeout: 60_000 + ROUNDS * ROUND_BUDGET_MS }, async () => {
     const c = cluster as ProcessCluster;
     const fault = 'kill -9 leader+controller';
