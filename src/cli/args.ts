@@ -125,10 +125,3 @@ export function intOption(parsed: ParsedArgs, name: string, min: number, max: nu
   }
   return n;
 }
-
-/** The --format option: 'text' (default) or 'json'. */
-export function formatOption(parsed: ParsedArgs): 'text' | 'json' {
-  const f = optionValue(parsed, 'format') ?? 'text';
-  if (f !== 'text' && f !== 'json') throw new UsageError(`--format must be text or json, got "${f}"`);
-  return f;
-}

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrokerStanding, ClusterMetadata, ElectionOutcome } from '../client/admin.js';
 import { ConnectionError } from '../client/connection.js';
 import { KafkaError } from '../protocol/errors.js';
-import { UsageError, formatOption, intOption, parseArgs } from './args.js';
+import { UsageError, intOption, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, connectAdmin, runAdminVerb, timeoutOption, type AdminAction } from './connect.js';
 import { HEALTH_LISTED_PARTITIONS, UNHEALTHY_EXIT_CODE, clusterHealth, clusterText, healthText, type ClusterHealth } from './health.js';
@@ -18,6 +18,8 @@ import { CLIENT_OPTIONS_HELP } from './help.js';
 import { membershipPlan } from './cluster_members.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
+import { renderOption } from './output.js';
+import type { Render } from './output.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
@@ -90,20 +92,20 @@ function noArguments(parsed: ParsedArgs, verb: string): void {
   if (parsed.positionals.length > 0) throw new UsageError(`cluster ${verb} takes no arguments`);
 }
 
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  if (verb === 'remove-broker' || verb === 'add-broker') return membershipPlan(verb, parsed, json);
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
+  if (verb === 'remove-broker' || verb === 'add-broker') return membershipPlan(verb, parsed, out);
   noArguments(parsed, verb);
   if (verb === 'describe') {
     return async (admin) => {
       const meta = await admin.clusterMetadata();
       const { topics: _, ...cluster } = meta;
-      return json ? JSON.stringify(cluster, null, 2) : clusterText(meta);
+      return out(cluster, clusterText(meta));
     };
   }
   if (verb === 'status') {
     return async (admin) => {
       const status = clusterStatus(await admin.clusterMetadata(), await admin.describeBrokers());
-      return json ? JSON.stringify(status, null, 2) : statusText(status);
+      return out(status, statusText(status));
     };
   }
   const topic = parsed.options.get('topic')?.[0];
@@ -117,7 +119,7 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
       partitions = [{ topic, partitions: all }];
     }
     const results = await admin.electLeaders(unclean ? 1 : 0, partitions);
-    return json ? JSON.stringify(results, null, 2) : electionText(results);
+    return out(results, electionText(results));
   };
 }
 
@@ -159,12 +161,12 @@ async function waitHealthy(parsed: ParsedArgs, env: NodeJS.ProcessEnv, waitMs: n
 async function runHealth(argv: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseArgs(argv, CLUSTER_VERBS['health'] ?? [], false);
   noArguments(parsed, 'health');
-  const json = formatOption(parsed) === 'json';
+  const out = renderOption(parsed);
   const timeoutMs = timeoutOption(parsed);
   const health = parsed.options.has('wait-healthy')
     ? await waitHealthy(parsed, io.env, timeoutMs)
     : await readHealth(parsed, io.env, timeoutMs);
-  io.out(json ? JSON.stringify(health, null, 2) : healthText(health));
+  io.out(out(health, healthText(health)));
   return health.healthy ? 0 : UNHEALTHY_EXIT_CODE;
 }
 

@@ -4,9 +4,11 @@
 import { KafkaAdmin } from '../client/admin.js';
 import { ConnectionError } from '../client/connection.js';
 import { resolveConfig, splitHostPort } from '../config.js';
-import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
+import { UsageError, intOption, optionValue, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import type { CliIo } from './io.js';
+import { renderOption } from './output.js';
+import type { Render } from './output.js';
 
 export const MAX_INT32 = 2 ** 31 - 1;
 
@@ -48,7 +50,7 @@ export type AdminAction = (admin: KafkaAdmin) => Promise<string>;
 export async function runAdminVerb(
   noun: string,
   verbs: Readonly<Record<string, readonly OptionSpec[]>>,
-  plan: (verb: string, parsed: ParsedArgs, json: boolean) => AdminAction,
+  plan: (verb: string, parsed: ParsedArgs, out: Render) => AdminAction,
   verb: string,
   argv: readonly string[],
   io: CliIo,
@@ -56,7 +58,7 @@ export async function runAdminVerb(
   const spec = verbs[verb];
   if (spec === undefined) throw new UsageError(`unknown ${noun} command "${verb}"`);
   const parsed = parseArgs(argv, spec, false);
-  const action = plan(verb, parsed, formatOption(parsed) === 'json');
+  const action = plan(verb, parsed, renderOption(parsed));
   const admin = await connectAdmin(parsed, io.env);
   try {
     io.out(await action(admin));

@@ -15,6 +15,7 @@ import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
+import type { Render } from './output.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
@@ -198,8 +199,7 @@ function oneGroup(parsed: ParsedArgs, verb: string): string {
 }
 
 /** Checks the verb's arguments and returns what to do once connected. */
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  const out = (value: unknown, text: string): string => (json ? JSON.stringify(value, null, 2) : text);
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
   switch (verb) {
     case 'list': {
       if (parsed.positionals.length > 0) throw new UsageError('group list takes no arguments');

@@ -14,6 +14,7 @@ import { CLIENT_OPTIONS_HELP } from './help.js';
 import { affectedPartitions, affectedText, partitionRows } from './health.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
+import type { Render } from './output.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
@@ -64,12 +65,14 @@ function oneName(parsed: ParsedArgs, verb: string): string {
   return name;
 }
 
-function listText(topics: readonly TopicSummary[]): string {
+/** Wide adds each topic's id. */
+function listText(topics: readonly TopicSummary[], wide: boolean): string {
   if (topics.length === 0) return '(no topics)';
   return table([
-    ['NAME', 'PARTITIONS', 'REPLICAS', 'UNDER-REPLICATED', 'LEADERLESS', 'INTERNAL'],
+    ['NAME', 'PARTITIONS', 'REPLICAS', 'UNDER-REPLICATED', 'LEADERLESS', 'INTERNAL', ...(wide ? ['TOPIC-ID'] : [])],
     ...topics.map((t) => [
       t.name, String(t.partitions), String(t.replicationFactor), String(t.underReplicated), String(t.leaderless), t.internal ? 'yes' : 'no',
+      ...(wide ? [t.topicId] : []),
     ]),
   ]);
 }
@@ -91,8 +94,7 @@ function describeText(t: TopicDescription): string {
 }
 
 /** Checks the verb's arguments and returns what to do once connected. */
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  const out = (value: unknown, text: string): string => (json ? JSON.stringify(value, null, 2) : text);
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
   switch (verb) {
     case 'create': {
       const name = oneName(parsed, verb);
@@ -112,7 +114,7 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
       if (parsed.positionals.length > 0) throw new UsageError('topic list takes no arguments');
       return async (admin) => {
         const topics = await admin.listTopics();
-        return out(topics, listText(topics));
+        return out(topics, (wide) => listText(topics, wide));
       };
     }
     case 'describe': {

@@ -182,7 +182,7 @@ test('usage errors exit 2 before any network traffic; unreachable brokers exit 1
     ['topic', 'create'],
     ['topic', 'create', 'a', '--partitions', 'x'],
     ['topic', 'create', 'a', '--config', 'novalue'],
-    ['topic', 'list', '--format', 'yaml'],
+    ['topic', 'list', '--format', 'xml'],
     ['topic', 'frobnicate'],
     ['start', '--bogus'],
     ['config', 'print', '--shards', '0'],

@@ -400,7 +400,7 @@ test('usage errors exit 2 before any network traffic', async () => {
     ['group', 'seek', 'g', '--topic', 't', '--to-timestamp', '1.5'],
     ['group', 'seek', 'g', '--topic', 't', '--to-latest', '--partition', '-1'],
     ['group', 'seek', 'g', '--topic', 't', '--to-latest=yes'],
-    ['group', 'list', '--format', 'yaml'],
+    ['group', 'list', '--format', 'xml'],
     ['group', 'list', '--to-earliest'],
     ['group', 'frobnicate'],
   ]) {
