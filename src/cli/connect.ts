@@ -23,6 +23,11 @@ export function brokerList(parsed: ParsedArgs, env: NodeJS.ProcessEnv): { host: 
   });
 }
 
+/** The bootstrap addresses as our producer and consumer take them (checked as brokerList does). */
+export function bootstrapServers(parsed: ParsedArgs, env: NodeJS.ProcessEnv): string[] {
+  return brokerList(parsed, env).map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`));
+}
+
 /** The --timeout-ms option, or 30 s. */
 export function timeoutOption(parsed: ParsedArgs): number {
   return intOption(parsed, 'timeout-ms', 1, MAX_INT32) ?? 30_000;

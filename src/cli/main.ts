@@ -21,6 +21,8 @@ import { GROUP_HELP, runGroup } from './group.js';
 import { runStart, startHelp } from './start.js';
 import { CLUSTER_HELP, runCluster } from './cluster.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
+import { PRODUCE_HELP, runProduce } from './produce.js';
+import { CONSUME_HELP, runConsume } from './consume.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
 import { versionInfo, versionText } from './version.js';
 import { USER_HELP, runUser } from './user.js';
@@ -34,6 +36,8 @@ Commands:
   topic list             list topics
   topic describe NAME    show a topic's partitions, their replication status and configuration
   topic delete NAME      delete a topic
+  produce TOPIC          produce stdin lines (or --value) as records; keys, headers, JSON input
+  consume TOPIC[,TOPIC]  print records from an offset (start|end|N|+N|-N|@time|@-1h), or as a group
   group list             list consumer groups
   group describe GROUP   show a group's members, committed offsets and lag
   group seek GROUP       set an inactive group's committed offsets
@@ -90,6 +94,10 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (wantsHelp(rest)) return printHelp(io, TOPIC_HELP[sub] ?? TOPIC_HELP[''] ?? '');
     await runTopic(sub, rest, io);
     return 0;
+  }
+  if (command === 'produce' || command === 'consume') {
+    if (wantsHelp(argv.slice(1))) return printHelp(io, command === 'produce' ? PRODUCE_HELP : CONSUME_HELP);
+    return command === 'produce' ? runProduce(argv.slice(1), io) : runConsume(argv.slice(1), io);
   }
   if (command === 'group') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, GROUP_HELP[''] ?? '');
