@@ -1,5 +1,5 @@
 // The `sluice` command line (main thread of the CLI process): dispatches to start, config print,
-// topic, group and cluster verbs, prints help, and maps failures to exit codes — 1 for operational
+// topic, group and cluster verbs, prints help, and maps failures to exit codes (errors.ts) — 1 for operational
 // failures (Kafka errors print their error name), 2 for bad usage or configuration; `cluster
 // health` returns 3 for an unhealthy cluster itself.
 // Each verb keeps its help text beside it. Runs itself when it is the process entry point (as
@@ -7,12 +7,10 @@
 
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../config.js';
-import { ConnectionError } from '../client/connection.js';
 import { runsEmbedded } from '../native/embedded.js';
-import { KafkaError, errorName } from '../protocol/errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { configPrintHelp, runConfigPrint } from './config_print.js';
+import { describeFailure } from './errors.js';
 import { printHelp, wantsHelp } from './help.js';
 import { processIo } from './io.js';
 import type { CliIo } from './io.js';
@@ -137,22 +135,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   try {
     return await dispatch(argv, io);
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err(`sluice: ${err.message}\nRun 'sluice --help' for usage.`);
-      return 2;
-    }
-    if (err instanceof ConfigError) {
-      io.err(`sluice: ${err.message}`);
-      return 2;
-    }
-    if (err instanceof KafkaError) {
-      const name = errorName(err.code);
-      io.err(`sluice: ${err.message.startsWith(name) ? err.message : `${name}: ${err.message}`}`);
-      return 1;
-    }
-    if (err instanceof ConnectionError) {
-      io.err(`sluice: ${err.message}`);
-      return 1;
+    const failure = describeFailure(err);
+    if (failure !== null) {
+      io.err(`sluice: ${failure.message}`);
+      return failure.exitCode;
     }
     io.err(`sluice: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 1;
