@@ -11,6 +11,8 @@ export interface OptionSpec {
   /** A switch takes no value (--effective); anything else does. */
   readonly switch?: true;
   readonly repeatable?: true;
+  /** Takes a number when one follows (--watch, --watch 5); 'true' otherwise. */
+  readonly optionalNumber?: true;
 }
 
 export interface ParsedArgs {
@@ -99,6 +101,10 @@ function takeOwn(
   if (spec.switch === true) {
     if (inline !== undefined) throw new UsageError(`--${spec.name} takes no value`);
     value = 'true';
+  } else if (spec.optionalNumber === true) {
+    const following = argv[i + 1];
+    if (value === undefined && following !== undefined && /^\d+(\.\d+)?$/.test(following)) value = argv[++next];
+    value ??= 'true';
   } else if (value === undefined) {
     value = argv[++next];
     if (value === undefined) throw new UsageError(`--${spec.name} needs a value`);

@@ -20,13 +20,15 @@ import { table } from './io.js';
 import type { CliIo } from './io.js';
 import { renderOption } from './output.js';
 import type { Render } from './output.js';
+import { WATCH_HELP, WATCH_OPTION, watchInterval, watchUntilInterrupted } from './watch.js';
+import type { Snapshot } from './watch.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
 export const CLUSTER_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   describe: COMMON,
-  status: COMMON,
-  health: [...COMMON, { name: 'wait-healthy', switch: true }],
+  status: [...COMMON, WATCH_OPTION],
+  health: [...COMMON, { name: 'wait-healthy', switch: true }, WATCH_OPTION],
   'elect-leaders': [...COMMON, { name: 'topic' }, { name: 'partition' }, { name: 'unclean', switch: true }],
   'remove-broker': [...COMMON, { name: 'force', switch: true }],
   'add-broker': [...COMMON, { name: 'no-move', switch: true }],
@@ -163,18 +165,24 @@ async function runHealth(argv: readonly string[], io: CliIo): Promise<number> {
   noArguments(parsed, 'health');
   const out = renderOption(parsed);
   const timeoutMs = timeoutOption(parsed);
-  const health = parsed.options.has('wait-healthy')
-    ? await waitHealthy(parsed, io.env, timeoutMs)
-    : await readHealth(parsed, io.env, timeoutMs);
-  io.out(out(health, healthText(health)));
-  return health.healthy ? 0 : UNHEALTHY_EXIT_CODE;
+  const intervalMs = watchInterval(parsed);
+  if (intervalMs !== null && parsed.options.has('wait-healthy')) throw new UsageError('--watch and --wait-healthy do not go together');
+  const snapshot = async (): Promise<Snapshot> => {
+    const health = parsed.options.has('wait-healthy')
+      ? await waitHealthy(parsed, io.env, timeoutMs)
+      : await readHealth(parsed, io.env, timeoutMs);
+    return { text: out(health, healthText(health)), exitCode: health.healthy ? 0 : UNHEALTHY_EXIT_CODE };
+  };
+  if (intervalMs !== null) return watchUntilInterrupted(intervalMs, snapshot, io);
+  const { text, exitCode } = await snapshot();
+  io.out(text);
+  return exitCode;
 }
 
 /** Runs `cluster <verb> ...`; `argv` starts after the verb. Returns the exit code. */
 export async function runCluster(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
   if (verb === 'health') return runHealth(argv, io);
-  await runAdminVerb('cluster', CLUSTER_VERBS, plan, verb, argv, io);
-  return 0;
+  return runAdminVerb('cluster', CLUSTER_VERBS, plan, verb, argv, io);
 }
 
 export const CLUSTER_HELP: Readonly<Record<string, string>> = {
@@ -207,6 +215,7 @@ it has read their newest data, --warm-up-bytes; its own /v1/health shows the pro
 Beside it, the replicas it hosts, how many of those are in their ISR, and how many it leads.
 
 Options:
+${WATCH_HELP}
 ${CLIENT_OPTIONS_HELP}`,
   health: `Usage: sluice cluster health [--wait-healthy] [options]
 
@@ -223,6 +232,7 @@ Exit codes: 0 healthy; ${UNHEALTHY_EXIT_CODE} unhealthy; 1 no broker reachable o
 Options:
   --wait-healthy                      poll until healthy, for at most --timeout-ms (each poll
                                       reconnects, so a restarting broker is skipped)
+${WATCH_HELP}
 ${CLIENT_OPTIONS_HELP}`,
   'elect-leaders': `Usage: sluice cluster elect-leaders [options]
 

@@ -8,6 +8,7 @@ import { UsageError, intOption, optionValue, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import type { CliIo } from './io.js';
 import { renderOption } from './output.js';
+import { watchInterval, watchUntilInterrupted } from './watch.js';
 import type { Render } from './output.js';
 
 export const MAX_INT32 = 2 ** 31 - 1;
@@ -51,7 +52,7 @@ export async function connectAdmin(parsed: ParsedArgs, env: NodeJS.ProcessEnv, t
 /** What a verb does once connected; returns the text to print. */
 export type AdminAction = (admin: KafkaAdmin) => Promise<string>;
 
-/** Runs `<noun> <verb> ...`; `argv` starts after the verb. Usage errors come before any I/O. */
+/** Runs `<noun> <verb> ...`; `argv` starts after the verb. Usage errors come before any I/O. Returns the exit code. */
 export async function runAdminVerb(
   noun: string,
   verbs: Readonly<Record<string, readonly OptionSpec[]>>,
@@ -59,15 +60,21 @@ export async function runAdminVerb(
   verb: string,
   argv: readonly string[],
   io: CliIo,
-): Promise<void> {
+): Promise<number> {
   const spec = verbs[verb];
   if (spec === undefined) throw new UsageError(`unknown ${noun} command "${verb}"`);
   const parsed = parseArgs(argv, spec, false);
   const action = plan(verb, parsed, renderOption(parsed));
-  const admin = await connectAdmin(parsed, io.env);
-  try {
-    io.out(await action(admin));
-  } finally {
-    await admin.close();
-  }
+  const once = async (): Promise<string> => {
+    const admin = await connectAdmin(parsed, io.env);
+    try {
+      return await action(admin);
+    } finally {
+      await admin.close();
+    }
+  };
+  const intervalMs = watchInterval(parsed);
+  if (intervalMs !== null) return watchUntilInterrupted(intervalMs, async () => ({ text: await once(), exitCode: 0 }), io);
+  io.out(await once());
+  return 0;
 }

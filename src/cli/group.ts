@@ -16,12 +16,13 @@ import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 import type { Render } from './output.js';
+import { WATCH_HELP, WATCH_OPTION } from './watch.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
 export const GROUP_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   list: COMMON,
-  describe: COMMON,
+  describe: [...COMMON, WATCH_OPTION],
   seek: [
     ...COMMON, { name: 'topic' }, { name: 'partition' },
     { name: 'to-earliest', switch: true }, { name: 'to-latest', switch: true }, { name: 'to-offset' }, { name: 'to-timestamp' },
@@ -238,7 +239,7 @@ function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
 }
 
 /** Runs `group <verb> ...`; `argv` starts after the verb. */
-export function runGroup(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
+export function runGroup(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
   return runAdminVerb('group', GROUP_VERBS, plan, verb, argv, io);
 }
 
@@ -289,6 +290,7 @@ partition the committed offset, log end offset, lag in records, lag in seconds (
 record at the committed offset and the last record) and the owning member.
 
 Options:
+${WATCH_HELP}
 ${CLIENT_OPTIONS_HELP}
 
 ${GROUP_JSON_SEE}`,

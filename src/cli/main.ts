@@ -90,8 +90,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (command === 'topic') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, TOPIC_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, TOPIC_HELP[sub] ?? TOPIC_HELP[''] ?? '');
-    await runTopic(sub, rest, io);
-    return 0;
+    return runTopic(sub, rest, io);
   }
   if (command === 'produce' || command === 'consume') {
     if (wantsHelp(argv.slice(1))) return printHelp(io, command === 'produce' ? PRODUCE_HELP : CONSUME_HELP);
@@ -100,8 +99,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (command === 'group') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, GROUP_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, GROUP_HELP[sub] ?? GROUP_HELP[''] ?? '');
-    await runGroup(sub, rest, io);
-    return 0;
+    return runGroup(sub, rest, io);
   }
   if (command === 'cluster') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, CLUSTER_HELP[''] ?? '');

@@ -15,13 +15,14 @@ import { affectedPartitions, affectedText, partitionRows } from './health.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 import type { Render } from './output.js';
+import { WATCH_HELP, WATCH_OPTION } from './watch.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
 export const TOPIC_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   create: [...COMMON, { name: 'partitions' }, { name: 'replication-factor' }, { name: 'config', repeatable: true }],
   list: COMMON,
-  describe: [...COMMON, { name: 'under-replicated', switch: true }, { name: 'unavailable', switch: true }, { name: 'configs', switch: true }],
+  describe: [...COMMON, { name: 'under-replicated', switch: true }, { name: 'unavailable', switch: true }, { name: 'configs', switch: true }, WATCH_OPTION],
   'alter-config': [...COMMON, { name: 'set', repeatable: true }, { name: 'delete', repeatable: true }],
   delete: COMMON,
   reassign: [...COMMON, { name: 'partition' }, { name: 'replicas' }, { name: 'cancel', switch: true }],
@@ -216,7 +217,7 @@ function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
 }
 
 /** Runs `topic <verb> ...`; `argv` starts after the verb. */
-export function runTopic(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
+export function runTopic(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
   return runAdminVerb('topic', TOPIC_VERBS, plan, verb, argv, io);
 }
 
@@ -265,6 +266,7 @@ Options:
   --unavailable                       only partitions without a leader
   --configs                           only the configs: value, source and whether it is the
                                       default (wide: and whether it is read-only)
+${WATCH_HELP}
 ${CLIENT_OPTIONS_HELP}`,
   'alter-config': `Usage: sluice topic alter-config NAME [--set key=value ...] [--delete key ...] [options]
 
