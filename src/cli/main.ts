@@ -33,6 +33,7 @@ Commands:
   topic create NAME      create a topic
   topic list             list topics
   topic describe NAME    show a topic's partitions, their replication status and configuration
+  topic alter-config NAME  set (--set k=v) or remove (--delete k) topic configs
   topic delete NAME      delete a topic
   produce TOPIC          produce stdin lines (or --value) as records; keys, headers, JSON input
   consume TOPIC[,TOPIC]  print records from an offset (start|end|N|+N|-N|@time|@-1h), or as a group
@@ -60,7 +61,8 @@ Commands:
   dev cluster down       stop the local cluster
   version, --version     print the version, commit, Node version and I/O backend
 
-Run 'sluice <command> --help' for a command's options.
+Run 'sluice <command> --help' for a command's options. Every verb takes --format
+text|wide|json|yaml; cluster status|health, topic describe and group describe take --watch [SECONDS].
 Exit codes: 0 success, 1 operational failure (broker error or no broker reachable), 2 bad usage
 or configuration, 3 unhealthy cluster (cluster health).`;
 
