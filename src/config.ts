@@ -1034,20 +1034,18 @@ export function configEntries(config: BrokerConfig, sources: ConfigSources): Con
  * Printable form of the configuration: aligned `key value source` lines, or a JSON object of
  * {key: {value, source}}; `include` selects entries (default: all).
  */
+/** The settings kept by `include`: as data (key -> value and source) and as aligned text. */
 export function describeConfig(
   config: BrokerConfig,
   sources: ConfigSources,
-  format: 'text' | 'json' = 'text',
   include: (entry: ConfigEntry) => boolean = () => true,
-): string {
+): { data: Record<string, { value: unknown; source: string }>; text: string } {
   const entries = configEntries(config, sources).filter(include);
-  if (format === 'json') {
-    const obj = Object.fromEntries(entries.map((e) => [e.key, { value: e.value, source: e.source }]));
-    return JSON.stringify(obj, null, 2);
-  }
+  const data = Object.fromEntries(entries.map((e) => [e.key, { value: e.value, source: e.source }]));
   const keyWidth = Math.max(0, ...entries.map((e) => e.key.length));
   const valueWidth = Math.max(0, ...entries.map((e) => String(e.value).length));
-  return entries
+  const text = entries
     .map((e) => `${e.key.padEnd(keyWidth)}  ${String(e.value).padEnd(valueWidth)}  ${e.source}`)
     .join('\n');
+  return { data, text };
 }
