@@ -17,6 +17,7 @@ import {
 } from '../../protocol/apis/client_quotas.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { handler, type Wire } from '../handler.js';
+import { alterOnController, type WhenApplied } from './controller_alteration.js';
 
 /** How long an alteration may wait for the controller and then for the local image. */
 export const ALTER_QUOTAS_TIMEOUT_MS = 30_000;
@@ -86,8 +87,8 @@ export const describeClientQuotasHandler = handler({
 export interface AlterQuotasDeps {
   /** Runs the alteration on the active controller. */
   readonly alter: (req: AlterClientQuotasRequest, timeoutMs: number) => Promise<ControllerReply>;
-  /** Resolves once the local image satisfies `holds` (or rejects after `timeoutMs`); absent on the controller listener. */
-  readonly applied?: (holds: (image: MetadataImage) => boolean, timeoutMs: number) => Promise<void>;
+  /** Absent on the controller listener. */
+  readonly applied?: WhenApplied;
 }
 
 function refuseAll(req: AlterClientQuotasRequest, code: ErrorCode, message: string): Wire<AlterClientQuotasResponse> {
@@ -111,28 +112,20 @@ export const alterClientQuotasHandler = handler({
   api: AlterClientQuotasApi,
   barrier: true,
   async handle(_ctx, req: AlterClientQuotasRequest, deps: AlterQuotasDeps): Promise<Wire<AlterClientQuotasResponse>> {
-    const deadline = performance.now() + ALTER_QUOTAS_TIMEOUT_MS;
-    let reply: ControllerReply;
-    try {
-      reply = await deps.alter(req, ALTER_QUOTAS_TIMEOUT_MS);
-    } catch (err) {
-      if (!(err instanceof KafkaError)) throw err;
-      return refuseAll(req, err.code, err.message);
-    }
-    if (reply.kind !== 'alterClientQuotas') throw new Error(`controller answered ${reply.kind} to an alterClientQuotas request`);
-    if (reply.errorCode !== ErrorCode.NONE) return refuseAll(req, reply.errorCode, reply.message ?? '');
-    const accepted = new Set<number>();
-    reply.results.forEach((r, i) => {
-      if (r.errorCode === ErrorCode.NONE) accepted.add(i);
-    });
-    if (deps.applied !== undefined && !req.validateOnly && accepted.size > 0) {
-      try {
-        await deps.applied((image) => shows(image, req, accepted), Math.max(1, deadline - performance.now()));
-      } catch (err) {
-        if (!(err instanceof KafkaError)) throw err;
-        return refuseAll(req, err.code, err.message);
-      }
-    }
+    const reply = await alterOnController(
+      'alterClientQuotas',
+      (timeoutMs) => deps.alter(req, timeoutMs),
+      deps.applied,
+      (r) => {
+        const accepted = new Set<number>();
+        r.results.forEach((x, i) => {
+          if (x.errorCode === ErrorCode.NONE) accepted.add(i);
+        });
+        return req.validateOnly || accepted.size === 0 ? null : (image) => shows(image, req, accepted);
+      },
+      ALTER_QUOTAS_TIMEOUT_MS,
+    );
+    if (reply instanceof KafkaError) return refuseAll(req, reply.code, reply.message);
     return { throttleTimeMs: 0, entries: [...reply.results] };
   },
 });
