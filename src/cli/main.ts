@@ -24,6 +24,7 @@ import { CONSUME_HELP, runConsume } from './consume.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
 import { versionInfo, versionText } from './version.js';
 import { USER_HELP, runUser } from './user.js';
+import { QUOTA_HELP, runQuota } from './quota.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
 
@@ -55,6 +56,8 @@ Commands:
   user create NAME       set a user's SCRAM credential (--data-dir: offline, before start)
   user delete NAME       delete a user's SCRAM credential
   user list              list users with SCRAM credentials
+  quota alter            set or remove client quotas of a user and/or client id
+  quota describe         list client quotas
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
@@ -112,6 +115,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, USER_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, USER_HELP[sub] ?? USER_HELP[''] ?? '');
     await runUser(sub, rest, io);
+    return 0;
+  }
+  if (command === 'quota') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, QUOTA_HELP[''] ?? '');
+    if (wantsHelp(rest)) return printHelp(io, QUOTA_HELP[sub] ?? QUOTA_HELP[''] ?? '');
+    await runQuota(sub, rest, io);
     return 0;
   }
   if (command === 'reassign') {

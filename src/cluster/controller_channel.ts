@@ -13,6 +13,7 @@ import type {
 } from './metadata/controller.js';
 import type { AlterConfigsRequest } from './metadata/config_changes.js';
 import type { AlterScramRequest } from './metadata/scram_changes.js';
+import type { AlterClientQuotasRequest } from '../protocol/apis/client_quotas.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from './metadata/replication_control.js';
 
 export type ControllerRequest =
@@ -28,6 +29,7 @@ export type ControllerRequest =
   | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions }
   | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest }
   | { readonly kind: 'alterScramCredentials'; readonly request: AlterScramRequest }
+  | { readonly kind: 'alterClientQuotas'; readonly request: AlterClientQuotasRequest }
   | { readonly kind: 'unregisterBroker'; readonly brokerId: number };
 
 export interface ControllerChannel {
@@ -139,6 +141,8 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.alterConfigs(request.request, nextOffset);
     case 'alterScramCredentials':
       return controller.alterScramCredentials(request.request, nextOffset);
+    case 'alterClientQuotas':
+      return controller.alterClientQuotas(request.request, nextOffset);
     case 'unregisterBroker':
       return controller.unregisterBroker(request.brokerId, nextOffset);
   }

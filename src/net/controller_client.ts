@@ -15,6 +15,7 @@ import type { ControllerReply, TopicResult } from '../cluster/metadata/controlle
 import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
 import { AlterUserScramCredentialsApi, type AlterUserScramCredentialsResponse } from '../protocol/apis/scram_credentials.js';
+import { AlterClientQuotasApi, type AlterClientQuotasResponse } from '../protocol/apis/client_quotas.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsResponse } from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
 import { UnregisterBrokerApi, type UnregisterBrokerResponse } from '../protocol/apis/unregister_broker.js';
@@ -248,6 +249,10 @@ export class ControllerClient {
       case 'alterScramCredentials': {
         const res = (await conn.call(AlterUserScramCredentialsApi, 0, request.request, timeoutMs)) as AlterUserScramCredentialsResponse;
         return { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results: res.results.map((r) => ({ user: r.user, errorCode: r.errorCode as ErrorCode, message: r.errorMessage })) };
+      }
+      case 'alterClientQuotas': {
+        const res = (await conn.call(AlterClientQuotasApi, 1, request.request, timeoutMs)) as AlterClientQuotasResponse;
+        return { kind: 'alterClientQuotas', errorCode: ErrorCode.NONE, message: null, results: res.entries };
       }
       case 'unregisterBroker': {
         const res = (await conn.call(UnregisterBrokerApi, 0, { brokerId: request.brokerId }, timeoutMs)) as UnregisterBrokerResponse;

@@ -46,6 +46,8 @@ import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire }
 import { AlterUserScramCredentialsApi } from '../protocol/apis/scram_credentials.js';
 import type { AlterScramRequest } from '../cluster/metadata/scram_changes.js';
 import { alterUserScramCredentialsHandler } from './handlers/scram_credentials.js';
+import { AlterClientQuotasApi, type AlterClientQuotasRequest } from '../protocol/apis/client_quotas.js';
+import { alterClientQuotasHandler } from './handlers/client_quotas.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
 import { alterEach, incrementalChanges, replacementChanges } from './handlers/alter_configs.js';
 import { electionPartitions, electionResponse, refusedElection } from './handlers/elect_leaders.js';
@@ -416,7 +418,7 @@ export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
   BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
   CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
-  UnregisterBrokerApi, AlterUserScramCredentialsApi,
+  UnregisterBrokerApi, AlterUserScramCredentialsApi, AlterClientQuotasApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
@@ -438,6 +440,7 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedListPartitionReassignmentsHandler, deps),
     bindHandler(forwardedIncrementalAlterConfigsHandler, deps),
     bindHandler(alterUserScramCredentialsHandler, { alter: (req: AlterScramRequest) => deps.quorum.alterScramCredentials(req) }),
+    bindHandler(alterClientQuotasHandler, { alter: (req: AlterClientQuotasRequest) => deps.quorum.alterClientQuotas(req) }),
     bindHandler(forwardedAlterConfigsHandler, deps),
     bindHandler(forwardedUnregisterBrokerHandler, deps),
   ];

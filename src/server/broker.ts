@@ -32,6 +32,8 @@ import type { BrokerServices } from '../net/handlers/index.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
 import { RequestLog } from '../net/request_log.js';
+import { QuotaGate } from '../net/client_quota_gate.js';
+import { ClientQuotas } from '../coordinator/client_quotas.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { diskSpaceOf } from '../common/disk_space.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
@@ -274,6 +276,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     connection: {
       metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler,
       requestLog: new RequestLog(logger, config.slowRequestMs, metrics),
+      quotas: new QuotaGate(new ClientQuotas(() => node.follower.image.quotas), metrics),
     },
     view: node.view,
     descriptors,

@@ -149,6 +149,8 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.alterConfigs(request.request);
     case 'alterScramCredentials':
       return quorum.alterScramCredentials(request.request);
+    case 'alterClientQuotas':
+      return quorum.alterClientQuotas(request.request);
     case 'unregisterBroker':
       return quorum.unregisterBroker(request.brokerId);
   }

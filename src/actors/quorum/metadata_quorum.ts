@@ -13,6 +13,7 @@ import {
 import type { AlterPartitionRequest, ReassignmentTopic } from '../../cluster/metadata/replication_control.js';
 import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.js';
 import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
+import type { AlterClientQuotasRequest } from '../../protocol/apis/client_quotas.js';
 import type { ScramCredential } from '../../common/sasl_mechanisms.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
 import { decodeBatch, encodeBatch, type MetadataRecord } from '../../cluster/metadata/records.js';
@@ -163,6 +164,10 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   alterScramCredentials(req: AlterScramRequest): Promise<ControllerReply> {
     return this.run((next) => this.controller.alterScramCredentials(req, next));
+  }
+
+  alterClientQuotas(req: AlterClientQuotasRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterClientQuotas(req, next));
   }
 
   /** Carries offline-written SCRAM credentials into the log (MetadataController.bootstrapScramCredentials). */

@@ -19,6 +19,8 @@ import { validateBrokerConfigs } from '../../coordinator/broker_configs.js';
 import { isListTopicConfig } from '../../coordinator/topic_configs.js';
 import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
 import { scramChanges, type AlterScramRequest, type ScramUserResult } from './scram_changes.js';
+import { quotaChanges } from './quota_changes.js';
+import type { AlterClientQuotasRequest, AlterClientQuotasResult } from '../../protocol/apis/client_quotas.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, scramKey, type BrokerRegistration } from './image.js';
 import type { ScramCredential } from '../../common/sasl_mechanisms.js';
@@ -136,6 +138,7 @@ export type ControllerReply =
   | { readonly kind: 'topics'; readonly results: readonly TopicResult[] }
   | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
   | { readonly kind: 'alterScramCredentials'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly ScramUserResult[] }
+  | { readonly kind: 'alterClientQuotas'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly AlterClientQuotasResult[] }
   | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
   | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
   | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] }
@@ -173,6 +176,7 @@ const refuseHeartbeat: Refuse = (errorCode) => ({ kind: 'heartbeat', errorCode, 
 const refuseUnregistration: Refuse = (errorCode) => ({ kind: 'unregisterBroker', errorCode });
 const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', errorCode, message });
 const refuseScram: Refuse = (errorCode, message) => ({ kind: 'alterScramCredentials', errorCode, message, results: [] });
+const refuseQuotas: Refuse = (errorCode, message) => ({ kind: 'alterClientQuotas', errorCode, message, results: [] });
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
 const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
 const refuseElection: Refuse = (errorCode) => ({ kind: 'electLeaders', errorCode, results: [] });
@@ -516,6 +520,14 @@ export class MetadataController {
     return this.guarded(refuseScram, () => {
       const { records, results } = scramChanges(this.image, req);
       return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /** Client quotas set or removed (AlterClientQuotas): each entry's ops apply whole or not at all; validateOnly writes nothing. */
+  alterClientQuotas(req: AlterClientQuotasRequest, nextOffset: number): Outcome {
+    return this.guarded(refuseQuotas, () => {
+      const { records, results } = quotaChanges(this.image, req);
+      return this.finish(records, nextOffset, { kind: 'alterClientQuotas', errorCode: ErrorCode.NONE, message: null, results });
     });
   }
 

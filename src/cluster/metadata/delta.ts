@@ -13,6 +13,7 @@ import {
 import { PartitionTable, type PartitionTableBuilder } from './partitions.js';
 import type { SharedMapBuilder } from './shared_map.js';
 import type { ScramCredential } from '../../common/sasl_mechanisms.js';
+import { quotaEntityKey, type QuotaValues } from '../../coordinator/client_quotas.js';
 import { ConfigResource, forEachRecord, LEADER_UNCHANGED, type MetadataRecord } from './records.js';
 
 function invalid(message: string): KafkaError {
@@ -27,6 +28,7 @@ export class MetadataDelta {
   private readonly configs: SharedMapBuilder<string, Configs>;
   private producerIds: ProducerIdsImage;
   private readonly scram: SharedMapBuilder<string, ScramCredential & { readonly user: string }>;
+  private readonly quotas: SharedMapBuilder<string, QuotaValues>;
   /** Partition tables being changed, by topic id; their topics are rebuilt around them. */
   private readonly tables = new Map<string, PartitionTableBuilder>();
 
@@ -38,6 +40,7 @@ export class MetadataDelta {
     this.configs = base.configs.builder();
     this.producerIds = base.producerIds;
     this.scram = base.scram.builder();
+    this.quotas = base.quotas.builder();
   }
 
   replay(rec: MetadataRecord): void {
@@ -130,6 +133,14 @@ export class MetadataDelta {
         this.scram.delete(key);
         return;
       }
+      case 'clientQuota': {
+        const key = quotaEntityKey(rec.entity);
+        const { [rec.key]: _old, ...rest } = this.quotas.get(key) ?? {};
+        const values: QuotaValues = rec.value === null ? rest : { ...rest, [rec.key]: rec.value };
+        if (Object.keys(values).length === 0) this.quotas.delete(key);
+        else this.quotas.set(key, values);
+        return;
+      }
       case 'noOp':
         return;
     }
@@ -146,7 +157,7 @@ export class MetadataDelta {
     this.tables.clear();
     return new MetadataImage(
       provenance, this.features.build(), this.brokers.build(), this.byName.build(), this.byId.build(),
-      this.configs.build(), this.producerIds, this.scram.build(),
+      this.configs.build(), this.producerIds, this.scram.build(), this.quotas.build(),
     );
   }
 

@@ -1,5 +1,6 @@
 // The metadata image: everything the cluster metadata log says at one offset (brokers, topics
-// and their partitions, configs, the next producer-id block, feature levels, SCRAM credentials), immutable, so a
+// and their partitions, configs, the next producer-id block, feature levels, SCRAM credentials,
+// client quotas), immutable, so a
 // reader holding one image sees one consistent version while the next is built. A delta
 // (delta.ts) makes the next image sharing every unchanged part with this one: an untouched
 // topic, its partition table and the map buckets nobody changed are the same objects. Pure; any thread.
@@ -9,6 +10,7 @@ import type { PartitionTable } from './partitions.js';
 import { SharedMap } from './shared_map.js';
 import type { BrokerEndpointRecord } from './records.js';
 import type { ScramCredential, ScramMechanism } from '../../common/sasl_mechanisms.js';
+import type { QuotaValues } from '../../coordinator/client_quotas.js';
 
 export interface BrokerRegistration {
   readonly id: number;
@@ -55,7 +57,7 @@ export const NO_CONFIGS: Configs = Object.freeze({});
 export class MetadataImage {
   static readonly EMPTY = new MetadataImage(
     { endOffset: 0, epoch: 0 }, SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(),
-    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 }, SharedMap.empty(),
+    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 }, SharedMap.empty(), SharedMap.empty(),
   );
 
   constructor(
@@ -70,6 +72,8 @@ export class MetadataImage {
     readonly producerIds: ProducerIdsImage,
     /** SCRAM credentials by scramKey (salted and iterated; never a password), as UserScramCredentialRecords set them. */
     readonly scram: SharedMap<string, ScramCredential & { readonly user: string }>,
+    /** Client quotas by quotaEntityKey, as ClientQuotaRecords set them (an entity with no value left is dropped). */
+    readonly quotas: SharedMap<string, QuotaValues>,
   ) {}
 
   partitionCount(): number {

@@ -9,6 +9,7 @@ import type { PartitionRecord } from '../cluster_view.js';
 import { ProtocolError, Reader } from '../../protocol/reader.js';
 import { Writer } from '../../protocol/writer.js';
 import { SCRAM_MECHANISMS, type ScramCredential, type ScramMechanism } from '../../common/sasl_mechanisms.js';
+import { CLIENT_ID_ENTITY, isQuotaKey, USER_ENTITY, type QuotaEntity, type QuotaKey } from '../../coordinator/client_quotas.js';
 
 export interface BrokerEndpointRecord {
   /** The listener's name, e.g. PLAINTEXT. */
@@ -84,6 +85,8 @@ export type MetadataRecord =
   | { readonly type: 'featureLevel'; readonly name: string; readonly featureLevel: number }
   | ({ readonly type: 'userScramCredential'; readonly name: string } & ScramCredential)
   | { readonly type: 'removeUserScramCredential'; readonly name: string; readonly mechanism: ScramMechanism }
+  /** Kafka's ClientQuotaRecord: one key of one quota entity; a null value removes it. */
+  | { readonly type: 'clientQuota'; readonly entity: QuotaEntity; readonly key: QuotaKey; readonly value: number | null }
   | { readonly type: 'noOp' };
 
 export type MetadataRecordType = MetadataRecord['type'];
@@ -99,6 +102,7 @@ const API_KEYS: Readonly<Record<MetadataRecordType, number>> = {
   removeTopic: 9,
   userScramCredential: 11,
   featureLevel: 12,
+  clientQuota: 14,
   producerIds: 15,
   brokerRegistrationChange: 17,
   noOp: 20,
@@ -142,6 +146,33 @@ function readScramBytes(r: Reader): Buffer {
   if (b.length > MAX_SCRAM_BYTES) throw new ProtocolError(`SCRAM field of ${b.length} bytes exceeds ${MAX_SCRAM_BYTES}`);
   // A copy: the credential outlives the batch's buffer.
   return Buffer.from(b);
+}
+
+/** A quota entity as Kafka's records carry it: (entity type, name or null for <default>) per part. */
+function writeQuotaEntity(w: Writer, e: QuotaEntity): void {
+  const parts: Array<[string, string | null]> = [];
+  if (e.user !== undefined) parts.push([USER_ENTITY, e.user]);
+  if (e.clientId !== undefined) parts.push([CLIENT_ID_ENTITY, e.clientId]);
+  w.uvarint(parts.length);
+  for (const [type, name] of parts) {
+    w.compactString(type);
+    w.compactNullableString(name);
+  }
+}
+
+function readQuotaEntity(r: Reader): QuotaEntity {
+  const n = r.uvarint();
+  if (n < 1 || n > 2) throw new ProtocolError(`quota entity of ${n} parts`);
+  let user: string | null | undefined;
+  let clientId: string | null | undefined;
+  for (let i = 0; i < n; i++) {
+    const type = r.compactString();
+    const name = r.compactNullableString();
+    if (type === USER_ENTITY && user === undefined) user = name;
+    else if (type === CLIENT_ID_ENTITY && clientId === undefined) clientId = name;
+    else throw new ProtocolError(`quota entity part ${type}`);
+  }
+  return { ...(user === undefined ? {} : { user }), ...(clientId === undefined ? {} : { clientId }) };
 }
 
 /** Bound on a broker's admin address: a DNS name's 253 chars, brackets, a colon and a port fit. */
@@ -260,6 +291,12 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
       w.compactString(rec.name);
       writeMechanism(w, rec.mechanism);
       return;
+    case 'clientQuota':
+      writeQuotaEntity(w, rec.entity);
+      w.compactString(rec.key);
+      w.bool(rec.value === null);
+      w.float64(rec.value ?? 0);
+      return;
     case 'noOp':
       return;
   }
@@ -341,6 +378,14 @@ function readRecord(r: Reader): MetadataRecord {
       return { type, name: r.compactString(), mechanism: readMechanism(r), salt: readScramBytes(r), storedKey: readScramBytes(r), serverKey: readScramBytes(r), iterations: r.varint() };
     case 'removeUserScramCredential':
       return { type, name: r.compactString(), mechanism: readMechanism(r) };
+    case 'clientQuota': {
+      const entity = readQuotaEntity(r);
+      const key = r.compactString();
+      if (!isQuotaKey(key)) throw new ProtocolError(`quota key ${key}`);
+      const remove = r.bool();
+      const value = r.float64();
+      return { type, entity, key, value: remove ? null : value };
+    }
     case 'noOp':
       return { type };
   }

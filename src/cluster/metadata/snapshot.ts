@@ -1,8 +1,9 @@
 // Metadata snapshots: an image written as the records that rebuild it, in one batch (features,
 // brokers, topics each followed by its configs and partitions, other configs, the producer-id
-// block, SCRAM credentials), and loaded back by replaying that batch onto the empty image. The Raft core stores
+// block, SCRAM credentials, client quotas), and loaded back by replaying that batch onto the empty image. The Raft core stores
 // the bytes opaquely (Snapshot.data) with the offset and epoch they reflect. Pure; any thread.
 import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
+import { QUOTA_KEYS, quotaEntityOf } from '../../coordinator/client_quotas.js';
 import { Writer } from '../../protocol/writer.js';
 import { applyEntry } from './delta.js';
 import { configKey, MetadataImage } from './image.js';
@@ -37,6 +38,13 @@ function* snapshotRecords(image: MetadataImage): Generator<MetadataRecord> {
   if (ids.nextProducerId > 0) yield { type: 'producerIds', brokerId: ids.brokerId, brokerEpoch: ids.brokerEpoch, nextProducerId: ids.nextProducerId };
   for (const c of image.scram.values()) {
     yield { type: 'userScramCredential', name: c.user, mechanism: c.mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations };
+  }
+  for (const [entityKey, values] of image.quotas) {
+    const entity = quotaEntityOf(entityKey);
+    for (const key of QUOTA_KEYS) {
+      const value = values[key];
+      if (value !== undefined) yield { type: 'clientQuota', entity, key, value };
+    }
   }
 }
 

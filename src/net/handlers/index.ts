@@ -14,13 +14,15 @@ import { UnregisterBrokerApi } from '../../protocol/apis/unregister_broker.js';
 import { AlterPartitionReassignmentsApi } from '../../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../../protocol/apis/list_partition_reassignments.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis/alter_configs.js';
-import { advertisedApis, scramCredentialApis } from '../../protocol/apis/index.js';
+import { advertisedApis, clientQuotaApis, scramCredentialApis } from '../../protocol/apis/index.js';
 import type { AnyApi } from '../../protocol/schema.js';
 import { callActiveController } from '../../cluster/controller_channel.js';
 import type { MetadataFollower } from '../../cluster/metadata_follower.js';
 import type { MetadataImage } from '../../cluster/metadata/image.js';
 import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram_credentials.js';
+import { alterClientQuotasHandler, describeClientQuotasHandler } from './client_quotas.js';
+import type { AlterClientQuotasRequest } from '../../protocol/apis/client_quotas.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
 import { bindHandler, type BoundHandler, type HandlerTable } from '../handler.js';
 import { LeaderThrottle } from '../leader_throttle.js';
@@ -82,7 +84,7 @@ export interface BrokerServices {
 /** The APIs a node running the quorum adds to a client listener's. */
 const QUORUM_BROKER_APIS: readonly AnyApi[] = [
   DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
-  UnregisterBrokerApi, ...scramCredentialApis,
+  UnregisterBrokerApi, ...scramCredentialApis, ...clientQuotaApis,
 ] as readonly AnyApi[];
 
 /**
@@ -129,6 +131,11 @@ export function buildHandlers(s: BrokerServices, listenerHandlers: readonly Boun
       bindHandler(describeUserScramCredentialsHandler, { image: () => s.quorum!.follower.image }),
       bindHandler(alterUserScramCredentialsHandler, {
         alter: (request: AlterScramRequest, timeoutMs: number) => callActiveController(s.quorum!.controller, { kind: 'alterScramCredentials', request }, timeoutMs),
+        applied: (holds: (image: MetadataImage) => boolean, timeoutMs: number) => s.quorum!.follower.until(holds, timeoutMs),
+      }),
+      bindHandler(describeClientQuotasHandler, { image: () => s.quorum!.follower.image }),
+      bindHandler(alterClientQuotasHandler, {
+        alter: (request: AlterClientQuotasRequest, timeoutMs: number) => callActiveController(s.quorum!.controller, { kind: 'alterClientQuotas', request }, timeoutMs),
         applied: (holds: (image: MetadataImage) => boolean, timeoutMs: number) => s.quorum!.follower.until(holds, timeoutMs),
       }),
     ]),
