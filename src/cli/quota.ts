@@ -9,6 +9,7 @@ import type { OptionSpec, ParsedArgs } from './args.js';
 import { runAdminVerb, type AdminAction } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
+import type { Render } from './output.js';
 import type { CliIo } from './io.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
@@ -45,8 +46,7 @@ function additions(parsed: ParsedArgs): Array<{ key: string; value: number; remo
   });
 }
 
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  const out = (value: unknown, text: string): string => (json ? JSON.stringify(value, null, 2) : text);
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
   if (parsed.positionals.length > 0) throw new UsageError(`quota ${verb} takes no positional arguments`);
   const entity = entityOf(parsed);
   switch (verb) {
