@@ -90,6 +90,11 @@ export interface BrokerConfig {
   readonly adminAddr: string;
   readonly adminHost: string;
   readonly adminPort: number;
+  /** PEM certificate and key of the admin HTTP ('' none: plain HTTP); reloaded on SIGHUP. */
+  readonly adminSslCertFile: string;
+  readonly adminSslKeyFile: string;
+  /** A file holding the admin HTTP's bearer token ('' none: no token asked); reloaded on SIGHUP. */
+  readonly adminTokenFile: string;
   readonly nodeId: number;
   /**
    * The static controller quorum (KRaft's controller.quorum.voters); empty: this node alone is a
@@ -549,6 +554,9 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   saslPlainUsersFile: optionalPath('PLAIN\'s users: one NAME:PASSWORD per line (# comments); reloaded on SIGHUP; required with PLAIN enabled'),
   connectionsMaxReauthMs: int('a SASL session\'s lifetime: a client must re-authenticate (KIP-368) within it or its connection is closed on its next request (ms, 0 = no limit; Kafka\'s connections.max.reauth.ms)', 0, 0, MAX_TIMER_MS),
   adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
+  adminSslCertFile: optionalPath('PEM certificate (chain) of the admin HTTP, which then speaks HTTPS; reloaded on SIGHUP'),
+  adminSslKeyFile: optionalPath('PEM private key of the admin HTTP; reloaded on SIGHUP'),
+  adminTokenFile: optionalPath('file holding a bearer token every admin HTTP request must carry (Authorization: Bearer TOKEN), except a bare /v1/health status; reloaded on SIGHUP'),
   nodeId: int('this broker\'s node id', 0, 0, INT32_MAX),
   controllerVoters,
   roles,
@@ -892,6 +900,11 @@ const RELATIONS: readonly Relation[] = [
     keys: ['listeners', 'controllerVoters'],
     holds: (c) => c.controllerVoters.length === 0 || derivedListeners(c)[0]!.protocol === 'PLAINTEXT',
     message: () => 'a cluster node needs a PLAINTEXT listener for the other brokers\' replica fetchers',
+  },
+  {
+    keys: ['adminSslCertFile', 'adminSslKeyFile'],
+    holds: (c) => (c.adminSslCertFile === '') === (c.adminSslKeyFile === ''),
+    message: () => 'admin-ssl-cert-file and admin-ssl-key-file go together',
   },
   {
     keys: ['kafkaAddr', 'adminAddr'],

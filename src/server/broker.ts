@@ -27,6 +27,7 @@ import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { OffsetHistory, type LogEndReading } from '../metrics/offset_history.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
+import { BearerToken, TlsMaterial } from '../net/listener_security.js';
 import { AdminReports } from '../net/admin_reports.js';
 import type { BrokerServices } from '../net/handlers/index.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
@@ -42,6 +43,7 @@ import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 import { ClientListeners } from './client_listeners.js';
+import { exposureWarnings } from './exposure_warnings.js';
 
 export interface Broker {
   /** The primary client listener's port. */
@@ -49,7 +51,7 @@ export interface Broker {
   /** Every client listener's port, in config.clientListeners' order. */
   readonly listenerPorts: readonly number[];
   readonly adminPort: number;
-  /** Reads TLS certificates and PLAIN users again (SIGHUP). */
+  /** Reads TLS certificates, PLAIN users and the admin token again (SIGHUP). */
   reloadSecurity(): void;
   stop(): Promise<void>;
 }
@@ -283,11 +285,15 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     cluster, groups, partitions: async () => sampledLogEnds(await hostedPartitions()), history: offsetHistory, now: () => performance.now(),
   });
   const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
+  const exposure = exposureWarnings(config);
+  for (const warning of exposure) logger.warn(warning);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
     logger,
     metrics,
+    tls: config.adminSslCertFile === '' ? null : new TlsMaterial({ certFile: config.adminSslCertFile, keyFile: config.adminSslKeyFile, caFile: '', clientAuth: 'none' }),
+    token: config.adminTokenFile === '' ? null : new BearerToken(config.adminTokenFile),
     health: () => {
       const quorum = node.quorumHealth.check();
       return {
@@ -298,6 +304,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
           descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
           quorum,
           warmUp: warmUp.progress(),
+          security: { warnings: exposure },
         },
       };
     },
@@ -352,7 +359,10 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     kafkaPort: boundPorts[0]!,
     listenerPorts: boundPorts,
     adminPort: admin.port,
-    reloadSecurity: () => listeners.reload(logger),
+    reloadSecurity: () => {
+      listeners.reload(logger);
+      admin.reload();
+    },
     stop,
   };
 }
