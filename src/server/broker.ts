@@ -18,6 +18,7 @@ import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
 import { quorumReport } from '../actors/quorum/quorum_report.js';
+import type { LinkCredentials } from '../actors/kafka_link.js';
 import { advertisedAdminAddress, type BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
@@ -54,6 +55,14 @@ export interface Broker {
   /** Reads TLS certificates, PLAIN users and the admin token again (SIGHUP). */
   reloadSecurity(): void;
   stop(): Promise<void>;
+}
+
+/** Who replica fetchers authenticate as: set when the inter-broker listener is a SASL one (the password file's first line, read once at start). */
+function interBrokerCredentials(config: BrokerConfig): LinkCredentials | null {
+  const listener = config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
+  if (listener.protocol !== 'SASL_PLAINTEXT' && listener.protocol !== 'SASL_SSL') return null;
+  const password = readFileSync(config.interBrokerSaslPasswordFile, 'utf8').split(/\r?\n/)[0] ?? '';
+  return { mechanism: config.interBrokerSaslMechanism, username: config.interBrokerSaslUsername, password };
 }
 
 /** The data dir's cluster id; a new one is `fresh` (derived from --controller-voters) or, on a single node, random. */
@@ -187,6 +196,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
         fetchMaxWaitMs: config.replicaFetchWaitMaxMs,
         fetchResponseMaxBytes: REPLICA_FETCH_RESPONSE_MAX_BYTES,
         fetchPartitionMaxBytes: Math.max(REPLICA_FETCH_MAX_BYTES, config.messageMaxBytes),
+        credentials: interBrokerCredentials(config),
       },
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;
@@ -226,7 +236,11 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   startedParts.push(() => segments.closeAll());
   // Read and removed before any partition opens (so no record outlives a change to the files it vouches for).
   const cleanShutdown = CleanShutdownEntries.take(config.dataDir);
-  const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir), cleanShutdown);
+  const reconciler = new PartitionReconciler(
+    config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir), cleanShutdown,
+    // Followers fetch from the leaders' inter-broker listener.
+    config.interBrokerListener === '' ? cluster : node.view.forListener(config.interBrokerListener),
+  );
   const topics = new TopicAdmin(config, cluster, node.store, reconciler, descriptors);
   const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {
