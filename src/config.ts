@@ -507,8 +507,11 @@ const advertisedListeners: Option<ReadonlyMap<string, { readonly host: string; r
   format: (m) => formatListeners([...m].map(([name, a]) => ({ name, ...a }))),
 };
 
+/** A value that may be left unset (''). */
+const optionalText = (help: string, hint: string): Option<string> => ({ help, hint, default: () => '', parse: (raw) => raw.trim() });
+
 /** A file path; '' (unset) is allowed. */
-const optionalPath = (help: string): Option<string> => ({ help, hint: 'FILE', default: () => '', parse: (raw) => raw.trim() });
+const optionalPath = (help: string): Option<string> => optionalText(help, 'FILE');
 
 const sslClientAuth: Option<SslClientAuth> = {
   help: 'whether SSL listeners ask clients for a certificate, verified against ssl-ca-file; the principal is its subject (Kafka\'s ssl.client.auth)',
@@ -573,9 +576,9 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   sslClientAuth,
   saslEnabledMechanisms,
   saslPlainUsersFile: optionalPath('PLAIN\'s users: one NAME:PASSWORD per line (# comments); reloaded on SIGHUP; required with PLAIN enabled'),
-  interBrokerListener: text('the listener other brokers\' replica fetchers connect to, by name (Kafka\'s inter.broker.listener.name): PLAINTEXT or SASL_PLAINTEXT; unset: the primary listener', 'NAME', ''),
+  interBrokerListener: optionalText('the listener other brokers\' replica fetchers connect to, by name (Kafka\'s inter.broker.listener.name): PLAINTEXT or SASL_PLAINTEXT; unset: the primary listener', 'NAME'),
   interBrokerSaslMechanism,
-  interBrokerSaslUsername: text('the user replica fetchers authenticate as on a SASL inter-broker listener', 'USER', ''),
+  interBrokerSaslUsername: optionalText('the user replica fetchers authenticate as on a SASL inter-broker listener', 'USER'),
   interBrokerSaslPasswordFile: optionalPath('file whose first line is the inter-broker user\'s password; read at start'),
   connectionsMaxReauthMs: int('a SASL session\'s lifetime: a client must re-authenticate (KIP-368) within it or its connection is closed on its next request (ms, 0 = no limit; Kafka\'s connections.max.reauth.ms)', 0, 0, MAX_TIMER_MS),
   adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
