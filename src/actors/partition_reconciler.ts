@@ -94,6 +94,8 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     private readonly onDirRemoved: (dir: string) => void,
     /** The clean-shutdown entries found at start, for the first pass's opens. */
     private readonly cleanShutdown: CleanShutdownEntries = CleanShutdownEntries.none(),
+    /** Where followers reach leaders: the view of the inter-broker listener. */
+    private readonly leaderEndpoints: Pick<ClusterView, 'replicaBrokers'> = view,
   ) {}
 
   partitionDir(topic: string, partition: number): string {
@@ -193,7 +195,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   }
 
   private async tellBrokers(): Promise<void> {
-    const brokers = [...this.view.replicaBrokers()];
+    const brokers = [...this.leaderEndpoints.replicaBrokers()];
     const key = JSON.stringify(brokers);
     if (key === this.toldBrokers) return;
     await Promise.all(Array.from({ length: this.shards.shardCount }, (_, shard) => this.controlOf(shard).setBrokers(this.view.localId, brokers)));

@@ -1,6 +1,7 @@
 // How a CLI command reaches the broker: the --brokers list (or the configured Kafka address)
 // tried in order until one admin connection opens, and the shape every admin verb shares.
 // Main thread of the CLI process.
+import { readFileSync } from 'node:fs';
 import { KafkaAdmin } from '../client/admin.js';
 import { ConnectionError } from '../client/connection.js';
 import { resolveConfig, splitHostPort } from '../config.js';
@@ -27,6 +28,20 @@ export function brokerList(parsed: ParsedArgs, env: NodeJS.ProcessEnv): { host: 
 /** The bootstrap addresses as our producer and consumer take them (checked as brokerList does). */
 export function bootstrapServers(parsed: ParsedArgs, env: NodeJS.ProcessEnv): string[] {
   return brokerList(parsed, env).map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`));
+}
+
+/** The admin HTTP's Authorization header from --admin-token-file (or SLUICE_ADMIN_TOKEN_FILE); undefined when neither is set. */
+export function adminAuthorization(parsed: ParsedArgs, env: NodeJS.ProcessEnv): string | undefined {
+  const file = optionValue(parsed, 'admin-token-file') ?? env['SLUICE_ADMIN_TOKEN_FILE'];
+  if (file === undefined || file === '') return undefined;
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new UsageError(`--admin-token-file: ${(err as Error).message}`);
+  }
+  if (token === '') throw new UsageError(`--admin-token-file: ${file} holds no token`);
+  return `Bearer ${token}`;
 }
 
 /** The --timeout-ms option, or 30 s. */

@@ -16,7 +16,7 @@ import { UsageError, intOption, optionValue, parseArgs } from './args.js';
 import { formatOption, renderer, streamItem } from './output.js';
 import type { OutputFormat } from './output.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
-import { MAX_INT32, brokerList, connectAdmin, timeoutOption } from './connect.js';
+import { MAX_INT32, adminAuthorization, brokerList, connectAdmin, timeoutOption } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { drive, type DriverDeps, type MetricsSource, type RunOptions } from './reassign_driver.js';
@@ -36,6 +36,7 @@ export const REASSIGN_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   apply: [
     ...COMMON, ...BATCH, { name: 'plan' }, { name: 'observation-ms' }, { name: 'healthy-hold-ms' }, { name: 'breach-ratio' },
     { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'baseline-ms' }, { name: 'breach-min-ms' }, { name: 'poll-ms' }, { name: 'nic-bytes-per-sec' }, { name: 'disk-bytes-per-sec' },
+    { name: 'admin-token-file' }, { name: 'admin-https', switch: true },
   ],
   status: COMMON,
   pause: COMMON,
@@ -230,11 +231,14 @@ async function partitionSizes(pool: AdminPool): Promise<PartitionSizes> {
 }
 
 /** The brokers' /metrics, or null when none registers an admin address (brokers older than the field). */
-async function metricsSource(pool: AdminPool, parsed: ParsedArgs): Promise<MetricsSource | null> {
-  const endpoints = async (): Promise<MetricsEndpoint[]> => metricsEndpoints(await pool.call((a) => a.describeBrokers()));
+async function metricsSource(pool: AdminPool, parsed: ParsedArgs, env: NodeJS.ProcessEnv): Promise<MetricsSource | null> {
+  const scheme = parsed.options.has('admin-https') ? 'https' : 'http';
+  const endpoints = async (): Promise<MetricsEndpoint[]> => metricsEndpoints(await pool.call((a) => a.describeBrokers()), scheme);
   if ((await endpoints()).length === 0) return null;
+  const authorization = adminAuthorization(parsed, env);
   return new ClusterMetricsSampler({
     endpoints,
+    ...(authorization === undefined ? {} : { authorization }),
     capacities: {
       nicBytesPerSec: intOption(parsed, 'nic-bytes-per-sec', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_NIC_BYTES_PER_SEC,
       diskBytesPerSec: intOption(parsed, 'disk-bytes-per-sec', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_DISK_BYTES_PER_SEC,
@@ -337,7 +341,7 @@ async function driveToEnd(
   const deps: DriverDeps = {
     call: (what) => pool.call(what),
     store,
-    metrics: await metricsSource(pool, parsed),
+    metrics: await metricsSource(pool, parsed, io.env),
     brokerAdmin: (id) => pool.broker(id),
     log: (level, line) => io.err(`${new Date().toISOString()} ${level === 'warn' ? 'WARN ' : ''}${line}`),
     onStatus: (s) => {
@@ -526,6 +530,10 @@ Options:
   --poll-ms N                         how often progress is read from metadata [1000]
   --nic-bytes-per-sec N               each broker's NIC capacity, for the throttle [1250000000]
   --disk-bytes-per-sec N              each broker's disk bandwidth, for the throttle [500000000]
+  --admin-token-file F                the brokers' admin token, sent when scraping /metrics
+                                      [$SLUICE_ADMIN_TOKEN_FILE]
+  --admin-https                       scrape https:// (brokers with --admin-ssl-cert-file; trust
+                                      their CA with NODE_EXTRA_CA_CERTS)
   --batch-bytes, --per-broker, --include-hot, --hot-bytes-per-sec
                                       override the plan's (the batches then differ from its dry run)
 ${CLIENT_OPTIONS_HELP}`,

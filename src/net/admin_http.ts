@@ -7,9 +7,15 @@
 // no request bodies read, a fixed table of paths (nothing read from disk by a client's name).
 // Shard figures are pulled per scrape with a deadline, so a stuck shard makes /metrics report
 // main-thread figures instead of hanging the scraper.
+// Optionally HTTPS (--admin-ssl-cert-file/--admin-ssl-key-file) and guarded by a bearer token
+// (--admin-token-file): every data path then answers 401 without `Authorization: Bearer TOKEN`;
+// /v1/health still answers a bare status to anyone (liveness probes carry no token), and the
+// console's static files are served to anyone (they hold no broker data; the page asks for the
+// token and sends it on its own requests). Both are read again by reload() (SIGHUP).
 
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,6 +24,7 @@ import type { Logger } from '../common/logger.js';
 import type { ShardSnapshot } from '../actors/shard_snapshot.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import type { AdminReports } from './admin_reports.js';
+import type { BearerToken, TlsMaterial } from './listener_security.js';
 
 export type HealthStatus = 'starting' | 'ready' | 'draining';
 
@@ -37,6 +44,10 @@ export interface AdminServerOptions {
   quorum?: () => unknown;
   /** Cluster, topic, reassignment and group reports; absent, those paths answer 404. */
   reports?: Pick<AdminReports, 'cluster' | 'topics' | 'groups' | 'reassignments'>;
+  /** Certificate and key for HTTPS; null serves plain HTTP. */
+  tls?: TlsMaterial | null;
+  /** The token requests must carry; null asks none. */
+  token?: BearerToken | null;
   /** Where the console's static files are; defaults to console/ of this package. */
   consoleDir?: string;
   /** Defaults: 64 connections, 10 s per request, 5 s for shard snapshots / actor listings. */
@@ -47,10 +58,13 @@ export interface AdminServerOptions {
 
 export interface AdminServer {
   readonly port: number;
+  /** Reads the TLS files and the token again; what fails to load is kept as it was, and logged. */
+  reload(): void;
   close(): Promise<void>;
 }
 
-type Handler = (res: ServerResponse) => Promise<void>;
+/** `authorized` says whether the request carried the token (always true when none is set). */
+type Handler = (res: ServerResponse, authorized: boolean) => Promise<void>;
 
 /**
  * The console may run only its own scripts (whatever a broker string holds can never become
@@ -104,6 +118,9 @@ function consoleRoutes(dir: string): [string, Handler][] {
   }]);
 }
 
+/** Paths anyone may read with a token set: the health status (its details only with the token) and the console's files. */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/v1/health', ...CONSOLE_FILES.map((f) => f.path), ...VENDOR_FILES.map((f) => f.path)]);
+
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
   res.end(body);
@@ -137,9 +154,10 @@ function reportRoutes(reports: AdminServerOptions['reports'], collectMs: number)
 function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string, Handler> {
   const { logger, metrics } = opts;
   return new Map<string, Handler>([
-    ['/v1/health', async (res) => {
+    ['/v1/health', async (res, authorized) => {
       const { status, failing, details } = opts.health();
-      sendJson(res, status === 'ready' && failing.length === 0 ? 200 : 503, { ...details, status, ...(failing.length > 0 ? { failing } : {}) });
+      const code = status === 'ready' && failing.length === 0 ? 200 : 503;
+      sendJson(res, code, authorized ? { ...details, status, ...(failing.length > 0 ? { failing } : {}) } : { status });
     }],
     ['/v1/quorum', async (res) => {
       if (opts.quorum === undefined) return sendJson(res, 404, { error: 'this node does not run the metadata quorum (no --controller-voters)' });
@@ -165,7 +183,7 @@ function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string
   ]);
 }
 
-function dispatch(table: ReadonlyMap<string, Handler>, logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+function dispatch(table: ReadonlyMap<string, Handler>, token: BearerToken | null, logger: Logger, req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
   const handler = table.get(path);
   if (handler === undefined) return sendJson(res, 404, { error: 'not found' });
@@ -173,7 +191,12 @@ function dispatch(table: ReadonlyMap<string, Handler>, logger: Logger, req: Inco
     res.setHeader('allow', 'GET, HEAD');
     return sendJson(res, 405, { error: 'method not allowed' });
   }
-  handler(res).catch((err: unknown) => {
+  const authorized = token === null || token.admits(req.headers.authorization);
+  if (!authorized && !PUBLIC_PATHS.has(path)) {
+    res.setHeader('www-authenticate', 'Bearer realm="sluice-admin"');
+    return sendJson(res, 401, { error: 'this admin endpoint needs Authorization: Bearer <token> (the broker\'s --admin-token-file)' });
+  }
+  handler(res, authorized).catch((err: unknown) => {
     logger.error({ err, path }, 'admin request failed');
     if (!res.headersSent) sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) });
     else res.destroy();
@@ -182,11 +205,14 @@ function dispatch(table: ReadonlyMap<string, Handler>, logger: Logger, req: Inco
 
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
   const table = routes(opts, opts.collectTimeoutMs ?? 5000);
-  const server = createServer((req, res) => {
+  const tls = opts.tls ?? null;
+  const token = opts.token ?? null;
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // Nothing reads bodies; discard any so the connection can be reused.
     req.resume();
-    dispatch(table, opts.logger, req, res);
-  });
+    dispatch(table, token, opts.logger, req, res);
+  };
+  const server = tls === null ? createHttpServer(onRequest) : createHttpsServer({ ...tls.context }, onRequest);
   server.maxConnections = opts.maxConnections ?? MAX_ADMIN_CONNECTIONS;
   server.requestTimeout = opts.requestTimeoutMs ?? 10_000;
   server.headersTimeout = Math.min(server.requestTimeout, 10_000);
@@ -202,9 +228,23 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   });
   server.on('error', (err) => opts.logger.error({ err }, 'admin server error'));
   const port = (server.address() as AddressInfo).port;
-  opts.logger.info({ host: opts.host, port }, 'admin HTTP listening');
+  opts.logger.info({ host: opts.host, port, https: tls !== null, token: token !== null }, 'admin HTTP listening');
   return {
     port,
+    reload() {
+      if (tls !== null && 'setSecureContext' in server) {
+        try {
+          server.setSecureContext(tls.reload());
+        } catch (err) {
+          opts.logger.error({ err }, 'admin HTTP certificate reload failed; it keeps its previous certificate');
+        }
+      }
+      try {
+        token?.reload();
+      } catch (err) {
+        opts.logger.error({ err }, 'admin token file reload failed; the previous token stays in force');
+      }
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
