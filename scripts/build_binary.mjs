@@ -1,8 +1,9 @@
 // `npm run build:binary`: makes dist/sluice-linux-x64, one file that runs a broker with nothing
 // installed (a Node single-executable application). Two esbuild bundles of the TypeScript sources
 // (the CLI and the shard worker, which the executable evaluates from memory), both native addons
-// (ours from native/, and @node-rs/crc32's) and build.json (version, commit, the addons'
-// SHA-256) become SEA assets; postject injects them into a copy of this Node's executable.
+// (ours from native/, and @node-rs/crc32's), build.json (version, commit, the addons' SHA-256)
+// and the web console's files (console/ and uPlot's) become SEA assets; postject injects them
+// into a copy of this Node's executable.
 // Needs native/sluice_native.node built (cargo, or `npm run build`). Prints size and build time.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -85,6 +86,15 @@ const buildInfo = {
 };
 writeFileSync(join(work, 'build.json'), `${JSON.stringify(buildInfo, null, 2)}\n`);
 
+// The web console's files (src/net/console_files.ts, the table the admin HTTP serves from) become
+// assets under the keys the admin HTTP asks for: that table, bundled and imported here.
+const consoleTable = await build({ entryPoints: [join(root, 'src', 'net', 'console_files.ts')], bundle: true, format: 'esm', platform: 'node', write: false, logLevel: 'warning' });
+const { CONSOLE_FILES, consoleAssetKey } = await import(`data:text/javascript;base64,${Buffer.from(consoleTable.outputFiles[0].text).toString('base64')}`);
+const consoleAssets = Object.fromEntries(CONSOLE_FILES.map((f) => [
+  consoleAssetKey(f),
+  'console' in f.from ? join(root, 'console', f.from.console) : require.resolve(f.from.module),
+]));
+
 writeFileSync(
   join(work, 'sea-config.json'),
   JSON.stringify({
@@ -93,7 +103,7 @@ writeFileSync(
     disableExperimentalSEAWarning: true,
     // The code cache speeds start-up but is tied to the exact Node build; this one is that build.
     useCodeCache: true,
-    assets: { 'shard_worker.js': join(work, 'shard_worker.cjs'), 'build.json': join(work, 'build.json'), ...natives },
+    assets: { 'shard_worker.js': join(work, 'shard_worker.cjs'), 'build.json': join(work, 'build.json'), ...natives, ...consoleAssets },
   }),
 );
 execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], { stdio: 'pipe' });
