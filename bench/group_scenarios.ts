@@ -13,7 +13,7 @@ import { primeGroups, runCommitLoad } from './load/commit_load.js';
 import type { CommitLoadOptions } from './load/commit_load.js';
 import { spreadGroupIds } from './load/group_ids.js';
 import type { GroupClient } from './load/group_members.js';
-import { connectClient, createTopic, produceVersion } from './load/kafka_setup.js';
+import { connectClient, createTopic, produceVersion } from '../src/bench/load/kafka_setup.js';
 import { runRebalance } from './load/rebalance_run.js';
 import type { RebalanceRunResult } from './load/rebalance_run.js';
 import { monotonicUs } from './profile.js';

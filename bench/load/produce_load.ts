@@ -7,12 +7,12 @@
 // The first `warmupMs` of acknowledgements are not counted (JIT, TCP autotuning, page cache).
 import { performance } from 'node:perf_hooks';
 import { errorName } from '../../src/protocol/errors.js';
-import { buildBatchTemplate } from './batch_template.js';
-import { newLatencyHistogram, summarizeLatency } from './latency.js';
-import type { Histogram, LatencySummary } from './latency.js';
-import { PipelinedProducer, openSocket, watchTimeouts } from './pipelined_producer.js';
-import { buildProduceFrame } from './produce_wire.js';
-import type { ProduceAnswer, ProduceFrame } from './produce_wire.js';
+import { buildBatchTemplate } from '../../src/bench/load/batch_template.js';
+import { newLatencyHistogram, summarizeLatency } from '../../src/bench/load/latency.js';
+import type { Histogram, LatencySummary } from '../../src/bench/load/latency.js';
+import { PipelinedProducer, openSocket, watchTimeouts } from '../../src/bench/load/pipelined_producer.js';
+import { buildProduceFrame } from '../../src/bench/load/produce_wire.js';
+import type { ProduceAnswer, ProduceFrame } from '../../src/bench/load/produce_wire.js';
 
 export interface ProduceLoadOptions {
   readonly host: string;

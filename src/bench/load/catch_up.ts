@@ -1,9 +1,9 @@
-// Consumer catch-up bench (bench process, main thread): one connection reads a pre-filled topic
+// Consumer catch-up bench (bench driver, main thread): one connection reads a pre-filled topic
 // from offset 0 with back-to-back Fetch requests (one in flight, like a Kafka consumer with one
 // broker), until it has seen `expectedRecords` records or `durationMs` passed. Reports records/s,
 // payload MB/s (records x recordBytes / 10^6) and record-batch MB/s as received.
 import { performance } from 'node:perf_hooks';
-import type { KafkaConnection } from '../../src/client/connection.js';
+import type { KafkaConnection } from '../../client/connection.js';
 import type { WalkTotals } from './fetch_walk.js';
 import { fetchOnce, fetchVersion } from './kafka_setup.js';
 import type { FetchShape } from './kafka_setup.js';

@@ -1,14 +1,14 @@
-// Control-plane helpers for the bench (bench process, main thread), over our KafkaConnection:
+// Control-plane helpers for the bench (bench driver, main thread), over our KafkaConnection:
 // create a topic and wait until every partition has a leader, and the Fetch round trip the
 // catch-up and e2e consumers share (one fetch session-less request for all partitions of one
 // topic, records walked in place). Every wait here is bounded by a deadline.
-import { KafkaAdmin } from '../../src/client/admin.js';
-import { KafkaConnection } from '../../src/client/connection.js';
-import { FetchApi } from '../../src/protocol/apis/fetch.js';
-import type { FetchRequest } from '../../src/protocol/apis/fetch.js';
-import { ProduceApi } from '../../src/protocol/apis/produce.js';
-import { errorName } from '../../src/protocol/errors.js';
-import { ZERO_UUID } from '../../src/protocol/schema.js';
+import { KafkaAdmin } from '../../client/admin.js';
+import { KafkaConnection } from '../../client/connection.js';
+import { FetchApi } from '../../protocol/apis/fetch.js';
+import type { FetchRequest } from '../../protocol/apis/fetch.js';
+import { ProduceApi } from '../../protocol/apis/produce.js';
+import { errorName } from '../../protocol/errors.js';
+import { ZERO_UUID } from '../../protocol/schema.js';
 import { walkBatches } from './fetch_walk.js';
 import type { ValueVisitor, WalkTotals } from './fetch_walk.js';
 

@@ -1,4 +1,4 @@
-// End-to-end latency at a fixed rate (bench process, main thread): a paced producer (one raw
+// End-to-end latency at a fixed rate (bench driver, main thread): a paced producer (one raw
 // connection, K slots) stamps into every record value the performance.now() time its batch was
 // due; a consumer on its own connection long-polls Fetch (maxWait, minBytes 1) and records, per
 // record, now - stamp. Producer and consumer share this thread and clock, so no clock skew.
@@ -8,8 +8,8 @@
 // Bounds: the producer stops after `durationMs` or `messages`; the consumer stops when it has
 // every acknowledged record or `drainTimeoutMs` after the producer stopped.
 import { performance } from 'node:perf_hooks';
-import type { KafkaConnection } from '../../src/client/connection.js';
-import { errorName } from '../../src/protocol/errors.js';
+import type { KafkaConnection } from '../../client/connection.js';
+import { errorName } from '../../protocol/errors.js';
 import { buildBatchTemplate, stampValues } from './batch_template.js';
 import type { BatchTemplate } from './batch_template.js';
 import type { WalkTotals } from './fetch_walk.js';
