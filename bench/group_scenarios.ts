@@ -8,7 +8,7 @@ import { fetchGroupOffsets } from '../src/client/group_admin.js';
 import { OffsetCommitApi } from '../src/protocol/apis/offset_commit.js';
 import { withBroker } from './broker_run.js';
 import type { RunCtx } from './broker_run.js';
-import type { BrokerProcess } from './broker_process.js';
+import type { BrokerProcess } from '../src/bench/broker_process.js';
 import { primeGroups, runCommitLoad } from './load/commit_load.js';
 import type { CommitLoadOptions } from './load/commit_load.js';
 import { spreadGroupIds } from './load/group_ids.js';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { BrokerProcess } from './broker_process.js';
+import { BrokerProcess } from '../src/bench/broker_process.js';
 import { waitQuiet } from './quiet.js';
 import { spread } from './report.js';
 import type { Spread } from './report.js';

@@ -5,7 +5,7 @@
 // The group-coordination scenarios live in group_scenarios.ts (run.ts's `groups`, not `main`);
 // runScenarioOnce runs either kind.
 import { performance } from 'node:perf_hooks';
-import type { BrokerProcess, ShardLag } from './broker_process.js';
+import type { BrokerProcess, ShardLag } from '../src/bench/broker_process.js';
 import { withBroker } from './broker_run.js';
 import type { RunCtx } from './broker_run.js';
 import { GROUP_SCENARIOS, runCommit, runRebalanceScenario } from './group_scenarios.js';
@@ -14,8 +14,8 @@ import { runCatchUp } from '../src/bench/load/catch_up.js';
 import { runE2eLatency } from '../src/bench/load/e2e_latency.js';
 import { connectClient, createTopic, produceVersion } from '../src/bench/load/kafka_setup.js';
 import type { FetchShape } from '../src/bench/load/kafka_setup.js';
-import { runProduceLoad } from './load/produce_load.js';
-import type { ProduceLoadOptions, ProduceLoadResult } from './load/produce_load.js';
+import { runProduceLoad } from '../src/bench/load/produce_load.js';
+import type { ProduceLoadOptions, ProduceLoadResult } from '../src/bench/load/produce_load.js';
 import { monotonicUs } from './profile.js';
 import type { Window } from './profile.js';
 
