@@ -47,6 +47,16 @@ export interface FetchShape {
   readonly partitionMaxBytes: number;
 }
 
+/** Kafka consumer defaults: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB. */
+export const CONSUMER_FETCH: FetchShape = { maxWaitMs: 500, minBytes: 1, maxBytes: 52_428_800, partitionMaxBytes: 1_048_576 };
+
+/** A producer's batch size (64 KiB) when the records per batch are not given. */
+export const BATCH_BYTES = 64 * 1024;
+
+export function batchRecordsFor(recordBytes: number, batchRecords: number): number {
+  return batchRecords > 0 ? batchRecords : Math.max(1, Math.floor(BATCH_BYTES / (recordBytes + 8)));
+}
+
 function fetchRequest(topic: string, offsets: readonly number[], shape: FetchShape): FetchRequest {
   return {
     clusterId: null,
