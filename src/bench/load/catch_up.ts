@@ -15,6 +15,8 @@ export interface CatchUpOptions {
   readonly recordBytes: number;
   readonly durationMs: number;
   readonly fetch: FetchShape;
+  /** Told after every Fetch how many records it brought (sluice bench's consume-rate windows). */
+  readonly onFetched?: (atMs: number, records: number) => void;
 }
 
 export interface CatchUpResult {
@@ -35,8 +37,10 @@ export async function runCatchUp(conn: KafkaConnection, o: CatchUpOptions): Prom
   const started = performance.now();
   let requests = 0;
   while (totals.records < o.expectedRecords && performance.now() - started < o.durationMs) {
+    const before = totals.records;
     await fetchOnce(conn, version, o.topic, offsets, o.fetch, totals, null);
     requests++;
+    o.onFetched?.(performance.now(), totals.records - before);
   }
   const seconds = Math.max(1e-6, (performance.now() - started) / 1000);
   return {
