@@ -10,10 +10,11 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { createServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { openSocket } from './load/pipelined_producer.js';
 import { NatsReader, RespError, RespReader, natsPub, respCommand } from './peer_wire.js';
 import type { RespValue } from './peer_wire.js';
 
@@ -74,19 +75,11 @@ export function freeLoopbackPort(): Promise<number> {
   });
 }
 
-function openSocket(port: number, timeoutMs: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: HOST, port, noDelay: true });
-    const timer = setTimeout(() => s.destroy(new Error(`no answer from ${HOST}:${port} in ${timeoutMs} ms`)), timeoutMs);
-    s.once('connect', () => {
-      clearTimeout(timer);
-      resolve(s);
-    });
-    s.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
+/** A loopback connection with Nagle off (every flush is a batch already). */
+async function openPeerSocket(port: number, timeoutMs: number): Promise<Socket> {
+  const socket = await openSocket(HOST, port, timeoutMs);
+  socket.setNoDelay(true);
+  return socket;
 }
 
 async function waitListening(child: ChildProcess, port: number): Promise<void> {
@@ -94,7 +87,7 @@ async function waitListening(child: ChildProcess, port: number): Promise<void> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode} before listening`);
     try {
-      (await openSocket(port, 1000)).destroy();
+      (await openSocket(HOST, port, 1000)).destroy();
       return;
     } catch {
       if (Date.now() > deadline) throw new Error(`not listening on ${HOST}:${port} after ${START_TIMEOUT_MS} ms`);
@@ -171,8 +164,8 @@ class RespConnection {
 
 async function openRedis(port: number, run: string): Promise<PeerClient> {
   const stream = `sluice-bench-${run}`;
-  const producer = new RespConnection(await openSocket(port, START_TIMEOUT_MS));
-  const consumer = new RespConnection(await openSocket(port, START_TIMEOUT_MS));
+  const producer = new RespConnection(await openPeerSocket(port, START_TIMEOUT_MS));
+  const consumer = new RespConnection(await openPeerSocket(port, START_TIMEOUT_MS));
   let consuming = false;
   let lastId = '0';
   const readMore = (onMessage: (payload: Buffer) => void): void => {
@@ -242,7 +235,7 @@ class NatsConnection {
   }
 
   static async open(port: number): Promise<NatsConnection> {
-    const c = new NatsConnection(await openSocket(port, START_TIMEOUT_MS));
+    const c = new NatsConnection(await openPeerSocket(port, START_TIMEOUT_MS));
     c.socket.write('CONNECT {"verbose":false,"pedantic":false,"name":"sluice-bench"}\r\n');
     await c.ping();
     return c;

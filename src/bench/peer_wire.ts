@@ -25,6 +25,13 @@ export function respCommand(args: readonly (string | Buffer)[]): Buffer {
   return Buffer.concat(parts);
 }
 
+/** The unparsed bytes so far plus a new chunk, refused past MAX_FRAME_BYTES. */
+function appendChunk(pending: Buffer, chunk: Buffer, what: string): Buffer {
+  const all = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+  if (all.length > MAX_FRAME_BYTES) throw new RangeError(`${what} over ${MAX_FRAME_BYTES} bytes`);
+  return all;
+}
+
 type Parsed<T> = { value: T; end: number } | null;
 
 function line(buf: Buffer, at: number): Parsed<string> {
@@ -68,8 +75,7 @@ export class RespReader {
   private pending: Buffer = Buffer.alloc(0);
 
   push(chunk: Buffer): RespValue[] {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
-    if (this.pending.length > MAX_FRAME_BYTES) throw new RangeError(`RESP reply over ${MAX_FRAME_BYTES} bytes`);
+    this.pending = appendChunk(this.pending, chunk, 'RESP reply');
     const out: RespValue[] = [];
     let at = 0;
     for (;;) {
@@ -95,8 +101,7 @@ export class NatsReader {
   private pending: Buffer = Buffer.alloc(0);
 
   push(chunk: Buffer): NatsOp[] {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
-    if (this.pending.length > MAX_FRAME_BYTES) throw new RangeError(`NATS message over ${MAX_FRAME_BYTES} bytes`);
+    this.pending = appendChunk(this.pending, chunk, 'NATS message');
     const out: NatsOp[] = [];
     let at = 0;
     for (;;) {
