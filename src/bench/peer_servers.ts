@@ -307,7 +307,11 @@ async function openNats(port: number, run: string): Promise<PeerClient> {
     pending.delete(n);
     onAck?.(!payload.includes('"error"'));
   });
-  await producer.ping();
+  // Subscribed (and confirmed by a round trip) before the first publish, so none is missed; the
+  // messages before consume() is called are not delivered, as a subscription started then would not.
+  let deliver: ((payload: Buffer) => void) | null = null;
+  consumer.subscribe(subject, (_s, payload) => deliver?.(payload));
+  await Promise.all([producer.ping(), consumer.ping()]);
   return {
     publish: (payload, onAck) => {
       const n = seq++;
@@ -316,8 +320,7 @@ async function openNats(port: number, run: string): Promise<PeerClient> {
     },
     flush: () => producer.flush(),
     consume: (onMessage) => {
-      consumer.subscribe(subject, (_s, payload) => onMessage(payload));
-      consumer.flush();
+      deliver = onMessage;
     },
     close: () => {
       producer.close();
