@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -38,6 +38,18 @@ const embeddedCrc32 = {
   },
 };
 
+/**
+ * `sluice bench` renders its plots to SVG with vega, whose Node build of vega-canvas probes for the
+ * optional `canvas` package with a top-level await, which CommonJS cannot hold; its browser build
+ * (no canvas outside a DOM, which SVG rendering does not need) bundles.
+ */
+const vegaCanvasWithoutCanvas = {
+  name: 'vega-canvas-without-canvas',
+  setup(b) {
+    b.onResolve({ filter: /^vega-canvas$/ }, () => ({ path: join(dirname(require.resolve('vega-canvas')), 'vega-canvas.browser.js') }));
+  },
+};
+
 async function bundle(entry, outfile, banner) {
   const result = await build({
     entryPoints: [join(root, entry)],
@@ -51,7 +63,7 @@ async function bundle(entry, outfile, banner) {
     // get the executable's (or, in a worker, the evaluated script's) URL.
     define: { 'import.meta.url': 'sluiceBundleUrl' },
     banner: { js: `const sluiceBundleUrl = require('node:url').pathToFileURL(__filename).href;\n${banner}` },
-    plugins: [embeddedCrc32],
+    plugins: [embeddedCrc32, vegaCanvasWithoutCanvas],
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
