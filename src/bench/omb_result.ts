@@ -126,7 +126,7 @@ export class OmbRecorder {
       publishRate: rate((w) => w.published),
       publishErrorRate: rate((w) => w.failed),
       consumeRate: rate((w) => w.consumed),
-      backlog: [...this.backlogAtEnd.slice(0, this.windows.length - 1), this.published - this.consumed],
+      backlog: [...this.backlogAtEnd.slice(0, this.windows.length - 1), this.backlog()],
     };
     // HDR answers a percentile with its bucket's highest value, which may pass the exact max.
     const at = (h: Histogram, p: number): number => Math.min(h.getValueAtPercentile(p), h.maxValue);
@@ -149,12 +149,17 @@ export class OmbRecorder {
     return out;
   }
 
+  /** Messages acknowledged and not yet consumed; one consumed before its ack arrived is neither. */
+  private backlog(): number {
+    return Math.max(0, this.published - this.consumed);
+  }
+
   /** The window holding `atMs`, opening (empty) windows up to it; events before the start count in the first. */
   private windowAt(atMs: number): Window {
     this.lastAtMs = Math.max(this.lastAtMs, atMs);
     const index = Math.max(0, Math.floor((atMs - this.startMs) / this.windowMs));
     while (this.windows.length <= index) {
-      if (this.windows.length > 0) this.backlogAtEnd.push(this.published - this.consumed);
+      if (this.windows.length > 0) this.backlogAtEnd.push(this.backlog());
       this.windows.push(new Window());
     }
     return this.windows[Math.min(index, this.windows.length - 1)] as Window;
