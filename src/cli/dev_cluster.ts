@@ -11,11 +11,10 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, s
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { KafkaConnection } from '../client/connection.js';
 import { DescribeQuorumApi } from '../protocol/apis/describe_quorum.js';
 import type { DescribeQuorumResponsePartition } from '../protocol/apis/describe_quorum.js';
-import { runsEmbedded } from '../native/embedded.js';
+import { CLI_ARGV } from '../native/embedded.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { UsageError, intOption, optionValue, parseArgs } from './args.js';
 import { formatOption, renderer } from './output.js';
@@ -29,8 +28,6 @@ import type { DevCluster, DevNode } from './dev_cluster_file.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
-/** The arguments that run the sluice CLI again: the executable itself, or node with main.js. */
-const CLI_ARGV: readonly string[] = runsEmbedded() ? [] : [fileURLToPath(new URL('./main.js', import.meta.url))];
 const DEFAULT_DIR = './sluice-cluster';
 const DEFAULT_VOTERS = 3;
 const DEFAULT_TIMEOUT_MS = 60_000;

@@ -14,6 +14,7 @@ import { describeFailure } from './errors.js';
 import { printHelp, wantsHelp } from './help.js';
 import { processIo } from './io.js';
 import type { CliIo } from './io.js';
+import { BENCH_HELP, runBench } from './bench.js';
 import { DEV_CLUSTER_HELP, runDevCluster } from './dev_cluster.js';
 import { GROUP_HELP, runGroup } from './group.js';
 import { runStart, startHelp } from './start.js';
@@ -58,6 +59,7 @@ Commands:
   user list              list users with SCRAM credentials
   quota alter            set or remove client quotas of a user and/or client id
   quota describe         list client quotas
+  bench                  OMB-style workloads (--vs redis,nats: the peers beside us), JSON and HTML report
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
@@ -127,6 +129,10 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, REASSIGN_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, REASSIGN_HELP[sub] ?? REASSIGN_HELP[''] ?? '');
     return runReassign(sub, rest, io);
+  }
+  if (command === 'bench') {
+    if (wantsHelp(argv.slice(1))) return printHelp(io, BENCH_HELP);
+    return runBench(argv.slice(1), io);
   }
   if (command === 'dev') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, DEV_CLUSTER_HELP[''] ?? '');

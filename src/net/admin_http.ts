@@ -2,7 +2,8 @@
 // GET /v1/quorum (the metadata quorum as this node sees it; 404 on a node without one), the
 // reports of admin_reports.ts (/v1/cluster, /v1/topics, /v1/groups, /v1/reassignments),
 // GET /v1/traffic (cumulative bytes, records and latency buckets) and the web console: its static
-// files (console/ in the package, uPlot from node_modules) at / and /console/*.
+// files (console/ in the package, uPlot from node_modules, or both from the single executable's
+// assets) at / and /console/*.
 // Read-only and small by design: plain node:http, bounded connections, bounded time per request,
 // no request bodies read, a fixed table of paths (nothing read from disk by a client's name).
 // Shard figures are pulled per scrape with a deadline, so a stuck shard makes /metrics report
@@ -25,6 +26,8 @@ import type { ShardSnapshot } from '../actors/shard_snapshot.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import type { AdminReports } from './admin_reports.js';
 import type { BearerToken, TlsMaterial } from './listener_security.js';
+import { CONSOLE_FILES, consoleAssetKey, type ConsoleFile } from './console_files.js';
+import { embeddedText, runsEmbedded } from '../native/embedded.js';
 
 export type HealthStatus = 'starting' | 'ready' | 'draining';
 
@@ -76,41 +79,28 @@ const CONSOLE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-const CONSOLE_FILES: readonly { path: string; file: string; type: string }[] = [
-  { path: '/', file: 'index.html', type: 'text/html; charset=utf-8' },
-  { path: '/console/console.js', file: 'console.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/console/views.js', file: 'views.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/console/console.css', file: 'console.css', type: 'text/css; charset=utf-8' },
-];
-
-const VENDOR_FILES: readonly { path: string; module: string; type: string }[] = [
-  { path: '/console/vendor/uPlot.esm.js', module: 'uplot/dist/uPlot.esm.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/console/vendor/uPlot.min.css', module: 'uplot/dist/uPlot.min.css', type: 'text/css; charset=utf-8' },
-];
-
 /** This package's console/ folder (the compiled file sits at dist/src/net/). */
 function defaultConsoleDir(): string {
   return fileURLToPath(new URL('../../../console/', import.meta.url));
 }
 
 /**
- * The console's files read once at start; a file missing from the installation (the single
- * executable carries neither console/ nor node_modules) answers 404 saying so, and the broker
- * starts all the same.
+ * The console's files read once at start: from the single executable's assets when this process
+ * is one, else from console/ and node_modules. A file missing from the installation answers 404
+ * saying so, and the broker starts all the same.
  */
 function consoleRoutes(dir: string): [string, Handler][] {
   const require = createRequire(import.meta.url);
-  const read = (path: () => string): Buffer | null => {
+  const read = (f: ConsoleFile): Buffer | null => {
     try {
-      return readFileSync(path());
+      // getAsset throws for a key the executable does not carry.
+      if (runsEmbedded()) return Buffer.from(embeddedText(consoleAssetKey(f)) ?? '', 'utf8');
+      return readFileSync('console' in f.from ? `${dir}/${f.from.console}` : require.resolve(f.from.module));
     } catch {
       return null;
     }
   };
-  const files = [
-    ...CONSOLE_FILES.map((f) => ({ path: f.path, type: f.type, body: read(() => `${dir}/${f.file}`), what: `console/${f.file}` })),
-    ...VENDOR_FILES.map((f) => ({ path: f.path, type: f.type, body: read(() => require.resolve(f.module)), what: f.module })),
-  ];
+  const files = CONSOLE_FILES.map((f) => ({ path: f.path, type: f.type, body: read(f), what: consoleAssetKey(f) }));
   return files.map(({ path, type, body, what }): [string, Handler] => [path, async (res) => {
     if (body === null) return sendJson(res, 404, { error: `the console's ${what} is missing from this installation` });
     res.writeHead(200, { 'content-type': type, 'cache-control': 'no-cache', ...CONSOLE_HEADERS });
@@ -119,7 +109,7 @@ function consoleRoutes(dir: string): [string, Handler][] {
 }
 
 /** Paths anyone may read with a token set: the health status (its details only with the token) and the console's files. */
-const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/v1/health', ...CONSOLE_FILES.map((f) => f.path), ...VENDOR_FILES.map((f) => f.path)]);
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/v1/health', ...CONSOLE_FILES.map((f) => f.path)]);
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
