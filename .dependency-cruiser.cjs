@@ -4,7 +4,8 @@
 //
 //   native, protocol (wire vocabulary), common (logger, loop delay) < assignors < log < config
 //     < coordinator (pure state machines) < cluster (the cluster view, topic front end)
-//     < actors < metrics < net < server < cli, testing (the embeddable test broker)
+//     < actors < metrics < net < server < cli, testing (the embeddable test broker),
+//     bench (the load generators and workloads of `sluice bench`, which npm run bench shares)
 //
 // The client (src/client) is a library of its own: it imports only the wire vocabulary and the
 // assignors it shares with the server-side group coordinator. src/index.ts is the package entry.
@@ -22,7 +23,7 @@ const LAYERS = [
   ['metrics'],
   ['net'],
   ['server'],
-  ['cli', 'testing'],
+  ['cli', 'testing', 'bench'],
 ];
 
 /** The path pattern of a layer's folder (or, for config, its one file). */

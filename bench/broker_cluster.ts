@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../src/cli/dev_cluster.js';
-import { BrokerProcess } from './broker_process.js';
-import type { BrokerOptions, ClusterMember } from './broker_process.js';
+import { BrokerProcess } from '../src/bench/broker_process.js';
+import type { BrokerOptions, ClusterMember } from '../src/bench/broker_process.js';
 
 const HOST = '127.0.0.1';
 /** A cluster's first start includes the quorum's first election. */

@@ -1,8 +1,8 @@
 // One scenario run's broker (bench process, main thread): a fresh broker child process, the
 // quiet gate, the run's body, then the broker stopped whatever happened; a failure carries the
 // tail of the broker's stderr. Shared by the data-path scenarios and the group scenarios.
-import { BrokerProcess } from './broker_process.js';
-import type { BrokerOptions } from './broker_process.js';
+import { BrokerProcess } from '../src/bench/broker_process.js';
+import type { BrokerOptions } from '../src/bench/broker_process.js';
 import type { Window } from './profile.js';
 import { waitQuiet } from './quiet.js';
 import type { RunSettings } from './scenarios.js';

@@ -18,10 +18,10 @@ import type { ConsumerMessage, ConsumerOptions, TopicPartition } from '../src/cl
 import { ParallelConsumer } from '../src/client/parallel/parallel_consumer.js';
 import { createPiscinaHandler } from '../src/client/parallel/piscina_pool.js';
 import type { ConsumerPort, MessageHandler } from '../src/client/parallel/ports.js';
-import { BrokerProcess } from './broker_process.js';
-import { connectClient, createTopic } from './load/kafka_setup.js';
-import { newLatencyHistogram, summarizeLatency } from './load/latency.js';
-import type { Histogram } from './load/latency.js';
+import { BrokerProcess } from '../src/bench/broker_process.js';
+import { connectClient, createTopic } from '../src/bench/load/kafka_setup.js';
+import { newLatencyHistogram, summarizeLatency } from '../src/bench/load/latency.js';
+import type { Histogram } from '../src/bench/load/latency.js';
 
 process.env['KAFKAJS_NO_PARTITIONER_WARNING'] = '1';
 

@@ -9,8 +9,9 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { BrokerProcess } from './broker_process.js';
+import { join } from 'node:path';
+import { BrokerProcess } from '../src/bench/broker_process.js';
+import { onPath } from '../src/bench/peer_servers.js';
 import { waitQuiet } from './quiet.js';
 import { spread } from './report.js';
 import type { Spread } from './report.js';
@@ -42,9 +43,6 @@ export const PEER_NAMES = ['rdkafka', 'kcat', 'redis', 'nats', 'node-net'] as co
 
 const OUTPUT_KEEP = 256 * 1024;
 
-function onPath(cmd: string): boolean {
-  return (process.env['PATH'] ?? '').split(delimiter).some((d) => d !== '' && existsSync(join(d, cmd)));
-}
 
 interface ProcResult {
   readonly code: number | null;

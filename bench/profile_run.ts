@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BrokerProcess } from './broker_process.js';
+import { BrokerProcess } from '../src/bench/broker_process.js';
 import { buildRdkafkaBench, runRdkafkaBench } from './peers.js';
 import { monotonicUs, summarizeProfileDir } from './profile.js';
 import type { ProfileRun, Window } from './profile.js';

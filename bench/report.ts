@@ -3,7 +3,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { fmt, table } from '../src/bench/format.js';
 import type { Metrics } from './scenarios.js';
+
+export { fmt, table };
 
 export interface Spread {
   readonly median: number;
@@ -36,28 +39,11 @@ export function summarize(runs: readonly Metrics[]): Record<string, Spread> {
   return Object.fromEntries(keys.map((k) => [k, spread(runs.map((r) => r[k] ?? NaN))]));
 }
 
-/** 3 significant digits, no exponent; integers above 1000 grouped as k/M. */
-export function fmt(v: number): string {
-  if (!Number.isFinite(v)) return 'n/a';
-  const a = Math.abs(v);
-  if (a >= 1e6) return `${(v / 1e6).toPrecision(3)}M`;
-  if (a >= 1e4) return `${(v / 1e3).toPrecision(3)}k`;
-  if (a >= 100) return v.toFixed(0);
-  return v.toPrecision(3);
-}
-
 export function fmtSpread(s: Spread | undefined): string {
   if (s === undefined || s.n === 0) return 'n/a';
   return s.n === 1 ? fmt(s.median) : `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
 }
 
-/** Left-aligned first column, the rest right-aligned. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
 
 /** Columns shown per scenario kind (label, metric); the JSON keeps every metric. */
 const COLUMNS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {

@@ -5,17 +5,17 @@
 // The group-coordination scenarios live in group_scenarios.ts (run.ts's `groups`, not `main`);
 // runScenarioOnce runs either kind.
 import { performance } from 'node:perf_hooks';
-import type { BrokerProcess, ShardLag } from './broker_process.js';
+import type { BrokerProcess, ShardLag } from '../src/bench/broker_process.js';
 import { withBroker } from './broker_run.js';
 import type { RunCtx } from './broker_run.js';
 import { GROUP_SCENARIOS, runCommit, runRebalanceScenario } from './group_scenarios.js';
 import type { CommitParams, RebalanceParams } from './group_scenarios.js';
-import { runCatchUp } from './load/catch_up.js';
-import { runE2eLatency } from './load/e2e_latency.js';
-import { connectClient, createTopic, produceVersion } from './load/kafka_setup.js';
-import type { FetchShape } from './load/kafka_setup.js';
-import { runProduceLoad } from './load/produce_load.js';
-import type { ProduceLoadOptions, ProduceLoadResult } from './load/produce_load.js';
+import { runCatchUp } from '../src/bench/load/catch_up.js';
+import { runE2eLatency } from '../src/bench/load/e2e_latency.js';
+import { BATCH_BYTES, CONSUMER_FETCH, batchRecordsFor, connectClient, createTopic, produceVersion } from '../src/bench/load/kafka_setup.js';
+import type { FetchShape } from '../src/bench/load/kafka_setup.js';
+import { runProduceLoad } from '../src/bench/load/produce_load.js';
+import type { ProduceLoadOptions, ProduceLoadResult } from '../src/bench/load/produce_load.js';
 import { monotonicUs } from './profile.js';
 import type { Window } from './profile.js';
 
@@ -92,15 +92,9 @@ export interface RunOutcome {
   readonly loadWindow?: Window;
 }
 
-export const BATCH_BYTES = 64 * 1024;
+export { BATCH_BYTES, CONSUMER_FETCH, batchRecordsFor };
 /** Produce requests in flight per connection: produce scenarios, catch-up fill, e2e max probe. */
 const DEFAULT_INFLIGHT = 16;
-/** Kafka consumer defaults: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB. */
-export const CONSUMER_FETCH: FetchShape = { maxWaitMs: 500, minBytes: 1, maxBytes: 52_428_800, partitionMaxBytes: 1_048_576 };
-
-export function batchRecordsFor(recordBytes: number, batchRecords: number): number {
-  return batchRecords > 0 ? batchRecords : Math.max(1, Math.floor(BATCH_BYTES / (recordBytes + 8)));
-}
 
 function produce(name: string, description: string, p: Partial<ProduceParams>): Scenario {
   const recordBytes = p.recordBytes ?? 1024;

@@ -1,6 +1,8 @@
 // The console's driver (browser, ES module): shows the page named by the URL's hash and polls
 // the admin JSON endpoints it needs every POLL_MS, keeping a short client-side history of the
-// traffic totals for the charts (rates and p99s are differences between two readings).
+// traffic totals for the charts (rates and p99s are differences between two readings). A broker
+// started with --admin-token-file answers 401: the page then asks for the token once, keeps it in
+// sessionStorage (gone with the tab) and sends it as a bearer token on every request.
 import uPlot from './vendor/uPlot.esm.js';
 import {
   actorsPage, brokersTable, groupsPage, overviewSummary, reassignmentsPage, topicsPage, windowQuantile,
@@ -16,8 +18,29 @@ let previousTraffic = null;
 let previousShards = new Map();
 let charts = null;
 
+const TOKEN_KEY = 'sluice-admin-token';
+/** Set when the user dismissed the question: polls do not ask again until the page is reloaded. */
+let tokenDeclined = false;
+
+function request(path, token) {
+  return fetch(path, { cache: 'no-store', headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
 async function getJson(path) {
-  const res = await fetch(path, { cache: 'no-store' });
+  const sent = sessionStorage.getItem(TOKEN_KEY);
+  let res = await request(path, sent);
+  if (res.status === 401) {
+    // Another request may have asked already; ask only when the token sent is still the stored one.
+    if (sessionStorage.getItem(TOKEN_KEY) === sent) {
+      const answer = tokenDeclined ? null : window.prompt(sent ? 'That admin token was refused; the admin token:' : 'This broker asks for its admin token:');
+      if (!answer) {
+        tokenDeclined = true;
+        throw new Error('the admin token is needed (reload the page to enter it)');
+      }
+      sessionStorage.setItem(TOKEN_KEY, answer.trim());
+    }
+    res = await request(path, sessionStorage.getItem(TOKEN_KEY));
+  }
   // /v1/health answers 503 with a JSON body while not ready: still a report.
   if (!res.ok && res.status !== 503) throw new Error(`${path}: HTTP ${res.status}`);
   return res.json();

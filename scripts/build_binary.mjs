@@ -1,14 +1,15 @@
 // `npm run build:binary`: makes dist/sluice-linux-x64, one file that runs a broker with nothing
 // installed (a Node single-executable application). Two esbuild bundles of the TypeScript sources
 // (the CLI and the shard worker, which the executable evaluates from memory), both native addons
-// (ours from native/, and @node-rs/crc32's) and build.json (version, commit, the addons'
-// SHA-256) become SEA assets; postject injects them into a copy of this Node's executable.
+// (ours from native/, and @node-rs/crc32's), build.json (version, commit, the addons' SHA-256)
+// and the web console's files (console/ and uPlot's) become SEA assets; postject injects them
+// into a copy of this Node's executable.
 // Needs native/sluice_native.node built (cargo, or `npm run build`). Prints size and build time.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -37,6 +38,18 @@ const embeddedCrc32 = {
   },
 };
 
+/**
+ * `sluice bench` renders its plots to SVG with vega, whose Node build of vega-canvas probes for the
+ * optional `canvas` package with a top-level await, which CommonJS cannot hold; its browser build
+ * (no canvas outside a DOM, which SVG rendering does not need) bundles.
+ */
+const vegaCanvasWithoutCanvas = {
+  name: 'vega-canvas-without-canvas',
+  setup(b) {
+    b.onResolve({ filter: /^vega-canvas$/ }, () => ({ path: join(dirname(require.resolve('vega-canvas')), 'vega-canvas.browser.js') }));
+  },
+};
+
 async function bundle(entry, outfile, banner) {
   const result = await build({
     entryPoints: [join(root, entry)],
@@ -50,7 +63,7 @@ async function bundle(entry, outfile, banner) {
     // get the executable's (or, in a worker, the evaluated script's) URL.
     define: { 'import.meta.url': 'sluiceBundleUrl' },
     banner: { js: `const sluiceBundleUrl = require('node:url').pathToFileURL(__filename).href;\n${banner}` },
-    plugins: [embeddedCrc32],
+    plugins: [embeddedCrc32, vegaCanvasWithoutCanvas],
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
@@ -85,6 +98,15 @@ const buildInfo = {
 };
 writeFileSync(join(work, 'build.json'), `${JSON.stringify(buildInfo, null, 2)}\n`);
 
+// The web console's files (src/net/console_files.ts, the table the admin HTTP serves from) become
+// assets under the keys the admin HTTP asks for: that table, bundled and imported here.
+const consoleTable = await build({ entryPoints: [join(root, 'src', 'net', 'console_files.ts')], bundle: true, format: 'esm', platform: 'node', write: false, logLevel: 'warning' });
+const { CONSOLE_FILES, consoleAssetKey } = await import(`data:text/javascript;base64,${Buffer.from(consoleTable.outputFiles[0].text).toString('base64')}`);
+const consoleAssets = Object.fromEntries(CONSOLE_FILES.map((f) => [
+  consoleAssetKey(f),
+  'console' in f.from ? join(root, 'console', f.from.console) : require.resolve(f.from.module),
+]));
+
 writeFileSync(
   join(work, 'sea-config.json'),
   JSON.stringify({
@@ -93,7 +115,7 @@ writeFileSync(
     disableExperimentalSEAWarning: true,
     // The code cache speeds start-up but is tied to the exact Node build; this one is that build.
     useCodeCache: true,
-    assets: { 'shard_worker.js': join(work, 'shard_worker.cjs'), 'build.json': join(work, 'build.json'), ...natives },
+    assets: { 'shard_worker.js': join(work, 'shard_worker.cjs'), 'build.json': join(work, 'build.json'), ...natives, ...consoleAssets },
   }),
 );
 execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], { stdio: 'pipe' });

@@ -85,6 +85,16 @@ export interface BrokerConfig {
   readonly saslEnabledMechanisms: readonly SaslMechanism[];
   /** PLAIN's user file: NAME:PASSWORD lines ('' none; required when PLAIN is enabled). */
   readonly saslPlainUsersFile: string;
+  /**
+   * Kafka's inter.broker.listener.name: the listener replica fetchers reach other brokers on ('':
+   * the primary one). A SASL_PLAINTEXT one makes them authenticate as interBrokerSaslUsername.
+   */
+  readonly interBrokerListener: string;
+  /** Kafka's sasl.mechanism.inter.broker.protocol. */
+  readonly interBrokerSaslMechanism: SaslMechanism;
+  readonly interBrokerSaslUsername: string;
+  /** Holds the inter-broker user's password (its first line); read at start. */
+  readonly interBrokerSaslPasswordFile: string;
   /** Kafka's connections.max.reauth.ms (KIP-368): a SASL session's lifetime; 0: no limit. */
   readonly connectionsMaxReauthMs: number;
   /** Kafka's super.users: principals (User:NAME) every ACL check allows. */
@@ -97,6 +107,11 @@ export interface BrokerConfig {
   readonly adminAddr: string;
   readonly adminHost: string;
   readonly adminPort: number;
+  /** PEM certificate and key of the admin HTTP ('' none: plain HTTP); reloaded on SIGHUP. */
+  readonly adminSslCertFile: string;
+  readonly adminSslKeyFile: string;
+  /** A file holding the admin HTTP's bearer token ('' none: no token asked); reloaded on SIGHUP. */
+  readonly adminTokenFile: string;
   readonly nodeId: number;
   /**
    * The static controller quorum (KRaft's controller.quorum.voters); empty: this node alone is a
@@ -499,8 +514,11 @@ const advertisedListeners: Option<ReadonlyMap<string, { readonly host: string; r
   format: (m) => formatListeners([...m].map(([name, a]) => ({ name, ...a }))),
 };
 
+/** A value that may be left unset (''). */
+const optionalText = (help: string, hint: string): Option<string> => ({ help, hint, default: () => '', parse: (raw) => raw.trim() });
+
 /** A file path; '' (unset) is allowed. */
-const optionalPath = (help: string): Option<string> => ({ help, hint: 'FILE', default: () => '', parse: (raw) => raw.trim() });
+const optionalPath = (help: string): Option<string> => optionalText(help, 'FILE');
 
 const sslClientAuth: Option<SslClientAuth> = {
   help: 'whether SSL listeners ask clients for a certificate, verified against ssl-ca-file; the principal is its subject (Kafka\'s ssl.client.auth)',
@@ -549,6 +567,17 @@ const saslEnabledMechanisms: Option<readonly SaslMechanism[]> = {
   format: (ms) => ms.join(','),
 };
 
+const interBrokerSaslMechanism: Option<SaslMechanism> = {
+  help: `SASL mechanism replica fetchers authenticate with on a SASL inter-broker listener (Kafka\'s sasl.mechanism.inter.broker.protocol): ${SASL_MECHANISMS.join(', ')}`,
+  hint: 'MECH',
+  default: () => 'SCRAM-SHA-512',
+  parse(raw) {
+    const m = SASL_MECHANISMS.find((x) => x === raw.trim().toUpperCase());
+    if (m === undefined) throw new InvalidValue(`"${raw}" must be one of ${SASL_MECHANISMS.join(', ')}`);
+    return m;
+  },
+};
+
 const rack: Option<string | null> = {
   help: 'rack of this broker, for rack-aware replica placement (Kafka\'s broker.rack)',
   hint: 'RACK',
@@ -574,10 +603,17 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   sslClientAuth,
   saslEnabledMechanisms,
   saslPlainUsersFile: optionalPath('PLAIN\'s users: one NAME:PASSWORD per line (# comments); reloaded on SIGHUP; required with PLAIN enabled'),
+  interBrokerListener: optionalText('the listener other brokers\' replica fetchers connect to, by name (Kafka\'s inter.broker.listener.name): PLAINTEXT or SASL_PLAINTEXT; unset: the primary listener', 'NAME'),
+  interBrokerSaslMechanism,
+  interBrokerSaslUsername: optionalText('the user replica fetchers authenticate as on a SASL inter-broker listener', 'USER'),
+  interBrokerSaslPasswordFile: optionalPath('file whose first line is the inter-broker user\'s password; read at start'),
   connectionsMaxReauthMs: int('a SASL session\'s lifetime: a client must re-authenticate (KIP-368) within it or its connection is closed on its next request (ms, 0 = no limit; Kafka\'s connections.max.reauth.ms)', 0, 0, MAX_TIMER_MS),
   superUsers,
   allowEveryoneIfNoAclFound,
   adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
+  adminSslCertFile: optionalPath('PEM certificate (chain) of the admin HTTP, which then speaks HTTPS; reloaded on SIGHUP'),
+  adminSslKeyFile: optionalPath('PEM private key of the admin HTTP; reloaded on SIGHUP'),
+  adminTokenFile: optionalPath('file holding a bearer token every admin HTTP request must carry (Authorization: Bearer TOKEN), except a bare /v1/health status; reloaded on SIGHUP'),
   nodeId: int('this broker\'s node id', 0, 0, INT32_MAX),
   controllerVoters,
   roles,
@@ -917,10 +953,25 @@ const RELATIONS: readonly Relation[] = [
     message: () => 'PLAIN is enabled on a SASL listener but sasl-plain-users-file is not set',
   },
   {
-    // Replica fetchers and the controller channel authenticate nothing yet: brokers of a cluster reach each other in plaintext.
-    keys: ['listeners', 'controllerVoters'],
-    holds: (c) => c.controllerVoters.length === 0 || derivedListeners(c)[0]!.protocol === 'PLAINTEXT',
-    message: () => 'a cluster node needs a PLAINTEXT listener for the other brokers\' replica fetchers',
+    // Replica fetchers speak no TLS yet: they reach other brokers on a PLAINTEXT or SASL_PLAINTEXT listener.
+    keys: ['listeners', 'controllerVoters', 'interBrokerListener'],
+    holds: (c) => c.controllerVoters.length === 0 || ['PLAINTEXT', 'SASL_PLAINTEXT'].includes(interBrokerListenerOf(c)?.protocol ?? ''),
+    message: () => 'a cluster node needs a PLAINTEXT listener (or inter-broker-listener naming a PLAINTEXT or SASL_PLAINTEXT one) for the other brokers\' replica fetchers',
+  },
+  {
+    keys: ['interBrokerListener', 'listeners'],
+    holds: (c) => interBrokerListenerOf(c) !== undefined,
+    message: (c) => `inter-broker-listener ${c.interBrokerListener} is not one of the listeners`,
+  },
+  {
+    keys: ['interBrokerSaslUsername', 'interBrokerSaslPasswordFile', 'interBrokerListener'],
+    holds: (c) => !usesSasl(interBrokerListenerOf(c)?.protocol ?? 'PLAINTEXT') || (c.interBrokerSaslUsername !== '' && c.interBrokerSaslPasswordFile !== ''),
+    message: () => 'a SASL inter-broker listener needs inter-broker-sasl-username and inter-broker-sasl-password-file',
+  },
+  {
+    keys: ['adminSslCertFile', 'adminSslKeyFile'],
+    holds: (c) => (c.adminSslCertFile === '') === (c.adminSslKeyFile === ''),
+    message: () => 'admin-ssl-cert-file and admin-ssl-key-file go together',
   },
   {
     keys: ['kafkaAddr', 'adminAddr'],
@@ -963,7 +1014,7 @@ function protocolOf(c: Pick<Resolved, 'listenerSecurityProtocolMap'>, name: stri
   return c.listenerSecurityProtocolMap.get(name) ?? SECURITY_PROTOCOLS.find((p) => p === name) ?? null;
 }
 
-/** The client listeners, primary first: the first PLAINTEXT one (other brokers' replica fetchers speak no TLS or SASL yet), else the first. */
+/** The client listeners, primary first: the first PLAINTEXT one (other brokers' replica fetchers use it unless inter-broker-listener names another), else the first. */
 function derivedListeners(c: Resolved): ClientListener[] {
   if (c.listeners.length === 0) {
     const { host, port } = splitHostPort(c.kafkaAddr);
@@ -972,6 +1023,12 @@ function derivedListeners(c: Resolved): ClientListener[] {
   const all = c.listeners.map((l) => ({ ...l, protocol: protocolOf(c, l.name)! }));
   const primary = all.find((l) => l.protocol === 'PLAINTEXT') ?? all[0]!;
   return [primary, ...all.filter((l) => l !== primary)];
+}
+
+/** The listener replica fetchers use: the one inter-broker-listener names, else the primary; undefined when it names none. */
+function interBrokerListenerOf(c: Resolved): ClientListener | undefined {
+  const all = derivedListeners(c);
+  return c.interBrokerListener === '' ? all[0] : all.find((l) => l.name === c.interBrokerListener);
 }
 
 const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
@@ -1064,20 +1121,18 @@ export function configEntries(config: BrokerConfig, sources: ConfigSources): Con
  * Printable form of the configuration: aligned `key value source` lines, or a JSON object of
  * {key: {value, source}}; `include` selects entries (default: all).
  */
+/** The settings kept by `include`: as data (key -> value and source) and as aligned text. */
 export function describeConfig(
   config: BrokerConfig,
   sources: ConfigSources,
-  format: 'text' | 'json' = 'text',
   include: (entry: ConfigEntry) => boolean = () => true,
-): string {
+): { data: Record<string, { value: unknown; source: string }>; text: string } {
   const entries = configEntries(config, sources).filter(include);
-  if (format === 'json') {
-    const obj = Object.fromEntries(entries.map((e) => [e.key, { value: e.value, source: e.source }]));
-    return JSON.stringify(obj, null, 2);
-  }
+  const data = Object.fromEntries(entries.map((e) => [e.key, { value: e.value, source: e.source }]));
   const keyWidth = Math.max(0, ...entries.map((e) => e.key.length));
   const valueWidth = Math.max(0, ...entries.map((e) => String(e.value).length));
-  return entries
+  const text = entries
     .map((e) => `${e.key.padEnd(keyWidth)}  ${String(e.value).padEnd(valueWidth)}  ${e.source}`)
     .join('\n');
+  return { data, text };
 }

@@ -14,8 +14,8 @@ import type { KafkaConnection } from '../../src/client/connection.js';
 import { OffsetCommitApi } from '../../src/protocol/apis/offset_commit.js';
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../src/protocol/apis/offset_commit.js';
 import { ErrorCode, errorName } from '../../src/protocol/errors.js';
-import { newLatencyHistogram, summarizeLatency } from './latency.js';
-import type { Histogram, LatencySummary } from './latency.js';
+import { newLatencyHistogram, summarizeLatency } from '../../src/bench/load/latency.js';
+import type { Histogram, LatencySummary } from '../../src/bench/load/latency.js';
 
 export interface CommitLoadOptions {
   readonly topic: string;

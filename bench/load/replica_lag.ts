@@ -5,7 +5,7 @@
 // concurrently, so a sample can be off by what arrives within one admin round trip (a negative
 // difference is kept as 0). Bounds: one sample in flight at a time; at most MAX_SAMPLES values.
 import { performance } from 'node:perf_hooks';
-import type { BrokerProcess, ReplicaState } from '../broker_process.js';
+import type { BrokerProcess, ReplicaState } from '../../src/bench/broker_process.js';
 
 const MAX_SAMPLES = 1_000_000;
 

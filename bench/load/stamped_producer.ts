@@ -7,10 +7,10 @@
 // Bounds: at most P requests in flight; stops at stop(), after `maxMessages` or `maxDurationMs`.
 import { performance } from 'node:perf_hooks';
 import { errorName } from '../../src/protocol/errors.js';
-import { buildBatchTemplate, stampValues } from './batch_template.js';
-import type { BatchTemplate } from './batch_template.js';
-import { PipelinedProducer, openSocket, watchTimeouts } from './pipelined_producer.js';
-import { buildProduceFrame } from './produce_wire.js';
+import { buildBatchTemplate, stampValues } from '../../src/bench/load/batch_template.js';
+import type { BatchTemplate } from '../../src/bench/load/batch_template.js';
+import { PipelinedProducer, openSocket, watchTimeouts } from '../../src/bench/load/pipelined_producer.js';
+import { buildProduceFrame } from '../../src/bench/load/produce_wire.js';
 
 export interface StampedProducerOptions {
   readonly host: string;

@@ -6,10 +6,10 @@
 // MB per main-thread CPU second. Every phase is bounded by BENCH_DEADLINE_MS.
 // Run: node dist-<x>/bench/micro/fetch_send.js [MiB=1024] [partitions=4] [modes=native,node]
 import { readFileSync } from 'node:fs';
-import { BrokerProcess, processCpuSeconds } from '../broker_process.js';
-import { runCatchUp } from '../load/catch_up.js';
-import { connectClient, createTopic, produceVersion } from '../load/kafka_setup.js';
-import { runProduceLoad } from '../load/produce_load.js';
+import { BrokerProcess, processCpuSeconds } from '../../src/bench/broker_process.js';
+import { runCatchUp } from '../../src/bench/load/catch_up.js';
+import { connectClient, createTopic, produceVersion } from '../../src/bench/load/kafka_setup.js';
+import { runProduceLoad } from '../../src/bench/load/produce_load.js';
 
 const RECORD_BYTES = 1024;
 const BATCH_RECORDS = 256;

@@ -13,7 +13,7 @@ import kafkajs from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { Producer } from '../../src/client/producer/index.js';
 import type { ProducerOptions, RecordMetadata } from '../../src/client/producer/index.js';
-import { BrokerProcess } from '../broker_process.js';
+import { BrokerProcess } from '../../src/bench/broker_process.js';
 
 const RECORDS = Number(process.argv[2] ?? 200_000);
 const FLUSH = process.argv[3] ?? 'always';

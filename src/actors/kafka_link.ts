@@ -5,7 +5,14 @@
 // Every failure is a KafkaError: NETWORK_EXCEPTION for a lost or refused connection,
 // REQUEST_TIMED_OUT for a silent peer, CORRUPT_MESSAGE for a frame that breaks the protocol or
 // passes the link's frame bound. Any failure closes the socket; the next connect() opens afresh.
+// A link given credentials authenticates every connection it opens before connect() resolves
+// (SaslHandshake v1, then SaslAuthenticate: PLAIN, or SCRAM proving the peer knows the
+// credential too); a refusal is SASL_AUTHENTICATION_FAILED naming the user, never the password.
 import { connect as netConnect, type Socket } from 'node:net';
+import type { SaslMechanism } from '../common/sasl_mechanisms.js';
+import { randomNonce } from '../common/sasl_mechanisms.js';
+import { ScramClient } from '../common/scram_client.js';
+import { SaslAuthenticateApi, SaslHandshakeApi } from '../protocol/apis/sasl.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
 import { readResponseHeader } from '../protocol/header.js';
@@ -16,6 +23,13 @@ import type { Api } from '../protocol/schema.js';
 export interface LinkBytes {
   in: number;
   out: number;
+}
+
+/** Who a link authenticates as on a SASL listener (plain data: it crosses to worker threads). */
+export interface LinkCredentials {
+  readonly mechanism: SaslMechanism;
+  readonly username: string;
+  readonly password: string;
 }
 
 interface Pending {
@@ -37,6 +51,7 @@ export class KafkaLink {
     private readonly clientId: string,
     private readonly maxFrameBytes: number,
     private readonly bytes: LinkBytes = { in: 0, out: 0 },
+    private readonly credentials: LinkCredentials | null = null,
   ) {
     this.frames = new FrameReader(maxFrameBytes);
   }
@@ -46,9 +61,40 @@ export class KafkaLink {
     return this.socket !== null && !this.socket.connecting;
   }
 
-  /** Opens the connection (a no-op while one is open). */
-  connect(host: string, port: number, timeoutMs: number): Promise<void> {
-    if (this.socket !== null) return Promise.resolve();
+  /** Opens the connection and authenticates on it when the link has credentials (a no-op while one is open). */
+  async connect(host: string, port: number, timeoutMs: number): Promise<void> {
+    if (this.socket !== null) return;
+    await this.open(host, port, timeoutMs);
+    if (this.credentials === null) return;
+    try {
+      await this.authenticate(this.credentials, timeoutMs);
+    } catch (err) {
+      this.close();
+      const why = err instanceof Error ? err.message : String(err);
+      throw new KafkaError(ErrorCode.SASL_AUTHENTICATION_FAILED, `${host}:${port} refused ${this.credentials.mechanism} authentication as ${this.credentials.username}: ${why}`);
+    }
+  }
+
+  private async authenticate(c: LinkCredentials, timeoutMs: number): Promise<void> {
+    const handshake = await this.request(SaslHandshakeApi, 1, { mechanism: c.mechanism }, timeoutMs);
+    if (handshake.errorCode !== ErrorCode.NONE) throw new KafkaError(handshake.errorCode as ErrorCode, `the listener offers ${handshake.mechanisms.join(', ') || 'no mechanism'}`);
+    if (c.mechanism === 'PLAIN') {
+      await this.saslStep(Buffer.from(`\0${c.username}\0${c.password}`, 'utf8'), timeoutMs);
+      return;
+    }
+    const scram = new ScramClient(c.mechanism, c.username, c.password, randomNonce());
+    const serverFirst = await this.saslStep(Buffer.from(scram.first(), 'utf8'), timeoutMs);
+    const serverFinal = await this.saslStep(Buffer.from(scram.final(serverFirst.toString('utf8')), 'utf8'), timeoutMs);
+    if (!scram.verifies(serverFinal.toString('utf8'))) throw new KafkaError(ErrorCode.SASL_AUTHENTICATION_FAILED, 'the peer did not prove it knows the credential');
+  }
+
+  private async saslStep(token: Buffer, timeoutMs: number): Promise<Buffer> {
+    const answer = await this.request(SaslAuthenticateApi, 2, { authBytes: token }, timeoutMs);
+    if (answer.errorCode !== ErrorCode.NONE) throw new KafkaError(answer.errorCode as ErrorCode, answer.errorMessage ?? 'refused');
+    return answer.authBytes;
+  }
+
+  private open(host: string, port: number, timeoutMs: number): Promise<void> {
     const socket = netConnect({ host, port });
     this.socket = socket;
     socket.setNoDelay(true);

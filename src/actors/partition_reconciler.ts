@@ -81,6 +81,10 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   private readonly followerLists = new ThrottledReplicaCache('follower.replication.throttled.replicas');
   /** Called after a pass that opened or closed anything (group coordinators follow topics). */
   onChange: () => void = () => {};
+  /** Called once a shard has been told a replica leads here (with the other replicas' ids), or no longer does (null). */
+  onLeadership: (handle: number, followers: readonly number[] | null) => void = () => {};
+  /** Handles whose shards were last told they lead. */
+  private readonly leading = new Set<number>();
 
   constructor(
     private readonly config: BrokerConfig,
@@ -90,6 +94,8 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     private readonly onDirRemoved: (dir: string) => void,
     /** The clean-shutdown entries found at start, for the first pass's opens. */
     private readonly cleanShutdown: CleanShutdownEntries = CleanShutdownEntries.none(),
+    /** Where followers reach leaders: the view of the inter-broker listener. */
+    private readonly leaderEndpoints: Pick<ClusterView, 'replicaBrokers'> = view,
   ) {}
 
   partitionDir(topic: string, partition: number): string {
@@ -175,6 +181,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
         if (record === undefined || record.replicas.includes(this.view.localId) || this.shards.handleOf(name, p) < 0) continue;
         const r = this.shards.removePartition(name, p)!;
         this.toldRoles.delete(r.handle);
+        this.toldLeadership(r.handle, null);
         const control = this.controlOf(r.shard);
         closes.push((async () => {
           await control.setRoles([{ handle: r.handle, role: roleOf(this.view.localId, record, minIsr, false) }]);
@@ -188,7 +195,7 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
   }
 
   private async tellBrokers(): Promise<void> {
-    const brokers = [...this.view.replicaBrokers()];
+    const brokers = [...this.leaderEndpoints.replicaBrokers()];
     const key = JSON.stringify(brokers);
     if (key === this.toldBrokers) return;
     await Promise.all(Array.from({ length: this.shards.shardCount }, (_, shard) => this.controlOf(shard).setBrokers(this.view.localId, brokers)));
@@ -232,12 +239,24 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
     }
     await Promise.all([...byShard].map(([shard, updates]) => this.controlOf(shard).setRoles(updates)));
     for (const [handle, key] of keys) this.toldRoles.set(handle, key);
+    for (const updates of byShard.values()) for (const { handle, role } of updates) this.toldLeadership(handle, role);
+  }
+
+  private toldLeadership(handle: number, role: PartitionRole | null): void {
+    const leads = role?.kind === 'leader';
+    if (leads === this.leading.has(handle)) return;
+    if (leads) this.leading.add(handle);
+    else this.leading.delete(handle);
+    this.onLeadership(handle, role?.kind === 'leader' ? role.replicas.filter((id) => id !== this.view.localId) : null);
   }
 
   private async closeTopic(name: string): Promise<void> {
     this.opened.delete(name);
     const removed = this.shards.removeTopic(name);
-    for (const r of removed) this.toldRoles.delete(r.handle);
+    for (const r of removed) {
+      this.toldRoles.delete(r.handle);
+      this.toldLeadership(r.handle, null);
+    }
     await Promise.all(removed.map((r) => this.controlOf(r.shard).closePartition(r.handle, true)));
     for (const r of removed) this.onDirRemoved(this.partitionDir(name, r.partition));
   }
@@ -253,8 +272,10 @@ export class PartitionReconciler implements ReconcileWaiter, PartitionLookup {
       if (record !== undefined) {
         const minIsr = Number(effective(t.configs, 'min.insync.replicas', this.config));
         const listed = this.followerLists.of(t.configs).has(partition, this.view.localId);
-        await this.controlOf(shard).setRoles([{ handle, role: roleOf(this.view.localId, record, minIsr, listed) }]);
+        const role = roleOf(this.view.localId, record, minIsr, listed);
+        await this.controlOf(shard).setRoles([{ handle, role }]);
         this.toldRoles.set(handle, roleKey(record, minIsr, listed));
+        this.toldLeadership(handle, role);
       }
     } catch (err) {
       this.shards.unreserve(shard);

@@ -8,6 +8,7 @@ import type { GroupCall, GroupReply } from '../coordinator/groups/group_api.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { DeadlineWheel } from './deadline_wheel.js';
 import { trimToFetchLimits } from './fetch_limits.js';
+import { RecentLeaderships } from './recent_leaderships.js';
 import {
   FETCH_FLAG_MULTI_SHARD,
   OffsetLookupBy,
@@ -100,6 +101,8 @@ interface PendingFetch {
   /** Bytes of the shards that answered, plus the last progress of those still parked. */
   answeredBytes: number;
   parkedBytes: Map<number, number>;
+  /** The fetching follower's broker id; -1 for a consumer. */
+  replicaId: number;
 }
 
 interface PendingListOffsets {
@@ -152,7 +155,22 @@ export class PartitionRouter implements ShardResultSink {
   // every call exactly once; a dead shard fails its calls through failShard().
   private readonly groupCalls = new Map<number, PendingGroupCall>();
 
+  /** Leaderships this broker took lately: their followers' Fetches are not left parked (recent_leaderships.ts). */
+  private readonly leaderships = new RecentLeaderships();
+
   constructor(readonly table: ShardTable) {}
+
+  /** Partition `handle`'s shard now leads it: the parked Fetches of `followers` (the other replicas) are answered, so the next can ask for it. */
+  leadershipBegan(handle: number, followers: readonly number[]): void {
+    this.leaderships.began(handle, followers, this.deadlines.now());
+    if (followers.length === 0) return;
+    for (const [reqId, f] of this.fetches) if (f.replicaId >= 0 && followers.includes(f.replicaId)) this.releaseFetch(reqId, f);
+  }
+
+  /** Partition `handle` no longer leads here. */
+  leadershipEnded(handle: number): void {
+    this.leaderships.ended(handle);
+  }
 
   attach(hosts: ShardHost[]): void {
     this.hosts = hosts;
@@ -188,8 +206,10 @@ export class PartitionRouter implements ShardResultSink {
     });
   }
 
-  fetch(items: readonly FetchItem[], maxWaitMs: number, minBytes: number, maxBytes: number, fetcher: Fetcher = CONSUMER_FETCHER): Promise<FetchAnswer> {
+  fetch(items: readonly FetchItem[], maxWait: number, minBytes: number, maxBytes: number, fetcher: Fetcher = CONSUMER_FETCHER): Promise<FetchAnswer> {
     const reqId = this.allocReqId();
+    const maxWaitMs = fetcher.replicaId < 0 || this.leaderships.size === 0 ? maxWait
+      : this.leaderships.maxWaitFor(fetcher.replicaId, new Set(items.map((i) => i.handle)), maxWait, this.deadlines.now());
     const results: FetchPartitionResult[] = new Array(items.length);
     const byShard = new Map<number, FetchPartitionAsk[]>();
     for (let slot = 0; slot < items.length; slot++) {
@@ -218,7 +238,9 @@ export class PartitionRouter implements ShardResultSink {
     return new Promise((resolve) => {
       this.deadlines.add(reqId, this.deadlines.now() + maxWaitMs + SHARD_SAFETY_MARGIN_MS);
       const partitionMaxBytes = flags === 0 ? null : items.map((i) => i.partitionMaxBytes);
-      this.fetches.set(reqId, { results, shardsLeft, released: false, resolve, waited: false, minBytes, maxBytes, partitionMaxBytes, answeredBytes: 0, parkedBytes: new Map() });
+      this.fetches.set(reqId, {
+        results, shardsLeft, released: false, resolve, waited: false, minBytes, maxBytes, partitionMaxBytes, answeredBytes: 0, parkedBytes: new Map(), replicaId: fetcher.replicaId,
+      });
     });
   }
 

@@ -18,7 +18,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { wholeBatchesLength } from '../protocol/record_batch.js';
 import { ZERO_UUID, decodedRecords } from '../protocol/schema.js';
 import { ThrottleQuota } from '../coordinator/replication/throttle_quota.js';
-import { KafkaLink, type LinkBytes } from './kafka_link.js';
+import { KafkaLink, type LinkBytes, type LinkCredentials } from './kafka_link.js';
 
 /** What a replica fetcher needs of one followed partition; the partition actor implements it. */
 export interface FollowedPartition {
@@ -63,6 +63,8 @@ export interface ReplicaFetcherSettings {
   readonly backoffMs: number;
   readonly requestTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  /** Who to authenticate as on the leader's inter-broker listener; null when it is PLAINTEXT. */
+  readonly credentials: LinkCredentials | null;
 }
 
 export interface ReplicaFetcherStats {
@@ -135,6 +137,7 @@ export class ReplicaFetcher {
   private bytes = 0;
   private errors = 0;
   private loggedOversize = false;
+  private loggedAuthentication = false;
 
   constructor(
     private leader: LeaderEndpoint,
@@ -147,7 +150,7 @@ export class ReplicaFetcher {
     /** The shard's byte totals, shared by its fetchers. */
     private readonly traffic: FetcherTraffic = { link: { in: 0, out: 0 }, records: 0 },
   ) {
-    this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES, traffic.link);
+    this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES, traffic.link, settings.credentials);
     this.stopping = new Promise((resolve) => (this.stop = resolve));
     this.done = this.run();
   }
@@ -219,6 +222,8 @@ export class ReplicaFetcher {
         const res = await this.link.request(FetchApi, REPLICA_FETCH_VERSION, this.request(sent, budget), this.settings.requestTimeoutMs);
         if (this.closed) break;
         if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, `leader ${this.leader.id} refused the fetch`);
+        // Authenticated and answered: a later refusal is a new episode, logged again.
+        this.loggedAuthentication = false;
         // As Kafka's fetcher processes a whole answer before it fetches again: a fetch sent while
         // one partition still appends would carry only the others, and with none of them busy it
         // waits out maxWaitMs at the leader while the appended offsets it should report wait too
@@ -325,6 +330,11 @@ export class ReplicaFetcher {
 
   private failed(err: unknown): void {
     this.errors++;
+    if (err instanceof KafkaError && err.code === ErrorCode.SASL_AUTHENTICATION_FAILED && !this.loggedAuthentication) {
+      // Retried after every backoff: one line per episode says it, errors counts the rest.
+      this.loggedAuthentication = true;
+      this.log?.warn({ leader: this.leader.id, err: err.message }, 'replica fetcher cannot authenticate to the leader: its followers stay out of the ISR (check inter-broker-sasl-username and its password)');
+    }
     if (err instanceof KafkaError && err.code === ErrorCode.CORRUPT_MESSAGE && !this.loggedOversize) {
       this.loggedOversize = true;
       this.log?.warn({ leader: this.leader.id, err }, 'replica fetch answer refused; later ones are only counted');

@@ -15,6 +15,7 @@ import { runAdminVerb, type AdminAction } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
+import type { Render } from './output.js';
 
 const SELECT: readonly OptionSpec[] = [
   { name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' },
@@ -88,13 +89,14 @@ interface AclRow {
   readonly permission: string;
 }
 
-function render(rows: readonly AclRow[], json: boolean, empty: string): string {
-  if (json) return JSON.stringify(rows, null, 2);
-  if (rows.length === 0) return empty;
-  return table([
-    ['RESOURCE-TYPE', 'NAME', 'PATTERN', 'PRINCIPAL', 'HOST', 'OPERATION', 'PERMISSION'],
-    ...rows.map((r) => [r.resourceType, r.resourceName, r.patternType, r.principal, r.host, r.operation, r.permission]),
-  ]);
+function render(rows: readonly AclRow[], out: Render, empty: string): string {
+  const text = rows.length === 0
+    ? empty
+    : table([
+      ['RESOURCE-TYPE', 'NAME', 'PATTERN', 'PRINCIPAL', 'HOST', 'OPERATION', 'PERMISSION'],
+      ...rows.map((r) => [r.resourceType, r.resourceName, r.patternType, r.principal, r.host, r.operation, r.permission]),
+    ]);
+  return out(rows, text);
 }
 
 function row(r: { resourceType: number; resourceName: string; patternType: number; principal: string; host: string; operation: number; permissionType: number }): AclRow {
@@ -104,7 +106,7 @@ function row(r: { resourceType: number; resourceName: string; patternType: numbe
   };
 }
 
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
   if (parsed.positionals.length > 0) throw new UsageError(`acl ${verb} takes options only`);
   switch (verb) {
     case 'add': {
@@ -121,7 +123,7 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
       })));
       return async (admin: KafkaAdmin) => {
         await admin.createAcls(creations);
-        return render(creations.map((c) => row({ ...c, patternType: c.resourcePatternType })), json, '');
+        return render(creations.map((c) => row({ ...c, patternType: c.resourcePatternType })), out, '');
       };
     }
     case 'list': {
@@ -136,21 +138,21 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
             }
           }
         }
-        return render([...rows.values()], json, '(no ACLs)');
+        return render([...rows.values()], out, '(no ACLs)');
       };
     }
     case 'remove': {
       if (resourceOf(parsed) === null) throw new UsageError('acl remove needs a resource: --topic, --group, --transactional-id or --cluster');
       const filters = filtersOf(parsed, PatternType.LITERAL);
-      return async (admin: KafkaAdmin) => render((await admin.deleteAcls(filters)).map(row), json, '(no ACL matched)');
+      return async (admin: KafkaAdmin) => render((await admin.deleteAcls(filters)).map(row), out, '(no ACL matched)');
     }
     default:
       throw new UsageError(`unknown acl command "${verb}"`);
   }
 }
 
-export function runAcl(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
-  return runAdminVerb('acl', ACL_VERBS, plan, verb, argv, io);
+export async function runAcl(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
+  await runAdminVerb('acl', ACL_VERBS, plan, verb, argv, io);
 }
 
 const SELECT_HELP = `  --topic T | --group G | --transactional-id X | --cluster   the resource

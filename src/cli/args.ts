@@ -11,6 +11,8 @@ export interface OptionSpec {
   /** A switch takes no value (--effective); anything else does. */
   readonly switch?: true;
   readonly repeatable?: true;
+  /** Takes a number when one follows (--watch, --watch 5); 'true' otherwise. */
+  readonly optionalNumber?: true;
 }
 
 export interface ParsedArgs {
@@ -99,6 +101,10 @@ function takeOwn(
   if (spec.switch === true) {
     if (inline !== undefined) throw new UsageError(`--${spec.name} takes no value`);
     value = 'true';
+  } else if (spec.optionalNumber === true) {
+    const following = argv[i + 1];
+    if (value === undefined && following !== undefined && /^\d+(\.\d+)?$/.test(following)) value = argv[++next];
+    value ??= 'true';
   } else if (value === undefined) {
     value = argv[++next];
     if (value === undefined) throw new UsageError(`--${spec.name} needs a value`);
@@ -124,11 +130,4 @@ export function intOption(parsed: ParsedArgs, name: string, min: number, max: nu
     throw new UsageError(`--${name} must be an integer in [${min}, ${max}], got "${raw}"`);
   }
   return n;
-}
-
-/** The --format option: 'text' (default) or 'json'. */
-export function formatOption(parsed: ParsedArgs): 'text' | 'json' {
-  const f = optionValue(parsed, 'format') ?? 'text';
-  if (f !== 'text' && f !== 'json') throw new UsageError(`--format must be text or json, got "${f}"`);
-  return f;
 }

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrokerStanding, ClusterMetadata, ElectionOutcome } from '../client/admin.js';
 import { ConnectionError } from '../client/connection.js';
 import { KafkaError } from '../protocol/errors.js';
-import { UsageError, formatOption, intOption, parseArgs } from './args.js';
+import { UsageError, intOption, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { MAX_INT32, connectAdmin, runAdminVerb, timeoutOption, type AdminAction } from './connect.js';
 import { HEALTH_LISTED_PARTITIONS, UNHEALTHY_EXIT_CODE, clusterHealth, clusterText, healthText, type ClusterHealth } from './health.js';
@@ -18,13 +18,17 @@ import { CLIENT_OPTIONS_HELP } from './help.js';
 import { membershipPlan } from './cluster_members.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
+import { renderOption } from './output.js';
+import type { Render } from './output.js';
+import { WATCH_HELP, WATCH_OPTION, watchInterval, watchUntilInterrupted } from './watch.js';
+import type { Snapshot } from './watch.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
 export const CLUSTER_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   describe: COMMON,
-  status: COMMON,
-  health: [...COMMON, { name: 'wait-healthy', switch: true }],
+  status: [...COMMON, WATCH_OPTION],
+  health: [...COMMON, { name: 'wait-healthy', switch: true }, WATCH_OPTION],
   'elect-leaders': [...COMMON, { name: 'topic' }, { name: 'partition' }, { name: 'unclean', switch: true }],
   'remove-broker': [...COMMON, { name: 'force', switch: true }],
   'add-broker': [...COMMON, { name: 'no-move', switch: true }],
@@ -90,20 +94,20 @@ function noArguments(parsed: ParsedArgs, verb: string): void {
   if (parsed.positionals.length > 0) throw new UsageError(`cluster ${verb} takes no arguments`);
 }
 
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  if (verb === 'remove-broker' || verb === 'add-broker') return membershipPlan(verb, parsed, json);
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
+  if (verb === 'remove-broker' || verb === 'add-broker') return membershipPlan(verb, parsed, out);
   noArguments(parsed, verb);
   if (verb === 'describe') {
     return async (admin) => {
       const meta = await admin.clusterMetadata();
       const { topics: _, ...cluster } = meta;
-      return json ? JSON.stringify(cluster, null, 2) : clusterText(meta);
+      return out(cluster, clusterText(meta));
     };
   }
   if (verb === 'status') {
     return async (admin) => {
       const status = clusterStatus(await admin.clusterMetadata(), await admin.describeBrokers());
-      return json ? JSON.stringify(status, null, 2) : statusText(status);
+      return out(status, statusText(status));
     };
   }
   const topic = parsed.options.get('topic')?.[0];
@@ -117,7 +121,7 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
       partitions = [{ topic, partitions: all }];
     }
     const results = await admin.electLeaders(unclean ? 1 : 0, partitions);
-    return json ? JSON.stringify(results, null, 2) : electionText(results);
+    return out(results, electionText(results));
   };
 }
 
@@ -159,20 +163,26 @@ async function waitHealthy(parsed: ParsedArgs, env: NodeJS.ProcessEnv, waitMs: n
 async function runHealth(argv: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseArgs(argv, CLUSTER_VERBS['health'] ?? [], false);
   noArguments(parsed, 'health');
-  const json = formatOption(parsed) === 'json';
+  const out = renderOption(parsed);
   const timeoutMs = timeoutOption(parsed);
-  const health = parsed.options.has('wait-healthy')
-    ? await waitHealthy(parsed, io.env, timeoutMs)
-    : await readHealth(parsed, io.env, timeoutMs);
-  io.out(json ? JSON.stringify(health, null, 2) : healthText(health));
-  return health.healthy ? 0 : UNHEALTHY_EXIT_CODE;
+  const intervalMs = watchInterval(parsed);
+  if (intervalMs !== null && parsed.options.has('wait-healthy')) throw new UsageError('--watch and --wait-healthy do not go together');
+  const snapshot = async (): Promise<Snapshot> => {
+    const health = parsed.options.has('wait-healthy')
+      ? await waitHealthy(parsed, io.env, timeoutMs)
+      : await readHealth(parsed, io.env, timeoutMs);
+    return { text: out(health, healthText(health)), exitCode: health.healthy ? 0 : UNHEALTHY_EXIT_CODE };
+  };
+  if (intervalMs !== null) return watchUntilInterrupted(intervalMs, snapshot, io);
+  const { text, exitCode } = await snapshot();
+  io.out(text);
+  return exitCode;
 }
 
 /** Runs `cluster <verb> ...`; `argv` starts after the verb. Returns the exit code. */
 export async function runCluster(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
   if (verb === 'health') return runHealth(argv, io);
-  await runAdminVerb('cluster', CLUSTER_VERBS, plan, verb, argv, io);
-  return 0;
+  return runAdminVerb('cluster', CLUSTER_VERBS, plan, verb, argv, io);
 }
 
 export const CLUSTER_HELP: Readonly<Record<string, string>> = {
@@ -205,6 +215,7 @@ it has read their newest data, --warm-up-bytes; its own /v1/health shows the pro
 Beside it, the replicas it hosts, how many of those are in their ISR, and how many it leads.
 
 Options:
+${WATCH_HELP}
 ${CLIENT_OPTIONS_HELP}`,
   health: `Usage: sluice cluster health [--wait-healthy] [options]
 
@@ -221,6 +232,7 @@ Exit codes: 0 healthy; ${UNHEALTHY_EXIT_CODE} unhealthy; 1 no broker reachable o
 Options:
   --wait-healthy                      poll until healthy, for at most --timeout-ms (each poll
                                       reconnects, so a restarting broker is skipped)
+${WATCH_HELP}
 ${CLIENT_OPTIONS_HELP}`,
   'elect-leaders': `Usage: sluice cluster elect-leaders [options]
 

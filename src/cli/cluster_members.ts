@@ -14,6 +14,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { UsageError } from './args.js';
 import type { ParsedArgs } from './args.js';
 import { MAX_INT32, timeoutOption, type AdminAction } from './connect.js';
+import type { Render } from './output.js';
 
 /** Pause between polls while add-broker waits for the broker to register. */
 const JOIN_POLL_MS = 250;
@@ -49,7 +50,7 @@ export interface JoinedBroker {
   message: string;
 }
 
-function removeBroker(brokerId: number, force: boolean, json: boolean): AdminAction {
+function removeBroker(brokerId: number, force: boolean, out: Render): AdminAction {
   return async (admin) => {
     const replicasLeft = replicasOn(await admin.clusterMetadata(), brokerId);
     if (replicasLeft > 0 && !force) {
@@ -57,8 +58,8 @@ function removeBroker(brokerId: number, force: boolean, json: boolean): AdminAct
         `broker ${brokerId} still holds ${replicasLeft} replica(s); drain it first with \`sluice reassign plan --remove ${brokerId}\` and \`sluice reassign apply\` (or --force to leave them listing a broker that is gone)`);
     }
     await admin.unregisterBroker(brokerId);
-    const out: RemovedBroker = { brokerId, removed: true, replicasLeft };
-    return json ? JSON.stringify(out, null, 2) : `broker ${brokerId} unregistered${replicasLeft > 0 ? ` (${replicasLeft} replica(s) still list it)` : ''}`;
+    const result: RemovedBroker = { brokerId, removed: true, replicasLeft };
+    return out(result, `broker ${brokerId} unregistered${replicasLeft > 0 ? ` (${replicasLeft} replica(s) still list it)` : ''}`);
   };
 }
 
@@ -74,22 +75,22 @@ async function waitRegistered(admin: KafkaAdmin, brokerId: number, waitMs: numbe
   }
 }
 
-function addBroker(brokerId: number, waitMs: number, json: boolean): AdminAction {
+function addBroker(brokerId: number, waitMs: number, out: Render): AdminAction {
   return async (admin) => {
     const b = await waitRegistered(admin, brokerId, waitMs);
     const message = `broker ${brokerId} is ${b.state}; no history will move: new topics and new partitions of existing topics go to it first` +
       (b.state === 'warming' ? ' (it leads them once their replicas on it have caught up)' : '');
-    const out: JoinedBroker = { brokerId, state: b.state, noMove: true, movesHistory: false, message };
-    return json ? JSON.stringify(out, null, 2) : message;
+    const result: JoinedBroker = { brokerId, state: b.state, noMove: true, movesHistory: false, message };
+    return out(result, message);
   };
 }
 
 /** The action of `cluster remove-broker|add-broker`. */
-export function membershipPlan(verb: 'remove-broker' | 'add-broker', parsed: ParsedArgs, json: boolean): AdminAction {
+export function membershipPlan(verb: 'remove-broker' | 'add-broker', parsed: ParsedArgs, out: Render): AdminAction {
   const brokerId = brokerIdArgument(parsed, verb);
-  if (verb === 'remove-broker') return removeBroker(brokerId, parsed.options.has('force'), json);
+  if (verb === 'remove-broker') return removeBroker(brokerId, parsed.options.has('force'), out);
   if (!parsed.options.has('no-move')) {
     throw new UsageError('cluster add-broker needs --no-move (to move history onto the new broker: sluice reassign plan, then apply)');
   }
-  return addBroker(brokerId, timeoutOption(parsed), json);
+  return addBroker(brokerId, timeoutOption(parsed), out);
 }

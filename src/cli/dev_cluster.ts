@@ -11,13 +11,14 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, s
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { KafkaConnection } from '../client/connection.js';
 import { DescribeQuorumApi } from '../protocol/apis/describe_quorum.js';
 import type { DescribeQuorumResponsePartition } from '../protocol/apis/describe_quorum.js';
-import { runsEmbedded } from '../native/embedded.js';
+import { CLI_ARGV } from '../native/embedded.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
-import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
+import { UsageError, intOption, optionValue, parseArgs } from './args.js';
+import { formatOption, renderer } from './output.js';
+import type { OutputFormat } from './output.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import {
   CLUSTER_FILE, CLUSTER_HOST, MAX_DEV_NODES, MAX_DEV_VOTERS, addNodes, bootstrapList, formatClusterFile, isVoter,
@@ -27,8 +28,6 @@ import type { DevCluster, DevNode } from './dev_cluster_file.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
 
-/** The arguments that run the sluice CLI again: the executable itself, or node with main.js. */
-const CLI_ARGV: readonly string[] = runsEmbedded() ? [] : [fileURLToPath(new URL('./main.js', import.meta.url))];
 const DEFAULT_DIR = './sluice-cluster';
 const DEFAULT_VOTERS = 3;
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -439,7 +438,7 @@ are not voters and observe the metadata quorum. Prints the new bootstrap list.
 Options:
 ${COMMON_HELP}
   --timeout-ms N    bound on waiting for the nodes to be ready [${DEFAULT_TIMEOUT_MS}]`,
-  status: `Usage: sluice dev cluster status [--dir DIR] [--format text|json]
+  status: `Usage: sluice dev cluster status [--dir DIR] [--format FORMAT]
 
 Per node: id, pid, whether it runs, its roles, its Kafka listener, its place in the metadata
 quorum (leader, follower or observer, from DescribeQuorum over the voters' controller listeners),
@@ -447,7 +446,7 @@ the leader and epoch it knows, its lag behind the leader's log end, and its /v1/
 
 Options:
 ${COMMON_HELP}
-  --format text|json  output format [text]`,
+  --format FORMAT  text, wide, json or yaml [text]`,
   down: `Usage: sluice dev cluster down [--dir DIR] [--timeout-ms N]
 
 Stops every node with SIGTERM (and SIGCONT, should one be paused) and SIGKILLs those still running
@@ -465,7 +464,7 @@ export interface DevClusterCommand {
   /** up: voters; add: nodes to add. */
   readonly count: number | undefined;
   readonly timeoutMs: number | undefined;
-  readonly json: boolean;
+  readonly format: OutputFormat;
   readonly startArgs: readonly string[];
 }
 
@@ -492,7 +491,7 @@ export function parseDevCluster(verb: string, argv: readonly string[]): DevClust
     dir: optionValue(parsed, 'dir') ?? DEFAULT_DIR,
     count: positiveCount(parsed.positionals[0], verb === 'up' ? 'N' : 'K', max),
     timeoutMs: intOption(parsed, 'timeout-ms', 1, 2 ** 31 - 1),
-    json: verb === 'status' && formatOption(parsed) === 'json',
+    format: verb === 'status' ? formatOption(parsed) : 'text',
     startArgs,
   };
 }
@@ -512,7 +511,7 @@ export async function runDevCluster(verb: string, argv: readonly string[], io: C
         return 0;
       case 'status': {
         const statuses = await clusterStatus(cmd.dir);
-        io.out(cmd.json ? JSON.stringify(statuses, null, 2) : formatStatus(statuses));
+        io.out(renderer(cmd.format)(statuses, formatStatus(statuses)));
         return 0;
       }
       case 'down':

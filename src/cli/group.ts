@@ -15,12 +15,14 @@ import { MAX_INT32, runAdminVerb, type AdminAction } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
+import type { Render } from './output.js';
+import { WATCH_HELP, WATCH_OPTION } from './watch.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 
 export const GROUP_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   list: COMMON,
-  describe: COMMON,
+  describe: [...COMMON, WATCH_OPTION],
   seek: [
     ...COMMON, { name: 'topic' }, { name: 'partition' },
     { name: 'to-earliest', switch: true }, { name: 'to-latest', switch: true }, { name: 'to-offset' }, { name: 'to-timestamp' },
@@ -198,8 +200,7 @@ function oneGroup(parsed: ParsedArgs, verb: string): string {
 }
 
 /** Checks the verb's arguments and returns what to do once connected. */
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  const out = (value: unknown, text: string): string => (json ? JSON.stringify(value, null, 2) : text);
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
   switch (verb) {
     case 'list': {
       if (parsed.positionals.length > 0) throw new UsageError('group list takes no arguments');
@@ -238,7 +239,7 @@ function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
 }
 
 /** Runs `group <verb> ...`; `argv` starts after the verb. */
-export function runGroup(verb: string, argv: readonly string[], io: CliIo): Promise<void> {
+export function runGroup(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
   return runAdminVerb('group', GROUP_VERBS, plan, verb, argv, io);
 }
 
@@ -289,6 +290,7 @@ partition the committed offset, log end offset, lag in records, lag in seconds (
 record at the committed offset and the last record) and the owning member.
 
 Options:
+${WATCH_HELP}
 ${CLIENT_OPTIONS_HELP}
 
 ${GROUP_JSON_SEE}`,

@@ -15,7 +15,7 @@ export const CONFIG_SOURCES_HELP = `Each setting is taken from, in order: its fl
 names), then the default shown in brackets.`;
 
 export const CLIENT_OPTIONS_HELP = `  --brokers HOST:PORT[,HOST:PORT...]  brokers to bootstrap from [the resolved kafka-addr]
-  --format text|json                  output format [text]
+  --format text|wide|json|yaml        output format; wide adds columns [text]
   --timeout-ms N                      request timeout [30000]`;
 
 export function wantsHelp(argv: readonly string[]): boolean {

@@ -8,15 +8,18 @@ export interface CliIo {
   out(text: string): void;
   /** Writes text plus a newline to standard error. */
   err(text: string): void;
-  /** On a terminal: replaces the current status line with text ('' clears it). Absent when output is not a terminal. */
+  /** When stderr is a terminal: replaces the status line there with text ('' clears it), so stdout stays data. Absent otherwise. */
   progress?(text: string): void;
+  /** When stdout is a terminal: clears the screen (for --watch redraws). Absent otherwise. */
+  clear?(): void;
 }
 
 export const processIo: CliIo = {
   env: process.env,
   out: (text) => void process.stdout.write(`${text}\n`),
   err: (text) => void process.stderr.write(`${text}\n`),
-  ...(process.stdout.isTTY ? { progress: (text: string) => void process.stdout.write(`\r\x1b[2K${text.slice(0, Math.max(20, (process.stdout.columns || 80) - 1))}`) } : {}),
+  ...(process.stdout.isTTY ? { clear: () => void process.stdout.write('\x1b[2J\x1b[H') } : {}),
+  ...(process.stderr.isTTY ? { progress: (text: string) => void process.stderr.write(`\r\x1b[2K${text.slice(0, Math.max(20, (process.stderr.columns || 80) - 1))}`) } : {}),
 };
 
 /** Aligned columns; the first row is the header. */

@@ -1,5 +1,5 @@
 // The `sluice` command line (main thread of the CLI process): dispatches to start, config print,
-// topic, group and cluster verbs, prints help, and maps failures to exit codes — 1 for operational
+// topic, group and cluster verbs, prints help, and maps failures to exit codes (errors.ts) — 1 for operational
 // failures (Kafka errors print their error name), 2 for bad usage or configuration; `cluster
 // health` returns 3 for an unhealthy cluster itself.
 // Each verb keeps its help text beside it. Runs itself when it is the process entry point (as
@@ -7,24 +7,26 @@
 
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../config.js';
-import { ConnectionError } from '../client/connection.js';
 import { runsEmbedded } from '../native/embedded.js';
-import { KafkaError, errorName } from '../protocol/errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { configPrintHelp, runConfigPrint } from './config_print.js';
+import { describeFailure } from './errors.js';
 import { printHelp, wantsHelp } from './help.js';
 import { processIo } from './io.js';
 import type { CliIo } from './io.js';
+import { BENCH_HELP, runBench } from './bench.js';
 import { DEV_CLUSTER_HELP, runDevCluster } from './dev_cluster.js';
 import { GROUP_HELP, runGroup } from './group.js';
 import { runStart, startHelp } from './start.js';
 import { CLUSTER_HELP, runCluster } from './cluster.js';
 import { TOPIC_HELP, runTopic } from './topic.js';
+import { PRODUCE_HELP, runProduce } from './produce.js';
+import { CONSUME_HELP, runConsume } from './consume.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
 import { versionInfo, versionText } from './version.js';
 import { USER_HELP, runUser } from './user.js';
 import { ACL_HELP, runAcl } from './acl.js';
+import { QUOTA_HELP, runQuota } from './quota.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
 
@@ -34,7 +36,10 @@ Commands:
   topic create NAME      create a topic
   topic list             list topics
   topic describe NAME    show a topic's partitions, their replication status and configuration
+  topic alter-config NAME  set (--set k=v) or remove (--delete k) topic configs
   topic delete NAME      delete a topic
+  produce TOPIC          produce stdin lines (or --value) as records; keys, headers, JSON input
+  consume TOPIC[,TOPIC]  print records from an offset (start|end|N|+N|-N|@time|@-1h), or as a group
   group list             list consumer groups
   group describe GROUP   show a group's members, committed offsets and lag
   group seek GROUP       set an inactive group's committed offsets
@@ -54,13 +59,17 @@ Commands:
   user delete NAME       delete a user's SCRAM credential
   user list              list users with SCRAM credentials
   acl add|list|remove    manage ACLs (--allow-principal/--deny-principal, --operation, --topic/--group/--cluster)
+  quota alter            set or remove client quotas of a user and/or client id
+  quota describe         list client quotas
+  bench                  OMB-style workloads (--vs redis,nats: the peers beside us), JSON and HTML report
   dev cluster up [N]     start (or restart) a local cluster of N nodes
   dev cluster add [K]    add K broker-only nodes to the local cluster
   dev cluster status     show each local node's quorum role, leader, lag and health
   dev cluster down       stop the local cluster
   version, --version     print the version, commit, Node version and I/O backend
 
-Run 'sluice <command> --help' for a command's options.
+Run 'sluice <command> --help' for a command's options. Every verb takes --format
+text|wide|json|yaml; cluster status|health, topic describe and group describe take --watch [SECONDS].
 Exit codes: 0 success, 1 operational failure (broker error or no broker reachable), 2 bad usage
 or configuration, 3 unhealthy cluster (cluster health).`;
 
@@ -90,14 +99,16 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (command === 'topic') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, TOPIC_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, TOPIC_HELP[sub] ?? TOPIC_HELP[''] ?? '');
-    await runTopic(sub, rest, io);
-    return 0;
+    return runTopic(sub, rest, io);
+  }
+  if (command === 'produce' || command === 'consume') {
+    if (wantsHelp(argv.slice(1))) return printHelp(io, command === 'produce' ? PRODUCE_HELP : CONSUME_HELP);
+    return command === 'produce' ? runProduce(argv.slice(1), io) : runConsume(argv.slice(1), io);
   }
   if (command === 'group') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, GROUP_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, GROUP_HELP[sub] ?? GROUP_HELP[''] ?? '');
-    await runGroup(sub, rest, io);
-    return 0;
+    return runGroup(sub, rest, io);
   }
   if (command === 'cluster') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, CLUSTER_HELP[''] ?? '');
@@ -116,10 +127,20 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     await runAcl(sub, rest, io);
     return 0;
   }
+  if (command === 'quota') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, QUOTA_HELP[''] ?? '');
+    if (wantsHelp(rest)) return printHelp(io, QUOTA_HELP[sub] ?? QUOTA_HELP[''] ?? '');
+    await runQuota(sub, rest, io);
+    return 0;
+  }
   if (command === 'reassign') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, REASSIGN_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, REASSIGN_HELP[sub] ?? REASSIGN_HELP[''] ?? '');
     return runReassign(sub, rest, io);
+  }
+  if (command === 'bench') {
+    if (wantsHelp(argv.slice(1))) return printHelp(io, BENCH_HELP);
+    return runBench(argv.slice(1), io);
   }
   if (command === 'dev') {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, DEV_CLUSTER_HELP[''] ?? '');
@@ -137,22 +158,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   try {
     return await dispatch(argv, io);
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err(`sluice: ${err.message}\nRun 'sluice --help' for usage.`);
-      return 2;
-    }
-    if (err instanceof ConfigError) {
-      io.err(`sluice: ${err.message}`);
-      return 2;
-    }
-    if (err instanceof KafkaError) {
-      const name = errorName(err.code);
-      io.err(`sluice: ${err.message.startsWith(name) ? err.message : `${name}: ${err.message}`}`);
-      return 1;
-    }
-    if (err instanceof ConnectionError) {
-      io.err(`sluice: ${err.message}`);
-      return 1;
+    const failure = describeFailure(err);
+    if (failure !== null) {
+      io.err(`sluice: ${failure.message}`);
+      return failure.exitCode;
     }
     io.err(`sluice: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 1;

@@ -12,9 +12,11 @@ import { KafkaAdmin } from '../client/admin.js';
 import { ConnectionError } from '../client/connection.js';
 import { DEFAULT_MIN_P99_RISE_MS, ReassignmentExecutor, type Assignment, type ExecutorOptions, type ExecutorState } from '../cluster/expansion/executor.js';
 import { DEFAULT_THROTTLE } from '../cluster/expansion/throttle.js';
-import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
+import { UsageError, intOption, optionValue, parseArgs } from './args.js';
+import { formatOption, renderer, streamItem } from './output.js';
+import type { OutputFormat } from './output.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
-import { MAX_INT32, brokerList, connectAdmin, timeoutOption } from './connect.js';
+import { MAX_INT32, adminAuthorization, brokerList, connectAdmin, timeoutOption } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { drive, type DriverDeps, type MetricsSource, type RunOptions } from './reassign_driver.js';
@@ -34,6 +36,7 @@ export const REASSIGN_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   apply: [
     ...COMMON, ...BATCH, { name: 'plan' }, { name: 'observation-ms' }, { name: 'healthy-hold-ms' }, { name: 'breach-ratio' },
     { name: 'max-rate' }, { name: 'metrics-interval-ms' }, { name: 'baseline-ms' }, { name: 'breach-min-ms' }, { name: 'poll-ms' }, { name: 'nic-bytes-per-sec' }, { name: 'disk-bytes-per-sec' },
+    { name: 'admin-token-file' }, { name: 'admin-https', switch: true },
   ],
   status: COMMON,
   pause: COMMON,
@@ -228,11 +231,14 @@ async function partitionSizes(pool: AdminPool): Promise<PartitionSizes> {
 }
 
 /** The brokers' /metrics, or null when none registers an admin address (brokers older than the field). */
-async function metricsSource(pool: AdminPool, parsed: ParsedArgs): Promise<MetricsSource | null> {
-  const endpoints = async (): Promise<MetricsEndpoint[]> => metricsEndpoints(await pool.call((a) => a.describeBrokers()));
+async function metricsSource(pool: AdminPool, parsed: ParsedArgs, env: NodeJS.ProcessEnv): Promise<MetricsSource | null> {
+  const scheme = parsed.options.has('admin-https') ? 'https' : 'http';
+  const endpoints = async (): Promise<MetricsEndpoint[]> => metricsEndpoints(await pool.call((a) => a.describeBrokers()), scheme);
   if ((await endpoints()).length === 0) return null;
+  const authorization = adminAuthorization(parsed, env);
   return new ClusterMetricsSampler({
     endpoints,
+    ...(authorization === undefined ? {} : { authorization }),
     capacities: {
       nicBytesPerSec: intOption(parsed, 'nic-bytes-per-sec', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_NIC_BYTES_PER_SEC,
       diskBytesPerSec: intOption(parsed, 'disk-bytes-per-sec', 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_DISK_BYTES_PER_SEC,
@@ -257,7 +263,7 @@ const isLive = (s: DriverStatus, now: number): boolean => !ENDED.has(s.state) &&
 
 // ---- verbs ---------------------------------------------------------------------------------------
 
-async function planVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<number> {
+async function planVerb(parsed: ParsedArgs, io: CliIo, format: OutputFormat): Promise<number> {
   const removing = idList(parsed, 'remove');
   const sampleMs = intOption(parsed, 'sample-ms', 0, 600_000) ?? 2_000;
   const batch = batchOptions(parsed, DEFAULT_BATCH_OPTIONS);
@@ -278,7 +284,7 @@ async function planVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<n
     const out = optionValue(parsed, 'out');
     if (out !== undefined) writeFileSync(out, `${JSON.stringify(plan, null, 2)}\n`);
     const batches = previewBatches(plan);
-    io.out(json ? JSON.stringify({ ...plan, batches }) : planText(plan, batches.length));
+    io.out(renderer(format)({ ...plan, batches }, planText(plan, batches.length)));
     return 0;
   });
 }
@@ -289,7 +295,7 @@ function previewBatches(plan: StoredPlan): Assignment[][] {
   return new ReassignmentExecutor(plan.moves, plan.leadershipChanges, executorOptions(plan.batch, run), new Map(plan.brokers.map((b) => [b.id, b.rack]))).previewBatches();
 }
 
-async function applyVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<number> {
+async function applyVerb(parsed: ParsedArgs, io: CliIo, format: OutputFormat): Promise<number> {
   const run = runOptions(parsed);
   const file = optionValue(parsed, 'plan');
   return withStore(parsed, io, async (store, pool) => {
@@ -315,16 +321,16 @@ async function applyVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<
     if (JSON.stringify(batch) !== JSON.stringify(plan.batch)) io.err('sluice: batch options differ from the plan\'s: the batches will differ from its dry run');
     if (previous !== null && resumed !== null) {
       io.err(`sluice: resuming plan ${plan.id}, whose driver ${previous.driver.host}:${previous.driver.pid} stopped while ${previous.state}: moves already made count as done`);
-      return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply', started: resumed }, store, pool, parsed, io, json);
+      return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply', started: resumed }, store, pool, parsed, io, format);
     }
     io.err(`sluice: applying plan ${plan.id}: ${plan.moves.length} moves, ${plan.leadershipChanges.length} leadership changes`);
-    return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply' }, store, pool, parsed, io, json);
+    return driveToEnd(plan, executorOptions(batch, run), run, { kind: 'apply' }, store, pool, parsed, io, format);
   });
 }
 
 async function driveToEnd(
   plan: StoredPlan, options: ExecutorOptions, run: RunOptions, mode: Parameters<typeof drive>[3],
-  store: ReassignStore, pool: AdminPool, parsed: ParsedArgs, io: CliIo, json: boolean,
+  store: ReassignStore, pool: AdminPool, parsed: ParsedArgs, io: CliIo, format: OutputFormat,
 ): Promise<number> {
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
@@ -335,15 +341,15 @@ async function driveToEnd(
   const deps: DriverDeps = {
     call: (what) => pool.call(what),
     store,
-    metrics: await metricsSource(pool, parsed),
+    metrics: await metricsSource(pool, parsed, io.env),
     brokerAdmin: (id) => pool.broker(id),
     log: (level, line) => io.err(`${new Date().toISOString()} ${level === 'warn' ? 'WARN ' : ''}${line}`),
     onStatus: (s) => {
       const now = Date.now();
-      if (json) {
+      if (format === 'json' || format === 'yaml') {
         if (now - lastLineAt >= 1000 || s.state !== 'running') {
           lastLineAt = now;
-          io.out(JSON.stringify(s));
+          io.out(streamItem(format, s));
         }
         return;
       }
@@ -375,22 +381,22 @@ async function driveToEnd(
   return 0;
 }
 
-async function statusVerb(parsed: ParsedArgs, io: CliIo, json: boolean): Promise<number> {
+async function statusVerb(parsed: ParsedArgs, io: CliIo, format: OutputFormat): Promise<number> {
   return withStore(parsed, io, async (store) => {
     const latest = await store.latest(isStatus);
     if (latest === null) {
       const plan = await store.latest(isPlan);
       if (plan === null) throw new UsageError("no reassignment: run 'sluice reassign plan' first");
       const batches = previewBatches(plan.plan).length;
-      io.out(json ? JSON.stringify({ state: 'planned', planId: plan.plan.id, moves: { total: plan.plan.moves.length }, batches }) : `reassignment ${plan.plan.id}: planned, ${plan.plan.moves.length} moves in ${batches} batches (not applied)`);
+      io.out(renderer(format)({ state: 'planned', planId: plan.plan.id, moves: { total: plan.plan.moves.length }, batches }, `reassignment ${plan.plan.id}: planned, ${plan.plan.moves.length} moves in ${batches} batches (not applied)`));
       return 0;
     }
     const plan = await store.latest(isPlan);
     if (plan !== null && plan.plan.id !== latest.status.planId && plan.plan.createdAt > latest.status.updatedAt && !isLive(latest.status, Date.now())) {
-      io.out(json ? JSON.stringify({ state: 'planned', planId: plan.plan.id, moves: { total: plan.plan.moves.length }, previous: latest.status }) : `reassignment ${plan.plan.id}: planned, ${plan.plan.moves.length} moves (not applied)\nprevious: ${statusText(latest.status, Date.now())}`);
+      io.out(renderer(format)({ state: 'planned', planId: plan.plan.id, moves: { total: plan.plan.moves.length }, previous: latest.status }, `reassignment ${plan.plan.id}: planned, ${plan.plan.moves.length} moves (not applied)\nprevious: ${statusText(latest.status, Date.now())}`));
       return 0;
     }
-    io.out(json ? JSON.stringify({ ...latest.status, driverLive: isLive(latest.status, Date.now()) }) : statusText(latest.status, Date.now()));
+    io.out(renderer(format)({ ...latest.status, driverLive: isLive(latest.status, Date.now()) }, statusText(latest.status, Date.now())));
     return 0;
   });
 }
@@ -402,7 +408,7 @@ const COMMAND_TAKEN: Readonly<Record<ReassignCommand, (s: DriverStatus) => boole
   rollback: (s) => s.state === 'rolled-back',
 };
 
-async function commandVerb(command: ReassignCommand, parsed: ParsedArgs, io: CliIo, json: boolean): Promise<number> {
+async function commandVerb(command: ReassignCommand, parsed: ParsedArgs, io: CliIo, format: OutputFormat): Promise<number> {
   const timeoutMs = intOption(parsed, 'timeout-ms', 1, MAX_INT32) ?? (command === 'rollback' ? DEFAULT_ROLLBACK_TIMEOUT_MS : 120_000);
   return withStore(parsed, io, async (store, pool) => {
     const latest = await store.latest(isStatus);
@@ -411,14 +417,14 @@ async function commandVerb(command: ReassignCommand, parsed: ParsedArgs, io: Cli
     if (!isLive(status, Date.now())) {
       if (command !== 'rollback') throw new UsageError(`reassignment ${status.planId} is ${status.state} and no driver runs it: nothing to ${command}`);
       if (status.state === 'rolled-back') throw new UsageError(`reassignment ${status.planId} is already rolled back`);
-      return rollbackWithoutDriver(status.planId, store, pool, parsed, io, json);
+      return rollbackWithoutDriver(status.planId, store, pool, parsed, io, format);
     }
     await store.append({ kind: 'command', planId: status.planId, command, id: newCommandId(), at: Date.now() });
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const now = await store.latest(isStatus);
       if (now !== null && now.status.planId === status.planId && COMMAND_TAKEN[command](now.status)) {
-        io.out(json ? JSON.stringify(now.status) : statusText(now.status, Date.now()));
+        io.out(renderer(format)(now.status, statusText(now.status, Date.now())));
         return 0;
       }
       if (Date.now() > deadline) {
@@ -435,13 +441,13 @@ function startedRecord(store: ReassignStore, planId: string): Promise<Extract<St
   return store.latest((r): r is Extract<StoreRecord, { kind: 'started' }> => isStarted(r) && r.planId === planId);
 }
 
-async function rollbackWithoutDriver(planId: string, store: ReassignStore, pool: AdminPool, parsed: ParsedArgs, io: CliIo, json: boolean): Promise<number> {
+async function rollbackWithoutDriver(planId: string, store: ReassignStore, pool: AdminPool, parsed: ParsedArgs, io: CliIo, format: OutputFormat): Promise<number> {
   const plan = await store.latest((r): r is Extract<typeof r, { kind: 'plan' }> => isPlan(r) && r.plan.id === planId);
   const started = await startedRecord(store, planId);
   if (plan === null || started === null) throw new UsageError(`the snapshot of reassignment ${planId} is no longer stored: nothing to roll back to`);
   io.err(`sluice: no driver runs reassignment ${planId}: rolling it back from its snapshot`);
   const run = runOptions(parsed);
-  return driveToEnd(plan.plan, executorOptions(plan.plan.batch, run), run, { kind: 'rollback', started }, store, pool, parsed, io, json);
+  return driveToEnd(plan.plan, executorOptions(plan.plan.batch, run), run, { kind: 'rollback', started }, store, pool, parsed, io, format);
 }
 
 export async function runReassign(verb: string, argv: readonly string[], io: CliIo): Promise<number> {
@@ -450,16 +456,16 @@ export async function runReassign(verb: string, argv: readonly string[], io: Cli
   const parsed = parseArgs(argv, spec, false);
   if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${parsed.positionals[0] ?? ''}`);
   timeoutOption(parsed);
-  const json = formatOption(parsed) === 'json';
+  const format = formatOption(parsed);
   switch (verb) {
     case 'plan':
-      return planVerb(parsed, io, json);
+      return planVerb(parsed, io, format);
     case 'apply':
-      return applyVerb(parsed, io, json);
+      return applyVerb(parsed, io, format);
     case 'status':
-      return statusVerb(parsed, io, json);
+      return statusVerb(parsed, io, format);
     default:
-      return commandVerb(verb as ReassignCommand, parsed, io, json);
+      return commandVerb(verb as ReassignCommand, parsed, io, format);
   }
 }
 
@@ -524,6 +530,10 @@ Options:
   --poll-ms N                         how often progress is read from metadata [1000]
   --nic-bytes-per-sec N               each broker's NIC capacity, for the throttle [1250000000]
   --disk-bytes-per-sec N              each broker's disk bandwidth, for the throttle [500000000]
+  --admin-token-file F                the brokers' admin token, sent when scraping /metrics
+                                      [$SLUICE_ADMIN_TOKEN_FILE]
+  --admin-https                       scrape https:// (brokers with --admin-ssl-cert-file; trust
+                                      their CA with NODE_EXTRA_CA_CERTS)
   --batch-bytes, --per-broker, --include-hot, --hot-bytes-per-sec
                                       override the plan's (the batches then differ from its dry run)
 ${CLIENT_OPTIONS_HELP}`,

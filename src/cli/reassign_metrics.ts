@@ -17,24 +17,26 @@ export interface MetricsEndpoint {
   readonly url: string;
 }
 
-export type FetchImpl = (url: string, init: { readonly signal: AbortSignal }) => Promise<Response>;
+export type FetchImpl = (url: string, init: { readonly signal: AbortSignal; readonly headers: Record<string, string> }) => Promise<Response>;
 
 export interface ClusterMetricsSamplerOptions {
   /** The brokers to scrape, asked again at every sample (brokers join and leave during a reassignment). */
   readonly endpoints: () => Promise<readonly MetricsEndpoint[]>;
   readonly capacities: Capacities;
   readonly fetchImpl?: FetchImpl;
+  /** The Authorization header for brokers whose admin HTTP asks a bearer token (--admin-token-file). */
+  readonly authorization?: string;
   /** Bound on one broker's scrape, body included. */
   readonly timeoutMs: number;
   /** The clock the window is measured with (ms). */
   readonly now?: () => number;
 }
 
-/** The /metrics URL of every unfenced broker that registered an admin address. */
-export function metricsEndpoints(brokers: readonly BrokerStanding[]): MetricsEndpoint[] {
+/** The /metrics URL of every unfenced broker that registered an admin address (https for brokers with --admin-ssl-cert-file). */
+export function metricsEndpoints(brokers: readonly BrokerStanding[], scheme: 'http' | 'https' = 'http'): MetricsEndpoint[] {
   return brokers
     .filter((b) => b.state !== 'fenced' && b.adminAddress !== null)
-    .map((b) => ({ id: b.id, url: `http://${b.adminAddress}/metrics` }));
+    .map((b) => ({ id: b.id, url: `${scheme}://${b.adminAddress}/metrics` }));
 }
 
 async function boundedText(res: Response, maxBytes: number): Promise<string> {
@@ -101,7 +103,8 @@ export class ClusterMetricsSampler {
 
   private async scrape(url: string): Promise<BrokerScrape> {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
-    const res = await this.fetchImpl(url, { signal });
+    const authorization = this.options.authorization;
+    const res = await this.fetchImpl(url, { signal, headers: authorization === undefined ? {} : { authorization } });
     if (!res.ok) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `${url}: HTTP ${res.status}`);
     const text = await boundedText(res, MAX_METRICS_BYTES);
     return scrapeOf(parsePrometheusText(text), this.now());

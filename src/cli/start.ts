@@ -2,8 +2,8 @@
 // broker, prints one ready line on stdout, and owns the process's shutdown: the first SIGTERM or
 // SIGINT stops the broker gracefully (move leaderships away, stop accepting, finish in-flight
 // work, flush) and exits 0; a shutdown that outlasts stopDeadlineMs, or a second signal, exits 1
-// at once. SIGHUP reads the TLS certificate files and PLAIN's user file again (new connections
-// use them; open ones keep theirs).
+// at once. SIGHUP reads the TLS certificate files, PLAIN's user file and the admin token file
+// again (new connections use them; open ones keep theirs).
 
 import { resolve } from 'node:path';
 import { configEntries, joinHostPort, resolveConfig } from '../config.js';
@@ -87,7 +87,7 @@ function installSignals(logger: Logger, deadlineMs: number): { attach(broker: St
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   process.on('SIGHUP', () => {
-    logger.info('SIGHUP: reloading TLS certificates and PLAIN users');
+    logger.info('SIGHUP: reloading TLS certificates, PLAIN users and the admin token');
     broker?.reloadSecurity();
   });
   return {
@@ -128,7 +128,7 @@ Starts a broker node and prints one line when it is ready:
 SIGTERM/SIGINT stop it gracefully: the controller first moves its partition leaderships to
 other in-sync replicas (up to --controlled-shutdown-timeout-ms), then it closes (exit 0; exit 1
 if the whole stop outlasts that bound plus one heartbeat interval plus 10 s, or at once on a
-second signal). SIGHUP reloads the TLS certificate and key files and the PLAIN users file.
+second signal). SIGHUP reloads the TLS certificate and key files, the PLAIN users file and the admin token file.
 
 ${CONFIG_SOURCES_HELP}
 

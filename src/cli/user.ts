@@ -9,12 +9,14 @@ import { readFileSync } from 'node:fs';
 import type { KafkaAdmin, ScramMechanismName } from '../client/admin.js';
 import { isScramMechanism, SCRAM_MAX_ITERATIONS, SCRAM_MECHANISMS, SCRAM_MIN_ITERATIONS, scramCredential } from '../common/sasl_mechanisms.js';
 import { writeScramBootstrap } from '../server/scram_bootstrap.js';
-import { UsageError, formatOption, intOption, optionValue, parseArgs } from './args.js';
+import { UsageError, intOption, optionValue, parseArgs } from './args.js';
 import type { OptionSpec, ParsedArgs } from './args.js';
 import { runAdminVerb, type AdminAction } from './connect.js';
 import { CLIENT_OPTIONS_HELP } from './help.js';
 import { table } from './io.js';
 import type { CliIo } from './io.js';
+import { renderOption } from './output.js';
+import type { Render } from './output.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
 const CREDENTIAL: readonly OptionSpec[] = [{ name: 'mechanism' }, { name: 'password-file' }, { name: 'iterations' }];
@@ -46,8 +48,7 @@ function passwordOf(parsed: ParsedArgs): string {
   return password;
 }
 
-function plan(verb: string, parsed: ParsedArgs, json: boolean): AdminAction {
-  const out = (value: unknown, text: string): string => (json ? JSON.stringify(value, null, 2) : text);
+function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
   switch (verb) {
     case 'create': {
       const name = oneName(parsed, verb);
@@ -93,8 +94,7 @@ function createOffline(argv: readonly string[], io: CliIo): boolean {
   const iterations = intOption(parsed, 'iterations', SCRAM_MIN_ITERATIONS, SCRAM_MAX_ITERATIONS) ?? SCRAM_MIN_ITERATIONS;
   const credential = scramCredential(mechanism, passwordOf(parsed), randomBytes(24), iterations);
   writeScramBootstrap(dataDir, { user: name, ...credential });
-  const json = formatOption(parsed) === 'json';
-  io.out(json ? JSON.stringify({ user: name, mechanism, iterations, dataDir }, null, 2) : `wrote the ${mechanism} credential of ${name} into ${dataDir}; the broker carries it into its metadata when it starts`);
+  io.out(renderOption(parsed)({ user: name, mechanism, iterations, dataDir }, `wrote the ${mechanism} credential of ${name} into ${dataDir}; the broker carries it into its metadata when it starts`));
   return true;
 }
 

@@ -20,6 +20,10 @@ import { randomBytes } from 'node:crypto';
 import {
   AlterUserScramCredentialsApi, DescribeUserScramCredentialsApi, SCRAM_MECHANISM_CODES, scramSaltedPassword,
 } from '../protocol/apis/scram_credentials.js';
+import {
+  AlterClientQuotasApi, DescribeClientQuotasApi,
+  type AlterClientQuotasEntry, type DescribeClientQuotasEntry, type DescribeClientQuotasRequest, type QuotaEntityPart,
+} from '../protocol/apis/client_quotas.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
 import {
   CreateAclsApi, DeleteAclsApi, DescribeAclsApi,
@@ -251,6 +255,11 @@ function byName(a: { name: string }, b: { name: string }): number {
 
 export type ScramMechanismName = keyof typeof SCRAM_MECHANISM_CODES;
 
+/** A quota entity as Kafka's tools print it: user=NAME,client-id=<default>. */
+export function describeEntity(parts: readonly QuotaEntityPart[]): string {
+  return parts.map((p) => `${p.entityType}=${p.entityName ?? '<default>'}`).join(',');
+}
+
 /** A user's SCRAM credentials as DescribeUserScramCredentials lists them (never a salt or key). */
 export interface ScramUserCredentials {
   readonly user: string;
@@ -427,6 +436,25 @@ export class KafkaAdmin {
         credentials: r.credentialInfos.map((c) => ({ mechanism: names.find(([, code]) => code === c.mechanism)?.[0] ?? `unknown(${c.mechanism})`, iterations: c.iterations })),
       };
     }).sort((a, b) => (a.user < b.user ? -1 : a.user > b.user ? 1 : 0));
+  }
+
+  /**
+   * Sets and removes client quotas (AlterClientQuotas, KIP-546): each entry's ops apply whole or
+   * not at all; `validateOnly` checks without changing anything. Throws KafkaError for the first
+   * entry refused (the ones before it applied).
+   */
+  async alterClientQuotas(entries: readonly AlterClientQuotasEntry[], validateOnly = false): Promise<void> {
+    const res = await this.conn.request(AlterClientQuotasApi, { entries: [...entries], validateOnly }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    for (const r of res.entries) {
+      if (r.errorCode !== 0) throw brokerError(r.errorCode, `client quota of ${describeEntity(r.entity)}`, r.errorMessage);
+    }
+  }
+
+  /** The quota entities matching `components` (none: every entity) with their values. */
+  async describeClientQuotas(components: DescribeClientQuotasRequest['components'] = [], strict = false): Promise<DescribeClientQuotasEntry[]> {
+    const res = await this.conn.request(DescribeClientQuotasApi, { components, strict });
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'describe client quotas', res.errorMessage);
+    return res.entries ?? [];
   }
 
   /** Every topic the broker knows, sorted by name. */

@@ -15,6 +15,7 @@ import type { AlterConfigsRequest } from './metadata/config_changes.js';
 import type { AlterScramRequest } from './metadata/scram_changes.js';
 import type { AclCreation } from './metadata/acl_changes.js';
 import type { AclFilter } from '../coordinator/acl/acl.js';
+import type { AlterClientQuotasRequest } from '../protocol/apis/client_quotas.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from './metadata/replication_control.js';
 
 export type ControllerRequest =
@@ -32,6 +33,7 @@ export type ControllerRequest =
   | { readonly kind: 'alterScramCredentials'; readonly request: AlterScramRequest }
   | { readonly kind: 'createAcls'; readonly creations: readonly AclCreation[] }
   | { readonly kind: 'deleteAcls'; readonly filters: readonly AclFilter[] }
+  | { readonly kind: 'alterClientQuotas'; readonly request: AlterClientQuotasRequest }
   | { readonly kind: 'unregisterBroker'; readonly brokerId: number };
 
 export interface ControllerChannel {
@@ -147,6 +149,8 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.createAcls(request.creations, nextOffset);
     case 'deleteAcls':
       return controller.deleteAcls(request.filters, nextOffset);
+    case 'alterClientQuotas':
+      return controller.alterClientQuotas(request.request, nextOffset);
     case 'unregisterBroker':
       return controller.unregisterBroker(request.brokerId, nextOffset);
   }

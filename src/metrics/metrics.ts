@@ -119,6 +119,12 @@ export class BrokerMetrics {
   );
   private readonly throttled = counter(this.registry, 'sluice_connections_throttled_total', 'Client connections delayed by max.connection.creation.rate');
   private readonly throttledSeconds = counter(this.registry, 'sluice_connections_throttle_seconds_total', 'Delay imposed on client connections by max.connection.creation.rate');
+  private readonly quotaThrottles = counter(
+    this.registry, 'sluice_quota_throttled_responses_total', 'Responses that asked the client to back off for its client quota (KIP-219), by quota', ['quota'],
+  );
+  private readonly quotaThrottleMs = counter(
+    this.registry, 'sluice_quota_throttle_time_ms_total', 'Throttle time answered to clients over their client quota (the channel is muted as long), by quota', ['quota'],
+  );
   private readonly brokerConnections = counter(
     this.registry, 'sluice_broker_connections_admitted_total', 'Connections of other brokers\' replica fetchers, admitted outside the per-IP bounds',
   );
@@ -253,6 +259,11 @@ export class BrokerMetrics {
     this.throttledSeconds.inc(seconds);
   }
   brokerConnectionAdmitted(): void { this.brokerConnections.inc(); }
+  /** `quota` is one of produce, fetch, request. */
+  quotaThrottled(quota: string, ms: number): void {
+    this.quotaThrottles.labels(quota).inc();
+    this.quotaThrottleMs.labels(quota).inc(ms);
+  }
   /** `cls` is one of the scheduler's four classes. */
   requestQueued(cls: string): void { this.requestsQueued.labels(cls).inc(); }
   protocolError(reason: string): void { this.protocolErrorChildren.get(reason).inc(); }

@@ -6,6 +6,7 @@
 // build recorded (asset_cache.ts); build.json is read once per thread.
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { cacheDirCandidates, cachedFilePath, sha256Hex } from './asset_cache.js';
 
 /** build.json, written by scripts/build_binary.mjs. */
@@ -36,6 +37,12 @@ const sea = seaModule();
 export function runsEmbedded(): boolean {
   return sea !== null;
 }
+
+/**
+ * The arguments after process.execPath that run the sluice CLI again (a broker child of `dev
+ * cluster` or `bench`): none inside the executable, else node with the compiled main.js.
+ */
+export const CLI_ARGV: readonly string[] = sea !== null ? [] : [fileURLToPath(new URL('../cli/main.js', import.meta.url))];
 
 /** An embedded text asset (e.g. the shard worker bundle), or null outside the executable. */
 export function embeddedText(key: string): string | null {

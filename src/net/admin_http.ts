@@ -2,14 +2,21 @@
 // GET /v1/quorum (the metadata quorum as this node sees it; 404 on a node without one), the
 // reports of admin_reports.ts (/v1/cluster, /v1/topics, /v1/groups, /v1/reassignments),
 // GET /v1/traffic (cumulative bytes, records and latency buckets) and the web console: its static
-// files (console/ in the package, uPlot from node_modules) at / and /console/*.
+// files (console/ in the package, uPlot from node_modules, or both from the single executable's
+// assets) at / and /console/*.
 // Read-only and small by design: plain node:http, bounded connections, bounded time per request,
 // no request bodies read, a fixed table of paths (nothing read from disk by a client's name).
 // Shard figures are pulled per scrape with a deadline, so a stuck shard makes /metrics report
 // main-thread figures instead of hanging the scraper.
+// Optionally HTTPS (--admin-ssl-cert-file/--admin-ssl-key-file) and guarded by a bearer token
+// (--admin-token-file): every data path then answers 401 without `Authorization: Bearer TOKEN`;
+// /v1/health still answers a bare status to anyone (liveness probes carry no token), and the
+// console's static files are served to anyone (they hold no broker data; the page asks for the
+// token and sends it on its own requests). Both are read again by reload() (SIGHUP).
 
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,6 +25,9 @@ import type { Logger } from '../common/logger.js';
 import type { ShardSnapshot } from '../actors/shard_snapshot.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import type { AdminReports } from './admin_reports.js';
+import type { BearerToken, TlsMaterial } from './listener_security.js';
+import { CONSOLE_FILES, consoleAssetKey, type ConsoleFile } from './console_files.js';
+import { embeddedText, runsEmbedded } from '../native/embedded.js';
 
 export type HealthStatus = 'starting' | 'ready' | 'draining';
 
@@ -37,6 +47,10 @@ export interface AdminServerOptions {
   quorum?: () => unknown;
   /** Cluster, topic, reassignment and group reports; absent, those paths answer 404. */
   reports?: Pick<AdminReports, 'cluster' | 'topics' | 'groups' | 'reassignments'>;
+  /** Certificate and key for HTTPS; null serves plain HTTP. */
+  tls?: TlsMaterial | null;
+  /** The token requests must carry; null asks none. */
+  token?: BearerToken | null;
   /** Where the console's static files are; defaults to console/ of this package. */
   consoleDir?: string;
   /** Defaults: 64 connections, 10 s per request, 5 s for shard snapshots / actor listings. */
@@ -47,10 +61,13 @@ export interface AdminServerOptions {
 
 export interface AdminServer {
   readonly port: number;
+  /** Reads the TLS files and the token again; what fails to load is kept as it was, and logged. */
+  reload(): void;
   close(): Promise<void>;
 }
 
-type Handler = (res: ServerResponse) => Promise<void>;
+/** `authorized` says whether the request carried the token (always true when none is set). */
+type Handler = (res: ServerResponse, authorized: boolean) => Promise<void>;
 
 /**
  * The console may run only its own scripts (whatever a broker string holds can never become
@@ -62,47 +79,37 @@ const CONSOLE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-const CONSOLE_FILES: readonly { path: string; file: string; type: string }[] = [
-  { path: '/', file: 'index.html', type: 'text/html; charset=utf-8' },
-  { path: '/console/console.js', file: 'console.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/console/views.js', file: 'views.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/console/console.css', file: 'console.css', type: 'text/css; charset=utf-8' },
-];
-
-const VENDOR_FILES: readonly { path: string; module: string; type: string }[] = [
-  { path: '/console/vendor/uPlot.esm.js', module: 'uplot/dist/uPlot.esm.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/console/vendor/uPlot.min.css', module: 'uplot/dist/uPlot.min.css', type: 'text/css; charset=utf-8' },
-];
-
 /** This package's console/ folder (the compiled file sits at dist/src/net/). */
 function defaultConsoleDir(): string {
   return fileURLToPath(new URL('../../../console/', import.meta.url));
 }
 
 /**
- * The console's files read once at start; a file missing from the installation (the single
- * executable carries neither console/ nor node_modules) answers 404 saying so, and the broker
- * starts all the same.
+ * The console's files read once at start: from the single executable's assets when this process
+ * is one, else from console/ and node_modules. A file missing from the installation answers 404
+ * saying so, and the broker starts all the same.
  */
 function consoleRoutes(dir: string): [string, Handler][] {
   const require = createRequire(import.meta.url);
-  const read = (path: () => string): Buffer | null => {
+  const read = (f: ConsoleFile): Buffer | null => {
     try {
-      return readFileSync(path());
+      // getAsset throws for a key the executable does not carry.
+      if (runsEmbedded()) return Buffer.from(embeddedText(consoleAssetKey(f)) ?? '', 'utf8');
+      return readFileSync('console' in f.from ? `${dir}/${f.from.console}` : require.resolve(f.from.module));
     } catch {
       return null;
     }
   };
-  const files = [
-    ...CONSOLE_FILES.map((f) => ({ path: f.path, type: f.type, body: read(() => `${dir}/${f.file}`), what: `console/${f.file}` })),
-    ...VENDOR_FILES.map((f) => ({ path: f.path, type: f.type, body: read(() => require.resolve(f.module)), what: f.module })),
-  ];
+  const files = CONSOLE_FILES.map((f) => ({ path: f.path, type: f.type, body: read(f), what: consoleAssetKey(f) }));
   return files.map(({ path, type, body, what }): [string, Handler] => [path, async (res) => {
     if (body === null) return sendJson(res, 404, { error: `the console's ${what} is missing from this installation` });
     res.writeHead(200, { 'content-type': type, 'cache-control': 'no-cache', ...CONSOLE_HEADERS });
     res.end(body);
   }]);
 }
+
+/** Paths anyone may read with a token set: the health status (its details only with the token) and the console's files. */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/v1/health', ...CONSOLE_FILES.map((f) => f.path)]);
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
@@ -137,9 +144,10 @@ function reportRoutes(reports: AdminServerOptions['reports'], collectMs: number)
 function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string, Handler> {
   const { logger, metrics } = opts;
   return new Map<string, Handler>([
-    ['/v1/health', async (res) => {
+    ['/v1/health', async (res, authorized) => {
       const { status, failing, details } = opts.health();
-      sendJson(res, status === 'ready' && failing.length === 0 ? 200 : 503, { ...details, status, ...(failing.length > 0 ? { failing } : {}) });
+      const code = status === 'ready' && failing.length === 0 ? 200 : 503;
+      sendJson(res, code, authorized ? { ...details, status, ...(failing.length > 0 ? { failing } : {}) } : { status });
     }],
     ['/v1/quorum', async (res) => {
       if (opts.quorum === undefined) return sendJson(res, 404, { error: 'this node does not run the metadata quorum (no --controller-voters)' });
@@ -165,7 +173,7 @@ function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string
   ]);
 }
 
-function dispatch(table: ReadonlyMap<string, Handler>, logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+function dispatch(table: ReadonlyMap<string, Handler>, token: BearerToken | null, logger: Logger, req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
   const handler = table.get(path);
   if (handler === undefined) return sendJson(res, 404, { error: 'not found' });
@@ -173,7 +181,12 @@ function dispatch(table: ReadonlyMap<string, Handler>, logger: Logger, req: Inco
     res.setHeader('allow', 'GET, HEAD');
     return sendJson(res, 405, { error: 'method not allowed' });
   }
-  handler(res).catch((err: unknown) => {
+  const authorized = token === null || token.admits(req.headers.authorization);
+  if (!authorized && !PUBLIC_PATHS.has(path)) {
+    res.setHeader('www-authenticate', 'Bearer realm="sluice-admin"');
+    return sendJson(res, 401, { error: 'this admin endpoint needs Authorization: Bearer <token> (the broker\'s --admin-token-file)' });
+  }
+  handler(res, authorized).catch((err: unknown) => {
     logger.error({ err, path }, 'admin request failed');
     if (!res.headersSent) sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) });
     else res.destroy();
@@ -182,11 +195,14 @@ function dispatch(table: ReadonlyMap<string, Handler>, logger: Logger, req: Inco
 
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
   const table = routes(opts, opts.collectTimeoutMs ?? 5000);
-  const server = createServer((req, res) => {
+  const tls = opts.tls ?? null;
+  const token = opts.token ?? null;
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // Nothing reads bodies; discard any so the connection can be reused.
     req.resume();
-    dispatch(table, opts.logger, req, res);
-  });
+    dispatch(table, token, opts.logger, req, res);
+  };
+  const server = tls === null ? createHttpServer(onRequest) : createHttpsServer({ ...tls.context }, onRequest);
   server.maxConnections = opts.maxConnections ?? MAX_ADMIN_CONNECTIONS;
   server.requestTimeout = opts.requestTimeoutMs ?? 10_000;
   server.headersTimeout = Math.min(server.requestTimeout, 10_000);
@@ -202,9 +218,23 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   });
   server.on('error', (err) => opts.logger.error({ err }, 'admin server error'));
   const port = (server.address() as AddressInfo).port;
-  opts.logger.info({ host: opts.host, port }, 'admin HTTP listening');
+  opts.logger.info({ host: opts.host, port, https: tls !== null, token: token !== null }, 'admin HTTP listening');
   return {
     port,
+    reload() {
+      if (tls !== null && 'setSecureContext' in server) {
+        try {
+          server.setSecureContext(tls.reload());
+        } catch (err) {
+          opts.logger.error({ err }, 'admin HTTP certificate reload failed; it keeps its previous certificate');
+        }
+      }
+      try {
+        token?.reload();
+      } catch (err) {
+        opts.logger.error({ err }, 'admin token file reload failed; the previous token stays in force');
+      }
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

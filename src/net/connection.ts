@@ -17,6 +17,10 @@
 // ApiVersions and the SASL APIs pass, frames are bounded by SASL_MAX_RECEIVE_BYTES, raw tokens
 // (after a v0 handshake) are answered here, and a failed authentication closes the connection
 // once its answer is sent. Without it, nothing of this is on the path.
+// With client quotas configured (`quotas` active), each served request is charged to its
+// (user, client id) and a client over its quota is answered at once with throttle_time_ms set
+// and then muted (nothing more is read or dispatched) for that long, as KIP-219 has it. With
+// none configured a request pays one constant-time check.
 // Responses leave through a ResponseSink: the socket, or the addon's sender when `native` is
 // given (the connection then never writes to the socket itself, and responses may keep their
 // records as leased segment-file ranges until they are handed to the sink).
@@ -39,6 +43,8 @@ import type { Admission } from './connection_quotas.js';
 import { SASL_MAX_RECEIVE_BYTES, type SaslAuthenticator, type SaslSession } from './sasl_session.js';
 import type { AclAuthority, ConnectionAuthorizer } from './acl_authority.js';
 import { peerPrincipal } from './listener_security.js';
+import type { QuotaCharge, QuotaGate } from './client_quota_gate.js';
+import { ANONYMOUS_USER } from '../coordinator/client_quotas.js';
 
 /** api key + version + correlation id + client id length: the smallest valid request. */
 export const REQUEST_FRAME_MIN = 10;
@@ -77,6 +83,10 @@ interface Slot {
   reserved: number;
   /** Time the handler reported waiting by design (HandlerContext.parked), left out of its serving time. */
   parkedMs: number;
+  /** What the request is charged against under client quotas; null: not charged (none configured, or exempt). */
+  charge?: QuotaCharge | null;
+  /** The handler's synchronous run on this thread, charged as request time. */
+  handlerMs?: number;
 }
 
 /** What a connection uses besides its socket: the bound handlers and the broker-wide bookkeeping. */
@@ -93,6 +103,8 @@ export interface ConnectionServices {
   readonly requestLog?: Pick<RequestLog, 'served'>;
   /** The client listener's ACLs; absent or null: requests are not authorised (the controller listener). */
   readonly acls?: AclAuthority | null;
+  /** Client quotas (KIP-219 throttling); absent: none. */
+  readonly quotas?: Pick<QuotaGate, 'active' | 'chargeOf' | 'charge'>;
 }
 
 export class Connection {
@@ -118,6 +130,9 @@ export class Connection {
   /** This connection's SASL state on a SASL listener, null otherwise. */
   private readonly sasl: SaslSession | null;
   private readonly authorizer: ConnectionAuthorizer | null;
+  /** Muted for its client quota (KIP-219): nothing is dispatched until the timer ends it. */
+  private muteTimer: NodeJS.Timeout | null = null;
+  private mutedUntil = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -192,6 +207,7 @@ export class Connection {
       return;
     }
     this.closed = true;
+    if (this.muteTimer !== null) clearTimeout(this.muteTimer);
     this.dropUnread();
     for (const slot of this.inflight) {
       this.releaseLeases(slot);
@@ -324,6 +340,7 @@ export class Connection {
       !this.requestWaiting &&
       !this.waitingShards &&
       !this.writeBlocked &&
+      this.muteTimer === null &&
       this.inflight.length < this.limits.maxInflight &&
       this.responseRoom() > 0
     );
@@ -443,6 +460,8 @@ export class Connection {
     const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null, reserved: 0, parkedMs: 0 };
     this.inflight.push(slot);
     const started = performance.now();
+    const quotas = this.services.quotas;
+    if (quotas !== undefined && quotas.active) slot.charge = quotas.chargeOf(h.api.key, version, req);
     const ctx: HandlerContext = {
       header,
       version,
@@ -462,6 +481,7 @@ export class Connection {
     } catch (err) {
       return this.failed(h, err);
     }
+    if (slot.charge != null) slot.handlerMs = performance.now() - started;
     if (result instanceof Promise) {
       if (h.barrier) this.barrier = true;
       result.then(
@@ -515,14 +535,53 @@ export class Connection {
       w.setInt32(at, w.length - 4);
       slot.chunks = w.finishChunks();
     }
+    const throttleMs = slot.charge != null ? this.chargeQuota(slot, slot.charge, header, version, h, requestBytes, res, started + ms) : 0;
     slot.done = true;
     this.flush();
+    if (throttleMs > 0) this.mute(throttleMs);
     // A refused authentication ends the connection once its answer is on its way.
     if (this.sasl !== null && this.sasl.failed) {
       void this.drain();
       return;
     }
     this.pump();
+  }
+
+  /**
+   * Charges a served request to its client's quotas and, when that asks for a throttle, makes its
+   * response carry throttle_time_ms (encoded again: only throttled responses pay that).
+   */
+  private chargeQuota(
+    slot: Slot, charge: QuotaCharge, header: RequestHeader, version: number, h: BoundHandler, requestBytes: number, res: HandlerResult<unknown>, completedAt: number,
+  ): number {
+    const responseBytes = slot.chunks === null ? 0 : slot.chunks.reduce((n, c) => n + c.length, 0);
+    // The handler's synchronous run plus this response's encoding (since the handler completed).
+    const serveMs = (slot.handlerMs ?? 0) + (performance.now() - completedAt);
+    const throttleMs = this.services.quotas!.charge(
+      charge, this.sasl?.user ?? ANONYMOUS_USER, header.clientId ?? '', charge === 'fetch' ? responseBytes : requestBytes, serveMs,
+    );
+    if (throttleMs > 0 && slot.chunks !== null && typeof res === 'object' && res !== null && !(res instanceof EncodedBody) && !(res instanceof CloseConnection)) {
+      const w = new Writer(256);
+      const at = w.reserveInt32();
+      writeResponseHeader(w, header.correlationId, h.api.key, h.api.isFlexible(version));
+      h.api.encodeResponse(version, { ...res, throttleTimeMs: throttleMs }, w);
+      w.setInt32(at, w.length - 4);
+      slot.chunks = w.finishChunks();
+    }
+    return throttleMs;
+  }
+
+  /** Stops reading and dispatching for `ms` (KIP-219's channel mute); a longer mute extends it. */
+  private mute(ms: number): void {
+    const until = performance.now() + ms;
+    if (this.closed || until <= this.mutedUntil) return;
+    this.mutedUntil = until;
+    if (this.muteTimer !== null) clearTimeout(this.muteTimer);
+    this.socket.pause();
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = null;
+      this.pump();
+    }, ms);
   }
 
   private respondUnsupportedApiVersions(correlationId: number): void {

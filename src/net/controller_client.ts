@@ -17,6 +17,7 @@ import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis
 import { AlterUserScramCredentialsApi, type AlterUserScramCredentialsResponse } from '../protocol/apis/scram_credentials.js';
 import { CreateAclsApi, DeleteAclsApi, type CreateAclsResponse, type DeleteAclsResponse } from '../protocol/apis/acls.js';
 import { creationWire, filterWire, matchedBinding } from './handlers/acls.js';
+import { AlterClientQuotasApi, type AlterClientQuotasResponse } from '../protocol/apis/client_quotas.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsResponse } from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
 import { UnregisterBrokerApi, type UnregisterBrokerResponse } from '../protocol/apis/unregister_broker.js';
@@ -261,6 +262,10 @@ export class ControllerClient {
           kind: 'deleteAcls', errorCode: ErrorCode.NONE, message: null,
           results: res.filterResults.map((f) => ({ errorCode: f.errorCode as ErrorCode, message: f.errorMessage, removed: f.matchingAcls.map(matchedBinding) })),
         };
+      }
+      case 'alterClientQuotas': {
+        const res = (await conn.call(AlterClientQuotasApi, 1, request.request, timeoutMs)) as AlterClientQuotasResponse;
+        return { kind: 'alterClientQuotas', errorCode: ErrorCode.NONE, message: null, results: res.entries };
       }
       case 'unregisterBroker': {
         const res = (await conn.call(UnregisterBrokerApi, 0, { brokerId: request.brokerId }, timeoutMs)) as UnregisterBrokerResponse;

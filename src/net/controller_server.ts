@@ -15,6 +15,7 @@ import type { DescriptorBudget } from '../common/descriptor_budget.js';
 import { QuorumApiKey, type QuorumRequest } from '../coordinator/raft/quorum_wire.js';
 import type { NodeId } from '../coordinator/raft/types.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
+import { connectionRefused } from './listener_probe.js';
 import { AddRaftVoterApi, type AddRaftVoterRequest } from '../protocol/apis/add_raft_voter.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsRequest, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionRequest, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
@@ -49,6 +50,8 @@ import { CreateAclsApi, DeleteAclsApi } from '../protocol/apis/acls.js';
 import { createAclsHandler, deleteAclsHandler, type AlterAclsDeps } from './handlers/acls.js';
 import { AclOperation } from '../coordinator/acl/acl.js';
 import { permitsCluster } from './acl_authority.js';
+import { AlterClientQuotasApi, type AlterClientQuotasRequest } from '../protocol/apis/client_quotas.js';
+import { alterClientQuotasHandler } from './handlers/client_quotas.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
 import { alterEach, incrementalChanges, replacementChanges } from './handlers/alter_configs.js';
 import { electionPartitions, electionResponse, refusedElection } from './handlers/elect_leaders.js';
@@ -130,6 +133,17 @@ export interface ControllerHandlerDeps {
   readonly endpoints: readonly ControllerEndpoint[];
 }
 
+/** How long the controller's connect attempt to a disconnected broker's listener may take; well inside the disconnect grace. */
+const GONE_PROBE_TIMEOUT_MS = 200;
+
+/** Ends broker `brokerId`'s session (that incarnation's) once its first registered listener refuses a connection. */
+async function probeGone(quorum: MetadataQuorum, brokerId: number, brokerEpoch: number): Promise<void> {
+  const b = quorum.image.brokers.get(brokerId);
+  const at = b?.endpoints[0];
+  if (b === undefined || b.epoch !== brokerEpoch || b.fenced || at === undefined) return;
+  if (await connectionRefused(at.host, at.port, GONE_PROBE_TIMEOUT_MS)) quorum.brokerGone(brokerId, brokerEpoch);
+}
+
 /** The error code a failed controller or quorum call answers with. */
 function codeOf(err: unknown): { errorCode: ErrorCode; errorMessage: string } {
   if (!(err instanceof KafkaError)) throw err;
@@ -177,8 +191,12 @@ const brokerHeartbeatHandler = handler({
   api: BrokerHeartbeatApi,
   handle(ctx, req: BrokerHeartbeatRequest, deps: ControllerHandlerDeps): Promise<Wire<BrokerHeartbeatResponse>> {
     // A broker keeps one connection to the active controller; when it drops (the process died),
-    // its session ends at once instead of after the session timeout.
-    ctx.onConnectionClose?.(`broker ${req.brokerId} ${req.brokerEpoch}`, () => deps.quorum.brokerDisconnected(req.brokerId, req.brokerEpoch));
+    // its session ends after the disconnect grace instead of the session timeout, and at once if
+    // its Kafka listener refuses a connection (nothing listens: the process is gone).
+    ctx.onConnectionClose?.(`broker ${req.brokerId} ${req.brokerEpoch}`, () => {
+      deps.quorum.brokerDisconnected(req.brokerId, req.brokerEpoch);
+      void probeGone(deps.quorum, req.brokerId, req.brokerEpoch);
+    });
     const call = deps.quorum.heartbeat({
       brokerId: req.brokerId,
       brokerEpoch: req.brokerEpoch,
@@ -405,7 +423,7 @@ export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
   BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
   CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
-  UnregisterBrokerApi, AlterUserScramCredentialsApi, CreateAclsApi, DeleteAclsApi,
+  UnregisterBrokerApi, AlterUserScramCredentialsApi, CreateAclsApi, DeleteAclsApi, AlterClientQuotasApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
@@ -429,6 +447,7 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedIncrementalAlterConfigsHandler, deps),
     bindHandler(alterUserScramCredentialsHandler, { alter: (req: AlterScramRequest) => deps.quorum.alterScramCredentials(req) }),
     bindHandler(createAclsHandler, aclDeps), bindHandler(deleteAclsHandler, aclDeps),
+    bindHandler(alterClientQuotasHandler, { alter: (req: AlterClientQuotasRequest) => deps.quorum.alterClientQuotas(req) }),
     bindHandler(forwardedAlterConfigsHandler, deps),
     bindHandler(forwardedUnregisterBrokerHandler, deps),
   ];

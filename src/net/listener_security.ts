@@ -1,5 +1,6 @@
 // What SSL and SASL listeners read from disk and share (main thread): the TLS certificate, key
-// and CA files as node:tls secure-context options, and PLAIN's user file. Both are read at start
+// and CA files as node:tls secure-context options, PLAIN's user file, and the admin HTTP's bearer
+// token file (its TLS files are TlsMaterial too). All are read at start
 // and again on reload() (the broker calls it on SIGHUP); a reload that fails (a missing or bad
 // file) keeps what was loaded before and says why, so a half-written certificate never takes a
 // listener down. The mTLS principal is the client certificate's subject, as Kafka's default
@@ -51,6 +52,32 @@ export class PlainUsers {
     const want = this.users.get(user);
     const equal = secretsEqual(want ?? Buffer.alloc(0), password);
     return want !== undefined && equal;
+  }
+}
+
+/** A bearer token held in a file (the admin HTTP's): its content less surrounding whitespace. */
+export class BearerToken {
+  private token: Buffer;
+
+  constructor(private readonly path: string) {
+    this.token = BearerToken.read(path);
+  }
+
+  private static read(path: string): Buffer {
+    const token = readFileSync(path, 'utf8').trim();
+    if (token === '') throw new Error(`${path} holds no token`);
+    return Buffer.from(token, 'utf8');
+  }
+
+  /** Reads the file again; throws (keeping the old token) when it cannot be read or is empty. */
+  reload(): void {
+    this.token = BearerToken.read(this.path);
+  }
+
+  /** Whether an Authorization header carries this token (RFC 6750's scheme); constant-time in the token. */
+  admits(authorization: string | undefined): boolean {
+    const presented = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1] ?? '';
+    return secretsEqual(this.token, Buffer.from(presented, 'utf8'));
   }
 }
 

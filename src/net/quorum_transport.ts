@@ -62,7 +62,7 @@ export interface QuorumTransportOptions {
   /** Whether `id` is a voter as the local core sees it now (a fetcher that is not is an observer). */
   readonly isVoter: (id: NodeId) => boolean;
   /** Told when the connection to a peer fails (RaftNode.reportUnreachable, via its driver). */
-  readonly unreachable?: (id: NodeId) => void;
+  readonly unreachable?: (id: NodeId, refused: boolean) => void;
   /** Unsent request Messages kept per peer; beyond it the oldest is dropped. */
   readonly maxQueuedPerPeer: number;
   readonly maxInflightPerPeer: number;
@@ -166,7 +166,7 @@ class PeerLink {
         this.fail();
       }
     });
-    socket.on('error', () => this.fail(socket));
+    socket.on('error', (err: NodeJS.ErrnoException) => this.fail(socket, err.code === 'ECONNREFUSED'));
     socket.on('close', () => this.fail(socket));
   }
 
@@ -212,8 +212,8 @@ class PeerLink {
     this.timeoutTimer = setTimeout(() => this.fail(), left);
   }
 
-  /** Drops the connection and what is in flight on it; reconnects after a backoff if requests wait. */
-  private fail(socket: Socket | null = this.socket): void {
+  /** Drops the connection and what is in flight on it; reconnects after a backoff if requests wait. `refused`: nothing listens at the peer's address. */
+  private fail(socket: Socket | null = this.socket, refused = false): void {
     if (socket !== this.socket || this.socket === null) return;
     this.transport.stats.connectionFailures++;
     this.transport.stats.dropped += this.inflight.length;
@@ -224,7 +224,7 @@ class PeerLink {
     this.connected = false;
     this.frames = new FrameReader(this.opts.maxResponseBytes);
     if (this.closed) return;
-    this.opts.unreachable?.(this.peer.id);
+    this.opts.unreachable?.(this.peer.id, refused);
     const delay = fullJitterDelay(this.attempt++, this.opts.backoff, this.opts.random);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;

@@ -18,6 +18,7 @@ import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
 import { quorumReport } from '../actors/quorum/quorum_report.js';
+import type { LinkCredentials } from '../actors/kafka_link.js';
 import { advertisedAdminAddress, type BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
@@ -27,11 +28,14 @@ import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { OffsetHistory, type LogEndReading } from '../metrics/offset_history.js';
 import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
+import { BearerToken, TlsMaterial } from '../net/listener_security.js';
 import { AdminReports } from '../net/admin_reports.js';
 import type { BrokerServices } from '../net/handlers/index.js';
 import { DEFAULT_CLASS_WEIGHTS, DEFAULT_TURN_BUDGET, RequestScheduler } from '../net/request_scheduler.js';
 import { selectSender } from '../net/native_sender.js';
 import { RequestLog } from '../net/request_log.js';
+import { QuotaGate } from '../net/client_quota_gate.js';
+import { ClientQuotas } from '../coordinator/client_quotas.js';
 import { MAX_SEGMENT_FDS, SegmentReader } from '../net/segment_reader.js';
 import { diskSpaceOf } from '../common/disk_space.js';
 import { CONNECTION_FDS, DescriptorBudget, PARTITION_FDS, reservedDescriptors } from '../common/descriptor_budget.js';
@@ -42,6 +46,7 @@ import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 import { ClientListeners } from './client_listeners.js';
+import { exposureWarnings } from './exposure_warnings.js';
 
 export interface Broker {
   /** The primary client listener's port. */
@@ -49,9 +54,17 @@ export interface Broker {
   /** Every client listener's port, in config.clientListeners' order. */
   readonly listenerPorts: readonly number[];
   readonly adminPort: number;
-  /** Reads TLS certificates and PLAIN users again (SIGHUP). */
+  /** Reads TLS certificates, PLAIN users and the admin token again (SIGHUP). */
   reloadSecurity(): void;
   stop(): Promise<void>;
+}
+
+/** Who replica fetchers authenticate as: set when the inter-broker listener is a SASL one (the password file's first line, read once at start). */
+function interBrokerCredentials(config: BrokerConfig): LinkCredentials | null {
+  const listener = config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
+  if (listener.protocol !== 'SASL_PLAINTEXT' && listener.protocol !== 'SASL_SSL') return null;
+  const password = readFileSync(config.interBrokerSaslPasswordFile, 'utf8').split(/\r?\n/)[0] ?? '';
+  return { mechanism: config.interBrokerSaslMechanism, username: config.interBrokerSaslUsername, password };
 }
 
 /** The data dir's cluster id; a new one is `fresh` (derived from --controller-voters) or, on a single node, random. */
@@ -185,6 +198,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
         fetchMaxWaitMs: config.replicaFetchWaitMaxMs,
         fetchResponseMaxBytes: REPLICA_FETCH_RESPONSE_MAX_BYTES,
         fetchPartitionMaxBytes: Math.max(REPLICA_FETCH_MAX_BYTES, config.messageMaxBytes),
+        credentials: interBrokerCredentials(config),
       },
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;
@@ -224,13 +238,18 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   startedParts.push(() => segments.closeAll());
   // Read and removed before any partition opens (so no record outlives a change to the files it vouches for).
   const cleanShutdown = CleanShutdownEntries.take(config.dataDir);
-  const reconciler = new PartitionReconciler(config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir), cleanShutdown);
+  const reconciler = new PartitionReconciler(
+    config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir), cleanShutdown,
+    // Followers fetch from the leaders' inter-broker listener.
+    config.interBrokerListener === '' ? cluster : node.view.forListener(config.interBrokerListener),
+  );
   const topics = new TopicAdmin(config, cluster, node.store, reconciler, descriptors);
   const groups = new GroupDirectory({ config, cluster, topics, partitions: reconciler, router });
   const pushTopics = (): Promise<void[]> => {
     const infos = groups.topicInfos();
     return Promise.all(hosts.map((h) => h.control.setTopics(infos)));
   };
+  reconciler.onLeadership = (handle, followers) => (followers === null ? router.leadershipEnded(handle) : router.leadershipBegan(handle, followers));
   reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
   // Topics other brokers create (or delete) reach this one only through the image.
   node.follower.onPublish = () => {
@@ -273,6 +292,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     connection: {
       metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler,
       requestLog: new RequestLog(logger, config.slowRequestMs, metrics),
+      quotas: new QuotaGate(new ClientQuotas(() => node.follower.image.quotas), metrics),
     },
     view: node.view,
     descriptors,
@@ -283,11 +303,15 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     cluster, groups, partitions: async () => sampledLogEnds(await hostedPartitions()), history: offsetHistory, now: () => performance.now(),
   });
   const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
+  const exposure = exposureWarnings(config);
+  for (const warning of exposure) logger.warn(warning);
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
     logger,
     metrics,
+    tls: config.adminSslCertFile === '' ? null : new TlsMaterial({ certFile: config.adminSslCertFile, keyFile: config.adminSslKeyFile, caFile: '', clientAuth: 'none' }),
+    token: config.adminTokenFile === '' ? null : new BearerToken(config.adminTokenFile),
     health: () => {
       const quorum = node.quorumHealth.check();
       return {
@@ -298,6 +322,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
           descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
           quorum,
           warmUp: warmUp.progress(),
+          security: { warnings: exposure },
         },
       };
     },
@@ -352,7 +377,10 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     kafkaPort: boundPorts[0]!,
     listenerPorts: boundPorts,
     adminPort: admin.port,
-    reloadSecurity: () => listeners.reload(logger),
+    reloadSecurity: () => {
+      listeners.reload(logger);
+      admin.reload();
+    },
     stop,
   };
 }

@@ -153,6 +153,8 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.createAcls(request.creations);
     case 'deleteAcls':
       return quorum.deleteAcls(request.filters);
+    case 'alterClientQuotas':
+      return quorum.alterClientQuotas(request.request);
     case 'unregisterBroker':
       return quorum.unregisterBroker(request.brokerId);
   }

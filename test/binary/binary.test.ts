@@ -1,6 +1,7 @@
 // The single executable as a new user meets it: dist/sluice-linux-x64 copied alone into an empty
 // directory (no node_modules anywhere above it, no dist/), run from there with an empty cache
-// directory, answers `--version`, serves kcat with `--io native` and with `--io node`, and stops
+// directory, answers `--version`, serves kcat with `--io native` and with `--io node` (and, on
+// the first, the web console and uPlot from its own assets at the admin port), and stops
 // on SIGTERM with exit code 0. Uses the executable `npm run build:binary` made (CI builds it in
 // the step before), or builds it when it is missing; without the native addon (no cargo) there is
 // nothing to embed and the suite is skipped, unless SLUICE_REQUIRE_NATIVE=1.
@@ -26,6 +27,24 @@ const MESSAGES = 200;
 /** The user's environment: no Node settings inherited from the test runner, a fresh cache. */
 function userEnv(cacheHome: string): Record<string, string | undefined> {
   return { XDG_CACHE_HOME: cacheHome, NODE_OPTIONS: undefined, NODE_PATH: undefined, UV_THREADPOOL_SIZE: undefined, NODE_TEST_CONTEXT: undefined };
+}
+
+/** The web console's page and uPlot, answered from the executable's own assets (no console/ or node_modules beside it). */
+async function assertServesConsole(adminUrl: string): Promise<void> {
+  const get = async (path: string): Promise<{ type: string; body: string }> => {
+    const res = await fetch(`${adminUrl}${path}`, { signal: AbortSignal.timeout(10_000) });
+    const body = await res.text();
+    assert.equal(res.status, 200, `${path}: ${body.slice(0, 200)}`);
+    return { type: res.headers.get('content-type') ?? '', body };
+  };
+  const page = await get('/');
+  assert.match(page.type, /^text\/html/);
+  assert.match(page.body, /<script[^>]+src="\/console\/console\.js"/);
+  const uplot = await get('/console/vendor/uPlot.esm.js');
+  assert.match(uplot.type, /^text\/javascript/);
+  assert.match(uplot.body, /export \{[^}]*uPlot as default|export default uPlot/);
+  assert.match((await get('/console/vendor/uPlot.min.css')).type, /^text\/css/);
+  assert.match((await get('/console/console.js')).type, /^text\/javascript/);
 }
 
 describe('single executable', { skip }, () => {
@@ -72,6 +91,7 @@ describe('single executable', { skip }, () => {
       try {
         await kcat(['-b', broker.bootstrap, '-L', '-J']);
         t.diagnostic(`start to first kcat answer: ${Date.now() - started} ms`);
+        if (io === 'native') await assertServesConsole(`http://${broker.host}:${broker.adminPort}`);
         assert.match(broker.logTail(200), new RegExp(`"msg":"io backend: ${io}`), 'the broker reports the I/O backend it was told to use');
         const topic = `binary-${io}`;
         const sent = Array.from({ length: MESSAGES }, (_, i) => testMessage(topic, i));

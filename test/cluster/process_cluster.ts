@@ -47,7 +47,8 @@ export interface QuorumState {
 }
 
 export class ProcessCluster implements TestCluster {
-  private keep = false;
+  /** SLUICE_KEEP_CLUSTER=1 keeps every cluster's directory (data and broker logs) for a look afterwards. */
+  private keep = process.env['SLUICE_KEEP_CLUSTER'] === '1';
 
   private constructor(readonly dir: string) {}
 

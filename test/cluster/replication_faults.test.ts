@@ -14,7 +14,9 @@
 // catch up and rejoin; (f) kill -9 of the active controller while topics are being created and an ISR shrink is
 // pending, restarted: every topic exists exactly once, led, with full ISRs; (g) where root can
 // mount a tmpfs, a follower whose data dir fills up (ENOSPC) and is freed again; (d) where network
-// namespaces are available (root), a leader cut off from both other brokers until deposed, then healed. After each
+// namespaces are available (root), a leader cut off from both other brokers until deposed, then healed; (i) kill -9
+// of a broker that is both the active controller and the leader of every partition of the round's topic (its
+// successor must fence it at once, as its controller listener refuses connections, not after a session). After each
 // round the cluster heals (every partition led, ISR = replicas) and queue_checker.ts judges the
 // history: zero anomalies is the spec. Each round records its unavailability window (the longest
 // gap between acks=all acknowledgements from the fault to the end of the round; each producer caps
@@ -73,7 +75,7 @@ const START_ARGS = [
 ];
 const WORKLOAD = { producers: 3, consumers: 2, maxPerProducer: 6_000, sendEveryMs: 6, maxInFlight: 50, maxRunMs: 60_000 };
 
-type ProcessFault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart' | 'SIGSTOP follower' | 'controller killed';
+type ProcessFault = 'kill -9 leader' | 'SIGSTOP leader' | 'rolling restart' | 'SIGSTOP follower' | 'controller killed' | 'kill -9 leader+controller';
 const ISOLATED = 'leader isolated (netns)';
 const DISK_FULL = 'follower disk full';
 const SLOW = 'slow follower (proxy)';
@@ -330,11 +332,13 @@ async function killControllerDuringChanges(c: ProcessCluster, topic: string): Pr
 /** Injects a signal fault and heals it; resolves with the catch-up time of each broker it brought back. */
 async function injectProcessFault(c: ProcessCluster, fault: ProcessFault, topic: string, acks: AckTimes): Promise<(number | null)[]> {
   switch (fault) {
-    case 'kill -9 leader': {
+    case 'kill -9 leader':
+    case 'kill -9 leader+controller': {
       const victim = await leaderOfFirstPartition(c, topic);
-      // A victim that is also the active controller is fenced by its successor's session timeout, not the disconnect grace.
+      // A victim that is also the active controller is fenced by its successor (MetadataController.activate's previous leader).
       const controller = (await c.waitForLeader(c.ids)).leaderId;
-      process.stdout.write(`kill -9 leader: broker ${victim}${victim === controller ? ', also the active controller' : ''}\n`);
+      process.stdout.write(`${fault}: broker ${victim}${victim === controller ? ', also the active controller' : ''}\n`);
+      if (fault === 'kill -9 leader+controller' && victim !== controller) throw new Error(`${topic}/0 is led by ${victim}, not the active controller ${controller}`);
       await c.kill9(victim);
       try {
         await waitDeposed(c, topic, victim);
@@ -556,6 +560,19 @@ for (const fault of ['kill -9 leader', 'SIGSTOP leader', 'rolling restart', 'SIG
       assertClean(fault);
     });
 }
+
+test('kill -9 leader+controller under acks=all load: its successor fences it at once (its controller listener refuses), nothing acknowledged lost',
+  { skip: CLUSTER_UNAVAILABLE, timeout: 60_000 + ROUNDS * ROUND_BUDGET_MS }, async () => {
+    const c = cluster as ProcessCluster;
+    const fault = 'kill -9 leader+controller';
+    for (let n = 0; n < ROUNDS; n++) {
+      // Every partition preferred on the active controller of this round, which the round kills.
+      const controller = (await c.waitForLeader(c.ids)).leaderId;
+      const replicas = [controller, ...c.ids.filter((id) => id !== controller)];
+      rounds.push(await runRound(c, fault, n, (topic, acks) => injectProcessFault(c, fault, topic, acks), replicas));
+    }
+    assertClean(fault);
+  });
 
 /** How long the proxy holds the slow follower's Fetch answers: past the replica lag time, so it cannot count as caught up. */
 const SLOW_FETCH_DELAY_MS = 2 * REPLICA_LAG_MS;

@@ -136,6 +136,8 @@ const TABLE: readonly Row[] = [
   { api: 'DescribeAcls', body: ALL_ACLS, denied: CLUSTER_DENIED, code: (r) => r.errorCode },
   { api: 'CreateAcls', body: { creations: [{ resourceType: ResourceType.TOPIC, resourceName: 'x', resourcePatternType: PatternType.LITERAL, principal: 'User:nobody', host: '*', operation: AclOperation.READ, permissionType: AclPermission.ALLOW }] }, denied: CLUSTER_DENIED, code: (r) => r.results[0].errorCode },
   { api: 'DeleteAcls', body: { filters: [ALL_ACLS] }, denied: CLUSTER_DENIED, code: (r) => r.filterResults[0].errorCode },
+  { api: 'DescribeClientQuotas', body: { components: [], strict: false }, denied: CLUSTER_DENIED, code: (r) => r.errorCode },
+  { api: 'AlterClientQuotas', body: { entries: [{ entity: [{ entityType: 'user', entityName: 'nobody' }], ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }] }], validateOnly: true }, denied: CLUSTER_DENIED, code: (r) => r.entries[0].errorCode },
   // Last: with the ACLs granted it deletes the topic.
   { api: 'DeleteTopics', body: { topicNames: [T], topics: [{ name: T, topicId: '0'.repeat(32) }], timeoutMs: 10_000 }, denied: TOPIC_DENIED, code: (r) => r.responses[0].errorCode },
 ];

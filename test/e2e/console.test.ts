@@ -4,12 +4,16 @@
 // too. Loads every page and asserts on what it shows (brokers, partition rows, end offsets, group
 // lag in records and seconds, actor rows), watches an end offset move after more records are
 // produced, checks that no broker string became markup or script, and saves a screenshot of each
-// page under test-output/console/. Without Chromium the tests skip, saying why, unless
+// page under test-output/console/. A second broker started with --admin-token-file: the page
+// asks for the token once (a dialog), keeps it for the tab and shows the broker's data; a wrong
+// token is asked again; a reload does not ask. Without Chromium the tests skip, saying why, unless
 // SLUICE_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.
 
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Consumer, Producer } from 'kafkajs';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -191,5 +195,54 @@ describe('web console in Chromium', { skip }, () => {
     assert.equal(await page.getByTestId('no-reassignments').innerText(), '(no reassignments in progress)');
     assert.equal(await page.locator('#reassign-badge').isHidden(), true);
     await screenshot('reassignments');
+  });
+});
+
+describe('web console against a broker with an admin token', { skip }, () => {
+  const TOKEN = 'console-token-42';
+  let work: string;
+  let secured: BrokerProcess;
+  let securedBase: string;
+
+  before(async () => {
+    if (skip !== false) return;
+    work = mkdtempSync(join(tmpdir(), 'sluice-console-token-'));
+    const tokenFile = join(work, 'admin-token');
+    writeFileSync(tokenFile, `${TOKEN}\n`);
+    secured = await BrokerProcess.start({ shards: 1, args: ['--admin-token-file', tokenFile] });
+    securedBase = `http://${secured.host}:${secured.adminPort}`;
+  });
+  afterEach((t) => secured?.noteResult(t));
+  after(async () => {
+    await secured?.dispose();
+    if (work !== undefined) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('asks for the token once per tab, refuses a wrong one, and then shows the broker', async () => {
+    assert.equal((await fetch(`${securedBase}/v1/cluster`)).status, 401);
+    const cluster = await (await fetch(`${securedBase}/v1/cluster`, { headers: { authorization: `Bearer ${TOKEN}` } })).json() as { nodeId: number };
+    const tab = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const answers = ['wrong-token', TOKEN];
+    const asked: string[] = [];
+    tab.on('dialog', (d) => {
+      asked.push(d.message());
+      void d.accept(answers.shift() ?? '');
+    });
+    try {
+      await tab.goto(`${securedBase}/#overview`);
+      await tab.locator('body[data-refreshed]').waitFor({ state: 'attached', timeout: 30_000 });
+      assert.equal(asked.length, 2, asked.join(' | '));
+      assert.match(asked[0]!, /asks for its admin token/);
+      assert.match(asked[1]!, /refused/);
+      assert.equal(await tab.getByTestId('node-id').textContent(), String(cluster.nodeId));
+      assert.match(await tab.getByTestId('health').innerText(), /^ready/);
+      assert.equal(await tab.evaluate('sessionStorage.getItem("sluice-admin-token")'), TOKEN);
+      await tab.reload();
+      await tab.locator('body[data-refreshed]').waitFor({ state: 'attached', timeout: 30_000 });
+      assert.equal(asked.length, 2, 'the tab keeps the token across a reload');
+      await tab.screenshot({ path: `${SCREENSHOTS}token.png`, fullPage: true });
+    } finally {
+      await tab.close();
+    }
   });
 });

@@ -34,6 +34,7 @@ const settings = (replicaId: number): ReplicaFetcherSettings => ({
   backoffMs: 50,
   requestTimeoutMs: 10_000,
   connectTimeoutMs: 5_000,
+  credentials: null,
 });
 
 /** Follows partition 0 from its log start, as a follower would, keeping every batch it is given. */

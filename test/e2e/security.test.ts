@@ -14,10 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KafkaAdmin } from '../../src/client/admin.js';
 import { BrokerProcess, freePort } from '../helpers/broker_process.js';
+import { makeCertificates } from '../helpers/certificates.js';
 import { run } from '../helpers/child.js';
 import { sluice } from '../helpers/cli_run.js';
-import { KCAT } from '../helpers/kcat.js';
-import { PYTHON } from '../helpers/kafka_python.js';
+import { KCAT, kcatRoundTrip } from '../helpers/kcat.js';
+import { kafkaPythonRoundTrip } from '../helpers/kafka_python.js';
 import { Kafka, logLevel } from '../helpers/kafkajs_client.js';
 
 const HOST = '127.0.0.1';
@@ -29,52 +30,12 @@ let sslPort: number;
 let saslPlaintextPort: number;
 let caFile: string;
 
-async function openssl(args: readonly string[]): Promise<void> {
-  const r = await run('openssl', args, { timeoutMs: 30_000 });
-  assert.equal(r.code, 0, `openssl ${args.join(' ')}: ${r.stderr}`);
-}
-
-/** A CA and a server certificate for 127.0.0.1/localhost signed by it, in `dir`. */
-async function makeCertificates(dir: string): Promise<{ ca: string; cert: string; key: string }> {
-  const p = (f: string): string => join(dir, f);
-  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '1', '-subj', '/CN=sluice-test-ca']);
-  await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', '/CN=localhost']);
-  writeFileSync(p('ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  await openssl(['x509', '-req', '-in', p('server.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p('server.pem'), '-days', '1', '-extfile', p('ext.cnf')]);
-  return { ca: p('ca.pem'), cert: p('server.pem'), key: p('server.key') };
-}
-
 function kcatArgs(port: number, mechanism: string, user: string, password: string): string[] {
   return [
     '-b', `${HOST}:${port}`, '-X', 'security.protocol=SASL_SSL', '-X', `sasl.mechanisms=${mechanism}`,
     '-X', `sasl.username=${user}`, '-X', `sasl.password=${password}`, '-X', `ssl.ca.location=${caFile}`,
   ];
 }
-
-async function kcatRoundTrip(args: readonly string[], topic: string, values: readonly string[]): Promise<string[]> {
-  const produced = await run(KCAT, [...args, '-t', topic, '-P'], { timeoutMs: 30_000, input: Buffer.from(`${values.join('\n')}\n`) });
-  assert.equal(produced.code, 0, produced.stderr);
-  const consumed = await run(KCAT, [...args, '-t', topic, '-C', '-e', '-o', 'beginning', '-q'], { timeoutMs: 30_000 });
-  assert.equal(consumed.code, 0, consumed.stderr);
-  return consumed.stdout.toString().split('\n').filter((l) => l !== '');
-}
-
-const PYTHON_ROUND_TRIP = `
-import json, sys
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-port, mechanism, user, password, ca, topic = sys.argv[1:7]
-common = dict(bootstrap_servers='127.0.0.1:' + port, security_protocol='SASL_SSL', sasl_mechanism=mechanism,
-              sasl_plain_username=user, sasl_plain_password=password, ssl_cafile=ca)
-p = KafkaProducer(**common)
-for i in range(5):
-    p.send(topic, ('py-%d' % i).encode(), partition=0).get(timeout=20)
-p.close()
-c = KafkaConsumer(group_id=None, consumer_timeout_ms=5000, **common)
-tp = TopicPartition(topic, 0)
-c.assign([tp])
-c.seek_to_beginning(tp)
-print(json.dumps([m.value.decode() for m in c]))
-`;
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'sluice-security-'));
@@ -155,11 +116,11 @@ describe('SASL_SSL listener', () => {
 
   for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-pw'], ['PLAIN', 'carol', 'carol-pw']] as const) {
     it(`kafka-python: ${mechanism} over TLS (SASL v0 raw tokens) produces and consumes`, async () => {
-      const topic = `py-${mechanism.toLowerCase()}`;
-      const r = await run(PYTHON, ['-c', PYTHON_ROUND_TRIP, String(sslPort), mechanism, user, password, caFile, topic], { timeoutMs: 60_000 });
-      assert.equal(r.code, 0, r.stderr);
-      const lines = r.stdout.toString().trim().split('\n');
-      assert.deepEqual(JSON.parse(lines[lines.length - 1] ?? '[]'), [0, 1, 2, 3, 4].map((i) => `py-${i}`));
+      const settings = {
+        bootstrap_servers: `${HOST}:${sslPort}`, security_protocol: 'SASL_SSL', sasl_mechanism: mechanism,
+        sasl_plain_username: user, sasl_plain_password: password, ssl_cafile: caFile,
+      };
+      assert.deepEqual(await kafkaPythonRoundTrip(settings, `py-${mechanism.toLowerCase()}`, 5), [0, 1, 2, 3, 4].map((i) => `py-${i}`));
     });
   }
 

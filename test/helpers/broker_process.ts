@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,10 @@ export interface BrokerStartOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** More client listeners, NAME://HOST:PORT each: the broker then runs --listeners with PLAINTEXT on kafkaPort first. */
   listeners?: readonly string[];
+  /** Binds the admin HTTP to this host (e.g. 0.0.0.0) instead of 127.0.0.1; the harness still reaches it on 127.0.0.1. */
+  adminBind?: string;
+  /** The admin HTTP speaks HTTPS (--admin-ssl-cert-file in args): the harness trusts this CA file when it asks for health. */
+  adminCaFile?: string;
 }
 
 export interface ExitStatus {
@@ -250,7 +255,7 @@ export class BrokerProcess {
       ...(this.opts.listeners === undefined
         ? ['--kafka-addr', `${this.host}:${this.kafkaPort}`]
         : ['--listeners', [`PLAINTEXT://${this.host}:${this.kafkaPort}`, ...this.opts.listeners].join(',')]),
-      '--admin-addr', `${this.host}:${this.adminPort}`,
+      '--admin-addr', `${this.opts.adminBind ?? this.host}:${this.adminPort}`,
       '--shards', String(this.opts.shards ?? 2),
       '--flush', this.opts.flush ?? 'always',
       '--log-level', this.opts.logLevel ?? 'warn',
@@ -284,19 +289,34 @@ export class BrokerProcess {
     await this.waitHealthy(child);
   }
 
+  /** /v1/health's HTTP status (over HTTPS trusting adminCaFile when set). */
+  private async healthStatus(): Promise<number> {
+    const ca = this.opts.adminCaFile;
+    if (ca === undefined) {
+      const res = await fetch(`http://${this.host}:${this.adminPort}/v1/health`, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      return res.status;
+    }
+    return new Promise((resolve, reject) => {
+      const req = httpsGet({ host: this.host, port: this.adminPort, path: '/v1/health', ca: readFileSync(ca), timeout: 1000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('timeout', () => req.destroy(new Error('health probe timed out')));
+      req.on('error', reject);
+    });
+  }
+
   private async waitHealthy(child: ChildProcess): Promise<void> {
     const timeoutMs = this.opts.startTimeoutMs ?? 30_000;
     const deadline = Date.now() + timeoutMs;
-    const url = `http://${this.host}:${this.adminPort}/v1/health`;
     while (Date.now() < deadline) {
       if (this.child !== child) {
         const status = await this.exited;
         throw new Error(`broker exited during start #${this.starts} (code ${status.code}, signal ${status.signal}):\n${this.logTail()}`);
       }
       try {
-        const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-        await res.arrayBuffer();
-        if (res.status === 200) return;
+        if (await this.healthStatus() === 200) return;
       } catch {
         // Not listening yet.
       }

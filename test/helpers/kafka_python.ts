@@ -77,3 +77,30 @@ export function assertModernApiVersion(v: readonly number[]): void {
   const [major = 0, minor = 0] = v;
   assert.ok(major > 2 || (major === 2 && minor >= 1), `kafka-python inferred broker version ${v.join('.')}, expected >= 2.1`);
 }
+
+const ROUND_TRIP_SCRIPT = `
+import json, sys
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+common, topic, count = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+p = KafkaProducer(**common)
+for i in range(count):
+    p.send(topic, ('py-%d' % i).encode(), partition=0).get(timeout=20)
+p.close()
+c = KafkaConsumer(group_id=None, consumer_timeout_ms=5000, **common)
+tp = TopicPartition(topic, 0)
+c.assign([tp])
+c.seek_to_beginning(tp)
+print(json.dumps([m.value.decode() for m in c]))
+`;
+
+/**
+ * kafka-python produces py-0..py-(count-1) to partition 0 of `topic` and reads the partition back
+ * from the beginning, with `settings` as its producer and consumer keyword arguments
+ * (bootstrap_servers, security_protocol, ssl_cafile, ...); the values read.
+ */
+export async function kafkaPythonRoundTrip(settings: Readonly<Record<string, string>>, topic: string, count: number): Promise<string[]> {
+  const r = await run(PYTHON, ['-c', ROUND_TRIP_SCRIPT, JSON.stringify(settings), topic, String(count)], { timeoutMs: 60_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.toString().trim().split('\n');
+  return JSON.parse(lines[lines.length - 1] ?? '[]') as string[];
+}

@@ -75,3 +75,12 @@ export async function kcat(args: readonly string[], opts: { input?: Buffer | { f
   const r = await run(KCAT, args, { timeoutMs: opts.timeoutMs ?? 30_000, ...(opts.input === undefined ? {} : { input: opts.input }), ...(opts.stdoutFile === undefined ? {} : { stdoutFile: opts.stdoutFile }) });
   return assertOk(r, `kcat ${args.join(' ')}`);
 }
+
+/** Produces `values` (one per line) with kcat `args` (broker and security settings), then reads the topic back from the beginning. */
+export async function kcatRoundTrip(args: readonly string[], topic: string, values: readonly string[]): Promise<string[]> {
+  const produced = await run(KCAT, [...args, '-t', topic, '-P'], { timeoutMs: 30_000, input: Buffer.from(`${values.join('\n')}\n`) });
+  assert.equal(produced.code, 0, produced.stderr);
+  const consumed = await run(KCAT, [...args, '-t', topic, '-C', '-e', '-o', 'beginning', '-q'], { timeoutMs: 30_000 });
+  assert.equal(consumed.code, 0, consumed.stderr);
+  return consumed.stdout.toString().split('\n').filter((l) => l !== '');
+}

@@ -10,6 +10,8 @@ export interface ThreeBrokerOptions {
   readonly sessionMs: number;
   readonly heartbeatMs: number;
   readonly logLevel?: string;
+  /** More client listeners of node `id` (1-3), after the PLAINTEXT one (BrokerStartOptions.listeners). */
+  readonly listenersOf?: (id: number) => readonly string[];
   /** More command-line arguments for node `id` (1-3). */
   readonly argsOf?: (id: number) => readonly string[];
   /** Called once the three are up (e.g. to create the suite's topic). */
@@ -29,6 +31,7 @@ export function threeBrokers(opts: ThreeBrokerOptions): BrokerProcess[] {
     const starts = await Promise.allSettled([1, 2, 3].map((id) => BrokerProcess.start({
       shards: 1,
       ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
+      ...(opts.listenersOf === undefined ? {} : { listeners: opts.listenersOf(id) }),
       args: [
         '--node-id', String(id), '--controller-voters', voters, '--broker-session-timeout-ms', String(opts.sessionMs), '--broker-heartbeat-interval-ms', String(opts.heartbeatMs),
         ...(opts.argsOf?.(id) ?? []),

@@ -15,9 +15,10 @@ import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.
 import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
 import type { AclCreation } from '../../cluster/metadata/acl_changes.js';
 import type { AclFilter } from '../../coordinator/acl/acl.js';
+import type { AlterClientQuotasRequest } from '../../protocol/apis/client_quotas.js';
 import type { ScramCredential } from '../../common/sasl_mechanisms.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
-import { decodeBatch, encodeBatch } from '../../cluster/metadata/records.js';
+import { decodeBatch, encodeBatch, type MetadataRecord } from '../../cluster/metadata/records.js';
 import { encodeSnapshot, loadSnapshot } from '../../cluster/metadata/snapshot.js';
 import type { Entry, Snapshot } from '../../coordinator/raft/types.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -32,6 +33,13 @@ interface WaitingReply {
   readonly reject: (err: Error) => void;
 }
 
+/**
+ * How recent a peer's refused connection must be to end its broker session when this node becomes
+ * the active controller: long enough to cover an election, short enough that a node which has
+ * restarted since and registered again is not taken for gone.
+ */
+const REFUSAL_FRESH_MS = 1_000;
+
 export class MetadataQuorum implements QuorumStateMachine {
   readonly driver: QuorumDriver;
   private controller: MetadataController;
@@ -41,11 +49,13 @@ export class MetadataQuorum implements QuorumStateMachine {
   private readonly log: Logger;
   /** The last other node seen leading the quorum: the one whose silence an election here follows. */
   private previousLeader = -1;
+  /** When each peer last refused a connection (keys: quorum peers, a bounded set). */
+  private readonly refusedAt = new Map<number, number>();
 
   constructor(private readonly opts: MetadataQuorumOptions) {
     this.log = opts.log;
     this.controller = new MetadataController(opts.controller, MetadataImage.EMPTY);
-    this.driver = new QuorumDriver({ ...opts, stateMachine: this, onTick: (now) => this.onTick(now) });
+    this.driver = new QuorumDriver({ ...opts, stateMachine: this, onTick: (now) => this.onTick(now), onPeerRefused: (id, now) => this.peerRefused(id, now) });
     this.driver.onLeaderChange((c) => {
       if (c.leaderId >= 0 && c.leaderId !== opts.id) this.previousLeader = c.leaderId;
       if (c.role !== 'leader' && this.controller.isActive) this.deactivate();
@@ -78,7 +88,13 @@ export class MetadataQuorum implements QuorumStateMachine {
     for (const e of entries) {
       if (e.kind === 'leaderChange') {
         const s = this.driver.status();
-        if (s.role === 'leader' && s.epoch === e.epoch && !this.controller.isActive) this.controller.activate(e.epoch, Date.now(), this.previousLeader);
+        if (s.role === 'leader' && s.epoch === e.epoch && !this.controller.isActive) {
+          const now = Date.now();
+          this.controller.activate(e.epoch, now, this.previousLeader);
+          this.log.info({ epoch: e.epoch, previousLeader: this.previousLeader }, 'active controller');
+          // The election most likely followed the previous leader's death: a refusal seen while it ran ends its session now.
+          if ((this.refusedAt.get(this.previousLeader) ?? -Infinity) >= now - REFUSAL_FRESH_MS) this.processGone(this.previousLeader, now);
+        }
       } else if (e.kind === 'data') {
         if (this.controller.isActive) this.complete(this.controller.committed(e.offset));
         else this.controller.replay(decodeBatch(e.data), e.offset, e.epoch);
@@ -96,6 +112,11 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   registerBroker(req: RegisterBrokerRequest): Promise<ControllerReply> {
     return this.run((next) => this.controller.registerBroker(req, next, Date.now()));
+  }
+
+  /** Broker `brokerId` (that incarnation) refused a connection to its Kafka listener after its controller connection closed: its session ends now. */
+  brokerGone(brokerId: number, brokerEpoch: number): void {
+    if (this.controller.processGone(brokerId, Date.now(), brokerEpoch)) this.log.info({ brokerId }, 'a disconnected broker refuses connections: its session ends now');
   }
 
   /** Broker `brokerId`'s connection to this controller closed: its session ends after a short grace unless it heartbeats again. */
@@ -155,6 +176,10 @@ export class MetadataQuorum implements QuorumStateMachine {
     return this.run((next) => this.controller.deleteAcls(filters, next));
   }
 
+  alterClientQuotas(req: AlterClientQuotasRequest): Promise<ControllerReply> {
+    return this.run((next) => this.controller.alterClientQuotas(req, next));
+  }
+
   /** Carries offline-written SCRAM credentials into the log (MetadataController.bootstrapScramCredentials). */
   bootstrapScramCredentials(credentials: readonly (ScramCredential & { readonly user: string })[]): Promise<ControllerReply> {
     return this.run((next) => this.controller.bootstrapScramCredentials(credentials, next));
@@ -205,10 +230,21 @@ export class MetadataQuorum implements QuorumStateMachine {
     return offset;
   }
 
+  private peerRefused(id: number, now: number): void {
+    this.refusedAt.set(id, now);
+    if (this.controller.isActive) this.processGone(id, now);
+  }
+
+  private processGone(id: number, now: number): void {
+    if (this.controller.processGone(id, now)) this.log.info({ node: id }, 'a quorum peer refuses connections: its broker session ends now');
+  }
+
   /** The active controller's own batches: session expiry, then the leader imbalance check when due. */
   private onTick(now: number): void {
     if (!this.controller.isActive) return;
-    this.proposeOwn('session expiry', this.controller.expireSessions(this.driver.status().logEndOffset, now));
+    const expiry = this.controller.expireSessions(this.driver.status().logEndOffset, now);
+    if (expiry?.kind === 'propose') this.log.info({ brokers: fencedBrokers(expiry.records) }, 'fencing brokers whose sessions ran out');
+    this.proposeOwn('session expiry', expiry);
     this.proposeOwn('leader balancing', this.controller.balanceLeaders(this.driver.status().logEndOffset, now));
   }
 
@@ -249,4 +285,9 @@ export class MetadataQuorum implements QuorumStateMachine {
     const image = this.controller.committedImage;
     for (const listener of this.imageListeners) listener(image);
   }
+}
+
+/** The brokers a batch fences (for the log line naming them). */
+function fencedBrokers(records: readonly MetadataRecord[]): number[] {
+  return records.flatMap((r) => (r.type === 'brokerRegistrationChange' && r.fenced === 1 ? [r.brokerId] : []));
 }

@@ -49,8 +49,8 @@ export interface QuorumTransportHooks {
   readonly deliver: (m: Message) => void;
   /** Whether `id` is a voter as the core sees it now. */
   readonly isVoter: (id: NodeId) => boolean;
-  /** The connection to `id` failed (reset, refused, timed out). */
-  readonly unreachable: (id: NodeId) => void;
+  /** The connection to `id` failed (reset, refused, timed out); `refused`: nothing listens at its address. */
+  readonly unreachable: (id: NodeId, refused: boolean) => void;
 }
 
 /** A proposal or voter change the quorum refused or lost; `leaderId` is the leader hint (-1: unknown). */
@@ -92,6 +92,8 @@ export interface QuorumDriverOptions {
   readonly log: Logger;
   /** A storage failure: the node has stopped; the process should exit (code 1). */
   readonly onFatal: (err: unknown) => void;
+  /** A peer refused a connection (its process is gone), with the wall clock. */
+  readonly onPeerRefused?: (id: NodeId, nowMs: number) => void;
   /** Called on every tick with the wall clock (the controller's session expiry runs on it). */
   readonly onTick?: (nowMs: number) => void;
   readonly tickMs?: number;
@@ -186,7 +188,7 @@ export class QuorumDriver {
     this.transport = opts.transport({
       deliver: (m) => this.deliver(m),
       isVoter: (id) => this.node.status().voters.includes(id),
-      unreachable: (id) => this.reportUnreachable(id),
+      unreachable: (id, refused) => this.reportUnreachable(id, refused),
     });
     this.learnPeers(opened.restore.snapshot, opened.restore.entries);
     const s = this.node.status();
@@ -324,8 +326,9 @@ export class QuorumDriver {
   }
 
   /** A connection reset or refused: if `id` leads, the core pre-votes within a few ticks instead of waiting out its fetch timeout. */
-  private reportUnreachable(id: NodeId): void {
+  private reportUnreachable(id: NodeId, refused: boolean): void {
     if (this.stopped) return;
+    if (refused) this.opts.onPeerRefused?.(id, Date.now());
     this.node.reportUnreachable(id);
     this.pump();
   }
@@ -408,6 +411,8 @@ export class QuorumDriver {
     const prev = this.last;
     if (s.epoch === prev.epoch && s.leaderId === prev.leaderId && s.role === prev.role) return;
     this.last = { epoch: s.epoch, leaderId: s.leaderId, role: s.role };
+    // Once per change of epoch, leader or role: what an operator reads a failover's timeline from.
+    this.opts.log.info({ epoch: s.epoch, leaderId: s.leaderId, role: s.role }, 'metadata quorum leadership changed');
     if (prev.role === 'leader') this.failPending(ErrorCode.NOT_CONTROLLER);
     for (const listener of this.listeners) listener(this.last);
   }

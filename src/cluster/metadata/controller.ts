@@ -21,6 +21,8 @@ import { changedConfigs, configRecords, type AlterConfigsRequest } from './confi
 import { aclCreations, aclDeletions, type AclCreation, type AclDeletionResult, type AclResult } from './acl_changes.js';
 import type { AclFilter } from '../../coordinator/acl/acl.js';
 import { scramChanges, type AlterScramRequest, type ScramUserResult } from './scram_changes.js';
+import { quotaChanges } from './quota_changes.js';
+import type { AlterClientQuotasRequest, AlterClientQuotasResult } from '../../protocol/apis/client_quotas.js';
 import { applyRecords } from './delta.js';
 import { configKey, MetadataImage, NO_CONFIGS, scramKey, type BrokerRegistration } from './image.js';
 import type { ScramCredential } from '../../common/sasl_mechanisms.js';
@@ -140,6 +142,7 @@ export type ControllerReply =
   | { readonly kind: 'alterScramCredentials'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly ScramUserResult[] }
   | { readonly kind: 'createAcls'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly AclResult[] }
   | { readonly kind: 'deleteAcls'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly AclDeletionResult[] }
+  | { readonly kind: 'alterClientQuotas'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly AlterClientQuotasResult[] }
   | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
   | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
   | { readonly kind: 'electLeaders'; readonly errorCode: ErrorCode; readonly results: readonly ElectionResult[] }
@@ -179,6 +182,7 @@ const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', e
 const refuseScram: Refuse = (errorCode, message) => ({ kind: 'alterScramCredentials', errorCode, message, results: [] });
 const refuseAclCreations: Refuse = (errorCode, message) => ({ kind: 'createAcls', errorCode, message, results: [] });
 const refuseAclDeletions: Refuse = (errorCode, message) => ({ kind: 'deleteAcls', errorCode, message, results: [] });
+const refuseQuotas: Refuse = (errorCode, message) => ({ kind: 'alterClientQuotas', errorCode, message, results: [] });
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
 const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
 const refuseElection: Refuse = (errorCode) => ({ kind: 'electLeaders', errorCode, results: [] });
@@ -372,6 +376,23 @@ export class MetadataController {
     this.lastHeartbeat.set(brokerId, Math.min(this.lastHeartbeat.get(brokerId) ?? nowMs, this.graceEnd(nowMs)));
   }
 
+  /**
+   * Node `brokerId` refused a connection to its controller listener: in combined mode that listener
+   * is the broker's own process, so the process is gone (killed, or restarting as a new
+   * incarnation, which registers again anyway) and its session ends now rather than after the
+   * disconnect grace. Kept for the case that most needs it: the killed node was the controller
+   * before this one, whose successor cannot learn of the death from a closed broker connection.
+   * A refusal says nothing of a live process (a full accept backlog drops, it does not refuse).
+   * The same holds for a broker's Kafka listener once its controller connection closed; with
+   * `brokerEpoch` only that incarnation's session ends. Returns whether a live session was ended.
+   */
+  processGone(brokerId: number, nowMs: number, brokerEpoch = -1): boolean {
+    const b = this.image.brokers.get(brokerId);
+    if (!this.active || b === undefined || b.fenced || (brokerEpoch >= 0 && b.epoch !== brokerEpoch)) return false;
+    this.lastHeartbeat.set(brokerId, nowMs - this.config.sessionTimeoutMs - 1);
+    return true;
+  }
+
   /** The last-heartbeat time at which a session runs out DISCONNECT_GRACE_MS after `nowMs`. */
   private graceEnd(nowMs: number): number {
     return nowMs + Math.min(DISCONNECT_GRACE_MS, this.config.sessionTimeoutMs) - this.config.sessionTimeoutMs;
@@ -505,6 +526,14 @@ export class MetadataController {
     return this.guarded(refuseScram, () => {
       const { records, results } = scramChanges(this.image, req);
       return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /** Client quotas set or removed (AlterClientQuotas): each entry's ops apply whole or not at all; validateOnly writes nothing. */
+  alterClientQuotas(req: AlterClientQuotasRequest, nextOffset: number): Outcome {
+    return this.guarded(refuseQuotas, () => {
+      const { records, results } = quotaChanges(this.image, req);
+      return this.finish(records, nextOffset, { kind: 'alterClientQuotas', errorCode: ErrorCode.NONE, message: null, results });
     });
   }
 

@@ -13,6 +13,7 @@ import {
 import { PartitionTable, type PartitionTableBuilder } from './partitions.js';
 import type { SharedMapBuilder } from './shared_map.js';
 import type { ScramCredential } from '../../common/sasl_mechanisms.js';
+import { quotaEntityKey, type QuotaValues } from '../../coordinator/client_quotas.js';
 import { ConfigResource, forEachRecord, LEADER_UNCHANGED, type MetadataRecord } from './records.js';
 
 function invalid(message: string): KafkaError {
@@ -28,6 +29,7 @@ export class MetadataDelta {
   private producerIds: ProducerIdsImage;
   private readonly scram: SharedMapBuilder<string, ScramCredential & { readonly user: string }>;
   private readonly acls: SharedMapBuilder<string, StoredAcl>;
+  private readonly quotas: SharedMapBuilder<string, QuotaValues>;
   /** Partition tables being changed, by topic id; their topics are rebuilt around them. */
   private readonly tables = new Map<string, PartitionTableBuilder>();
 
@@ -40,6 +42,7 @@ export class MetadataDelta {
     this.producerIds = base.producerIds;
     this.scram = base.scram.builder();
     this.acls = base.acls.builder();
+    this.quotas = base.quotas.builder();
   }
 
   replay(rec: MetadataRecord): void {
@@ -141,6 +144,14 @@ export class MetadataDelta {
         if (this.acls.get(rec.id) === undefined) throw invalid(`no ACL has id ${rec.id}`);
         this.acls.delete(rec.id);
         return;
+      case 'clientQuota': {
+        const key = quotaEntityKey(rec.entity);
+        const { [rec.key]: _old, ...rest } = this.quotas.get(key) ?? {};
+        const values: QuotaValues = rec.value === null ? rest : { ...rest, [rec.key]: rec.value };
+        if (Object.keys(values).length === 0) this.quotas.delete(key);
+        else this.quotas.set(key, values);
+        return;
+      }
       case 'noOp':
         return;
     }
@@ -157,7 +168,7 @@ export class MetadataDelta {
     this.tables.clear();
     return new MetadataImage(
       provenance, this.features.build(), this.brokers.build(), this.byName.build(), this.byId.build(),
-      this.configs.build(), this.producerIds, this.scram.build(), this.acls.build(),
+      this.configs.build(), this.producerIds, this.scram.build(), this.acls.build(), this.quotas.build(),
     );
   }
 

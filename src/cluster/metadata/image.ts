@@ -1,5 +1,6 @@
 // The metadata image: everything the cluster metadata log says at one offset (brokers, topics
-// and their partitions, configs, the next producer-id block, feature levels, SCRAM credentials, ACLs), immutable, so a
+// and their partitions, configs, the next producer-id block, feature levels, SCRAM credentials, ACLs,
+// client quotas), immutable, so a
 // reader holding one image sees one consistent version while the next is built. A delta
 // (delta.ts) makes the next image sharing every unchanged part with this one: an untouched
 // topic, its partition table and the map buckets nobody changed are the same objects. Pure; any thread.
@@ -13,6 +14,7 @@ import type { AclBinding } from '../../coordinator/acl/acl.js';
 
 /** An ACL as the metadata holds it: the binding and the id its records name it by. */
 export type StoredAcl = AclBinding & { readonly id: string };
+import type { QuotaValues } from '../../coordinator/client_quotas.js';
 
 export interface BrokerRegistration {
   readonly id: number;
@@ -59,7 +61,7 @@ export const NO_CONFIGS: Configs = Object.freeze({});
 export class MetadataImage {
   static readonly EMPTY = new MetadataImage(
     { endOffset: 0, epoch: 0 }, SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(),
-    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 }, SharedMap.empty(), SharedMap.empty(),
+    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 }, SharedMap.empty(), SharedMap.empty(), SharedMap.empty(),
   );
 
   constructor(
@@ -76,6 +78,8 @@ export class MetadataImage {
     readonly scram: SharedMap<string, ScramCredential & { readonly user: string }>,
     /** ACLs by id, as AccessControlEntryRecords set them; a new map object whenever one changes. */
     readonly acls: SharedMap<string, StoredAcl>,
+    /** Client quotas by quotaEntityKey, as ClientQuotaRecords set them (an entity with no value left is dropped). */
+    readonly quotas: SharedMap<string, QuotaValues>,
   ) {}
 
   partitionCount(): number {

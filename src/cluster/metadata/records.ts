@@ -10,6 +10,7 @@ import { ProtocolError, Reader } from '../../protocol/reader.js';
 import { Writer } from '../../protocol/writer.js';
 import { SCRAM_MECHANISMS, type ScramCredential, type ScramMechanism } from '../../common/sasl_mechanisms.js';
 import { validBinding, type AclBinding } from '../../coordinator/acl/acl.js';
+import { CLIENT_ID_ENTITY, isQuotaKey, USER_ENTITY, type QuotaEntity, type QuotaKey } from '../../coordinator/client_quotas.js';
 
 export interface BrokerEndpointRecord {
   /** The listener's name, e.g. PLAINTEXT. */
@@ -87,6 +88,8 @@ export type MetadataRecord =
   | { readonly type: 'removeUserScramCredential'; readonly name: string; readonly mechanism: ScramMechanism }
   | ({ readonly type: 'accessControlEntry'; readonly id: string } & AclBinding)
   | { readonly type: 'removeAccessControlEntry'; readonly id: string }
+  /** Kafka's ClientQuotaRecord: one key of one quota entity; a null value removes it. */
+  | { readonly type: 'clientQuota'; readonly entity: QuotaEntity; readonly key: QuotaKey; readonly value: number | null }
   | { readonly type: 'noOp' };
 
 export type MetadataRecordType = MetadataRecord['type'];
@@ -102,6 +105,7 @@ const API_KEYS: Readonly<Record<MetadataRecordType, number>> = {
   removeTopic: 9,
   userScramCredential: 11,
   featureLevel: 12,
+  clientQuota: 14,
   producerIds: 15,
   brokerRegistrationChange: 17,
   accessControlEntry: 18,
@@ -160,6 +164,33 @@ function readBinding(r: Reader): AclBinding {
   } catch (err) {
     throw new ProtocolError(`ACL record: ${(err as Error).message}`);
   }
+}
+
+/** A quota entity as Kafka's records carry it: (entity type, name or null for <default>) per part. */
+function writeQuotaEntity(w: Writer, e: QuotaEntity): void {
+  const parts: Array<[string, string | null]> = [];
+  if (e.user !== undefined) parts.push([USER_ENTITY, e.user]);
+  if (e.clientId !== undefined) parts.push([CLIENT_ID_ENTITY, e.clientId]);
+  w.uvarint(parts.length);
+  for (const [type, name] of parts) {
+    w.compactString(type);
+    w.compactNullableString(name);
+  }
+}
+
+function readQuotaEntity(r: Reader): QuotaEntity {
+  const n = r.uvarint();
+  if (n < 1 || n > 2) throw new ProtocolError(`quota entity of ${n} parts`);
+  let user: string | null | undefined;
+  let clientId: string | null | undefined;
+  for (let i = 0; i < n; i++) {
+    const type = r.compactString();
+    const name = r.compactNullableString();
+    if (type === USER_ENTITY && user === undefined) user = name;
+    else if (type === CLIENT_ID_ENTITY && clientId === undefined) clientId = name;
+    else throw new ProtocolError(`quota entity part ${type}`);
+  }
+  return { ...(user === undefined ? {} : { user }), ...(clientId === undefined ? {} : { clientId }) };
 }
 
 /** Bound on a broker's admin address: a DNS name's 253 chars, brackets, a colon and a port fit. */
@@ -291,6 +322,12 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
     case 'removeAccessControlEntry':
       w.uuid(rec.id);
       return;
+    case 'clientQuota':
+      writeQuotaEntity(w, rec.entity);
+      w.compactString(rec.key);
+      w.bool(rec.value === null);
+      w.float64(rec.value ?? 0);
+      return;
     case 'noOp':
       return;
   }
@@ -376,6 +413,14 @@ function readRecord(r: Reader): MetadataRecord {
       return { type, id: r.uuid(), ...readBinding(r) };
     case 'removeAccessControlEntry':
       return { type, id: r.uuid() };
+    case 'clientQuota': {
+      const entity = readQuotaEntity(r);
+      const key = r.compactString();
+      if (!isQuotaKey(key)) throw new ProtocolError(`quota key ${key}`);
+      const remove = r.bool();
+      const value = r.float64();
+      return { type, entity, key, value: remove ? null : value };
+    }
     case 'noOp':
       return { type };
   }

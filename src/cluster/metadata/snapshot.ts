@@ -1,8 +1,9 @@
 // Metadata snapshots: an image written as the records that rebuild it, in one batch (features,
 // brokers, topics each followed by its configs and partitions, other configs, the producer-id
-// block, SCRAM credentials, ACLs), and loaded back by replaying that batch onto the empty image. The Raft core stores
+// block, SCRAM credentials, ACLs, client quotas), and loaded back by replaying that batch onto the empty image. The Raft core stores
 // the bytes opaquely (Snapshot.data) with the offset and epoch they reflect. Pure; any thread.
 import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
+import { QUOTA_KEYS, quotaEntityOf } from '../../coordinator/client_quotas.js';
 import { Writer } from '../../protocol/writer.js';
 import { applyEntry } from './delta.js';
 import { configKey, MetadataImage } from './image.js';
@@ -39,6 +40,13 @@ function* snapshotRecords(image: MetadataImage): Generator<MetadataRecord> {
     yield { type: 'userScramCredential', name: c.user, mechanism: c.mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations };
   }
   for (const acl of image.acls.values()) yield { type: 'accessControlEntry', ...acl };
+  for (const [entityKey, values] of image.quotas) {
+    const entity = quotaEntityOf(entityKey);
+    for (const key of QUOTA_KEYS) {
+      const value = values[key];
+      if (value !== undefined) yield { type: 'clientQuota', entity, key, value };
+    }
+  }
 }
 
 /** The snapshot of `image`: one batch of records (forEachRecord reads it). */

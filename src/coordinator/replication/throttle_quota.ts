@@ -6,7 +6,8 @@
 // rate is above the limit; callers check before they send and record what they sent, so a sender
 // is held back only after it went over, and a slow one is never held back. The owner keeps one
 // per broker side: the fetch handler on main for the leader side, each shard's replica fetchers
-// for the follower side.
+// for the follower side; client quotas (client_quotas.ts) keep one per quota entity and ask it
+// for KIP-219's delay instead.
 
 export interface QuotaWindows {
   readonly windowMs: number;
@@ -46,6 +47,12 @@ export class ThrottleQuota {
 
   /** Bytes/s over the live samples. */
   rate(nowMs: number): number {
+    const { total, spanMs } = this.measure(nowMs);
+    return (total * 1000) / spanMs;
+  }
+
+  /** The live samples' sum and the time they span (at least windows - 1 whole samples). */
+  private measure(nowMs: number): { total: number; spanMs: number } {
     const current = Math.floor(nowMs / this.w.windowMs);
     let total = 0;
     let oldest = current;
@@ -55,11 +62,23 @@ export class ThrottleQuota {
       total += this.bytes[i]!;
       if (window < oldest) oldest = window;
     }
-    const elapsed = Math.max(nowMs - oldest * this.w.windowMs, (this.w.windows - 1) * this.w.windowMs);
-    return (total * 1000) / elapsed;
+    return { total, spanMs: Math.max(nowMs - oldest * this.w.windowMs, (this.w.windows - 1) * this.w.windowMs) };
   }
 
   isExceeded(nowMs: number): boolean {
     return this.limit !== Infinity && this.rate(nowMs) > this.limit;
+  }
+
+  /**
+   * How long the sender must pause for the rate to fall back to the limit (KIP-219, as Kafka's
+   * client quotas compute it): (rate - limit) / limit of the span the samples cover, at most
+   * `capMs`; 0 while the rate is within the limit.
+   */
+  delayMs(nowMs: number, capMs: number): number {
+    if (this.limit === Infinity) return 0;
+    const { total, spanMs } = this.measure(nowMs);
+    const rate = (total * 1000) / spanMs;
+    if (rate <= this.limit) return 0;
+    return Math.min(capMs, Math.round(((rate - this.limit) / this.limit) * spanMs));
   }
 }

@@ -17,6 +17,7 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { AclOperation } from '../../coordinator/acl/acl.js';
 import { permitsCluster } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
+import { alterOnController, type WhenApplied } from './controller_alteration.js';
 
 /** How long an alteration may wait for the controller and then for the local image. */
 export const ALTER_SCRAM_TIMEOUT_MS = 30_000;
@@ -68,8 +69,8 @@ export const describeUserScramCredentialsHandler = handler({
 export interface AlterScramDeps {
   /** Runs the alteration on the active controller. */
   readonly alter: (req: AlterScramRequest, timeoutMs: number) => Promise<ControllerReply>;
-  /** Resolves once the local image satisfies `holds` (or rejects after `timeoutMs`); absent on the controller listener. */
-  readonly applied?: (holds: (image: MetadataImage) => boolean, timeoutMs: number) => Promise<void>;
+  /** Absent on the controller listener. */
+  readonly applied?: WhenApplied;
 }
 
 /** Every user the request names, each with `code`. */
@@ -97,25 +98,17 @@ export const alterUserScramCredentialsHandler = handler({
   barrier: true,
   async handle(ctx, req: AlterUserScramCredentialsRequest, deps: AlterScramDeps): Promise<Wire<AlterUserScramCredentialsResponse>> {
     if (!permitsCluster(ctx.authorizer, AclOperation.ALTER)) return refuseAll(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'not authorized on the cluster');
-    const deadline = performance.now() + ALTER_SCRAM_TIMEOUT_MS;
-    let reply: ControllerReply;
-    try {
-      reply = await deps.alter({ deletions: req.deletions, upsertions: req.upsertions }, ALTER_SCRAM_TIMEOUT_MS);
-    } catch (err) {
-      if (!(err instanceof KafkaError)) throw err;
-      return refuseAll(req, err.code, err.message);
-    }
-    if (reply.kind !== 'alterScramCredentials') throw new Error(`controller answered ${reply.kind} to an alterScramCredentials request`);
-    if (reply.errorCode !== ErrorCode.NONE) return refuseAll(req, reply.errorCode, reply.message ?? '');
-    const accepted = new Set(reply.results.filter((r) => r.errorCode === ErrorCode.NONE).map((r) => r.user));
-    if (deps.applied !== undefined && accepted.size > 0) {
-      try {
-        await deps.applied((image) => shows(image, req, accepted), Math.max(1, deadline - performance.now()));
-      } catch (err) {
-        if (!(err instanceof KafkaError)) throw err;
-        return refuseAll(req, err.code, err.message);
-      }
-    }
+    const reply = await alterOnController(
+      'alterScramCredentials',
+      (timeoutMs) => deps.alter({ deletions: req.deletions, upsertions: req.upsertions }, timeoutMs),
+      deps.applied,
+      (r) => {
+        const accepted = new Set(r.results.filter((x) => x.errorCode === ErrorCode.NONE).map((x) => x.user));
+        return accepted.size === 0 ? null : (image) => shows(image, req, accepted);
+      },
+      ALTER_SCRAM_TIMEOUT_MS,
+    );
+    if (reply instanceof KafkaError) return refuseAll(req, reply.code, reply.message);
     return { throttleTimeMs: 0, results: reply.results.map((r) => ({ user: r.user, errorCode: r.errorCode, errorMessage: r.message })) };
   },
 });

@@ -27,6 +27,7 @@ const SETTINGS: ReplicaFetcherSettings = {
   backoffMs: 20,
   requestTimeoutMs: 2000,
   connectTimeoutMs: 1000,
+  credentials: null,
 };
 
 interface Delivered {

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { buildBatchTemplate, stampValues } from '../../../bench/load/batch_template.js';
-import { walkBatches } from '../../../bench/load/fetch_walk.js';
-import type { WalkTotals } from '../../../bench/load/fetch_walk.js';
-import { CORRELATION_ID_AT, buildProduceFrame } from '../../../bench/load/produce_wire.js';
+import { buildBatchTemplate, stampValues } from '../../../src/bench/load/batch_template.js';
+import { walkBatches } from '../../../src/bench/load/fetch_walk.js';
+import type { WalkTotals } from '../../../src/bench/load/fetch_walk.js';
+import { CORRELATION_ID_AT, buildProduceFrame } from '../../../src/bench/load/produce_wire.js';
 import { spread } from '../../../bench/report.js';
 import { decodeRecordBatches } from '../../../src/protocol/records.js';
 import { ProduceApi } from '../../../src/protocol/apis/produce.js';

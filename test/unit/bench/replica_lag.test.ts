@@ -4,7 +4,7 @@
 // followers that answered after the leader (ahead of it) are handled as documented.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ReplicaState } from '../../../bench/broker_process.js';
+import type { ReplicaState } from '../../../src/bench/broker_process.js';
 import { replicaLag } from '../../../bench/load/replica_lag.js';
 
 const replica = (topic: string, partition: number, role: string, logEndOffset: number, highWatermark: number): ReplicaState =>

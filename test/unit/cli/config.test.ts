@@ -178,11 +178,10 @@ test('every flag has an env twin and a default that resolves to itself', () => {
 
 test('describeConfig prints every key with value and source', () => {
   const { config, sources } = resolveConfig(['--flush', '5'], {});
-  const json = JSON.parse(describeConfig(config, sources, 'json')) as Record<string, { value: unknown; source: string }>;
+  const { data: json, text } = describeConfig(config, sources);
   assert.deepEqual(json.flush, { value: '5', source: 'flag' });
   assert.deepEqual(json['kafka-addr'], { value: '127.0.0.1:9092', source: 'default' });
   assert.equal(Object.keys(json).length, CONFIG_FLAGS.length);
-  const text = describeConfig(config, sources);
   assert.match(text, /^flush\s+5\s+flag$/m);
   assert.equal(text.split('\n').length, CONFIG_FLAGS.length);
 });
@@ -203,7 +202,7 @@ test('cluster mode: voters parse, a voter defaults to broker,controller on its o
   assert.equal(config.brokerHeartbeatIntervalMs, 500);
   assert.equal(config.brokerSessionTimeoutMs, 3000);
   assert.equal(config.metadataSnapshotRecords, 10000);
-  const printed = describeConfig(config, sources);
+  const printed = describeConfig(config, sources).text;
   assert.match(printed, /^controller-voters\s+1@127\.0\.0\.1:9193,2@127\.0\.0\.1:9293,3@\[::1\]:9393\s+flag$/m);
   assert.match(printed, /^roles\s+broker,controller\s+default$/m);
 });

@@ -90,11 +90,11 @@ test('property: any sequence of adds keeps ids and ports unique, voters first, a
 
 test('verb arguments: counts, --dir, --format, start flags only for up, bad input as usage errors', () => {
   assert.deepEqual(parseDevCluster('up', ['5', '--dir', '/x', '--', '--shards', '1']), {
-    verb: 'up', dir: '/x', count: 5, timeoutMs: undefined, json: false, startArgs: ['--shards', '1'],
+    verb: 'up', dir: '/x', count: 5, timeoutMs: undefined, format: 'text', startArgs: ['--shards', '1'],
   });
   assert.equal(parseDevCluster('up', []).count, undefined);
   assert.equal(parseDevCluster('up', []).dir, './sluice-cluster');
-  assert.equal(parseDevCluster('status', ['--format', 'json']).json, true);
+  assert.equal(parseDevCluster('status', ['--format', 'json']).format, 'json');
   assert.equal(parseDevCluster('add', ['2', '--timeout-ms', '900']).timeoutMs, 900);
   const usage: [string, string[], RegExp][] = [
     ['up', ['0'], /N must be an integer in \[1, 32\]/],
@@ -102,7 +102,7 @@ test('verb arguments: counts, --dir, --format, start flags only for up, bad inpu
     ['up', ['3', '4'], /unexpected argument 4/],
     ['add', ['65'], /K must be an integer in \[1, 64\]/],
     ['down', ['3'], /unexpected argument 3/],
-    ['status', ['--format', 'xml'], /--format must be text or json/],
+    ['status', ['--format', 'xml'], /--format must be one of text, wide, json, yaml/],
     ['add', ['--', '--shards', '1'], /only `up` takes start flags/],
     ['up', ['--', '--kafka-addr', '1.2.3.4:1'], /--kafka-addr is set by the dev cluster/],
     ['restart', [], /unknown dev cluster command "restart"/],

@@ -9,7 +9,7 @@ import {
   PlainServer, SaslFailure, SCRAM_MECHANISMS, ScramServer, scramCredential, secretsEqual, type ScramCredential, type ScramMechanism,
 } from '../../../src/common/sasl_mechanisms.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { ScramClient } from '../../helpers/scram_client.js';
+import { ScramClient } from '../../../src/common/scram_client.js';
 
 const text = (b: Buffer): string => b.toString('utf8');
 const buf = (s: string): Buffer => Buffer.from(s, 'utf8');

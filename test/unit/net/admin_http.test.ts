@@ -1,10 +1,15 @@
 // Admin HTTP: health status codes (503 too while something is failing, e.g. the quorum), metrics
 // text fed by shard snapshots (and served even when snapshots fail), actor listing, /v1/quorum
 // (404 on a node without the quorum), the reports (404 without them), /v1/traffic, the console's
-// static files with their security headers (and a clear 404 when they are missing), 404/405, and
-// closing.
+// static files with their security headers (and a clear 404 when they are missing), 404/405,
+// the bearer token (401 with WWW-Authenticate on data paths, a bare health status, the console's
+// files public, reload), and closing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BearerToken } from '../../../src/net/listener_security.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { BrokerMetrics } from '../../../src/metrics/metrics.js';
 import type { ShardSnapshot } from '../../../src/actors/shard_snapshot.js';
@@ -27,8 +32,8 @@ const snapshot: ShardSnapshot = {
 };
 
 async function withServer(
-  overrides: { snapshots?: () => Promise<ShardSnapshot[]>; quorum?: () => unknown; reports?: AdminServerOptions['reports']; consoleDir?: string },
-  body: (base: string, setStatus: (s: HealthStatus, failing?: string[]) => void) => Promise<void>,
+  overrides: { snapshots?: () => Promise<ShardSnapshot[]>; quorum?: () => unknown; reports?: AdminServerOptions['reports']; consoleDir?: string; token?: BearerToken },
+  body: (base: string, setStatus: (s: HealthStatus, failing?: string[]) => void, reload: () => void) => Promise<void>,
 ): Promise<void> {
   let status: HealthStatus = 'starting';
   let failing: string[] = [];
@@ -45,9 +50,10 @@ async function withServer(
     ...(overrides.quorum === undefined ? {} : { quorum: overrides.quorum }),
     ...(overrides.reports === undefined ? {} : { reports: overrides.reports }),
     ...(overrides.consoleDir === undefined ? {} : { consoleDir: overrides.consoleDir }),
+    ...(overrides.token === undefined ? {} : { token: overrides.token }),
   });
   try {
-    await body(`http://127.0.0.1:${server.port}`, (s, f = []) => { status = s; failing = f; });
+    await body(`http://127.0.0.1:${server.port}`, (s, f = []) => { status = s; failing = f; }, () => server.reload());
   } finally {
     await server.close();
     metrics.close();
@@ -193,4 +199,41 @@ test('the console is served at / with a script-src self CSP; a missing file answ
     assert.equal(res.status, 404);
     assert.match(((await res.json()) as { error: string }).error, /console\/console.js is missing/);
   });
+});
+
+test('with a token: data paths answer 401 without it, health only its status, console files to anyone; reload takes a new token', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-admin-token-'));
+  const file = join(dir, 'token');
+  writeFileSync(file, 's3cret-token\n');
+  try {
+    await withServer({ token: new BearerToken(file) }, async (base, setStatus, reload) => {
+      setStatus('ready');
+      const bearer = (t: string): RequestInit => ({ headers: { authorization: `Bearer ${t}` } });
+      for (const path of ['/metrics', '/v1/actors', '/v1/traffic', '/v1/quorum', '/v1/topics']) {
+        for (const init of [{}, bearer('wrong'), bearer('s3cret-token-and-more'), { headers: { authorization: 'Basic czNjcmV0LXRva2Vu' } }]) {
+          const res = await fetch(`${base}${path}`, init);
+          assert.equal(res.status, 401, `${path} ${JSON.stringify(init)}`);
+          assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/);
+          assert.match(((await res.json()) as { error: string }).error, /Authorization: Bearer/);
+        }
+      }
+      assert.equal((await fetch(`${base}/v1/actors`, bearer('s3cret-token'))).status, 200);
+      assert.equal((await fetch(`${base}/metrics`, { headers: { authorization: 'bearer  s3cret-token' } })).status, 200, 'the scheme is case-insensitive');
+      const bare = await fetch(`${base}/v1/health`);
+      assert.equal(bare.status, 200);
+      assert.deepEqual(await bare.json(), { status: 'ready' }, 'no details without the token');
+      assert.deepEqual(await (await fetch(`${base}/v1/health`, bearer('s3cret-token'))).json(), { status: 'ready', shards: 2 });
+      assert.notEqual((await fetch(`${base}/`)).status, 401, 'the console page loads, then asks for the token');
+
+      writeFileSync(file, 'rotated\n');
+      reload();
+      assert.equal((await fetch(`${base}/v1/actors`, bearer('s3cret-token'))).status, 401);
+      assert.equal((await fetch(`${base}/v1/actors`, bearer('rotated'))).status, 200);
+      writeFileSync(file, '  \n');
+      reload();
+      assert.equal((await fetch(`${base}/v1/actors`, bearer('rotated'))).status, 200, 'an empty token file keeps the previous token');
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

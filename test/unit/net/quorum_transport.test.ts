@@ -177,15 +177,18 @@ describe('quorum transport over loopback', () => {
   it('reports a peer unreachable when its connection is refused or reset, and not while it answers', async () => {
     const port = await freePort();
     const reported: number[] = [];
-    const sender = transport(4, [{ id: 5, host: '127.0.0.1', port }], new Inbox(), { unreachable: (id) => reported.push(id) });
+    const refusals: boolean[] = [];
+    const sender = transport(4, [{ id: 5, host: '127.0.0.1', port }], new Inbox(), { unreachable: (id, refused) => { reported.push(id); refusals.push(refused); } });
     sender.send({ type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 1 });
     for (let i = 0; i < 40 && reported.length === 0; i++) await sleep(10);
     assert.equal(reported[0], 5, 'a refused connection is reported');
+    assert.equal(refusals[0], true, 'as refused: nothing listens there');
     const receiverInbox = new Inbox();
     const receiver = transport(5, [], receiverInbox);
     await serve(receiver, port);
     await receiverInbox.next();
     reported.length = 0;
+    refusals.length = 0;
     sender.send({ type: 'beginQuorumEpoch', from: 4, to: 5, epoch: 2 });
     await receiverInbox.next();
     assert.deepStrictEqual(reported, [], 'a working connection reports nothing');
@@ -193,6 +196,7 @@ describe('quorum transport over loopback', () => {
     for (const socket of servers[servers.length - 1]!.sockets) socket.destroy();
     for (let i = 0; i < 40 && reported.length === 0; i++) await sleep(10);
     assert.equal(reported[0], 5, 'a reset connection is reported');
+    assert.equal(refusals[0], false, 'a reset is not a refusal');
   });
 
   it('learns voters from their endpoints: a new one, a moved one, never itself, and at most maxPeers', () => {

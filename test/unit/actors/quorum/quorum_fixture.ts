@@ -125,8 +125,8 @@ export class QuorumFixture {
             if (node?.cut !== true) deliver(m);
           },
           isVoter,
-          unreachable: (peer) => {
-            if (node?.cut !== true) unreachable(peer);
+          unreachable: (peer, refused) => {
+            if (node?.cut !== true) unreachable(peer, refused);
           },
           maxPeers: 32,
           maxQueuedPerPeer: 64,

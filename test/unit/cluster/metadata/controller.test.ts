@@ -174,6 +174,27 @@ describe('MetadataController', () => {
     assert.equal(successor.expireSessions(h.next + 1, at + SESSION_MS), null, 'the others keep a full session');
   });
 
+  it('ends at once the session of a node whose process refuses connections, and only a live, unfenced one', () => {
+    const h = new Harness();
+    h.brokers([1, 2, 3]);
+    h.now((next) => h.c.createTopics([{ name: 't', numPartitions: 3, replicationFactor: 3, assignment: null, configs: {} }], false, next));
+    const successor = new MetadataController(config(), MetadataImage.EMPTY);
+    for (const { offset, records } of h.log) successor.replay(records, offset, 1);
+    assert.equal(successor.processGone(1, 900), false, 'an inactive controller ends no session');
+    const at = 1_000;
+    successor.activate(2, at, 1);
+    assert.equal(successor.processGone(1, at), true);
+    assert.equal(successor.processGone(9, at), false, 'an unknown node');
+    const epoch2 = successor.image.brokers.get(2)!.epoch;
+    assert.equal(successor.processGone(2, at, epoch2 + 1), false, 'another incarnation of broker 2 keeps its session');
+    const out = successor.expireSessions(h.next, at);
+    assert.ok(out !== null && out.kind === 'propose', 'fenced without waiting for the grace');
+    assert.deepEqual(out.records.flatMap((r) => (r.type === 'brokerRegistrationChange' ? [r.brokerId] : [])), [1]);
+    successor.committed(h.next);
+    assert.equal(successor.processGone(1, at + 1), false, 'a fenced broker has no session to end');
+    assert.equal(successor.expireSessions(h.next + 1, at + 1), null, 'the others keep their sessions');
+  });
+
   it('unfences only a broker that has caught up to its registration, and gives back its leaderless partitions', () => {
     const h = new Harness();
     h.brokers([1]);

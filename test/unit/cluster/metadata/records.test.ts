@@ -9,6 +9,7 @@ import {
 } from '../../../../src/cluster/metadata/records.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
 import { SCRAM_MECHANISMS } from '../../../../src/common/sasl_mechanisms.js';
+import { QUOTA_KEYS } from '../../../../src/coordinator/client_quotas.js';
 import { recordsArb, uuidArb } from '../../../helpers/metadata_fixture.js';
 
 const int32 = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
@@ -62,6 +63,16 @@ const recordArb: fc.Arbitrary<MetadataRecord> = fc.oneof(
     salt: scramBytes, storedKey: scramBytes, serverKey: scramBytes, iterations: int32,
   }),
   rec({ type: fc.constant('removeUserScramCredential' as const), name: text, mechanism: fc.constantFrom(...SCRAM_MECHANISMS) }),
+  rec({
+    type: fc.constant('clientQuota' as const),
+    entity: fc.oneof(
+      fc.record({ user: fc.option(text) }, { noNullPrototype: true }),
+      fc.record({ clientId: fc.option(text) }, { noNullPrototype: true }),
+      fc.record({ user: fc.option(text), clientId: fc.option(text) }, { noNullPrototype: true }),
+    ),
+    key: fc.constantFrom(...QUOTA_KEYS),
+    value: fc.option(fc.double({ min: 0.001, max: 1e15, noNaN: true })),
+  }),
   fc.constant({ type: 'noOp' as const }),
 );
 

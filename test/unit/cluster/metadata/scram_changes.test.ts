@@ -8,7 +8,7 @@ import { MetadataImage, scramKey } from '../../../../src/cluster/metadata/image.
 import { scramChanges, type ScramUpsertionRequest } from '../../../../src/cluster/metadata/scram_changes.js';
 import { saltedPassword, ScramServer, type ScramMechanism } from '../../../../src/common/sasl_mechanisms.js';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
-import { ScramClient } from '../../../helpers/scram_client.js';
+import { ScramClient } from '../../../../src/common/scram_client.js';
 
 const AT = { endOffset: 1, epoch: 1 };
 const CODES: Record<ScramMechanism, number> = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 };

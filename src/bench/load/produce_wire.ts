@@ -1,14 +1,14 @@
-// Raw Produce wire pieces for the load generators (bench process, main thread): a Produce request
+// Raw Produce wire pieces for the load generators (bench driver, main thread): a Produce request
 // frame built once per in-flight slot (only its correlation id, and for latency runs the stamped
 // values, change between sends), a splitter for the broker's response byte stream, and the check
 // of one Produce response. Going around KafkaConnection keeps the client's per-request cost to
 // one int32 write and one small decode, so on a 2-core machine the broker gets the CPU.
 // Invariants: a slot's frame is rewritten only after its previous response arrived (so the
 // kernel has long copied it); the splitter holds at most one partial frame of <= maxFrame bytes.
-import { ProduceApi } from '../../src/protocol/apis/produce.js';
-import { readResponseHeader, writeRequestHeader } from '../../src/protocol/header.js';
-import { Reader } from '../../src/protocol/reader.js';
-import { Writer } from '../../src/protocol/writer.js';
+import { ProduceApi } from '../../protocol/apis/produce.js';
+import { readResponseHeader, writeRequestHeader } from '../../protocol/header.js';
+import { Reader } from '../../protocol/reader.js';
+import { Writer } from '../../protocol/writer.js';
 
 /** Size prefix (4), apiKey (2), apiVersion (2): the correlation id follows. */
 export const CORRELATION_ID_AT = 8;

@@ -1,4 +1,4 @@
-// Produce load generator over the Kafka protocol (bench process, main thread): N connections,
+// Produce load generator over the Kafka protocol (bench driver, main thread): N connections,
 // each keeping up to K Produce requests in flight, every request one pre-built batch of B records
 // of S bytes for one partition (slot s of connection c always targets partition (c*K+s) mod P).
 // Measures acknowledged msgs/s, payload MB/s (10^6) and per-request latency (write -> response).
@@ -6,7 +6,7 @@
 // waits at most `requestTimeoutMs` for the answers in flight. Memory: K frames per connection.
 // The first `warmupMs` of acknowledgements are not counted (JIT, TCP autotuning, page cache).
 import { performance } from 'node:perf_hooks';
-import { errorName } from '../../src/protocol/errors.js';
+import { errorName } from '../../protocol/errors.js';
 import { buildBatchTemplate } from './batch_template.js';
 import { newLatencyHistogram, summarizeLatency } from './latency.js';
 import type { Histogram, LatencySummary } from './latency.js';

@@ -1,4 +1,4 @@
-// End-to-end latency at a fixed rate (bench process, main thread): a paced producer (one raw
+// End-to-end latency at a fixed rate (bench driver, main thread): a paced producer (one raw
 // connection, K slots) stamps into every record value the performance.now() time its batch was
 // due; a consumer on its own connection long-polls Fetch (maxWait, minBytes 1) and records, per
 // record, now - stamp. Producer and consumer share this thread and clock, so no clock skew.
@@ -8,8 +8,8 @@
 // Bounds: the producer stops after `durationMs` or `messages`; the consumer stops when it has
 // every acknowledged record or `drainTimeoutMs` after the producer stopped.
 import { performance } from 'node:perf_hooks';
-import type { KafkaConnection } from '../../src/client/connection.js';
-import { errorName } from '../../src/protocol/errors.js';
+import type { KafkaConnection } from '../../client/connection.js';
+import { errorName } from '../../protocol/errors.js';
 import { buildBatchTemplate, stampValues } from './batch_template.js';
 import type { BatchTemplate } from './batch_template.js';
 import type { WalkTotals } from './fetch_walk.js';
@@ -39,6 +39,16 @@ export interface E2eOptions {
   readonly requestTimeoutMs: number;
   readonly drainTimeoutMs: number;
   readonly fetch: FetchShape;
+  /** Told of every acknowledged batch and every consumed record as it happens (sluice bench's windows). */
+  readonly observer?: E2eObserver;
+}
+
+/** Events of a run, each at performance.now(); warm-up included. */
+export interface E2eObserver {
+  /** `records` acknowledged after `latencyMs`; the batch went out `delayMs` after it was due. */
+  acked(atMs: number, records: number, latencyMs: number, delayMs: number): void;
+  /** One record consumed `latencyMs` after it was due. */
+  consumed(atMs: number, latencyMs: number): void;
 }
 
 export interface E2eResult {
@@ -61,12 +71,15 @@ class PacedProducer {
   lateSends = 0;
   stopped = false;
   readonly produceHist = newLatencyHistogram();
+  /** Per slot: how late its batch in flight went out (ms after it was due). */
+  private readonly sendDelayMs: number[];
   private batchesSent = 0;
   private startedAt = 0;
   private stoppedAt = 0;
 
   constructor(readonly o: E2eOptions, readonly template: BatchTemplate, readonly p: PipelinedProducer) {
     for (let s = p.frames.length - 1; s >= 0; s--) this.free.push(s);
+    this.sendDelayMs = new Array<number>(p.frames.length).fill(0);
   }
 
   start(): void {
@@ -97,7 +110,9 @@ class PacedProducer {
       // timer or for a free slot counts (no coordinated omission).
       const dueAt = this.startedAt + (this.batchesSent * this.o.batchRecords * 1000) / this.o.ratePerSec;
       stampValues(this.template, f.frame, f.batchAt, dueAt);
-      this.p.send(slot, performance.now());
+      const sentAt = performance.now();
+      this.sendDelayMs[slot] = sentAt - dueAt;
+      this.p.send(slot, sentAt);
       this.batchesSent++;
       this.sent += this.o.batchRecords;
     }
@@ -116,6 +131,7 @@ class PacedProducer {
     }
     this.acked += this.o.batchRecords;
     this.produceHist.recordValue(Math.max(1, Math.round(latencyMs * 1000)));
+    this.o.observer?.acked(performance.now(), this.o.batchRecords, latencyMs, this.sendDelayMs[slot] ?? 0);
     this.free.push(slot);
     if (this.stopped && this.p.inFlight === 0) this.p.end(null);
   }
@@ -146,7 +162,9 @@ async function consume(conn: KafkaConnection, o: E2eOptions, producer: PacedProd
   const visit = (buf: Buffer, at: number, length: number): void => {
     if (length < 8) return;
     const now = performance.now();
-    if (now - started >= o.warmupMs) hist.recordValue(Math.max(1, Math.round((now - buf.readDoubleLE(at)) * 1000)));
+    const latencyMs = now - buf.readDoubleLE(at);
+    if (now - started >= o.warmupMs) hist.recordValue(Math.max(1, Math.round(latencyMs * 1000)));
+    o.observer?.consumed(now, latencyMs);
   };
   for (;;) {
     const now = performance.now();

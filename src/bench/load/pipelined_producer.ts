@@ -1,5 +1,5 @@
 // One raw Produce connection with K pre-built request frames ("slots") for the load generators
-// (bench process, main thread). The owner decides when a slot is sent and what happens on its
+// (bench driver, main thread). The owner decides when a slot is sent and what happens on its
 // answer (resend at once for max throughput, or return it to a free list for paced sending).
 // Invariants: Kafka answers in request order, so the slots in flight form a FIFO and the oldest
 // owns the next response (a mismatched correlation id ends the connection); a slot is sent again

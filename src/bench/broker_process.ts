@@ -1,4 +1,4 @@
-// A fresh Sluice broker as a child process for one bench run (bench process, main thread): own
+// A fresh Sluice broker as a child process for one bench run (bench driver, main thread): own
 // temp data dir, Kafka and admin listeners on 127.0.0.1 with ports picked by the kernel (read
 // back from the ready line), ready once GET /v1/health answers 200. Stopped by its pid with
 // SIGTERM (SIGKILL after a deadline), then its data dir is removed.
@@ -12,13 +12,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CLI_ARGV } from '../native/embedded.js';
 
 export interface BrokerOptions {
   /** always | never | <ms> */
   readonly flush: string;
   readonly shards: number;
-  /** Extra node flags for the broker process (e.g. --cpu-prof). */
+  /** Extra node flags for the broker process (e.g. --cpu-prof); not inside the single executable. */
   readonly nodeArgs?: readonly string[];
   /** Extra broker flags (e.g. group settings). */
   readonly args?: readonly string[];
@@ -40,7 +40,6 @@ export interface ClusterMember {
 
 const HOST = '127.0.0.1';
 const STDERR_KEEP = 16 * 1024;
-const MAIN_JS = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
 let clockTicks = 0;
 function ticksPerSecond(): number {
@@ -119,7 +118,7 @@ export class BrokerProcess {
       if (m === undefined) rmSync(dataDir, { recursive: true, force: true });
     };
     const node = m === undefined ? [] : ['--node-id', String(m.nodeId), '--controller-voters', m.voters];
-    const args = [...(o.nodeArgs ?? []), MAIN_JS, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:${m?.kafkaPort ?? 0}`,
+    const args = [...(o.nodeArgs ?? []), ...CLI_ARGV, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:${m?.kafkaPort ?? 0}`,
       '--admin-addr', `${HOST}:${m?.adminPort ?? 0}`, ...node, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn',
       ...(o.args ?? [])];
     // As the launchers (bin/sluice, npm start) do: the pool must be sized before the process starts.

@@ -1,10 +1,10 @@
-// Load-generator record batches (bench process, main thread): one v2 batch of `records` records
+// Load-generator record batches (bench driver, main thread): one v2 batch of `records` records
 // of `valueBytes` each, built once and reused for every request (the broker assigns offsets, so
 // identical batches are valid). Keys are null and there are no headers; values are 'x' bytes.
 // Invariants: the CRC always covers bytes 21..end of the batch, also after `stampValues`, which
 // writes a float64 (little-endian) at the start of every value, so values must be >= 8 bytes then.
-import { varintSize, writeVarint } from '../../src/protocol/records.js';
-import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, crc32c, writeInt64 } from '../../src/protocol/record_batch.js';
+import { varintSize, writeVarint } from '../../protocol/records.js';
+import { BATCH_HEADER_BYTES, BatchField, LOG_OVERHEAD, crc32c, writeInt64 } from '../../protocol/record_batch.js';
 
 export interface BatchTemplate {
   readonly batch: Buffer;

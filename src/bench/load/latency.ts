@@ -1,4 +1,4 @@
-// Latency histograms for the bench (bench process, main thread): values are recorded in whole
+// Latency histograms for the bench (bench driver, main thread): values are recorded in whole
 // microseconds in an HDR histogram (3 significant digits) and reported in milliseconds.
 import { build } from 'hdr-histogram-js';
 import type { Histogram } from 'hdr-histogram-js';

@@ -1,8 +1,8 @@
-// The client side of SCRAM (RFC 5802) for tests: builds client-first and client-final messages
-// from a password and checks the server's signature, so tests can drive ScramServer and a broker's
-// SASL listener the way a real client does.
+// The client side of SCRAM (RFC 5802): builds client-first and client-final messages from a
+// password and checks the server's signature. Replica fetchers authenticate to an inter-broker
+// SASL listener with it (any thread); tests drive ScramServer with it as a real client does.
 import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
-import type { ScramMechanism } from '../../src/common/sasl_mechanisms.js';
+import type { ScramMechanism } from './sasl_mechanisms.js';
 
 const HASH = { 'SCRAM-SHA-256': ['sha256', 32], 'SCRAM-SHA-512': ['sha512', 64] } as const;
 

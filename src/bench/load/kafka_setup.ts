@@ -1,14 +1,14 @@
-// Control-plane helpers for the bench (bench process, main thread), over our KafkaConnection:
+// Control-plane helpers for the bench (bench driver, main thread), over our KafkaConnection:
 // create a topic and wait until every partition has a leader, and the Fetch round trip the
 // catch-up and e2e consumers share (one fetch session-less request for all partitions of one
 // topic, records walked in place). Every wait here is bounded by a deadline.
-import { KafkaAdmin } from '../../src/client/admin.js';
-import { KafkaConnection } from '../../src/client/connection.js';
-import { FetchApi } from '../../src/protocol/apis/fetch.js';
-import type { FetchRequest } from '../../src/protocol/apis/fetch.js';
-import { ProduceApi } from '../../src/protocol/apis/produce.js';
-import { errorName } from '../../src/protocol/errors.js';
-import { ZERO_UUID } from '../../src/protocol/schema.js';
+import { KafkaAdmin } from '../../client/admin.js';
+import { KafkaConnection } from '../../client/connection.js';
+import { FetchApi } from '../../protocol/apis/fetch.js';
+import type { FetchRequest } from '../../protocol/apis/fetch.js';
+import { ProduceApi } from '../../protocol/apis/produce.js';
+import { errorName } from '../../protocol/errors.js';
+import { ZERO_UUID } from '../../protocol/schema.js';
 import { walkBatches } from './fetch_walk.js';
 import type { ValueVisitor, WalkTotals } from './fetch_walk.js';
 
@@ -45,6 +45,16 @@ export interface FetchShape {
   readonly minBytes: number;
   readonly maxBytes: number;
   readonly partitionMaxBytes: number;
+}
+
+/** Kafka consumer defaults: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB. */
+export const CONSUMER_FETCH: FetchShape = { maxWaitMs: 500, minBytes: 1, maxBytes: 52_428_800, partitionMaxBytes: 1_048_576 };
+
+/** A producer's batch size (64 KiB) when the records per batch are not given. */
+export const BATCH_BYTES = 64 * 1024;
+
+export function batchRecordsFor(recordBytes: number, batchRecords: number): number {
+  return batchRecords > 0 ? batchRecords : Math.max(1, Math.floor(BATCH_BYTES / (recordBytes + 8)));
 }
 
 function fetchRequest(topic: string, offsets: readonly number[], shape: FetchShape): FetchRequest {

@@ -1,9 +1,9 @@
-// Allocation-free walk over the record batches of one fetched partition (bench process, main
+// Allocation-free walk over the record batches of one fetched partition (bench driver, main
 // thread): counts whole batches and records at or above the fetch offset, advances the next
 // offset, and optionally visits each record's value in place (the e2e bench reads the send time
 // stamped there). A trailing partial batch is skipped, as Kafka may cut the last one short.
 // Only uncompressed magic-2 batches are walked record by record; others are counted by header.
-import { BATCH_HEADER_BYTES, BatchAttr, BatchField, LOG_OVERHEAD, readInt64 } from '../../src/protocol/record_batch.js';
+import { BATCH_HEADER_BYTES, BatchAttr, BatchField, LOG_OVERHEAD, readInt64 } from '../../protocol/record_batch.js';
 
 export interface WalkTotals {
   batches: number;
