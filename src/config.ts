@@ -97,6 +97,13 @@ export interface BrokerConfig {
   readonly interBrokerSaslPasswordFile: string;
   /** Kafka's connections.max.reauth.ms (KIP-368): a SASL session's lifetime; 0: no limit. */
   readonly connectionsMaxReauthMs: number;
+  /** Kafka's super.users: principals (User:NAME) every ACL check allows. */
+  readonly superUsers: readonly string[];
+  /**
+   * Kafka's allow.everyone.if.no.acl.found: a resource no ACL names is open to all. Unset (null)
+   * it resolves to true exactly when every client listener is PLAINTEXT (nobody authenticates).
+   */
+  readonly allowEveryoneIfNoAclFound: boolean | null;
   readonly adminAddr: string;
   readonly adminHost: string;
   readonly adminPort: number;
@@ -524,6 +531,26 @@ const sslClientAuth: Option<SslClientAuth> = {
   },
 };
 
+const superUsers: Option<readonly string[]> = {
+  help: 'principals allowed everything whatever the ACLs say (Kafka\'s super.users), separated by ;',
+  hint: 'User:NAME;...',
+  default: () => [],
+  parse(raw) {
+    const out = raw.split(';').map((p) => p.trim()).filter((p) => p !== '');
+    for (const p of out) if (!/^[^:]+:.+$/.test(p)) throw new InvalidValue(`"${p}" must be TYPE:NAME, e.g. User:admin`);
+    return out;
+  },
+  format: (v) => v.join(';'),
+};
+
+const allowEveryoneIfNoAclFound: Option<boolean | null> = {
+  help: 'a resource no ACL names is open to every principal (Kafka\'s allow.everyone.if.no.acl.found); auto: true only when every listener is PLAINTEXT',
+  hint: 'true|false|auto',
+  default: () => null,
+  parse: (raw) => (raw === 'auto' ? null : bool('', false).parse(raw)),
+  format: (v) => (v === null ? 'auto' : v),
+};
+
 const saslEnabledMechanisms: Option<readonly SaslMechanism[]> = {
   help: `SASL mechanisms SASL listeners offer (Kafka\'s sasl.enabled.mechanisms): ${SASL_MECHANISMS.join(', ')}`,
   hint: 'MECH,...',
@@ -581,6 +608,8 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   interBrokerSaslUsername: optionalText('the user replica fetchers authenticate as on a SASL inter-broker listener', 'USER'),
   interBrokerSaslPasswordFile: optionalPath('file whose first line is the inter-broker user\'s password; read at start'),
   connectionsMaxReauthMs: int('a SASL session\'s lifetime: a client must re-authenticate (KIP-368) within it or its connection is closed on its next request (ms, 0 = no limit; Kafka\'s connections.max.reauth.ms)', 0, 0, MAX_TIMER_MS),
+  superUsers,
+  allowEveryoneIfNoAclFound,
   adminAddr: address('admin HTTP listener HOST:PORT (port 0 = any free port)', '127.0.0.1:9644'),
   adminSslCertFile: optionalPath('PEM certificate (chain) of the admin HTTP, which then speaks HTTPS; reloaded on SIGHUP'),
   adminSslKeyFile: optionalPath('PEM private key of the admin HTTP; reloaded on SIGHUP'),
@@ -1017,6 +1046,7 @@ function expand(values: Resolved): BrokerConfig {
     ...values,
     kafkaAddr: joinHostPort(kafka.host, kafka.port),
     clientListeners,
+    allowEveryoneIfNoAclFound: values.allowEveryoneIfNoAclFound ?? clientListeners.every((l) => l.protocol === 'PLAINTEXT'),
     roles,
     controllerAddr,
     controllerHost: controller.host,

@@ -25,6 +25,7 @@ import { CONSUME_HELP, runConsume } from './consume.js';
 import { REASSIGN_HELP, runReassign } from './reassign.js';
 import { versionInfo, versionText } from './version.js';
 import { USER_HELP, runUser } from './user.js';
+import { ACL_HELP, runAcl } from './acl.js';
 import { QUOTA_HELP, runQuota } from './quota.js';
 
 const MAIN_HELP = `Usage: sluice <command> [options]
@@ -57,6 +58,7 @@ Commands:
   user create NAME       set a user's SCRAM credential (--data-dir: offline, before start)
   user delete NAME       delete a user's SCRAM credential
   user list              list users with SCRAM credentials
+  acl add|list|remove    manage ACLs (--allow-principal/--deny-principal, --operation, --topic/--group/--cluster)
   quota alter            set or remove client quotas of a user and/or client id
   quota describe         list client quotas
   bench                  OMB-style workloads (--vs redis,nats: the peers beside us), JSON and HTML report
@@ -117,6 +119,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, USER_HELP[''] ?? '');
     if (wantsHelp(rest)) return printHelp(io, USER_HELP[sub] ?? USER_HELP[''] ?? '');
     await runUser(sub, rest, io);
+    return 0;
+  }
+  if (command === 'acl') {
+    if (sub === undefined || sub === '--help' || sub === '-h') return printHelp(io, ACL_HELP[''] ?? '');
+    if (wantsHelp(rest)) return printHelp(io, ACL_HELP[sub] ?? ACL_HELP[''] ?? '');
+    await runAcl(sub, rest, io);
     return 0;
   }
   if (command === 'quota') {

@@ -25,6 +25,10 @@ import {
   type AlterClientQuotasEntry, type DescribeClientQuotasEntry, type DescribeClientQuotasRequest, type QuotaEntityPart,
 } from '../protocol/apis/client_quotas.js';
 import { DescribeConfigsApi } from '../protocol/apis/describe_configs.js';
+import {
+  CreateAclsApi, DeleteAclsApi, DescribeAclsApi,
+  type AclCreationWire, type AclFilterWire, type DeleteAclsMatchingAcl, type DescribeAclsResource,
+} from '../protocol/apis/acls.js';
 import { DescribeLogDirsApi } from '../protocol/apis/describe_log_dirs.js';
 import type { DescribeLogDirsResponse } from '../protocol/apis/describe_log_dirs.js';
 import { MetadataApi } from '../protocol/apis/metadata.js';
@@ -394,6 +398,30 @@ export class KafkaAdmin {
     const r = res.results.find((x) => x.user === user);
     if (r === undefined) throw new KafkaError(-1, `the broker answered nothing for user ${user}`);
     if (r.errorCode !== 0) throw brokerError(r.errorCode, `SCRAM credential of ${user}`, r.errorMessage);
+  }
+
+  /** Creates ACLs (CreateAcls); throws the first refusal as a KafkaError. Creating an existing ACL is no change. */
+  async createAcls(creations: readonly AclCreationWire[]): Promise<void> {
+    const res = await this.conn.request(CreateAclsApi, { creations: [...creations] }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    res.results.forEach((r, i) => {
+      if (r.errorCode !== 0) throw brokerError(r.errorCode, `create ACL ${JSON.stringify(creations[i])}`, r.errorMessage);
+    });
+  }
+
+  /** The ACLs `filter` selects (DescribeAcls), grouped by resource pattern. */
+  async describeAcls(filter: AclFilterWire): Promise<DescribeAclsResource[]> {
+    const res = await this.conn.request(DescribeAclsApi, filter);
+    if (res.errorCode !== 0) throw brokerError(res.errorCode, 'describe ACLs', res.errorMessage);
+    return res.resources;
+  }
+
+  /** Deletes the ACLs the filters select (DeleteAcls) and returns them; throws a filter's refusal. */
+  async deleteAcls(filters: readonly AclFilterWire[]): Promise<DeleteAclsMatchingAcl[]> {
+    const res = await this.conn.request(DeleteAclsApi, { filters: [...filters] }, undefined, { timeoutMs: this.operationTimeoutMs + 5_000 });
+    return res.filterResults.flatMap((f) => {
+      if (f.errorCode !== 0) throw brokerError(f.errorCode, 'delete ACLs', f.errorMessage);
+      return f.matchingAcls;
+    });
   }
 
   /** Users with SCRAM credentials and each credential's mechanism and iterations (null: every user), sorted by name. */

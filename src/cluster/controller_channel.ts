@@ -13,6 +13,8 @@ import type {
 } from './metadata/controller.js';
 import type { AlterConfigsRequest } from './metadata/config_changes.js';
 import type { AlterScramRequest } from './metadata/scram_changes.js';
+import type { AclCreation } from './metadata/acl_changes.js';
+import type { AclFilter } from '../coordinator/acl/acl.js';
 import type { AlterClientQuotasRequest } from '../protocol/apis/client_quotas.js';
 import type { AlterPartitionRequest, ReassignmentTopic } from './metadata/replication_control.js';
 
@@ -29,6 +31,8 @@ export type ControllerRequest =
   | { readonly kind: 'listPartitionReassignments'; readonly topics: TopicPartitions }
   | { readonly kind: 'alterConfigs'; readonly request: AlterConfigsRequest }
   | { readonly kind: 'alterScramCredentials'; readonly request: AlterScramRequest }
+  | { readonly kind: 'createAcls'; readonly creations: readonly AclCreation[] }
+  | { readonly kind: 'deleteAcls'; readonly filters: readonly AclFilter[] }
   | { readonly kind: 'alterClientQuotas'; readonly request: AlterClientQuotasRequest }
   | { readonly kind: 'unregisterBroker'; readonly brokerId: number };
 
@@ -141,6 +145,10 @@ export function runOnController(controller: MetadataController, request: Control
       return controller.alterConfigs(request.request, nextOffset);
     case 'alterScramCredentials':
       return controller.alterScramCredentials(request.request, nextOffset);
+    case 'createAcls':
+      return controller.createAcls(request.creations, nextOffset);
+    case 'deleteAcls':
+      return controller.deleteAcls(request.filters, nextOffset);
     case 'alterClientQuotas':
       return controller.alterClientQuotas(request.request, nextOffset);
     case 'unregisterBroker':

@@ -41,6 +41,8 @@ import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
 import type { RequestLog } from './request_log.js';
 import type { Admission } from './connection_quotas.js';
 import { SASL_MAX_RECEIVE_BYTES, type SaslAuthenticator, type SaslSession } from './sasl_session.js';
+import type { AclAuthority, ConnectionAuthorizer } from './acl_authority.js';
+import { peerPrincipal } from './listener_security.js';
 import type { QuotaCharge, QuotaGate } from './client_quota_gate.js';
 import { ANONYMOUS_USER } from '../coordinator/client_quotas.js';
 
@@ -99,6 +101,8 @@ export interface ConnectionServices {
   readonly scheduler?: Pick<RequestScheduler, 'tryRunNow' | 'submit'>;
   /** Told of every request answered (the debug request log, slow requests); absent: nothing logged. */
   readonly requestLog?: Pick<RequestLog, 'served'>;
+  /** The client listener's ACLs; absent or null: requests are not authorised (the controller listener). */
+  readonly acls?: AclAuthority | null;
   /** Client quotas (KIP-219 throttling); absent: none. */
   readonly quotas?: Pick<QuotaGate, 'active' | 'chargeOf' | 'charge'>;
 }
@@ -125,6 +129,7 @@ export class Connection {
   private reservedBytes = 0;
   /** This connection's SASL state on a SASL listener, null otherwise. */
   private readonly sasl: SaslSession | null;
+  private readonly authorizer: ConnectionAuthorizer | null;
   /** Muted for its client quota (KIP-219): nothing is dispatched until the timer ends it. */
   private muteTimer: NodeJS.Timeout | null = null;
   private mutedUntil = 0;
@@ -143,6 +148,8 @@ export class Connection {
     private readonly saslAuth: SaslAuthenticator | null = null,
   ) {
     this.sasl = saslAuth === null ? null : saslAuth.session();
+    const tlsPrincipal = peerPrincipal(socket);
+    this.authorizer = services.acls == null ? null : services.acls.forConnection(() => this.sasl?.principal ?? tlsPrincipal, socket.remoteAddress ?? '');
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleTimeoutMs, () => this.close());
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -466,6 +473,7 @@ export class Connection {
         slot.parkedMs += ms;
       },
       sasl: this.sasl,
+      authorizer: this.authorizer,
     };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {

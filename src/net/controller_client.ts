@@ -15,6 +15,8 @@ import type { ControllerReply, TopicResult } from '../cluster/metadata/controlle
 import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
 import { AlterPartitionApi, type AlterPartitionResponse } from '../protocol/apis/alter_partition.js';
 import { AlterUserScramCredentialsApi, type AlterUserScramCredentialsResponse } from '../protocol/apis/scram_credentials.js';
+import { CreateAclsApi, DeleteAclsApi, type CreateAclsResponse, type DeleteAclsResponse } from '../protocol/apis/acls.js';
+import { creationWire, filterWire, matchedBinding } from './handlers/acls.js';
 import { AlterClientQuotasApi, type AlterClientQuotasResponse } from '../protocol/apis/client_quotas.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi, type AlterConfigsResponse } from '../protocol/apis/alter_configs.js';
 import { ElectLeadersApi, type ElectLeadersResponse } from '../protocol/apis/elect_leaders.js';
@@ -249,6 +251,17 @@ export class ControllerClient {
       case 'alterScramCredentials': {
         const res = (await conn.call(AlterUserScramCredentialsApi, 0, request.request, timeoutMs)) as AlterUserScramCredentialsResponse;
         return { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results: res.results.map((r) => ({ user: r.user, errorCode: r.errorCode as ErrorCode, message: r.errorMessage })) };
+      }
+      case 'createAcls': {
+        const res = (await conn.call(CreateAclsApi, 3, { creations: request.creations.map(creationWire) }, timeoutMs)) as CreateAclsResponse;
+        return { kind: 'createAcls', errorCode: ErrorCode.NONE, message: null, results: res.results.map((r) => ({ errorCode: r.errorCode as ErrorCode, message: r.errorMessage })) };
+      }
+      case 'deleteAcls': {
+        const res = (await conn.call(DeleteAclsApi, 3, { filters: request.filters.map(filterWire) }, timeoutMs)) as DeleteAclsResponse;
+        return {
+          kind: 'deleteAcls', errorCode: ErrorCode.NONE, message: null,
+          results: res.filterResults.map((f) => ({ errorCode: f.errorCode as ErrorCode, message: f.errorMessage, removed: f.matchingAcls.map(matchedBinding) })),
+        };
       }
       case 'alterClientQuotas': {
         const res = (await conn.call(AlterClientQuotasApi, 1, request.request, timeoutMs)) as AlterClientQuotasResponse;

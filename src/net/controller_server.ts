@@ -46,6 +46,10 @@ import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire }
 import { AlterUserScramCredentialsApi } from '../protocol/apis/scram_credentials.js';
 import type { AlterScramRequest } from '../cluster/metadata/scram_changes.js';
 import { alterUserScramCredentialsHandler } from './handlers/scram_credentials.js';
+import { CreateAclsApi, DeleteAclsApi } from '../protocol/apis/acls.js';
+import { createAclsHandler, deleteAclsHandler, type AlterAclsDeps } from './handlers/acls.js';
+import { AclOperation } from '../coordinator/acl/acl.js';
+import { permitsCluster } from './acl_authority.js';
 import { AlterClientQuotasApi, type AlterClientQuotasRequest } from '../protocol/apis/client_quotas.js';
 import { alterClientQuotasHandler } from './handlers/client_quotas.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
@@ -83,7 +87,8 @@ export interface DescribeQuorumDeps {
  */
 export const describeQuorumHandler = handler({
   api: DescribeQuorumApi,
-  handle(_ctx, req: DescribeQuorumRequest, deps: DescribeQuorumDeps): Wire<DescribeQuorumResponse> {
+  handle(ctx, req: DescribeQuorumRequest, deps: DescribeQuorumDeps): Wire<DescribeQuorumResponse> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.DESCRIBE)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized on the cluster', topics: [], nodes: [] };
     const s = deps.driver.status();
     const now = Date.now();
     const byId = new Map(s.replicas.map((r) => [r.id, r]));
@@ -418,10 +423,11 @@ export const CONTROLLER_APIS: readonly AnyApi[] = [
   ApiVersionsApi, ...QUORUM_KEYS.map((key) => apiByKey.get(key)!), DescribeQuorumApi, AddRaftVoterApi, RemoveRaftVoterApi,
   BrokerRegistrationApi, BrokerHeartbeatApi, AllocateProducerIdsApi, AlterPartitionApi, CreateTopicsApi, DeleteTopicsApi,
   CreatePartitionsApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
-  UnregisterBrokerApi, AlterUserScramCredentialsApi, AlterClientQuotasApi,
+  UnregisterBrokerApi, AlterUserScramCredentialsApi, CreateAclsApi, DeleteAclsApi, AlterClientQuotasApi,
 ] as readonly AnyApi[];
 
 export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
+  const aclDeps: AlterAclsDeps = { create: (creations) => deps.quorum.createAcls(creations), delete: (filters) => deps.quorum.deleteAcls(filters) };
   const bound = [
     bindHandler(apiVersionsHandler, { apiKeys: apiKeysOf(CONTROLLER_APIS) }),
     ...QUORUM_KEYS.map((key) => quorumHandler(key, deps.quorum.driver)),
@@ -440,6 +446,7 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedListPartitionReassignmentsHandler, deps),
     bindHandler(forwardedIncrementalAlterConfigsHandler, deps),
     bindHandler(alterUserScramCredentialsHandler, { alter: (req: AlterScramRequest) => deps.quorum.alterScramCredentials(req) }),
+    bindHandler(createAclsHandler, aclDeps), bindHandler(deleteAclsHandler, aclDeps),
     bindHandler(alterClientQuotasHandler, { alter: (req: AlterClientQuotasRequest) => deps.quorum.alterClientQuotas(req) }),
     bindHandler(forwardedAlterConfigsHandler, deps),
     bindHandler(forwardedUnregisterBrokerHandler, deps),

@@ -8,6 +8,7 @@
 import type { RequestHeader } from '../protocol/header.js';
 import type { Api, Wire } from '../protocol/schema.js';
 import type { SaslSession } from './sasl_session.js';
+import type { ConnectionAuthorizer } from './acl_authority.js';
 
 export type { Wire };
 
@@ -63,6 +64,8 @@ export interface HandlerContext {
   readonly parked?: (ms: number) => void;
   /** The connection's SASL state on a SASL listener; absent or null elsewhere. */
   readonly sasl?: SaslSession | null;
+  /** What this connection's principal may do (ACLs); absent or null: everything (unit tests, the controller listener). */
+  readonly authorizer?: ConnectionAuthorizer | null;
 }
 
 /** Close hooks one connection keeps (the controller listener registers one per broker incarnation seen). */

@@ -6,7 +6,8 @@
 // listener down. The mTLS principal is the client certificate's subject, as Kafka's default
 // principal builder names it.
 import { readFileSync } from 'node:fs';
-import type { PeerCertificate, SecureContextOptions } from 'node:tls';
+import type { Socket } from 'node:net';
+import { TLSSocket, type PeerCertificate, type SecureContextOptions } from 'node:tls';
 import { secretsEqual } from '../common/sasl_mechanisms.js';
 import type { SslClientAuth } from '../config.js';
 
@@ -129,4 +130,11 @@ export function subjectPrincipal(cert: PeerCertificate): string {
   if (subject === undefined) return 'ANONYMOUS';
   const parts = Object.entries(subject).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => `${k}=${x}`) : [`${k}=${v}`]));
   return parts.length === 0 ? 'ANONYMOUS' : parts.join(',');
+}
+
+/** The principal a TLS client's verified certificate names (User:CN=...), or null without one. */
+export function peerPrincipal(socket: Socket): string | null {
+  if (!(socket instanceof TLSSocket) || !socket.authorized) return null;
+  const cert = socket.getPeerCertificate();
+  return Object.keys(cert).length === 0 ? null : `User:${subjectPrincipal(cert)}`;
 }

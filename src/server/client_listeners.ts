@@ -4,7 +4,8 @@
 // endpoints, and SASL listeners add SaslHandshake and SaslAuthenticate), its own per-IP
 // connection bounds (Kafka applies them per listener), and its security: TLS from the shared
 // certificate files, SASL with the enabled mechanisms against the metadata image's SCRAM
-// credentials and PLAIN's user file. reload() (SIGHUP) reads certificates and PLAIN users again.
+// credentials and PLAIN's user file; ACLs checked against the image's with super.users and
+// allow.everyone.if.no.acl.found. reload() (SIGHUP) reads certificates and PLAIN users again.
 // A failed authentication is logged once per client address per interval, with the address,
 // mechanism and reason, never a token.
 import type { Logger } from 'pino';
@@ -23,6 +24,7 @@ import { KafkaServer, type ListenerAdmission } from '../net/kafka_server.js';
 import { PlainUsers, TlsMaterial } from '../net/listener_security.js';
 import type { NativeSender } from '../net/native_sender.js';
 import { SaslAuthenticator } from '../net/sasl_session.js';
+import { AclAuthority } from '../net/acl_authority.js';
 
 /** Kafka's connection.failed.authentication.delay.ms is 100 ms; a little more slows guessing further. */
 export const FAILED_AUTHENTICATION_DELAY_MS = 250;
@@ -77,6 +79,10 @@ export class ClientListeners {
         if (verdict.log) log.warn({ remote, mechanism, reason: failure.reason, detail: failure.message, failedBefore: verdict.suppressed }, 'failed authentication');
       },
     );
+    const acls = new AclAuthority(
+      { superUsers: new Set(config.superUsers), allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound === true },
+      () => deps.view.image,
+    );
     const saslHandlers = authenticator === null ? [] : [
       bindHandler(saslHandshakeHandler, { authenticator }), bindHandler(saslAuthenticateHandler, { authenticator }),
     ];
@@ -100,7 +106,7 @@ export class ClientListeners {
       };
       const port = ports[i]!;
       const server = new KafkaServer(
-        { ...deps.connection, handlers },
+        { ...deps.connection, handlers, acls },
         { ...config, host: listener.host, port, maxInflight: config.maxInflightRequestsPerConnection },
         log, deps.descriptors, deps.native, admission,
         { name: listener.name, tls, sasl: sasl ? authenticator : null },

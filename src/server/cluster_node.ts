@@ -149,6 +149,10 @@ function runOnQuorum(quorum: MetadataQuorum, request: ControllerRequest): Promis
       return quorum.alterConfigs(request.request);
     case 'alterScramCredentials':
       return quorum.alterScramCredentials(request.request);
+    case 'createAcls':
+      return quorum.createAcls(request.creations);
+    case 'deleteAcls':
+      return quorum.deleteAcls(request.filters);
     case 'alterClientQuotas':
       return quorum.alterClientQuotas(request.request);
     case 'unregisterBroker':

@@ -52,6 +52,8 @@ before(async () => {
       '--ssl-cert-file', certs.cert, '--ssl-key-file', certs.key,
       '--sasl-enabled-mechanisms', 'SCRAM-SHA-512,SCRAM-SHA-256,PLAIN', '--sasl-plain-users-file', plainUsers,
       '--connections-max-reauth-ms', '3600000',
+      // Authentication only: with SASL listeners nothing is open unless ACLs say so (test/e2e/acl.test.ts covers those).
+      '--allow-everyone-if-no-acl-found', 'true',
     ],
   });
   // Credentials through AlterUserScramCredentials on the plaintext listener.

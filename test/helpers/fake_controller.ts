@@ -74,7 +74,7 @@ export class FakeControllerChannel implements ControllerChannel {
   /** A new controller whose log never saw any broker (the brokers' epochs are unknown to it). */
   forgetBrokers(): void {
     const img = this.follower.image;
-    this.controller = new MetadataController(controllerConfig(), new MetadataImage(img.provenance, img.features, SharedMap.empty(), img.topicsByName, img.topicsById, img.configs, img.producerIds, img.scram, img.quotas));
+    this.controller = new MetadataController(controllerConfig(), new MetadataImage(img.provenance, img.features, SharedMap.empty(), img.topicsByName, img.topicsById, img.configs, img.producerIds, img.scram, img.acls, img.quotas));
     this.controller.activate(2, this.nowMs);
   }
 

@@ -2,6 +2,7 @@
 // apply cleanly (each record valid against the image the ones before it built). Test-only.
 import fc from 'fast-check';
 import { SCRAM_MECHANISMS } from '../../src/common/sasl_mechanisms.js';
+import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/coordinator/acl/acl.js';
 import type { MetadataImage } from '../../src/cluster/metadata/image.js';
 import { ConfigResource, type MetadataRecord } from '../../src/cluster/metadata/records.js';
 
@@ -22,6 +23,7 @@ export function describeImage(image: MetadataImage): unknown {
     configs: sorted(image.configs).map(([k, c]) => [k, { ...c }]),
     producerIds: image.producerIds,
     scram: sorted(image.scram),
+    acls: sorted(image.acls),
   };
 }
 
@@ -40,6 +42,7 @@ type Op =
   | ['removeTopic', number]
   | ['feature', number, number]
   | ['scram', number, number, boolean]
+  | ['acl', number, boolean]
   | ['noOp'];
 
 const ids = fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 4 });
@@ -55,6 +58,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.tuple(fc.constant('removeTopic' as const), fc.nat()),
   fc.tuple(fc.constant('feature' as const), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 3 })),
   fc.tuple(fc.constant('scram' as const), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 1 }), fc.boolean()),
+  fc.tuple(fc.constant('acl' as const), fc.integer({ min: 0, max: 5 }), fc.boolean()),
   fc.constant(['noOp'] as Op),
 );
 
@@ -62,6 +66,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 export const recordsArb: fc.Arbitrary<MetadataRecord[]> = fc.array(opArb, { maxLength: 60 }).map((ops) => {
   const brokers = new Map<number, number>();
   const credentials = new Set<string>();
+  const acls = new Set<string>();
   const topics: { name: string; id: string; count: number }[] = [];
   const out: MetadataRecord[] = [];
   let nextPid = 0;
@@ -135,6 +140,20 @@ export const recordsArb: fc.Arbitrary<MetadataRecord[]> = fc.array(opArb, { maxL
           credentials.add(key);
           const bytes = Buffer.alloc(op[2] === 0 ? 32 : 64, out.length);
           out.push({ type: 'userScramCredential', name, mechanism, salt: Buffer.from([out.length & 0xff, 1]), storedKey: bytes, serverKey: bytes, iterations: 4096 + out.length });
+        }
+        break;
+      }
+      case 'acl': {
+        const id = (op[1] + 1).toString(16).padStart(32, '0');
+        if (op[2] && acls.has(id)) {
+          acls.delete(id);
+          out.push({ type: 'removeAccessControlEntry', id });
+        } else {
+          acls.add(id);
+          out.push({
+            type: 'accessControlEntry', id, resourceType: ResourceType.TOPIC, resourceName: `t${out.length}`, patternType: op[1] % 2 === 0 ? PatternType.LITERAL : PatternType.PREFIXED,
+            principal: `User:u${op[1]}`, host: '*', operation: AclOperation.READ, permission: op[2] ? AclPermission.DENY : AclPermission.ALLOW,
+          });
         }
         break;
       }

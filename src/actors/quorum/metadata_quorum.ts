@@ -13,6 +13,8 @@ import {
 import type { AlterPartitionRequest, ReassignmentTopic } from '../../cluster/metadata/replication_control.js';
 import type { AlterConfigsRequest } from '../../cluster/metadata/config_changes.js';
 import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
+import type { AclCreation } from '../../cluster/metadata/acl_changes.js';
+import type { AclFilter } from '../../coordinator/acl/acl.js';
 import type { AlterClientQuotasRequest } from '../../protocol/apis/client_quotas.js';
 import type { ScramCredential } from '../../common/sasl_mechanisms.js';
 import { MetadataImage } from '../../cluster/metadata/image.js';
@@ -164,6 +166,14 @@ export class MetadataQuorum implements QuorumStateMachine {
 
   alterScramCredentials(req: AlterScramRequest): Promise<ControllerReply> {
     return this.run((next) => this.controller.alterScramCredentials(req, next));
+  }
+
+  createAcls(creations: readonly AclCreation[]): Promise<ControllerReply> {
+    return this.run((next) => this.controller.createAcls(creations, next));
+  }
+
+  deleteAcls(filters: readonly AclFilter[]): Promise<ControllerReply> {
+    return this.run((next) => this.controller.deleteAcls(filters, next));
   }
 
   alterClientQuotas(req: AlterClientQuotasRequest): Promise<ControllerReply> {

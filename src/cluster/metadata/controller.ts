@@ -18,6 +18,8 @@ import { validateTopicName } from '../../coordinator/topic_names.js';
 import { validateBrokerConfigs } from '../../coordinator/broker_configs.js';
 import { isListTopicConfig } from '../../coordinator/topic_configs.js';
 import { changedConfigs, configRecords, type AlterConfigsRequest } from './config_changes.js';
+import { aclCreations, aclDeletions, type AclCreation, type AclDeletionResult, type AclResult } from './acl_changes.js';
+import type { AclFilter } from '../../coordinator/acl/acl.js';
 import { scramChanges, type AlterScramRequest, type ScramUserResult } from './scram_changes.js';
 import { quotaChanges } from './quota_changes.js';
 import type { AlterClientQuotasRequest, AlterClientQuotasResult } from '../../protocol/apis/client_quotas.js';
@@ -62,7 +64,7 @@ export interface ControllerConfig {
   readonly maxPendingBatches: number;
   readonly defaultPartitions: number;
   readonly defaultReplicationFactor: number;
-  /** A fresh random topic id (32 hex chars); injected so the controller stays deterministic in tests. */
+  /** A fresh random id (32 hex chars) for a topic or an ACL; injected so the controller stays deterministic in tests. */
   readonly newTopicId: () => string;
   /** Throws INVALID_CONFIG (a KafkaError) for topic overrides the brokers would refuse. */
   readonly checkTopicConfigs: (configs: Record<string, string>) => void;
@@ -138,6 +140,8 @@ export type ControllerReply =
   | { readonly kind: 'topics'; readonly results: readonly TopicResult[] }
   | { readonly kind: 'alterConfigs'; readonly errorCode: ErrorCode; readonly message: string | null }
   | { readonly kind: 'alterScramCredentials'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly ScramUserResult[] }
+  | { readonly kind: 'createAcls'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly AclResult[] }
+  | { readonly kind: 'deleteAcls'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly AclDeletionResult[] }
   | { readonly kind: 'alterClientQuotas'; readonly errorCode: ErrorCode; readonly message: string | null; readonly results: readonly AlterClientQuotasResult[] }
   | { readonly kind: 'allocateProducerIds'; readonly errorCode: ErrorCode; readonly producerIdStart: number; readonly producerIdLen: number }
   | { readonly kind: 'alterPartition'; readonly errorCode: ErrorCode; readonly topics: readonly AlterPartitionTopicResult[] }
@@ -176,6 +180,8 @@ const refuseHeartbeat: Refuse = (errorCode) => ({ kind: 'heartbeat', errorCode, 
 const refuseUnregistration: Refuse = (errorCode) => ({ kind: 'unregisterBroker', errorCode });
 const refuseConfigs: Refuse = (errorCode, message) => ({ kind: 'alterConfigs', errorCode, message });
 const refuseScram: Refuse = (errorCode, message) => ({ kind: 'alterScramCredentials', errorCode, message, results: [] });
+const refuseAclCreations: Refuse = (errorCode, message) => ({ kind: 'createAcls', errorCode, message, results: [] });
+const refuseAclDeletions: Refuse = (errorCode, message) => ({ kind: 'deleteAcls', errorCode, message, results: [] });
 const refuseQuotas: Refuse = (errorCode, message) => ({ kind: 'alterClientQuotas', errorCode, message, results: [] });
 const refuseProducerIds: Refuse = (errorCode) => ({ kind: 'allocateProducerIds', errorCode, producerIdStart: -1, producerIdLen: 0 });
 const refuseAlterPartition: Refuse = (errorCode) => ({ kind: 'alterPartition', errorCode, topics: [] });
@@ -546,6 +552,22 @@ export class MetadataController {
       }
       const results = credentials.map((c) => ({ user: c.user, errorCode: ErrorCode.NONE, message: null }));
       return this.finish(records, nextOffset, { kind: 'alterScramCredentials', errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /** ACLs created (CreateAcls), each named by a fresh id; each creation answered on its own. */
+  createAcls(creations: readonly AclCreation[], nextOffset: number): Outcome {
+    return this.guarded(refuseAclCreations, () => {
+      const { records, results } = aclCreations(this.image, creations, this.config.newTopicId);
+      return this.finish(records, nextOffset, { kind: 'createAcls', errorCode: ErrorCode.NONE, message: null, results });
+    });
+  }
+
+  /** ACLs removed (DeleteAcls): each filter answered with the ACLs it matched. */
+  deleteAcls(filters: readonly AclFilter[], nextOffset: number): Outcome {
+    return this.guarded(refuseAclDeletions, () => {
+      const { records, results } = aclDeletions(this.image, filters);
+      return this.finish(records, nextOffset, { kind: 'deleteAcls', errorCode: ErrorCode.NONE, message: null, results });
     });
   }
 

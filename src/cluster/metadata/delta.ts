@@ -8,7 +8,7 @@ import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import {
   configKey, makeTopic, MetadataImage, NO_CONFIGS, scramKey,
-  type BrokerRegistration, type Configs, type MetaTopic, type ProducerIdsImage,
+  type BrokerRegistration, type Configs, type MetaTopic, type ProducerIdsImage, type StoredAcl,
 } from './image.js';
 import { PartitionTable, type PartitionTableBuilder } from './partitions.js';
 import type { SharedMapBuilder } from './shared_map.js';
@@ -28,6 +28,7 @@ export class MetadataDelta {
   private readonly configs: SharedMapBuilder<string, Configs>;
   private producerIds: ProducerIdsImage;
   private readonly scram: SharedMapBuilder<string, ScramCredential & { readonly user: string }>;
+  private readonly acls: SharedMapBuilder<string, StoredAcl>;
   private readonly quotas: SharedMapBuilder<string, QuotaValues>;
   /** Partition tables being changed, by topic id; their topics are rebuilt around them. */
   private readonly tables = new Map<string, PartitionTableBuilder>();
@@ -40,6 +41,7 @@ export class MetadataDelta {
     this.configs = base.configs.builder();
     this.producerIds = base.producerIds;
     this.scram = base.scram.builder();
+    this.acls = base.acls.builder();
     this.quotas = base.quotas.builder();
   }
 
@@ -133,6 +135,15 @@ export class MetadataDelta {
         this.scram.delete(key);
         return;
       }
+      case 'accessControlEntry': {
+        const { type: _type, ...acl } = rec;
+        this.acls.set(acl.id, acl);
+        return;
+      }
+      case 'removeAccessControlEntry':
+        if (this.acls.get(rec.id) === undefined) throw invalid(`no ACL has id ${rec.id}`);
+        this.acls.delete(rec.id);
+        return;
       case 'clientQuota': {
         const key = quotaEntityKey(rec.entity);
         const { [rec.key]: _old, ...rest } = this.quotas.get(key) ?? {};
@@ -157,7 +168,7 @@ export class MetadataDelta {
     this.tables.clear();
     return new MetadataImage(
       provenance, this.features.build(), this.brokers.build(), this.byName.build(), this.byId.build(),
-      this.configs.build(), this.producerIds, this.scram.build(), this.quotas.build(),
+      this.configs.build(), this.producerIds, this.scram.build(), this.acls.build(), this.quotas.build(),
     );
   }
 

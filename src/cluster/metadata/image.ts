@@ -1,5 +1,5 @@
 // The metadata image: everything the cluster metadata log says at one offset (brokers, topics
-// and their partitions, configs, the next producer-id block, feature levels, SCRAM credentials,
+// and their partitions, configs, the next producer-id block, feature levels, SCRAM credentials, ACLs,
 // client quotas), immutable, so a
 // reader holding one image sees one consistent version while the next is built. A delta
 // (delta.ts) makes the next image sharing every unchanged part with this one: an untouched
@@ -10,6 +10,10 @@ import type { PartitionTable } from './partitions.js';
 import { SharedMap } from './shared_map.js';
 import type { BrokerEndpointRecord } from './records.js';
 import type { ScramCredential, ScramMechanism } from '../../common/sasl_mechanisms.js';
+import type { AclBinding } from '../../coordinator/acl/acl.js';
+
+/** An ACL as the metadata holds it: the binding and the id its records name it by. */
+export type StoredAcl = AclBinding & { readonly id: string };
 import type { QuotaValues } from '../../coordinator/client_quotas.js';
 
 export interface BrokerRegistration {
@@ -57,7 +61,7 @@ export const NO_CONFIGS: Configs = Object.freeze({});
 export class MetadataImage {
   static readonly EMPTY = new MetadataImage(
     { endOffset: 0, epoch: 0 }, SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(), SharedMap.empty(),
-    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 }, SharedMap.empty(), SharedMap.empty(),
+    { nextProducerId: 0, brokerId: -1, brokerEpoch: -1 }, SharedMap.empty(), SharedMap.empty(), SharedMap.empty(),
   );
 
   constructor(
@@ -72,6 +76,8 @@ export class MetadataImage {
     readonly producerIds: ProducerIdsImage,
     /** SCRAM credentials by scramKey (salted and iterated; never a password), as UserScramCredentialRecords set them. */
     readonly scram: SharedMap<string, ScramCredential & { readonly user: string }>,
+    /** ACLs by id, as AccessControlEntryRecords set them; a new map object whenever one changes. */
+    readonly acls: SharedMap<string, StoredAcl>,
     /** Client quotas by quotaEntityKey, as ClientQuotaRecords set them (an entity with no value left is dropped). */
     readonly quotas: SharedMap<string, QuotaValues>,
   ) {}

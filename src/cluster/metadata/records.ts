@@ -9,6 +9,7 @@ import type { PartitionRecord } from '../cluster_view.js';
 import { ProtocolError, Reader } from '../../protocol/reader.js';
 import { Writer } from '../../protocol/writer.js';
 import { SCRAM_MECHANISMS, type ScramCredential, type ScramMechanism } from '../../common/sasl_mechanisms.js';
+import { validBinding, type AclBinding } from '../../coordinator/acl/acl.js';
 import { CLIENT_ID_ENTITY, isQuotaKey, USER_ENTITY, type QuotaEntity, type QuotaKey } from '../../coordinator/client_quotas.js';
 
 export interface BrokerEndpointRecord {
@@ -85,6 +86,8 @@ export type MetadataRecord =
   | { readonly type: 'featureLevel'; readonly name: string; readonly featureLevel: number }
   | ({ readonly type: 'userScramCredential'; readonly name: string } & ScramCredential)
   | { readonly type: 'removeUserScramCredential'; readonly name: string; readonly mechanism: ScramMechanism }
+  | ({ readonly type: 'accessControlEntry'; readonly id: string } & AclBinding)
+  | { readonly type: 'removeAccessControlEntry'; readonly id: string }
   /** Kafka's ClientQuotaRecord: one key of one quota entity; a null value removes it. */
   | { readonly type: 'clientQuota'; readonly entity: QuotaEntity; readonly key: QuotaKey; readonly value: number | null }
   | { readonly type: 'noOp' };
@@ -105,6 +108,8 @@ const API_KEYS: Readonly<Record<MetadataRecordType, number>> = {
   clientQuota: 14,
   producerIds: 15,
   brokerRegistrationChange: 17,
+  accessControlEntry: 18,
+  removeAccessControlEntry: 19,
   noOp: 20,
   removeUserScramCredential: 22,
 };
@@ -146,6 +151,19 @@ function readScramBytes(r: Reader): Buffer {
   if (b.length > MAX_SCRAM_BYTES) throw new ProtocolError(`SCRAM field of ${b.length} bytes exceeds ${MAX_SCRAM_BYTES}`);
   // A copy: the credential outlives the batch's buffer.
   return Buffer.from(b);
+}
+
+/** An AccessControlEntryRecord's binding, checked as CreateAcls checks it. */
+function readBinding(r: Reader): AclBinding {
+  const fields = {
+    resourceType: r.int8(), resourceName: r.compactString(), patternType: r.int8(), principal: r.compactString(),
+    host: r.compactString(), operation: r.int8(), permission: r.int8(),
+  };
+  try {
+    return validBinding(fields);
+  } catch (err) {
+    throw new ProtocolError(`ACL record: ${(err as Error).message}`);
+  }
 }
 
 /** A quota entity as Kafka's records carry it: (entity type, name or null for <default>) per part. */
@@ -291,6 +309,19 @@ export function writeRecord(w: Writer, rec: MetadataRecord): void {
       w.compactString(rec.name);
       writeMechanism(w, rec.mechanism);
       return;
+    case 'accessControlEntry':
+      w.uuid(rec.id);
+      w.int8(rec.resourceType);
+      w.compactString(rec.resourceName);
+      w.int8(rec.patternType);
+      w.compactString(rec.principal);
+      w.compactString(rec.host);
+      w.int8(rec.operation);
+      w.int8(rec.permission);
+      return;
+    case 'removeAccessControlEntry':
+      w.uuid(rec.id);
+      return;
     case 'clientQuota':
       writeQuotaEntity(w, rec.entity);
       w.compactString(rec.key);
@@ -378,6 +409,10 @@ function readRecord(r: Reader): MetadataRecord {
       return { type, name: r.compactString(), mechanism: readMechanism(r), salt: readScramBytes(r), storedKey: readScramBytes(r), serverKey: readScramBytes(r), iterations: r.varint() };
     case 'removeUserScramCredential':
       return { type, name: r.compactString(), mechanism: readMechanism(r) };
+    case 'accessControlEntry':
+      return { type, id: r.uuid(), ...readBinding(r) };
+    case 'removeAccessControlEntry':
+      return { type, id: r.uuid() };
     case 'clientQuota': {
       const entity = readQuotaEntity(r);
       const key = r.compactString();

@@ -1,6 +1,6 @@
 // Metadata snapshots: an image written as the records that rebuild it, in one batch (features,
 // brokers, topics each followed by its configs and partitions, other configs, the producer-id
-// block, SCRAM credentials, client quotas), and loaded back by replaying that batch onto the empty image. The Raft core stores
+// block, SCRAM credentials, ACLs, client quotas), and loaded back by replaying that batch onto the empty image. The Raft core stores
 // the bytes opaquely (Snapshot.data) with the offset and epoch they reflect. Pure; any thread.
 import type { OffsetAndEpoch } from '../../coordinator/raft/types.js';
 import { QUOTA_KEYS, quotaEntityOf } from '../../coordinator/client_quotas.js';
@@ -39,6 +39,7 @@ function* snapshotRecords(image: MetadataImage): Generator<MetadataRecord> {
   for (const c of image.scram.values()) {
     yield { type: 'userScramCredential', name: c.user, mechanism: c.mechanism, salt: c.salt, storedKey: c.storedKey, serverKey: c.serverKey, iterations: c.iterations };
   }
+  for (const acl of image.acls.values()) yield { type: 'accessControlEntry', ...acl };
   for (const [entityKey, values] of image.quotas) {
     const entity = quotaEntityOf(entityKey);
     for (const key of QUOTA_KEYS) {

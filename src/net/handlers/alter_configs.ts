@@ -14,7 +14,9 @@ import {
   type IncrementalAlterConfigsRequest, type IncrementalAlterConfigsResponse,
 } from '../../protocol/apis/alter_configs.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { handler, type Wire } from '../handler.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster, permitsTopic } from '../acl_authority.js';
+import { handler, type HandlerContext, type Wire } from '../handler.js';
 
 /** Bound on the resources of one request. */
 export const MAX_CONFIG_RESOURCES = 1000;
@@ -72,23 +74,36 @@ export async function alterEach(changes: readonly ConfigChangeRequest[], run: (c
   return out;
 }
 
-function viaController(deps: AlterConfigsDeps): (change: ConfigChangeRequest) => Promise<ControllerReply> {
+/** Topic 2, broker 4: the resource types whose ALTER_CONFIGS is checked on the topic or the cluster. */
+const RESOURCE_TOPIC = 2;
+
+/**
+ * Runs each change the principal may make (ALTER_CONFIGS on the topic, or on the cluster for broker
+ * resources) on the active controller; the others are refused with TOPIC or CLUSTER_AUTHORIZATION_FAILED.
+ */
+function viaController(ctx: HandlerContext, deps: AlterConfigsDeps): (change: ConfigChangeRequest) => Promise<ControllerReply> {
   const deadline = performance.now() + ALTER_CONFIGS_TIMEOUT_MS;
-  return (request) => callActiveController(deps.controller, { kind: 'alterConfigs', request }, Math.max(1, deadline - performance.now()));
+  return async (request) => {
+    const topic = request.resourceType === RESOURCE_TOPIC;
+    if (topic ? !permitsTopic(ctx.authorizer, AclOperation.ALTER_CONFIGS, request.resourceName) : !permitsCluster(ctx.authorizer, AclOperation.ALTER_CONFIGS)) {
+      throw new KafkaError(topic ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.CLUSTER_AUTHORIZATION_FAILED, `not authorized to alter the configs of ${request.resourceName || 'the cluster'}`);
+    }
+    return callActiveController(deps.controller, { kind: 'alterConfigs', request }, Math.max(1, deadline - performance.now()));
+  };
 }
 
 export const incrementalAlterConfigsHandler = handler({
   api: IncrementalAlterConfigsApi,
   barrier: true,
-  async handle(_ctx, req: IncrementalAlterConfigsRequest, deps: AlterConfigsDeps): Promise<Wire<IncrementalAlterConfigsResponse>> {
-    return { throttleTimeMs: 0, responses: await alterEach(incrementalChanges(req), viaController(deps)) };
+  async handle(ctx, req: IncrementalAlterConfigsRequest, deps: AlterConfigsDeps): Promise<Wire<IncrementalAlterConfigsResponse>> {
+    return { throttleTimeMs: 0, responses: await alterEach(incrementalChanges(req), viaController(ctx, deps)) };
   },
 });
 
 export const alterConfigsHandler = handler({
   api: AlterConfigsApi,
   barrier: true,
-  async handle(_ctx, req: AlterConfigsRequest, deps: AlterConfigsDeps): Promise<Wire<AlterConfigsResponse>> {
-    return { throttleTimeMs: 0, responses: await alterEach(replacementChanges(req), viaController(deps)) };
+  async handle(ctx, req: AlterConfigsRequest, deps: AlterConfigsDeps): Promise<Wire<AlterConfigsResponse>> {
+    return { throttleTimeMs: 0, responses: await alterEach(replacementChanges(req), viaController(ctx, deps)) };
   },
 });

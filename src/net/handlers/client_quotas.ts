@@ -3,7 +3,8 @@
 // <default>, or any; `strict`: no part beyond them). Alter runs on the active controller, through
 // the controller channel on a client listener and on the quorum itself on the controller
 // listener; a client listener answers once its own image shows every accepted entry, so the
-// quota a client was told about is the one this broker applies.
+// quota a client was told about is the one this broker applies. Describe needs DESCRIBE_CONFIGS on
+// the cluster, Alter ALTER_CONFIGS (CLUSTER_AUTHORIZATION_FAILED otherwise), as in Kafka.
 import type { ControllerReply } from '../../cluster/metadata/controller.js';
 import type { MetadataImage } from '../../cluster/metadata/image.js';
 import { entityOfParts } from '../../cluster/metadata/quota_changes.js';
@@ -16,6 +17,8 @@ import {
   type DescribeClientQuotasRequest, type DescribeClientQuotasResponse, type QuotaEntityPart,
 } from '../../protocol/apis/client_quotas.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 import { alterOnController, type WhenApplied } from './controller_alteration.js';
 
@@ -66,7 +69,10 @@ export interface DescribeQuotasDeps {
 
 export const describeClientQuotasHandler = handler({
   api: DescribeClientQuotasApi,
-  handle(_ctx, req: DescribeClientQuotasRequest, deps: DescribeQuotasDeps): Wire<DescribeClientQuotasResponse> {
+  handle(ctx, req: DescribeClientQuotasRequest, deps: DescribeQuotasDeps): Wire<DescribeClientQuotasResponse> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.DESCRIBE_CONFIGS)) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized on the cluster', entries: null };
+    }
     try {
       checkComponents(req.components);
     } catch (err) {
@@ -111,7 +117,8 @@ function shows(image: MetadataImage, req: AlterClientQuotasRequest, accepted: Re
 export const alterClientQuotasHandler = handler({
   api: AlterClientQuotasApi,
   barrier: true,
-  async handle(_ctx, req: AlterClientQuotasRequest, deps: AlterQuotasDeps): Promise<Wire<AlterClientQuotasResponse>> {
+  async handle(ctx, req: AlterClientQuotasRequest, deps: AlterQuotasDeps): Promise<Wire<AlterClientQuotasResponse>> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.ALTER_CONFIGS)) return refuseAll(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'not authorized on the cluster');
     const reply = await alterOnController(
       'alterClientQuotas',
       (timeoutMs) => deps.alter(req, timeoutMs),

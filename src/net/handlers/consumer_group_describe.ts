@@ -6,15 +6,21 @@ import {
   type ConsumerGroupDescribeRequest,
   type ConsumerGroupDescribeResponse,
 } from '../../protocol/apis/consumer_group_describe.js';
-import { OPERATIONS_NOT_REQUESTED, type GroupDeps } from './group_common.js';
+import { splitByGroupAccess, OPERATIONS_NOT_REQUESTED, type GroupDeps } from './group_common.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { ErrorCode } from '../../protocol/errors.js';
 
 export const consumerGroupDescribeHandler = handler({
   api: ConsumerGroupDescribeApi,
-  async handle(_ctx, req: ConsumerGroupDescribeRequest, deps: GroupDeps): Promise<Wire<ConsumerGroupDescribeResponse>> {
-    const found = await deps.groups.callByGroup({ kind: 'consumerDescribe', groupIds: req.groupIds }, (r) => (r.kind === 'consumerDescribe' ? r.groups : []));
+  async handle(ctx, req: ConsumerGroupDescribeRequest, deps: GroupDeps): Promise<Wire<ConsumerGroupDescribeResponse>> {
+    const { denied, allowed } = splitByGroupAccess(ctx, AclOperation.DESCRIBE, req.groupIds);
+    const found = allowed.length === 0 ? [] : await deps.groups.callByGroup({ kind: 'consumerDescribe', groupIds: allowed }, (r) => (r.kind === 'consumerDescribe' ? r.groups : []));
     return {
       throttleTimeMs: 0,
-      groups: found.map((g) => ({
+      groups: [...denied.map((groupId) => ({
+        errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: `not authorized on group ${groupId}`, groupId, groupState: '',
+        groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: OPERATIONS_NOT_REQUESTED,
+      })), ...found.map((g) => ({
         errorCode: g.errorCode,
         errorMessage: g.errorMessage,
         groupId: g.groupId,
@@ -29,7 +35,7 @@ export const consumerGroupDescribeHandler = handler({
           assignment: { topicPartitions: m.assignment }, targetAssignment: { topicPartitions: m.targetAssignment },
         })),
         authorizedOperations: OPERATIONS_NOT_REQUESTED,
-      })),
+      }))],
     };
   },
 });

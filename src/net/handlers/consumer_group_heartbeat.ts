@@ -2,7 +2,9 @@
 // owned partitions and leave; the coordinator answers with the member's epoch and, when it
 // changed, its new assignment.
 import { handler, type Wire } from '../handler.js';
-import type { GroupDeps } from './group_common.js';
+import { groupDenied, type GroupDeps } from './group_common.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsTopic } from '../acl_authority.js';
 import {
   ConsumerGroupHeartbeatApi,
   type ConsumerGroupHeartbeatRequest,
@@ -16,6 +18,12 @@ export const consumerGroupHeartbeatHandler = handler({
     if (req.groupId === '') {
       return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'GroupId can\'t be empty.', memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null };
     }
+    const refuse = (errorCode: number, errorMessage: string): Wire<ConsumerGroupHeartbeatResponse> => (
+      { errorCode, errorMessage, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null }
+    );
+    if (groupDenied(ctx, AclOperation.READ, req.groupId)) return refuse(ErrorCode.GROUP_AUTHORIZATION_FAILED, `not authorized on group ${req.groupId}`);
+    const hidden = req.subscribedTopicNames?.find((t) => !permitsTopic(ctx.authorizer, AclOperation.DESCRIBE, t));
+    if (hidden !== undefined) return refuse(ErrorCode.TOPIC_AUTHORIZATION_FAILED, `not authorized on topic ${hidden}`);
     const r = await deps.groups.call(req.groupId, {
       kind: 'consumerHeartbeat',
       groupId: req.groupId,

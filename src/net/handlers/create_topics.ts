@@ -6,6 +6,8 @@
 import type { TopicAdmin } from '../../cluster/topic_admin.js';
 import type { BrokerConfig } from '../../config.js';
 import { describeTopicConfigs } from '../../coordinator/topic_configs.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster, permitsTopic } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 import { CreateTopicsApi, type CreateTopicsRequest, type CreateTopicsResponse } from '../../protocol/apis/create_topics.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -31,10 +33,11 @@ function assignmentOf(t: TopicIn): number[][] {
   return lists;
 }
 
-async function createOne(deps: CreateTopicsDeps, t: TopicIn, req: CreateTopicsRequest, duplicate: boolean): Promise<TopicOut> {
+async function createOne(deps: CreateTopicsDeps, t: TopicIn, req: CreateTopicsRequest, duplicate: boolean, mayCreate: boolean): Promise<TopicOut> {
   const fail = (code: number, message: string): TopicOut =>
     ({ name: t.name, topicId: '0'.repeat(32), errorCode: code, errorMessage: message, numPartitions: -1, replicationFactor: -1, configs: null });
   if (duplicate) return fail(ErrorCode.INVALID_REQUEST, `topic '${t.name}' appears more than once in the request`);
+  if (!mayCreate) return fail(ErrorCode.TOPIC_AUTHORIZATION_FAILED, `not authorized to create topic '${t.name}'`);
   const assigned = t.assignments.length > 0;
   if (assigned && (t.numPartitions !== -1 || t.replicationFactor !== -1)) {
     return fail(ErrorCode.INVALID_REQUEST, 'both assignments and partition count/replication factor were given');
@@ -68,12 +71,17 @@ async function createOne(deps: CreateTopicsDeps, t: TopicIn, req: CreateTopicsRe
 export const createTopicsHandler = handler({
   api: CreateTopicsApi,
   barrier: true,
-  async handle(_ctx, req: CreateTopicsRequest, deps: CreateTopicsDeps): Promise<Wire<CreateTopicsResponse>> {
+  async handle(ctx, req: CreateTopicsRequest, deps: CreateTopicsDeps): Promise<Wire<CreateTopicsResponse>> {
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const topics: TopicOut[] = [];
     // One at a time: creation order is the order the client asked for, and errors stay per topic.
-    for (const t of req.topics) topics.push(await createOne(deps, t, req, counts.get(t.name)! > 1));
+    // CREATE on the cluster covers every topic; otherwise each needs CREATE on itself (Kafka's rule).
+    const onCluster = permitsCluster(ctx.authorizer, AclOperation.CREATE);
+    for (const t of req.topics) {
+      const mayCreate = onCluster || permitsTopic(ctx.authorizer, AclOperation.CREATE, t.name);
+      topics.push(await createOne(deps, t, req, counts.get(t.name)! > 1, mayCreate));
+    }
     return { throttleTimeMs: 0, topics };
   },
 });

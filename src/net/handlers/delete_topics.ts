@@ -3,6 +3,8 @@
 // or answers REQUEST_TIMED_OUT when that takes longer than the request's timeout.
 import type { ClusterView } from '../../cluster/cluster_view.js';
 import type { TopicAdmin } from '../../cluster/topic_admin.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsTopic } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../../protocol/apis/delete_topics.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -25,6 +27,10 @@ export const deleteTopicsHandler = handler({
       const name = a.name ?? deps.cluster.topicById(a.topicId)?.name ?? null;
       if (name === null) {
         responses.push({ name: null, topicId: a.topicId, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: 'unknown topic id' });
+        continue;
+      }
+      if (!permitsTopic(ctx.authorizer, AclOperation.DELETE, name)) {
+        responses.push({ name: a.name, topicId: a.topicId, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: `not authorized to delete topic '${name}'` });
         continue;
       }
       try {

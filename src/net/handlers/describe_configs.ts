@@ -8,6 +8,8 @@ import { ConfigSource, DYNAMIC_BROKER_CONFIGS, resolveBrokerConfig, staticBroker
 import { describeTopicConfigs, type DescribedConfig } from '../../coordinator/topic_configs.js';
 import type { ClusterView } from '../../cluster/cluster_view.js';
 import type { BrokerConfig } from '../../config.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster, permitsTopic } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 import { DescribeConfigsApi, type DescribeConfigsRequest, type DescribeConfigsResponse } from '../../protocol/apis/describe_configs.js';
 import { ErrorCode } from '../../protocol/errors.js';
@@ -65,6 +67,12 @@ export const describeConfigsHandler = handler({
     const results = req.resources.map((r): ResultOut => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       let configs: DescribedConfig[];
+      if (r.resourceType === RESOURCE_TOPIC && !permitsTopic(ctx.authorizer, AclOperation.DESCRIBE_CONFIGS, r.resourceName)) {
+        return { ...base, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: `not authorized on topic '${r.resourceName}'`, configs: [] };
+      }
+      if (r.resourceType === RESOURCE_BROKER && !permitsCluster(ctx.authorizer, AclOperation.DESCRIBE_CONFIGS)) {
+        return { ...base, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized on the cluster', configs: [] };
+      }
       if (r.resourceType === RESOURCE_TOPIC) {
         const t = cluster.topic(r.resourceName);
         if (!t) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `unknown topic '${r.resourceName}'`, configs: [] };

@@ -5,15 +5,20 @@
 import { handler, type Wire } from '../handler.js';
 import { DescribeGroupsApi, type DescribeGroupsRequest, type DescribeGroupsResponse } from '../../protocol/apis/describe_groups.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { asBuffer, OPERATIONS_NOT_REQUESTED, type GroupDeps } from './group_common.js';
+import { asBuffer, splitByGroupAccess, OPERATIONS_NOT_REQUESTED, type GroupDeps } from './group_common.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
 
 export const describeGroupsHandler = handler({
   api: DescribeGroupsApi,
-  async handle(_ctx, req: DescribeGroupsRequest, deps: GroupDeps): Promise<Wire<DescribeGroupsResponse>> {
-    const found = await deps.groups.callByGroup({ kind: 'describe', groupIds: req.groups }, (r) => (r.kind === 'describe' ? r.groups : []));
+  async handle(ctx, req: DescribeGroupsRequest, deps: GroupDeps): Promise<Wire<DescribeGroupsResponse>> {
+    const { denied, allowed } = splitByGroupAccess(ctx, AclOperation.DESCRIBE, req.groups);
+    const found = allowed.length === 0 ? [] : await deps.groups.callByGroup({ kind: 'describe', groupIds: allowed }, (r) => (r.kind === 'describe' ? r.groups : []));
     return {
       throttleTimeMs: 0,
-      groups: found.map((g) => ({
+      groups: [...denied.map((groupId) => ({
+        errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, groupId, groupState: '', protocolType: '', protocolData: '', members: [],
+        authorizedOperations: OPERATIONS_NOT_REQUESTED,
+      })), ...found.map((g) => ({
         errorCode: g.errorCode === ErrorCode.GROUP_ID_NOT_FOUND ? ErrorCode.NONE : g.errorCode,
         groupId: g.groupId,
         groupState: g.state,
@@ -24,7 +29,7 @@ export const describeGroupsHandler = handler({
           memberMetadata: asBuffer(m.metadata), memberAssignment: asBuffer(m.assignment),
         })),
         authorizedOperations: OPERATIONS_NOT_REQUESTED,
-      })),
+      }))],
     };
   },
 });

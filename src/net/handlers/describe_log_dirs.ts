@@ -11,6 +11,8 @@ import {
   DescribeLogDirsApi, type DescribeLogDirsPartition, type DescribeLogDirsRequest, type DescribeLogDirsResponse, type DescribeLogDirsTopic,
 } from '../../protocol/apis/describe_log_dirs.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 
 export interface DescribeLogDirsDeps {
@@ -53,8 +55,10 @@ function logDirTopics(partitions: readonly PartitionSnapshot[], keep: Set<string
 
 export const describeLogDirsHandler = handler({
   api: DescribeLogDirsApi,
-  async handle(_ctx, req: DescribeLogDirsRequest, deps: DescribeLogDirsDeps): Promise<Wire<DescribeLogDirsResponse>> {
+  async handle(ctx, req: DescribeLogDirsRequest, deps: DescribeLogDirsDeps): Promise<Wire<DescribeLogDirsResponse>> {
     const { logDirs } = deps;
+    // As Kafka: without DESCRIBE on the cluster the answer is the error (v3+) and no directories.
+    if (!permitsCluster(ctx.authorizer, AclOperation.DESCRIBE)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] };
     const keep = wanted(req);
     // Both reads run at once; a shard that cannot answer fails the dir, not the connection.
     const [partitions, space] = await Promise.all([logDirs.partitions().catch(() => null), logDirs.space()]);

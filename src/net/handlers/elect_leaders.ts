@@ -6,6 +6,8 @@ import { callActiveController, type ControllerChannel } from '../../cluster/cont
 import type { ElectionResult } from '../../cluster/metadata/replication_control.js';
 import { ElectLeadersApi, type ElectLeadersRequest, type ElectLeadersResponse } from '../../protocol/apis/elect_leaders.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 
 /** Bound on how long one election request may wait for the controller. */
@@ -40,7 +42,8 @@ export function refusedElection(req: ElectLeadersRequest, code: ErrorCode, messa
 export const electLeadersHandler = handler({
   api: ElectLeadersApi,
   barrier: true,
-  async handle(_ctx, req: ElectLeadersRequest, deps: ElectLeadersDeps): Promise<Wire<ElectLeadersResponse>> {
+  async handle(ctx, req: ElectLeadersRequest, deps: ElectLeadersDeps): Promise<Wire<ElectLeadersResponse>> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.ALTER)) return refusedElection(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'not authorized on the cluster');
     const timeoutMs = Math.min(MAX_ELECTION_TIMEOUT_MS, Math.max(1, req.timeoutMs));
     try {
       const r = await callActiveController(deps.controller, { kind: 'electLeaders', electionType: req.electionType, partitions: electionPartitions(req) }, timeoutMs);

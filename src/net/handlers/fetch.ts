@@ -14,10 +14,13 @@
 // byte budget while its quota is exceeded, and their bytes count against it.
 // A fetch no shard parked is timed into sluice_fetch_serve_seconds (the serving cost without the
 // long-poll wait); bytes served to a follower count as replication bytes out.
+// A consumer's fetch of a topic it may not READ is answered TOPIC_AUTHORIZATION_FAILED.
 import { CONSUMER_FETCHER, type FetchItem, type PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsTopic } from '../acl_authority.js';
 import { leaderEndpoints } from './leader_endpoints.js';
 import { handler, type Wire } from '../handler.js';
 import { FetchApi, type FetchRequest, type FetchRequestPartition, type FetchResponse } from '../../protocol/apis/fetch.js';
@@ -93,7 +96,11 @@ export const fetchHandler = handler({
     const throttleExceeded = replicaId >= 0 && deps.leaderThrottle.exceeded();
     const responses: TopicOut[] = req.topics.map((t, ti) => {
       const topic = byId ? cluster.topicById(t.topicId) : cluster.topic(t.topic);
+      // Followers' fetches come from other brokers, which do not authenticate yet: not checked. An
+      // unknown topic id names nothing to check (UNKNOWN_TOPIC_ID); an unknown name is checked, as Kafka does.
+      const readable = replicaId >= 0 || (byId && topic === undefined) || permitsTopic(ctx.authorizer, AclOperation.READ, topic?.name ?? t.topic);
       const partitions = t.partitions.map((p, pi) => {
+        if (!readable) return partitionOut(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         if (!topic) return partitionOut(p.partition, byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         const handle = servingHandle(deps, topic, p, replicaId, leaders);
         if (typeof handle !== 'number') return handle;

@@ -14,13 +14,14 @@ import { UnregisterBrokerApi } from '../../protocol/apis/unregister_broker.js';
 import { AlterPartitionReassignmentsApi } from '../../protocol/apis/alter_partition_reassignments.js';
 import { ListPartitionReassignmentsApi } from '../../protocol/apis/list_partition_reassignments.js';
 import { AlterConfigsApi, IncrementalAlterConfigsApi } from '../../protocol/apis/alter_configs.js';
-import { advertisedApis, clientQuotaApis, scramCredentialApis } from '../../protocol/apis/index.js';
+import { aclApis, advertisedApis, clientQuotaApis, scramCredentialApis } from '../../protocol/apis/index.js';
 import type { AnyApi } from '../../protocol/schema.js';
 import { callActiveController } from '../../cluster/controller_channel.js';
 import type { MetadataFollower } from '../../cluster/metadata_follower.js';
 import type { MetadataImage } from '../../cluster/metadata/image.js';
 import type { AlterScramRequest } from '../../cluster/metadata/scram_changes.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './scram_credentials.js';
+import { createAclsHandler, deleteAclsHandler, describeAclsHandler, type AlterAclsDeps } from './acls.js';
 import { alterClientQuotasHandler, describeClientQuotasHandler } from './client_quotas.js';
 import type { AlterClientQuotasRequest } from '../../protocol/apis/client_quotas.js';
 import { describeQuorumHandler, type DescribeQuorumDeps } from '../controller_server.js';
@@ -84,8 +85,17 @@ export interface BrokerServices {
 /** The APIs a node running the quorum adds to a client listener's. */
 const QUORUM_BROKER_APIS: readonly AnyApi[] = [
   DescribeQuorumApi, ElectLeadersApi, AlterPartitionReassignmentsApi, ListPartitionReassignmentsApi, IncrementalAlterConfigsApi, AlterConfigsApi,
-  UnregisterBrokerApi, ...scramCredentialApis, ...clientQuotaApis,
+  UnregisterBrokerApi, ...scramCredentialApis, ...aclApis, ...clientQuotaApis,
 ] as readonly AnyApi[];
+
+/** CreateAcls and DeleteAcls on a client listener: run on the active controller, answered once this node's image shows them. */
+function aclDeps(quorum: NonNullable<BrokerServices['quorum']>): AlterAclsDeps {
+  return {
+    create: (creations, timeoutMs) => callActiveController(quorum.controller, { kind: 'createAcls', creations }, timeoutMs),
+    delete: (filters, timeoutMs) => callActiveController(quorum.controller, { kind: 'deleteAcls', filters }, timeoutMs),
+    applied: (holds, timeoutMs) => quorum.follower.until(holds, timeoutMs),
+  };
+}
 
 /**
  * The handlers of one client listener: `cluster` names brokers by that listener's endpoints, and
@@ -133,6 +143,8 @@ export function buildHandlers(s: BrokerServices, listenerHandlers: readonly Boun
         alter: (request: AlterScramRequest, timeoutMs: number) => callActiveController(s.quorum!.controller, { kind: 'alterScramCredentials', request }, timeoutMs),
         applied: (holds: (image: MetadataImage) => boolean, timeoutMs: number) => s.quorum!.follower.until(holds, timeoutMs),
       }),
+      bindHandler(describeAclsHandler, { image: () => s.quorum!.follower.image }),
+      bindHandler(createAclsHandler, aclDeps(s.quorum)), bindHandler(deleteAclsHandler, aclDeps(s.quorum)),
       bindHandler(describeClientQuotasHandler, { image: () => s.quorum!.follower.image }),
       bindHandler(alterClientQuotasHandler, {
         alter: (request: AlterClientQuotasRequest, timeoutMs: number) => callActiveController(s.quorum!.controller, { kind: 'alterClientQuotas', request }, timeoutMs),

@@ -5,7 +5,8 @@
 import { handler, type Wire } from '../handler.js';
 import { JoinGroupApi, type JoinGroupRequest, type JoinGroupResponse } from '../../protocol/apis/join_group.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { asBuffer, type GroupDeps } from './group_common.js';
+import { asBuffer, groupDenied, type GroupDeps } from './group_common.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
 
 export const joinGroupHandler = handler({
   api: JoinGroupApi,
@@ -13,6 +14,9 @@ export const joinGroupHandler = handler({
     const legacyNames = ctx.version < 7;
     if (req.groupId === '') {
       return { errorCode: ErrorCode.INVALID_GROUP_ID, generationId: -1, protocolName: legacyNames ? '' : null, leader: '', memberId: req.memberId, members: [] };
+    }
+    if (groupDenied(ctx, AclOperation.READ, req.groupId)) {
+      return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolName: legacyNames ? '' : null, leader: '', memberId: req.memberId, members: [] };
     }
     const r = await deps.groups.call(req.groupId, {
       kind: 'join',

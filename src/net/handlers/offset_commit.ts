@@ -4,7 +4,9 @@
 // generation; v1 may date each partition's commit; v2-4 may carry a retention time.
 import type { ClusterView } from '../../cluster/cluster_view.js';
 import type { CommitCall } from '../../coordinator/groups/group_api.js';
-import type { GroupDeps } from './group_common.js';
+import { groupDenied, type GroupDeps } from './group_common.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsTopic } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 import { OffsetCommitApi, type OffsetCommitRequest, type OffsetCommitResponse } from '../../protocol/apis/offset_commit.js';
 import { ErrorCode } from '../../protocol/errors.js';
@@ -21,8 +23,11 @@ export const offsetCommitHandler = handler({
     const all = (code: number): TopicOut[] =>
       req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
     if (req.groupId === '') return { throttleTimeMs: 0, topics: all(ErrorCode.INVALID_GROUP_ID) };
+    if (groupDenied(ctx, AclOperation.READ, req.groupId)) return { throttleTimeMs: 0, topics: all(ErrorCode.GROUP_AUTHORIZATION_FAILED) };
     const known: CommitCall['topics'] = [];
+    const unreadable = new Set(req.topics.filter((t) => !permitsTopic(ctx.authorizer, AclOperation.READ, t.name)).map((t) => t.name));
     for (const t of req.topics) {
+      if (unreadable.has(t.name)) continue;
       const topic = deps.cluster.topic(t.name);
       const partitions = t.partitions
         .filter((p) => topic !== undefined && p.partitionIndex >= 0 && p.partitionIndex < topic.partitions)
@@ -49,7 +54,7 @@ export const offsetCommitHandler = handler({
       name: t.name,
       partitions: t.partitions.map((p) => ({
         partitionIndex: p.partitionIndex,
-        errorCode: codes.get(`${p.partitionIndex}:${t.name}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        errorCode: unreadable.has(t.name) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : (codes.get(`${p.partitionIndex}:${t.name}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
       })),
     }));
     return { throttleTimeMs: 0, topics };

@@ -10,12 +10,32 @@ import {
   type OffsetFetchResponse,
 } from '../../protocol/apis/offset_fetch.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import type { GroupDeps } from './group_common.js';
+import { groupDenied, type GroupDeps } from './group_common.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsTopic } from '../acl_authority.js';
+import type { HandlerContext } from '../handler.js';
 
 type TopicOut = Wire<OffsetFetchResponse['topics'][number]>;
 
-async function fetchGroup(deps: GroupDeps, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchReply> {
+/**
+ * The group's offsets for the topics the principal may describe: as Kafka answers, a group it may
+ * not describe is GROUP_AUTHORIZATION_FAILED, a topic it named and may not describe
+ * TOPIC_AUTHORIZATION_FAILED, and such topics are left out of an all-topics answer.
+ */
+async function fetchGroup(ctx: HandlerContext, deps: GroupDeps, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchReply> {
   if (g.groupId === '') return { kind: 'offsetFetch', errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
+  if (groupDenied(ctx, AclOperation.DESCRIBE, g.groupId)) return { kind: 'offsetFetch', errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
+  const r = await groupOffsets(deps, g, requireStable);
+  if (ctx.authorizer == null || ctx.authorizer.open) return r;
+  const topics = r.topics.flatMap((t) => {
+    if (permitsTopic(ctx.authorizer, AclOperation.DESCRIBE, t.name)) return [t];
+    if (g.topics === null) return [];
+    return [{ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, offset: -1, leaderEpoch: -1, metadata: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })) }];
+  });
+  return { ...r, topics };
+}
+
+function groupOffsets(deps: GroupDeps, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchReply> {
   return deps.groups.call(g.groupId, {
     kind: 'offsetFetch',
     groupId: g.groupId,
@@ -46,13 +66,13 @@ export const offsetFetchHandler = handler({
   async handle(ctx, req: OffsetFetchRequest, deps: GroupDeps): Promise<Wire<OffsetFetchResponse>> {
     if (ctx.version >= 8) {
       const groups = await Promise.all(req.groups.map(async (g) => {
-        const r = await fetchGroup(deps, g, req.requireStable);
+        const r = await fetchGroup(ctx, deps, g, req.requireStable);
         return { groupId: g.groupId, errorCode: r.errorCode, topics: topicsOut(r, g.topics, false) };
       }));
       return { throttleTimeMs: 0, groups };
     }
     const single: OffsetFetchRequestGroup = { groupId: req.groupId, memberId: null, memberEpoch: -1, topics: req.topics };
-    const r = await fetchGroup(deps, single, req.requireStable);
+    const r = await fetchGroup(ctx, deps, single, req.requireStable);
     return { throttleTimeMs: 0, errorCode: r.errorCode, topics: topicsOut(r, req.topics, ctx.version < 2) };
   },
 });

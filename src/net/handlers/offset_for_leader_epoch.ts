@@ -4,7 +4,8 @@
 // place the epoch. As in Kafka only the partition's leader answers, whoever asks: consumers
 // (replica id -1, KIP-320 truncation detection), tools (-2) and followers (>= 0, which must be
 // replicas of the partition). The client's current leader epoch (v2+) is checked against the
-// cluster view's. Main thread.
+// cluster view's. A consumer's or tool's request for a topic it may not DESCRIBE is
+// TOPIC_AUTHORIZATION_FAILED. Main thread.
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import type { EpochEndItem, PartitionRouter } from '../../actors/partition_router.js';
 import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
@@ -15,6 +16,8 @@ import {
   type OffsetForLeaderEpochResponse,
 } from '../../protocol/apis/offset_for_leader_epoch.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsTopic } from '../acl_authority.js';
 
 type PartitionOut = Wire<OffsetForLeaderEpochResponse['topics'][number]['partitions'][number]>;
 
@@ -37,7 +40,10 @@ export const offsetForLeaderEpochHandler = handler({
     const items: EpochEndItem[] = [];
     const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
     const topics = req.topics.map((t, ti) => {
+      // Followers (replica id >= 0) are other brokers, which do not authenticate yet: not checked.
+      const describable = replicaId >= 0 || permitsTopic(ctx.authorizer, AclOperation.DESCRIBE, t.topic);
       const partitions = t.partitions.map((p, pi) => {
+        if (!describable) return out(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         const lead = leadershipOf(deps.cluster, t.topic, p.partition);
         if (lead.kind === 'unknown') return out(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         if (lead.kind === 'notLeader') return out(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);

@@ -12,6 +12,8 @@ import {
   ListPartitionReassignmentsApi, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
 } from '../../protocol/apis/list_partition_reassignments.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 
 /** Bound on how long one request may wait for the controller. */
@@ -71,7 +73,8 @@ export function reassignmentReply(res: AlterPartitionReassignmentsResponse): Con
 export const alterPartitionReassignmentsHandler = handler({
   api: AlterPartitionReassignmentsApi,
   barrier: true,
-  async handle(_ctx, req: AlterPartitionReassignmentsRequest, deps: PartitionReassignmentsDeps): Promise<Wire<AlterPartitionReassignmentsResponse>> {
+  async handle(ctx, req: AlterPartitionReassignmentsRequest, deps: PartitionReassignmentsDeps): Promise<Wire<AlterPartitionReassignmentsResponse>> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.ALTER)) return refusedReassignments(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'not authorized on the cluster');
     try {
       const r = await callActiveController(deps.controller, { kind: 'alterPartitionReassignments', topics: reassignmentTopics(req) }, clampTimeout(req.timeoutMs));
       return reassignmentAnswer(req, r);
@@ -116,7 +119,8 @@ export function listingReply(res: ListPartitionReassignmentsResponse): Controlle
 
 export const listPartitionReassignmentsHandler = handler({
   api: ListPartitionReassignmentsApi,
-  async handle(_ctx, req: ListPartitionReassignmentsRequest, deps: PartitionReassignmentsDeps): Promise<Wire<ListPartitionReassignmentsResponse>> {
+  async handle(ctx, req: ListPartitionReassignmentsRequest, deps: PartitionReassignmentsDeps): Promise<Wire<ListPartitionReassignmentsResponse>> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.DESCRIBE)) return refusedListing(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'not authorized on the cluster');
     try {
       return listingAnswer(await callActiveController(deps.controller, { kind: 'listPartitionReassignments', topics: listingTopics(req) }, clampTimeout(req.timeoutMs)));
     } catch (err) {

@@ -7,7 +7,7 @@
 // does. Produce has no current_leader_epoch field, so clients are not fenced here. A partition
 // whose leadership moved while its batch was on the way is refused by its actor; its answer then
 // takes the hint from the view as it is by then, as Kafka's answers read the metadata cache when
-// they are made.
+// they are made. A topic the client may not WRITE is answered TOPIC_AUTHORIZATION_FAILED.
 import type { ProduceItem, PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { isInternalTopic, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
@@ -19,6 +19,8 @@ import type { LeaderIdAndEpoch } from '../../protocol/apis/leader_hints.js';
 import { ErrorCode, errorName } from '../../protocol/errors.js';
 import { BatchAttr, BatchField } from '../../protocol/record_batch.js';
 import { CompressionCodec } from '../../protocol/records.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsTopic } from '../acl_authority.js';
 
 type PartitionOut = Wire<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
@@ -72,12 +74,14 @@ export const produceHandler = handler({
     const leaders = new Set<number>();
     let firstError: number = ErrorCode.NONE;
     const responses = req.topicData.map((t, ti) => {
+      const writable = permitsTopic(ctx.authorizer, AclOperation.WRITE, t.name);
       const partitionResponses = t.partitionData.map((p, pi) => {
         const lead = leadershipOf(cluster, t.name, p.index);
         let code: number = ErrorCode.NONE;
         let hint = NO_LEADER_HINT;
         if (acks !== 0 && acks !== 1 && acks !== -1) code = ErrorCode.INVALID_REQUIRED_ACKS;
         else if (req.transactionalId !== null) code = ErrorCode.INVALID_REQUEST;
+        else if (!writable) code = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
         else if (lead.kind === 'unknown') code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         else if (isInternalTopic(t.name)) code = ErrorCode.INVALID_TOPIC_EXCEPTION; // only the coordinator writes it
         else if (lead.kind === 'notLeader') {

@@ -14,6 +14,8 @@ import {
   type DescribeUserScramCredentialsRequest, type DescribeUserScramCredentialsResponse, type DescribeUserScramCredentialsResult,
 } from '../../protocol/apis/scram_credentials.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 import { alterOnController, type WhenApplied } from './controller_alteration.js';
 
@@ -39,7 +41,10 @@ function describeUser(image: MetadataImage, user: string): Wire<DescribeUserScra
 
 export const describeUserScramCredentialsHandler = handler({
   api: DescribeUserScramCredentialsApi,
-  handle(_ctx, req: DescribeUserScramCredentialsRequest, deps: DescribeScramDeps): Wire<DescribeUserScramCredentialsResponse> {
+  handle(ctx, req: DescribeUserScramCredentialsRequest, deps: DescribeScramDeps): Wire<DescribeUserScramCredentialsResponse> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.DESCRIBE)) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized on the cluster', results: [] };
+    }
     const image = deps.image();
     const base = { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null };
     if (req.users === null || req.users.length === 0) {
@@ -91,7 +96,8 @@ function shows(image: MetadataImage, req: AlterUserScramCredentialsRequest, acce
 export const alterUserScramCredentialsHandler = handler({
   api: AlterUserScramCredentialsApi,
   barrier: true,
-  async handle(_ctx, req: AlterUserScramCredentialsRequest, deps: AlterScramDeps): Promise<Wire<AlterUserScramCredentialsResponse>> {
+  async handle(ctx, req: AlterUserScramCredentialsRequest, deps: AlterScramDeps): Promise<Wire<AlterUserScramCredentialsResponse>> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.ALTER)) return refuseAll(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'not authorized on the cluster');
     const reply = await alterOnController(
       'alterScramCredentials',
       (timeoutMs) => deps.alter({ deletions: req.deletions, upsertions: req.upsertions }, timeoutMs),

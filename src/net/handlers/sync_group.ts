@@ -3,12 +3,14 @@
 import { handler, type Wire } from '../handler.js';
 import { SyncGroupApi, type SyncGroupRequest, type SyncGroupResponse } from '../../protocol/apis/sync_group.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { asBuffer, type GroupDeps } from './group_common.js';
+import { asBuffer, groupDenied, type GroupDeps } from './group_common.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
 
 export const syncGroupHandler = handler({
   api: SyncGroupApi,
   async handle(ctx, req: SyncGroupRequest, deps: GroupDeps): Promise<Wire<SyncGroupResponse>> {
     if (req.groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, assignment: Buffer.alloc(0) };
+    if (groupDenied(ctx, AclOperation.READ, req.groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, assignment: Buffer.alloc(0) };
     const r = await deps.groups.call(req.groupId, {
       kind: 'sync',
       groupId: req.groupId,

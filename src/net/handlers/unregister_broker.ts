@@ -7,6 +7,8 @@
 import { callActiveController, type ControllerChannel } from '../../cluster/controller_channel.js';
 import { UnregisterBrokerApi, type UnregisterBrokerRequest, type UnregisterBrokerResponse } from '../../protocol/apis/unregister_broker.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { AclOperation } from '../../coordinator/acl/acl.js';
+import { permitsCluster } from '../acl_authority.js';
 import { handler, type Wire } from '../handler.js';
 
 export interface UnregisterBrokerDeps {
@@ -19,7 +21,8 @@ export const UNREGISTER_TIMEOUT_MS = 30_000;
 export const unregisterBrokerHandler = handler({
   api: UnregisterBrokerApi,
   barrier: true,
-  async handle(_ctx, req: UnregisterBrokerRequest, deps: UnregisterBrokerDeps): Promise<Wire<UnregisterBrokerResponse>> {
+  async handle(ctx, req: UnregisterBrokerRequest, deps: UnregisterBrokerDeps): Promise<Wire<UnregisterBrokerResponse>> {
+    if (!permitsCluster(ctx.authorizer, AclOperation.ALTER)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'not authorized on the cluster' };
     try {
       const r = await callActiveController(deps.controller, { kind: 'unregisterBroker', brokerId: req.brokerId }, UNREGISTER_TIMEOUT_MS);
       if (r.kind !== 'unregisterBroker') throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `the controller answered UnregisterBroker with ${r.kind}`);

@@ -48,6 +48,7 @@ import { VoteApi } from './vote.js';
 import { UnregisterBrokerApi } from './unregister_broker.js';
 import { SaslAuthenticateApi, SaslHandshakeApi } from './sasl.js';
 import { AlterUserScramCredentialsApi, DescribeUserScramCredentialsApi } from './scram_credentials.js';
+import { CreateAclsApi, DeleteAclsApi, DescribeAclsApi } from './acls.js';
 import { AlterClientQuotasApi, DescribeClientQuotasApi } from './client_quotas.js';
 
 /** The APIs clients use, with exactly the ranges ApiVersions advertises. */
@@ -75,9 +76,11 @@ export const clusterApis: readonly AnyApi[] = [
  */
 export const saslApis: readonly AnyApi[] = [SaslHandshakeApi, SaslAuthenticateApi] as readonly AnyApi[];
 export const scramCredentialApis: readonly AnyApi[] = [DescribeUserScramCredentialsApi, AlterUserScramCredentialsApi] as readonly AnyApi[];
+/** The ACL APIs, which a node running the metadata quorum serves on its client listeners. */
+export const aclApis: readonly AnyApi[] = [DescribeAclsApi, CreateAclsApi, DeleteAclsApi] as readonly AnyApi[];
 export const clientQuotaApis: readonly AnyApi[] = [DescribeClientQuotasApi, AlterClientQuotasApi] as readonly AnyApi[];
 
-export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis, ...saslApis, ...scramCredentialApis, ...clientQuotaApis].map((api) => [api.key, api]));
+export const apiByKey: ReadonlyMap<number, AnyApi> = new Map([...advertisedApis, ...clusterApis, ...saslApis, ...scramCredentialApis, ...aclApis, ...clientQuotaApis].map((api) => [api.key, api]));
 
 /**
  * Whether a request of (apiKey, apiVersion) uses request header v2; the `isFlexible` argument for

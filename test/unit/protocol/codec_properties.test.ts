@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { advertisedApis, apiByKey, clientQuotaApis, clusterApis, saslApis, scramCredentialApis } from '../../../src/protocol/apis/index.js';
+import { aclApis, advertisedApis, apiByKey, clientQuotaApis, clusterApis, saslApis, scramCredentialApis } from '../../../src/protocol/apis/index.js';
 import { ProtocolError, Reader } from '../../../src/protocol/reader.js';
 import { Writer } from '../../../src/protocol/writer.js';
 import type { AnyApi } from '../../../src/protocol/schema.js';
@@ -56,8 +56,9 @@ describe('registry', () => {
 
   it('holds every API under its key', () => {
     const ranges = [...apiByKey.entries()].map(([k, a]) => [k, a.key, a.minVersion, a.maxVersion]).sort((a, b) => a[0]! - b[0]!);
-    assert.deepEqual(ranges, rangesOf([...advertisedApis, ...clusterApis, ...saslApis, ...scramCredentialApis, ...clientQuotaApis]));
+    assert.deepEqual(ranges, rangesOf([...advertisedApis, ...clusterApis, ...saslApis, ...scramCredentialApis, ...aclApis, ...clientQuotaApis]));
     assert.deepEqual(rangesOf([...saslApis, ...scramCredentialApis]), [[17, 17, 0, 1], [36, 36, 0, 2], [50, 50, 0, 0], [51, 51, 0, 0]]);
+    assert.deepEqual(rangesOf(aclApis), [[29, 29, 0, 3], [30, 30, 0, 3], [31, 31, 0, 3]]);
     assert.deepEqual(rangesOf(clientQuotaApis), [[48, 48, 0, 1], [49, 49, 0, 1]]);
   });
 
