@@ -22,15 +22,17 @@ export function openSocket(host: string, port: number, timeoutMs: number): Promi
       socket.destroy();
       reject(new Error(`connect to ${host}:${port} timed out`));
     }, timeoutMs);
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      socket.removeAllListeners('error');
-      resolve(socket);
-    });
-    socket.once('error', (err) => {
+    // Only this connect attempt's handler goes once connected; errors after that are the caller's to handle.
+    const onError = (err: Error): void => {
       clearTimeout(timer);
       reject(err);
+    };
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      resolve(socket);
     });
+    socket.once('error', onError);
   });
 }
 
