@@ -107,6 +107,17 @@ export interface ConnectionServices {
   readonly quotas?: Pick<QuotaGate, 'active' | 'chargeOf' | 'charge'>;
 }
 
+/** A response as framed on the wire: its size, header, then the body the handler answered (throws if the body does not fit its version). */
+function frameResponse(correlationId: number, h: BoundHandler, version: number, res: unknown): MessageChunk[] {
+  const w = new Writer(256);
+  const at = w.reserveInt32();
+  writeResponseHeader(w, correlationId, h.api.key, h.api.isFlexible(version));
+  if (res instanceof EncodedBody) for (const c of res.chunks) w.appendRef(c);
+  else h.api.encodeResponse(version, res, w);
+  w.setInt32(at, w.length - 4);
+  return w.finishChunks();
+}
+
 export class Connection {
   private chunks: Buffer[] = [];
   private buffered = 0;
@@ -520,20 +531,14 @@ export class Connection {
       return;
     }
     if (res !== NO_RESPONSE) {
-      const w = new Writer(256);
-      const at = w.reserveInt32();
-      writeResponseHeader(w, header.correlationId, h.api.key, h.api.isFlexible(version));
       try {
-        if (res instanceof EncodedBody) for (const c of res.chunks) w.appendRef(c);
-        else h.api.encodeResponse(version, res, w);
+        slot.chunks = frameResponse(header.correlationId, h, version, res);
       } catch (err) {
         // A handler answered something its version cannot carry: a bug, but one that must cost this
         // connection only, never the process and every other client with it.
         slot.done = true;
         return this.failed(h, err);
       }
-      w.setInt32(at, w.length - 4);
-      slot.chunks = w.finishChunks();
     }
     const throttleMs = slot.charge != null ? this.chargeQuota(slot, slot.charge, header, version, h, requestBytes, res, started + ms) : 0;
     slot.done = true;
@@ -561,12 +566,7 @@ export class Connection {
       charge, this.sasl?.user ?? ANONYMOUS_USER, header.clientId ?? '', charge === 'fetch' ? responseBytes : requestBytes, serveMs,
     );
     if (throttleMs > 0 && slot.chunks !== null && typeof res === 'object' && res !== null && !(res instanceof EncodedBody) && !(res instanceof CloseConnection)) {
-      const w = new Writer(256);
-      const at = w.reserveInt32();
-      writeResponseHeader(w, header.correlationId, h.api.key, h.api.isFlexible(version));
-      h.api.encodeResponse(version, { ...res, throttleTimeMs: throttleMs }, w);
-      w.setInt32(at, w.length - 4);
-      slot.chunks = w.finishChunks();
+      slot.chunks = frameResponse(header.correlationId, h, version, { ...res, throttleTimeMs: throttleMs });
     }
     return throttleMs;
   }
