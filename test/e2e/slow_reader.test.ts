@@ -2,7 +2,7 @@
 // memory past the connection's bound on queued response bytes (plus one batch), on the Node I/O
 // backend, where fetched ranges are read into memory before they are sent. Also: Fetch max_bytes
 // beyond fetch.max.bytes is reduced to it, as Kafka does.
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FetchApi } from '../../src/protocol/apis/fetch.js';
 import { encodeRecordBatch } from '../../src/protocol/records.js';
@@ -48,6 +48,7 @@ describe('a client that does not read (io=node)', () => {
     }
   });
 
+  afterEach((t) => broker?.noteResult(t));
   after(async () => {
     await broker?.dispose();
   });
@@ -65,8 +66,7 @@ describe('a client that does not read (io=node)', () => {
     }
   });
 
-  it(`${PIPELINED_FETCHES} pipelined 1 GiB Fetches, never read: RSS stays within the bound, other clients are served`, async (t) => {
-    broker.noteResult(t);
+  it(`${PIPELINED_FETCHES} pipelined 1 GiB Fetches, never read: RSS stays within the bound, other clients are served`, async () => {
     const conn0 = await connectTo(broker.kafkaPort);
     const info = await topicInfo(conn0, TOPIC);
     await conn0.close();
