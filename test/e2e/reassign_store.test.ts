@@ -17,7 +17,7 @@ before(async () => {
 });
 
 after(async () => {
-  await broker?.stop();
+  await broker?.dispose();
 });
 
 type Started = Extract<StoreRecord, { kind: 'started' }>;
