@@ -1,15 +1,23 @@
-// Event-loop delay of the calling thread, split by cause. A timer every `resolutionMs` records how
-// late it ran; each tick also reads how long the thread waited in the kernel's run queue (ready to
-// run, no CPU free) from /proc/thread-self/schedstat. A tick's delay minus that wait is the part
-// the thread caused itself (long tasks, GC pauses, blocking calls): a shard blocking on fsync
-// shows there, while a machine with more busy threads than cores shows in the wait. Without
-// schedstat (not Linux) the wait reads 0 and all delay counts as the thread's own.
+// Event-loop delay of the calling thread, split by cause. A timer records how late it ran; each
+// tick also reads how long the thread waited in the kernel's run queue (ready to run, no CPU free)
+// from /proc/thread-self/schedstat. A tick's delay minus that wait is the part the thread caused
+// itself (long tasks, GC pauses, blocking calls): a shard blocking on fsync shows there, while a
+// machine with more busy threads than cores shows in the wait. Without schedstat (not Linux) the
+// wait reads 0 and all delay counts as the thread's own.
+// Resolution: `resolutionMs` while the thread works; while it sleeps (ran under IDLE_RUN_SHARE of
+// the last interval and the tick was on time) the interval doubles up to `idleMaxMs`. Every wake-up
+// costs a sleeping thread 100 us or more of CPU on a busy VM, so ticking at 10 ms cost an idle
+// broker ~2% of a core per thread. The price: on a sleeping thread, a block shorter than the
+// relaxed interval may end before the tick is due and go unseen; the next busy interval is back at
+// full resolution.
 // Any thread, one monitor per thread, created on the thread it measures. Bounded: the most recent
 // MAX_SAMPLES ticks are kept between two take() calls.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export interface LoopDelay {
+  /** Ticks the figures come from. */
+  readonly samples: number;
   readonly meanMs: number;
   readonly p99Ms: number;
   readonly maxMs: number;
@@ -20,15 +28,28 @@ export interface LoopDelay {
   readonly cpuWaitRatio: number;
 }
 
-export const NO_LOOP_DELAY: LoopDelay = { meanMs: 0, p99Ms: 0, maxMs: 0, ownP99Ms: 0, ownMaxMs: 0, cpuWaitRatio: 0 };
+export const NO_LOOP_DELAY: LoopDelay = { samples: 0, meanMs: 0, p99Ms: 0, maxMs: 0, ownP99Ms: 0, ownMaxMs: 0, cpuWaitRatio: 0 };
 
 /** One minute of ticks at the default resolution. */
 const MAX_SAMPLES = 6000;
+/** A thread that ran less than this share of an interval, with the tick on time, is sleeping. */
+const IDLE_RUN_SHARE = 0.05;
+/** A tick later than this is not "on time" (timer slack and scheduling noise stay below it). */
+const ON_TIME_MS = 1;
 
-/** Run-queue wait of the thread that constructed it, in ms (0 where the kernel doesn't say). */
-class RunQueueWait {
+/** The next tick's interval (pure): relaxed by doubling while the thread sleeps, `baseMs` once it works. */
+export function nextTickMs(intervalMs: number, baseMs: number, idleMaxMs: number, ranMs: number, elapsedMs: number, lateMs: number): number {
+  const sleeping = lateMs < ON_TIME_MS && ranMs < IDLE_RUN_SHARE * elapsedMs;
+  return sleeping ? Math.min(idleMaxMs, Math.max(baseMs, intervalMs * 2)) : baseMs;
+}
+
+/** Run time and run-queue wait of the thread that constructed it, in ms (0 where the kernel doesn't say). */
+class SchedStat {
   private readonly fd: number | null;
   private readonly buf = Buffer.alloc(96);
+  /** Cumulative ms of the last read(); schedstat is "<run ns> <wait ns> <timeslices>". */
+  runMs = 0;
+  waitMs = 0;
 
   constructor() {
     let fd: number | null = null;
@@ -39,15 +60,16 @@ class RunQueueWait {
       fd = null;
     }
     this.fd = fd;
+    this.read();
   }
 
-  /** Cumulative ms; schedstat is "<run ns> <wait ns> <timeslices>". */
-  readMs(): number {
-    if (this.fd === null) return 0;
+  read(): void {
+    if (this.fd === null) return;
     const n = readSync(this.fd, this.buf, 0, this.buf.length, 0);
     const text = this.buf.toString('latin1', 0, n);
-    const from = text.indexOf(' ') + 1;
-    return Number(text.slice(from, text.indexOf(' ', from))) / 1e6;
+    const gap = text.indexOf(' ');
+    this.runMs = Number(text.slice(0, gap)) / 1e6;
+    this.waitMs = Number(text.slice(gap + 1, text.indexOf(' ', gap + 1))) / 1e6;
   }
 
   close(): void {
@@ -60,44 +82,57 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 export class LoopDelayMonitor {
-  private readonly wait = new RunQueueWait();
+  private readonly sched = new SchedStat();
   private readonly late = new Float64Array(MAX_SAMPLES);
   private readonly own = new Float64Array(MAX_SAMPLES);
   private count = 0;
   private next = 0;
   private lastTick = performance.now();
   private lastWaitMs: number;
+  private lastRunMs: number;
+  private intervalMs: number;
   private windowStart = this.lastTick;
   private windowWaitMs: number;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout;
 
-  constructor(private readonly resolutionMs = 10) {
-    this.lastWaitMs = this.windowWaitMs = this.wait.readMs();
-    this.timer = setInterval(this.tick, resolutionMs);
-    this.timer.unref();
+  constructor(
+    private readonly resolutionMs = 10,
+    private readonly idleMaxMs = 100,
+  ) {
+    this.lastWaitMs = this.windowWaitMs = this.sched.waitMs;
+    this.lastRunMs = this.sched.runMs;
+    this.intervalMs = resolutionMs;
+    this.timer = this.arm();
   }
 
   /** The delay since the previous take (null when the timer has not run since), then restarts. */
   take(): LoopDelay | null {
     const now = performance.now();
-    const waitMs = this.wait.readMs();
-    const delay = this.since(now, waitMs);
+    this.sched.read();
+    const delay = this.since(now, this.sched.waitMs);
     if (delay === null) return null;
     this.count = 0;
     this.next = 0;
     this.windowStart = now;
-    this.windowWaitMs = waitMs;
+    this.windowWaitMs = this.sched.waitMs;
     return delay;
   }
 
   /** The delay since the previous take, without restarting: a look that must not cut the scrape's window. */
   peek(): LoopDelay | null {
-    return this.since(performance.now(), this.wait.readMs());
+    this.sched.read();
+    return this.since(performance.now(), this.sched.waitMs);
   }
 
   close(): void {
-    clearInterval(this.timer);
-    this.wait.close();
+    clearTimeout(this.timer);
+    this.sched.close();
+  }
+
+  private arm(): NodeJS.Timeout {
+    const timer = setTimeout(this.tick, this.intervalMs);
+    timer.unref();
+    return timer;
   }
 
   private since(now: number, waitMs: number): LoopDelay | null {
@@ -108,6 +143,7 @@ export class LoopDelayMonitor {
     let sum = 0;
     for (const v of late) sum += v;
     return {
+      samples: n,
       meanMs: sum / n,
       p99Ms: percentile(late, 0.99),
       maxMs: late[n - 1]!,
@@ -119,13 +155,18 @@ export class LoopDelayMonitor {
 
   private readonly tick = (): void => {
     const now = performance.now();
-    const waitMs = this.wait.readMs();
-    const late = Math.max(0, now - this.lastTick - this.resolutionMs);
+    this.sched.read();
+    const { runMs, waitMs } = this.sched;
+    const elapsed = now - this.lastTick;
+    const late = Math.max(0, elapsed - this.intervalMs);
     this.late[this.next] = late;
     this.own[this.next] = Math.max(0, late - (waitMs - this.lastWaitMs));
     this.next = (this.next + 1) % MAX_SAMPLES;
     this.count++;
+    this.intervalMs = nextTickMs(this.intervalMs, this.resolutionMs, this.idleMaxMs, runMs - this.lastRunMs, elapsed, late);
     this.lastTick = now;
     this.lastWaitMs = waitMs;
+    this.lastRunMs = runMs;
+    this.timer = this.arm();
   };
 }

@@ -1,6 +1,7 @@
 // Event-loop delay excludes the sampling resolution and is split by cause: a thread that blocks
 // its own loop reads the block as its own delay; a thread starved of CPU by other processes reads
-// a long delay that is nearly all run-queue wait.
+// a long delay that is nearly all run-queue wait. A sleeping thread is sampled less often, and
+// still shows a block longer than the relaxed interval.
 import assert from 'node:assert/strict';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { LoopDelayMonitor, type LoopDelay } from '../../src/common/loop_delay.js';
+import fc from 'fast-check';
+import { LoopDelayMonitor, nextTickMs, type LoopDelay } from '../../src/common/loop_delay.js';
 
 /** This thread's cumulative run-queue wait (schedstat's second field), 0 where there is none. */
 function runQueueWaitMs(): number {
@@ -31,8 +33,45 @@ function hasTools(): boolean {
 }
 
 describe('LoopDelayMonitor', () => {
+  it('relaxes the interval only while the thread sleeps, never past its bounds', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 20 }), fc.double({ min: 0, max: 1000, noNaN: true }),
+      fc.double({ min: 0, max: 1000, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }),
+      (base, factor, interval, ran, late) => {
+        const max = base * factor;
+        const elapsed = interval + late;
+        const next = nextTickMs(Math.min(interval, max), base, max, ran, elapsed, late);
+        assert.ok(next >= base && next <= max, `${next} outside [${base}, ${max}]`);
+        const sleeping = late < 1 && ran < 0.05 * elapsed;
+        if (!sleeping) assert.equal(next, base, 'a working or late thread is sampled at full resolution');
+      },
+    ));
+    assert.equal(nextTickMs(10, 10, 100, 0, 10, 0), 20);
+    assert.equal(nextTickMs(80, 10, 100, 0, 80, 0), 100);
+    assert.equal(nextTickMs(100, 10, 100, 30, 100, 0), 10);
+  });
+
+  it('samples a sleeping thread at the relaxed interval and still shows a block longer than it', async () => {
+    const monitor = new LoopDelayMonitor(10, 100);
+    try {
+      await sleep(1500);
+      const idle = monitor.take();
+      assert.ok(idle !== null);
+      // 150 ticks at a fixed 10 ms; relaxed to 100 ms after ~150 ms.
+      assert.ok(idle.samples < 50, `${idle.samples} ticks in 1.5 s of sleep`);
+      const until = performance.now() + 250;
+      while (performance.now() < until); // block the loop longer than the relaxed interval
+      await sleep(30);
+      const blocked = monitor.take();
+      assert.ok(blocked !== null && blocked.maxMs >= 140, `max after a 250 ms block: ${blocked?.maxMs} ms`);
+    } finally {
+      monitor.close();
+    }
+  });
+
   it('reads an idle loop as well under the 10 ms resolution and a 60 ms block as its own delay', async () => {
-    const monitor = new LoopDelayMonitor(10);
+    // Not relaxed (idle max = resolution): a block shorter than a relaxed interval could go unseen.
+    const monitor = new LoopDelayMonitor(10, 10);
     try {
       await sleep(300);
       const idle = monitor.take();

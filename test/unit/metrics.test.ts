@@ -23,7 +23,7 @@ const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {},
 const NO_TRAFFIC: ShardTraffic = { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 };
 
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS, traffic = NO_TRAFFIC): ShardSnapshot {
-  return { shard: id, loopDelay: { meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic };
+  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */

@@ -18,7 +18,7 @@ import type { AdminServerOptions, HealthStatus } from '../../../src/net/admin_ht
 
 const snapshot: ShardSnapshot = {
   shard: 0,
-  loopDelay: { meanMs: 1, p99Ms: 2, maxMs: 3, ownP99Ms: 1, ownMaxMs: 2, cpuWaitRatio: 0.1 },
+  loopDelay: { samples: 100, meanMs: 1, p99Ms: 2, maxMs: 3, ownP99Ms: 1, ownMaxMs: 2, cpuWaitRatio: 0.1 },
   toShard: { capacity: 64, usedBytes: 0, messagesWritten: 0, messagesRead: 0, consumerWakeups: 0, producerWakeups: 0, consumerWaits: 0, producerWaits: 0 },
   toMain: { capacity: 64, usedBytes: 0, messagesWritten: 0, messagesRead: 0, consumerWakeups: 0, producerWakeups: 0, consumerWaits: 0, producerWaits: 0 },
   partitions: [{ topic: 't', partition: 0, sizeBytes: 1, logStartOffset: 0, logEndOffset: 12, highWatermark: 12 }],
