@@ -34,12 +34,12 @@ export const NO_LOOP_DELAY: LoopDelay = { samples: 0, meanMs: 0, p99Ms: 0, maxMs
 const MAX_SAMPLES = 6000;
 /** A thread that ran less than this share of an interval, with the tick on time, is sleeping. */
 const IDLE_RUN_SHARE = 0.05;
-/** A tick later than this is not "on time" (timer slack and scheduling noise stay below it). */
-const ON_TIME_MS = 1;
+/** A tick later than this by the thread's own doing is not "on time" (timer slack stays below it). */
+const ON_TIME_MS = 2;
 
 /** The next tick's interval (pure): relaxed by doubling while the thread sleeps, `baseMs` once it works. */
-export function nextTickMs(intervalMs: number, baseMs: number, idleMaxMs: number, ranMs: number, elapsedMs: number, lateMs: number): number {
-  const sleeping = lateMs < ON_TIME_MS && ranMs < IDLE_RUN_SHARE * elapsedMs;
+export function nextTickMs(intervalMs: number, baseMs: number, idleMaxMs: number, ranMs: number, elapsedMs: number, ownLateMs: number): number {
+  const sleeping = ownLateMs < ON_TIME_MS && ranMs < IDLE_RUN_SHARE * elapsedMs;
   return sleeping ? Math.min(idleMaxMs, Math.max(baseMs, intervalMs * 2)) : baseMs;
 }
 
@@ -159,11 +159,13 @@ export class LoopDelayMonitor {
     const { runMs, waitMs } = this.sched;
     const elapsed = now - this.lastTick;
     const late = Math.max(0, elapsed - this.intervalMs);
+    const own = Math.max(0, late - (waitMs - this.lastWaitMs));
     this.late[this.next] = late;
-    this.own[this.next] = Math.max(0, late - (waitMs - this.lastWaitMs));
+    this.own[this.next] = own;
     this.next = (this.next + 1) % MAX_SAMPLES;
     this.count++;
-    this.intervalMs = nextTickMs(this.intervalMs, this.resolutionMs, this.idleMaxMs, runMs - this.lastRunMs, elapsed, late);
+    // Lateness from waiting for a CPU is not the thread working: judge sleep by the own part.
+    this.intervalMs = nextTickMs(this.intervalMs, this.resolutionMs, this.idleMaxMs, runMs - this.lastRunMs, elapsed, own);
     this.lastTick = now;
     this.lastWaitMs = waitMs;
     this.lastRunMs = runMs;
