@@ -322,7 +322,8 @@ export function quorumView(id: number, own: DescribeQuorumResponsePartition | nu
 }
 
 /**
- * DescribeQuorum of the metadata partition over a controller listener. The leader answers in
+ * DescribeQuorum of the metadata partition over a controller or client listener (both serve it from
+ * the node's own quorum member). The leader answers in
  * full; another voter answers NOT_LEADER_OR_FOLLOWER with the leader and epoch it knows, which is
  * returned as is (errorCode set); any other failure throws.
  */
@@ -353,10 +354,14 @@ async function health(port: number): Promise<string> {
 
 type Answer = DescribeQuorumResponsePartition | string;
 
-/** Every running voter's DescribeQuorum answer (or why there is none), by node id. */
+/**
+ * Every running voter's DescribeQuorum answer (or why there is none), by node id, asked on its
+ * PLAINTEXT Kafka listener: a controller listener secured with --controller-security-protocol
+ * would refuse this client.
+ */
 export async function quorumAnswers(dir: string, cluster: DevCluster): Promise<Map<number, Answer>> {
   const voters = cluster.nodes.filter((n) => isVoter(n) && nodeRunning(dir, n));
-  const answers = await Promise.all(voters.map((n) => describeQuorum(n.controllerPort as number).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
+  const answers = await Promise.all(voters.map((n) => describeQuorum(n.kafkaPort).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
   return new Map(voters.map((n, i) => [n.id, answers[i] as Answer]));
 }
 
@@ -424,6 +429,8 @@ Creates a cluster of N (1-${MAX_DEV_VOTERS}, default ${DEFAULT_VOTERS}) combined
 when DIR already holds one, restarts every node that is not running with its data and ports.
 Each node is a detached \`sluice start --node-id I --controller-voters ...\` on free loopback
 ports chosen once; START-FLAGS (e.g. --shards 1) are added to every node's start and kept.
+Nodes authenticate each other with, e.g., -- --controller-security-protocol SASL_PLAINTEXT
+--inter-broker-sasl-username broker --inter-broker-sasl-password-file F (the same F for all).
 Prints progress on stderr and the bootstrap list (127.0.0.1:P1,127.0.0.1:P2,...) on stdout once
 every node printed its ready line; exit 1 naming the node's log if one does not.
 
