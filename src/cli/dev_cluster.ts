@@ -322,8 +322,7 @@ export function quorumView(id: number, own: DescribeQuorumResponsePartition | nu
 }
 
 /**
- * DescribeQuorum of the metadata partition over a controller or client listener (both serve it from
- * the node's own quorum member). The leader answers in
+ * DescribeQuorum of the metadata partition over a controller listener. The leader answers in
  * full; another voter answers NOT_LEADER_OR_FOLLOWER with the leader and epoch it knows, which is
  * returned as is (errorCode set); any other failure throws.
  */
@@ -356,12 +355,12 @@ type Answer = DescribeQuorumResponsePartition | string;
 
 /**
  * Every running voter's DescribeQuorum answer (or why there is none), by node id, asked on its
- * PLAINTEXT Kafka listener: a controller listener secured with --controller-security-protocol
- * would refuse this client.
+ * controller listener (this plaintext client is refused by one secured with
+ * --controller-security-protocol).
  */
 export async function quorumAnswers(dir: string, cluster: DevCluster): Promise<Map<number, Answer>> {
   const voters = cluster.nodes.filter((n) => isVoter(n) && nodeRunning(dir, n));
-  const answers = await Promise.all(voters.map((n) => describeQuorum(n.kafkaPort).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
+  const answers = await Promise.all(voters.map((n) => describeQuorum(n.controllerPort as number).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
   return new Map(voters.map((n, i) => [n.id, answers[i] as Answer]));
 }
 
@@ -430,7 +429,8 @@ when DIR already holds one, restarts every node that is not running with its dat
 Each node is a detached \`sluice start --node-id I --controller-voters ...\` on free loopback
 ports chosen once; START-FLAGS (e.g. --shards 1) are added to every node's start and kept.
 Nodes authenticate each other with, e.g., -- --controller-security-protocol SASL_PLAINTEXT
---inter-broker-sasl-username broker --inter-broker-sasl-password-file F (the same F for all).
+--inter-broker-sasl-username broker --inter-broker-sasl-password-file F (the same F for all;
+\`status\` then cannot read the quorum: it asks the controller listeners in plaintext).
 Prints progress on stderr and the bootstrap list (127.0.0.1:P1,127.0.0.1:P2,...) on stdout once
 every node printed its ready line; exit 1 naming the node's log if one does not.
 
