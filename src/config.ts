@@ -95,6 +95,12 @@ export interface BrokerConfig {
   readonly interBrokerSaslUsername: string;
   /** Holds the inter-broker user's password (its first line); read at start. */
   readonly interBrokerSaslPasswordFile: string;
+  /**
+   * The controller listener's protocol (Kafka's listener.security.protocol.map entry for
+   * controller.listener.names): brokers and voters reach it with the inter-broker credentials and
+   * the ssl-* files, and it admits only those (or mTLS certificates) holding CLUSTER_ACTION.
+   */
+  readonly controllerSecurityProtocol: SecurityProtocol;
   /** Kafka's connections.max.reauth.ms (KIP-368): a SASL session's lifetime; 0: no limit. */
   readonly connectionsMaxReauthMs: number;
   /** Kafka's super.users: principals (User:NAME) every ACL check allows. */
@@ -567,16 +573,19 @@ const saslEnabledMechanisms: Option<readonly SaslMechanism[]> = {
   format: (ms) => ms.join(','),
 };
 
-const interBrokerSaslMechanism: Option<SaslMechanism> = {
-  help: `SASL mechanism replica fetchers authenticate with on a SASL inter-broker listener (Kafka\'s sasl.mechanism.inter.broker.protocol): ${SASL_MECHANISMS.join(', ')}`,
-  hint: 'MECH',
-  default: () => 'SCRAM-SHA-512',
-  parse(raw) {
-    const m = SASL_MECHANISMS.find((x) => x === raw.trim().toUpperCase());
-    if (m === undefined) throw new InvalidValue(`"${raw}" must be one of ${SASL_MECHANISMS.join(', ')}`);
-    return m;
-  },
-};
+/** One of `choices`, named case-insensitively. */
+function oneOf<T extends string>(help: string, choices: readonly T[], def: T): Option<T> {
+  return {
+    help: `${help}: ${choices.join(', ')}`,
+    hint: choices.join('|'),
+    default: () => def,
+    parse(raw) {
+      const v = choices.find((x) => x === raw.trim().toUpperCase());
+      if (v === undefined) throw new InvalidValue(`"${raw}" must be one of ${choices.join(', ')}`);
+      return v;
+    },
+  };
+}
 
 const rack: Option<string | null> = {
   help: 'rack of this broker, for rack-aware replica placement (Kafka\'s broker.rack)',
@@ -599,14 +608,15 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   advertisedListeners,
   sslCertFile: optionalPath('PEM certificate (chain) of SSL and SASL_SSL listeners; reloaded on SIGHUP'),
   sslKeyFile: optionalPath('PEM private key of SSL and SASL_SSL listeners; reloaded on SIGHUP'),
-  sslCaFile: optionalPath('PEM CA certificates client certificates are verified against (with ssl-client-auth)'),
+  sslCaFile: optionalPath('PEM CA certificates client certificates (with ssl-client-auth) and other nodes\' TLS listeners are verified against'),
   sslClientAuth,
   saslEnabledMechanisms,
   saslPlainUsersFile: optionalPath('PLAIN\'s users: one NAME:PASSWORD per line (# comments); reloaded on SIGHUP; required with PLAIN enabled'),
-  interBrokerListener: optionalText('the listener other brokers\' replica fetchers connect to, by name (Kafka\'s inter.broker.listener.name): PLAINTEXT or SASL_PLAINTEXT; unset: the primary listener', 'NAME'),
-  interBrokerSaslMechanism,
+  interBrokerListener: optionalText('the listener other brokers\' replica fetchers connect to, by name (Kafka\'s inter.broker.listener.name); TLS ones are verified against ssl-ca-file; unset: the primary listener', 'NAME'),
+  interBrokerSaslMechanism: oneOf('SASL mechanism replica fetchers and controller peers authenticate with (Kafka\'s sasl.mechanism.inter.broker.protocol)', SASL_MECHANISMS, 'SCRAM-SHA-512'),
   interBrokerSaslUsername: optionalText('the user replica fetchers authenticate as on a SASL inter-broker listener', 'USER'),
   interBrokerSaslPasswordFile: optionalPath('file whose first line is the inter-broker user\'s password; read at start'),
+  controllerSecurityProtocol: oneOf('the controller listener\'s protocol; SASL ones authenticate brokers and voters as the inter-broker user, TLS ones verify them against ssl-ca-file', SECURITY_PROTOCOLS, 'PLAINTEXT'),
   connectionsMaxReauthMs: int('a SASL session\'s lifetime: a client must re-authenticate (KIP-368) within it or its connection is closed on its next request (ms, 0 = no limit; Kafka\'s connections.max.reauth.ms)', 0, 0, MAX_TIMER_MS),
   superUsers,
   allowEveryoneIfNoAclFound,
@@ -953,10 +963,19 @@ const RELATIONS: readonly Relation[] = [
     message: () => 'PLAIN is enabled on a SASL listener but sasl-plain-users-file is not set',
   },
   {
-    // Replica fetchers speak no TLS yet: they reach other brokers on a PLAINTEXT or SASL_PLAINTEXT listener.
-    keys: ['listeners', 'controllerVoters', 'interBrokerListener'],
-    holds: (c) => c.controllerVoters.length === 0 || ['PLAINTEXT', 'SASL_PLAINTEXT'].includes(interBrokerListenerOf(c)?.protocol ?? ''),
-    message: () => 'a cluster node needs a PLAINTEXT listener (or inter-broker-listener naming a PLAINTEXT or SASL_PLAINTEXT one) for the other brokers\' replica fetchers',
+    keys: ['interBrokerListener', 'sslCaFile'],
+    holds: (c) => c.controllerVoters.length === 0 || !usesTls(interBrokerListenerOf(c)?.protocol ?? 'PLAINTEXT') || c.sslCaFile !== '',
+    message: () => 'a TLS inter-broker listener needs ssl-ca-file: replica fetchers verify the other brokers\' certificates against it',
+  },
+  {
+    keys: ['controllerSecurityProtocol', 'sslCertFile', 'sslKeyFile', 'sslCaFile'],
+    holds: (c) => !usesTls(c.controllerSecurityProtocol) || (c.sslCertFile !== '' && c.sslKeyFile !== '' && c.sslCaFile !== ''),
+    message: (c) => `controller-security-protocol ${c.controllerSecurityProtocol} needs ssl-cert-file, ssl-key-file and ssl-ca-file (controllers and brokers verify each other against it)`,
+  },
+  {
+    keys: ['controllerSecurityProtocol', 'sslClientAuth'],
+    holds: (c) => c.controllerSecurityProtocol !== 'SSL' || c.sslClientAuth === 'required',
+    message: () => 'controller-security-protocol SSL authenticates peers by certificate only: it needs ssl-client-auth required (or use SASL_SSL)',
   },
   {
     keys: ['interBrokerListener', 'listeners'],
@@ -964,9 +983,9 @@ const RELATIONS: readonly Relation[] = [
     message: (c) => `inter-broker-listener ${c.interBrokerListener} is not one of the listeners`,
   },
   {
-    keys: ['interBrokerSaslUsername', 'interBrokerSaslPasswordFile', 'interBrokerListener'],
-    holds: (c) => !usesSasl(interBrokerListenerOf(c)?.protocol ?? 'PLAINTEXT') || (c.interBrokerSaslUsername !== '' && c.interBrokerSaslPasswordFile !== ''),
-    message: () => 'a SASL inter-broker listener needs inter-broker-sasl-username and inter-broker-sasl-password-file',
+    keys: ['interBrokerSaslUsername', 'interBrokerSaslPasswordFile', 'interBrokerListener', 'controllerSecurityProtocol'],
+    holds: (c) => ![interBrokerListenerOf(c)?.protocol ?? 'PLAINTEXT', c.controllerSecurityProtocol].some(usesSasl) || (c.interBrokerSaslUsername !== '' && c.interBrokerSaslPasswordFile !== ''),
+    message: () => 'a SASL inter-broker listener or controller-security-protocol needs inter-broker-sasl-username and inter-broker-sasl-password-file',
   },
   {
     keys: ['adminSslCertFile', 'adminSslKeyFile'],

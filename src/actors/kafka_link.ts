@@ -5,14 +5,11 @@
 // Every failure is a KafkaError: NETWORK_EXCEPTION for a lost or refused connection,
 // REQUEST_TIMED_OUT for a silent peer, CORRUPT_MESSAGE for a frame that breaks the protocol or
 // passes the link's frame bound. Any failure closes the socket; the next connect() opens afresh.
-// A link given credentials authenticates every connection it opens before connect() resolves
-// (SaslHandshake v1, then SaslAuthenticate: PLAIN, or SCRAM proving the peer knows the
-// credential too); a refusal is SASL_AUTHENTICATION_FAILED naming the user, never the password.
-import { connect as netConnect, type Socket } from 'node:net';
-import type { SaslMechanism } from '../common/sasl_mechanisms.js';
-import { randomNonce } from '../common/sasl_mechanisms.js';
-import { ScramClient } from '../common/scram_client.js';
-import { SaslAuthenticateApi, SaslHandshakeApi } from '../protocol/apis/sasl.js';
+// A link given credentials or TLS settings secures every connection it opens before connect()
+// resolves (common/peer_socket.ts: TLS, then SASL; a refusal is SASL_AUTHENTICATION_FAILED naming
+// the user, never the password).
+import type { Socket } from 'node:net';
+import { connectPeer, PLAINTEXT_PEER, type PeerSecurity } from '../common/peer_socket.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
 import { readResponseHeader } from '../protocol/header.js';
@@ -25,13 +22,6 @@ export interface LinkBytes {
   out: number;
 }
 
-/** Who a link authenticates as on a SASL listener (plain data: it crosses to worker threads). */
-export interface LinkCredentials {
-  readonly mechanism: SaslMechanism;
-  readonly username: string;
-  readonly password: string;
-}
-
 interface Pending {
   readonly correlationId: number;
   readonly decode: (frame: Buffer) => unknown;
@@ -42,6 +32,8 @@ interface Pending {
 
 export class KafkaLink {
   private socket: Socket | null = null;
+  /** The socket is secured and authenticated: requests may go. */
+  private opened = false;
   private frames: FrameReader;
   private pending: Pending | null = null;
   private nextCorrelation = 0;
@@ -51,53 +43,32 @@ export class KafkaLink {
     private readonly clientId: string,
     private readonly maxFrameBytes: number,
     private readonly bytes: LinkBytes = { in: 0, out: 0 },
-    private readonly credentials: LinkCredentials | null = null,
+    private readonly security: PeerSecurity = PLAINTEXT_PEER,
   ) {
     this.frames = new FrameReader(maxFrameBytes);
   }
 
   /** Whether a connection is open (not merely being opened). */
   get connected(): boolean {
-    return this.socket !== null && !this.socket.connecting;
+    return this.socket !== null && this.opened;
   }
 
-  /** Opens the connection and authenticates on it when the link has credentials (a no-op while one is open). */
+  /** Opens the connection, secured and authenticated as the link's security says (a no-op while one is open). */
   async connect(host: string, port: number, timeoutMs: number): Promise<void> {
     if (this.socket !== null) return;
-    await this.open(host, port, timeoutMs);
-    if (this.credentials === null) return;
-    try {
-      await this.authenticate(this.credentials, timeoutMs);
-    } catch (err) {
-      this.close();
-      const why = err instanceof Error ? err.message : String(err);
-      throw new KafkaError(ErrorCode.SASL_AUTHENTICATION_FAILED, `${host}:${port} refused ${this.credentials.mechanism} authentication as ${this.credentials.username}: ${why}`);
-    }
-  }
-
-  private async authenticate(c: LinkCredentials, timeoutMs: number): Promise<void> {
-    const handshake = await this.request(SaslHandshakeApi, 1, { mechanism: c.mechanism }, timeoutMs);
-    if (handshake.errorCode !== ErrorCode.NONE) throw new KafkaError(handshake.errorCode as ErrorCode, `the listener offers ${handshake.mechanisms.join(', ') || 'no mechanism'}`);
-    if (c.mechanism === 'PLAIN') {
-      await this.saslStep(Buffer.from(`\0${c.username}\0${c.password}`, 'utf8'), timeoutMs);
-      return;
-    }
-    const scram = new ScramClient(c.mechanism, c.username, c.password, randomNonce());
-    const serverFirst = await this.saslStep(Buffer.from(scram.first(), 'utf8'), timeoutMs);
-    const serverFinal = await this.saslStep(Buffer.from(scram.final(serverFirst.toString('utf8')), 'utf8'), timeoutMs);
-    if (!scram.verifies(serverFinal.toString('utf8'))) throw new KafkaError(ErrorCode.SASL_AUTHENTICATION_FAILED, 'the peer did not prove it knows the credential');
-  }
-
-  private async saslStep(token: Buffer, timeoutMs: number): Promise<Buffer> {
-    const answer = await this.request(SaslAuthenticateApi, 2, { authBytes: token }, timeoutMs);
-    if (answer.errorCode !== ErrorCode.NONE) throw new KafkaError(answer.errorCode as ErrorCode, answer.errorMessage ?? 'refused');
-    return answer.authBytes;
-  }
-
-  private open(host: string, port: number, timeoutMs: number): Promise<void> {
-    const socket = netConnect({ host, port });
+    const { socket, ready } = connectPeer(host, port, this.security, timeoutMs, this.clientId);
     this.socket = socket;
-    socket.setNoDelay(true);
+    const lost = (): void => this.fail(socket, new KafkaError(ErrorCode.NETWORK_EXCEPTION, `connection to ${host}:${port} lost`));
+    socket.on('error', lost);
+    socket.on('close', lost);
+    try {
+      await ready;
+    } catch (err) {
+      this.fail(socket, err as KafkaError);
+      throw err;
+    }
+    if (this.socket !== socket) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `connection to ${host}:${port} closed while it opened`);
+    this.opened = true;
     socket.on('data', (data: Buffer) => {
       this.bytes.in += data.length;
       try {
@@ -106,37 +77,12 @@ export class KafkaLink {
         this.fail(socket, new KafkaError(ErrorCode.CORRUPT_MESSAGE, `bad answer from ${host}:${port}: ${(err as Error).message}`));
       }
     });
-    const lost = (): void => this.fail(socket, new KafkaError(ErrorCode.NETWORK_EXCEPTION, `connection to ${host}:${port} lost`));
-    socket.on('error', lost);
-    socket.on('close', lost);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        settle();
-        reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `no connection to ${host}:${port} within ${timeoutMs} ms`));
-        this.fail(socket, new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'connect timed out'));
-      }, timeoutMs);
-      const settle = (): void => {
-        clearTimeout(timer);
-        socket.off('connect', opened);
-        socket.off('close', refused);
-      };
-      const opened = (): void => {
-        settle();
-        resolve();
-      };
-      const refused = (): void => {
-        settle();
-        reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, `cannot connect to ${host}:${port}`));
-      };
-      socket.once('connect', opened);
-      socket.once('close', refused);
-    });
   }
 
   /** Sends one request and resolves with its decoded response; the link must be connected and idle. */
   request<Req, Res>(api: Api<Req, Res>, version: number, body: Req, timeoutMs: number): Promise<Res> {
     const socket = this.socket;
-    if (socket === null) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'link not connected'));
+    if (socket === null || !this.opened) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'link not connected'));
     if (this.pending !== null) return Promise.reject(new KafkaError(ErrorCode.INVALID_REQUEST, 'a request is already in flight on this link'));
     const correlationId = (this.nextCorrelation = (this.nextCorrelation + 1) | 0);
     const frame = encodeRequestFrame(api, version, correlationId, this.clientId, body);
@@ -179,6 +125,7 @@ export class KafkaLink {
   private fail(socket: Socket, err: KafkaError): void {
     if (socket !== this.socket) return;
     this.socket = null;
+    this.opened = false;
     this.frames = new FrameReader(this.maxFrameBytes);
     socket.destroy();
     const head = this.pending;

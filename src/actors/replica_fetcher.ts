@@ -18,7 +18,8 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { wholeBatchesLength } from '../protocol/record_batch.js';
 import { ZERO_UUID, decodedRecords } from '../protocol/schema.js';
 import { ThrottleQuota } from '../coordinator/replication/throttle_quota.js';
-import { KafkaLink, type LinkBytes, type LinkCredentials } from './kafka_link.js';
+import { PeerAuthenticationError, type PeerSecurity } from '../common/peer_socket.js';
+import { KafkaLink, type LinkBytes } from './kafka_link.js';
 
 /** What a replica fetcher needs of one followed partition; the partition actor implements it. */
 export interface FollowedPartition {
@@ -63,8 +64,8 @@ export interface ReplicaFetcherSettings {
   readonly backoffMs: number;
   readonly requestTimeoutMs: number;
   readonly connectTimeoutMs: number;
-  /** Who to authenticate as on the leader's inter-broker listener; null when it is PLAINTEXT. */
-  readonly credentials: LinkCredentials | null;
+  /** How to reach the leader's inter-broker listener: TLS, and who to authenticate as. */
+  readonly security: PeerSecurity;
 }
 
 export interface ReplicaFetcherStats {
@@ -150,7 +151,7 @@ export class ReplicaFetcher {
     /** The shard's byte totals, shared by its fetchers. */
     private readonly traffic: FetcherTraffic = { link: { in: 0, out: 0 }, records: 0 },
   ) {
-    this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES, traffic.link, settings.credentials);
+    this.link = new KafkaLink(settings.clientId, settings.maxBytes + settings.partitionMaxBytes + FRAME_OVERHEAD_BYTES, traffic.link, settings.security);
     this.stopping = new Promise((resolve) => (this.stop = resolve));
     this.done = this.run();
   }
@@ -330,10 +331,10 @@ export class ReplicaFetcher {
 
   private failed(err: unknown): void {
     this.errors++;
-    if (err instanceof KafkaError && err.code === ErrorCode.SASL_AUTHENTICATION_FAILED && !this.loggedAuthentication) {
+    if (err instanceof PeerAuthenticationError && !this.loggedAuthentication) {
       // Retried after every backoff: one line per episode says it, errors counts the rest.
       this.loggedAuthentication = true;
-      this.log?.warn({ leader: this.leader.id, err: err.message }, 'replica fetcher cannot authenticate to the leader: its followers stay out of the ISR (check inter-broker-sasl-username and its password)');
+      this.log?.warn({ leader: this.leader.id, err: err.message }, 'replica fetcher cannot authenticate to the leader: its followers stay out of the ISR (check inter-broker-sasl-username, its password and the ssl-* files)');
     }
     if (err instanceof KafkaError && err.code === ErrorCode.CORRUPT_MESSAGE && !this.loggedOversize) {
       this.loggedOversize = true;

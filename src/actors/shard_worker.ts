@@ -20,7 +20,7 @@ import { SpscRing, type RingStats } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
 import { Shard, type RoleUpdate, type ShardEvent, type ShardIntrospection } from './shard.js';
 import { ReplicaFetchers } from './replica_fetcher.js';
-import type { LinkCredentials } from './kafka_link.js';
+import type { PeerSecurity } from '../common/peer_socket.js';
 import {
   DEFAULT_ALTER_PARTITION_RETRY_MS, DEFAULT_REPLICA_FETCH_BACKOFF_MS,
   type AlterPartitionItem, type AlterPartitionResult, type ReplicaBrokerInfo,
@@ -52,8 +52,8 @@ export interface ShardReplicationConfig {
   readonly fetchMaxWaitMs: number;
   readonly fetchResponseMaxBytes: number;
   readonly fetchPartitionMaxBytes: number;
-  /** Who replica fetchers authenticate as on other brokers' inter-broker listener; null: it is PLAINTEXT. */
-  readonly credentials: LinkCredentials | null;
+  /** How replica fetchers reach other brokers' inter-broker listener: TLS, and who they authenticate as. */
+  readonly security: PeerSecurity;
 }
 
 /** The storage backend a shard runs on; `reason` says why it is not native (null when native). */
@@ -126,7 +126,7 @@ const fetchers = new ReplicaFetchers(
     backoffMs: DEFAULT_REPLICA_FETCH_BACKOFF_MS,
     requestTimeoutMs: 30_000,
     connectTimeoutMs: 5_000,
-    credentials: data.replication.credentials,
+    security: data.replication.security,
   },
   () => localBrokerEpoch,
   () => performance.now(),

@@ -353,7 +353,11 @@ async function health(port: number): Promise<string> {
 
 type Answer = DescribeQuorumResponsePartition | string;
 
-/** Every running voter's DescribeQuorum answer (or why there is none), by node id. */
+/**
+ * Every running voter's DescribeQuorum answer (or why there is none), by node id, asked on its
+ * controller listener (this plaintext client is refused by one secured with
+ * --controller-security-protocol).
+ */
 export async function quorumAnswers(dir: string, cluster: DevCluster): Promise<Map<number, Answer>> {
   const voters = cluster.nodes.filter((n) => isVoter(n) && nodeRunning(dir, n));
   const answers = await Promise.all(voters.map((n) => describeQuorum(n.controllerPort as number).catch((err: unknown) => (err instanceof Error ? err.message : String(err)))));
@@ -424,6 +428,9 @@ Creates a cluster of N (1-${MAX_DEV_VOTERS}, default ${DEFAULT_VOTERS}) combined
 when DIR already holds one, restarts every node that is not running with its data and ports.
 Each node is a detached \`sluice start --node-id I --controller-voters ...\` on free loopback
 ports chosen once; START-FLAGS (e.g. --shards 1) are added to every node's start and kept.
+Nodes authenticate each other with, e.g., -- --controller-security-protocol SASL_PLAINTEXT
+--inter-broker-sasl-username broker --inter-broker-sasl-password-file F (the same F for all;
+\`status\` then cannot read the quorum: it asks the controller listeners in plaintext).
 Prints progress on stderr and the bootstrap list (127.0.0.1:P1,127.0.0.1:P2,...) on stdout once
 every node printed its ready line; exit 1 naming the node's log if one does not.
 

@@ -263,9 +263,9 @@ export class Connection {
   }
 
   /** Bad input: one log line and one metric per connection, then drain and close. */
-  private reject(kind: string, detail: string): void {
+  private reject(kind: string, detail: string, logged = false): void {
     if (this.ending || this.closed) return;
-    this.log.warn({ remote: this.remote, kind, detail }, 'closing connection after bad input');
+    if (!logged) this.log.warn({ remote: this.remote, kind, detail }, 'closing connection after bad input');
     this.services.metrics.protocolError(kind);
     void this.drain();
   }
@@ -527,7 +527,7 @@ export class Connection {
     if (res instanceof CloseConnection) {
       slot.done = true;
       this.flush();
-      this.reject(res.kind, res.detail);
+      this.reject(res.kind, res.detail, res.logged);
       return;
     }
     if (res !== NO_RESPONSE) {

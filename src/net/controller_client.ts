@@ -8,8 +8,11 @@
 // through SILENT_TIMEOUTS deadlines in a row loses the connection. A connection that fails rejects
 // what it carried with NOT_CONTROLLER (the caller asks whichever node the quorum names next) and
 // is opened afresh by the next request. Requests in flight per controller are bounded (expired
-// ones count until their answers come).
-import { connect as netConnect, type Socket } from 'node:net';
+// ones count until their answers come). Connections are secured as the controller listener's
+// protocol asks (common/peer_socket.ts); requests wait for that, and a controller that refuses
+// this node's credentials or certificate is reported once per episode (until one succeeds).
+import type { Socket } from 'node:net';
+import { connectPeer, PeerAuthenticationError, type PeerSecurity } from '../common/peer_socket.js';
 import type { ControllerRequest } from '../cluster/controller_channel.js';
 import type { ControllerReply, TopicResult } from '../cluster/metadata/controller.js';
 import { AllocateProducerIdsApi, type AllocateProducerIdsResponse } from '../protocol/apis/allocate_producer_ids.js';
@@ -41,6 +44,11 @@ const MAX_RESPONSE_BYTES = 16 << 20;
 const CLIENT_ID = 'sluice-broker';
 /** Deadlines missed in a row, with no answer at all meanwhile, after which the connection is dropped and opened afresh. */
 export const SILENT_TIMEOUTS = 3;
+/** How long opening a connection (TCP, TLS and SASL) may take. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** Told when controller `id` refused to authenticate this node (once until a connection succeeds). */
+export type AuthenticationRefused = (id: number, err: PeerAuthenticationError) => void;
 
 export interface ControllerAddress {
   readonly id: number;
@@ -67,8 +75,16 @@ class ControllerConnection {
   private nextCorrelation = 0;
   /** Deadlines missed since the last answer on this connection. */
   private missed = 0;
+  /** Settles once the current socket is secured (or failed): requests are written after it. */
+  private ready: Promise<void> = Promise.resolve();
+  /** A refused authentication was reported and none has succeeded since. */
+  private refusalReported = false;
 
-  constructor(private readonly address: ControllerAddress) {}
+  constructor(
+    private readonly address: ControllerAddress,
+    private readonly security: PeerSecurity,
+    private readonly refused: AuthenticationRefused,
+  ) {}
 
   call(api: AnyApi, version: number, body: unknown, timeoutMs: number): Promise<unknown> {
     if (this.inflight.length >= MAX_CONTROLLER_INFLIGHT) {
@@ -82,7 +98,9 @@ class ControllerConnection {
       const late = new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `controller ${this.address.id} did not answer ${api.name} within ${timeoutMs} ms`);
       const entry: InFlight = { api, version, correlationId, resolve, reject, expired: false, timer: setTimeout(() => this.expire(socket, entry, late), timeoutMs) };
       this.inflight.push(entry);
-      for (const chunk of frame) socket.write(chunk);
+      void this.ready.then(() => {
+        if (this.socket === socket) for (const chunk of frame) socket.write(chunk);
+      });
     });
   }
 
@@ -101,19 +119,31 @@ class ControllerConnection {
   }
 
   private connect(): Socket {
-    const socket = netConnect({ host: this.address.host, port: this.address.port });
+    const { socket, ready } = connectPeer(this.address.host, this.address.port, this.security, CONNECT_TIMEOUT_MS, CLIENT_ID);
     this.socket = socket;
-    socket.setNoDelay(true);
-    socket.on('data', (data: Buffer) => {
-      try {
-        this.frames.push(data, (frame) => this.answer(frame));
-      } catch (err) {
-        this.fail(socket, new KafkaError(ErrorCode.NOT_CONTROLLER, `bad answer from controller ${this.address.id}: ${(err as Error).message}`));
-      }
-    });
     const lost = (): void => this.fail(socket, new KafkaError(ErrorCode.NOT_CONTROLLER, `connection to controller ${this.address.id} lost`));
     socket.on('error', lost);
     socket.on('close', lost);
+    this.ready = ready.then(
+      () => {
+        if (this.socket !== socket) return;
+        this.refusalReported = false;
+        socket.on('data', (data: Buffer) => {
+          try {
+            this.frames.push(data, (frame) => this.answer(frame));
+          } catch (err) {
+            this.fail(socket, new KafkaError(ErrorCode.NOT_CONTROLLER, `bad answer from controller ${this.address.id}: ${(err as Error).message}`));
+          }
+        });
+      },
+      (err: KafkaError) => {
+        if (err instanceof PeerAuthenticationError && !this.refusalReported) {
+          this.refusalReported = true;
+          this.refused(this.address.id, err);
+        }
+        this.fail(socket, new KafkaError(ErrorCode.NOT_CONTROLLER, `controller ${this.address.id}: ${err.message}`));
+      },
+    );
     return socket;
   }
 
@@ -150,8 +180,10 @@ export class ControllerClient {
   constructor(
     controllers: readonly ControllerAddress[],
     private readonly clusterId: string,
+    security: PeerSecurity,
+    refused: AuthenticationRefused,
   ) {
-    for (const c of controllers) this.connections.set(c.id, new ControllerConnection(c));
+    for (const c of controllers) this.connections.set(c.id, new ControllerConnection(c, security, refused));
   }
 
   async send(id: number, request: ControllerRequest, timeoutLeftMs: number): Promise<ControllerReply> {

@@ -7,6 +7,11 @@
 // IncrementalAlterConfigs/AlterConfigs, the partition reassignment APIs and UnregisterBroker forwarded by brokers), each answered once its
 // records commit, NOT_CONTROLLER when this node is not the active controller or stops being it
 // first. ApiVersions lists exactly these APIs.
+// A secured controller listener (controller-security-protocol) speaks TLS and/or SASL as a client
+// listener does, and admits only principals holding CLUSTER_ACTION on the cluster (super users
+// included): anyone else has the connection closed, one log line per interval. What brokers
+// forward was authorised on the broker the client sent it to, so the forwarded APIs' own checks
+// see no authorizer here.
 import type { Logger } from 'pino';
 import type { MetadataQuorum } from '../actors/quorum/metadata_quorum.js';
 import type { QuorumDriver } from '../actors/quorum/quorum_driver.js';
@@ -42,23 +47,25 @@ import { METADATA_TOPIC_NAME, type QuorumListener, type RaftVoterChangeResponse 
 import { RemoveRaftVoterApi, type RemoveRaftVoterRequest } from '../protocol/apis/remove_raft_voter.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID, type AnyApi } from '../protocol/schema.js';
-import { bindHandler, handler, type BoundHandler, type HandlerTable, type Wire } from './handler.js';
+import { bindHandler, CloseConnection, handler, type BoundHandler, type HandlerTable, type Wire } from './handler.js';
 import { AlterUserScramCredentialsApi } from '../protocol/apis/scram_credentials.js';
 import type { AlterScramRequest } from '../cluster/metadata/scram_changes.js';
 import { alterUserScramCredentialsHandler } from './handlers/scram_credentials.js';
 import { CreateAclsApi, DeleteAclsApi } from '../protocol/apis/acls.js';
 import { createAclsHandler, deleteAclsHandler, type AlterAclsDeps } from './handlers/acls.js';
 import { AclOperation } from '../coordinator/acl/acl.js';
-import { permitsCluster } from './acl_authority.js';
+import { permitsCluster, type AclAuthority } from './acl_authority.js';
+import { RepeatLimiter } from '../common/repeat_limiter.js';
 import { AlterClientQuotasApi, type AlterClientQuotasRequest } from '../protocol/apis/client_quotas.js';
 import { alterClientQuotasHandler } from './handlers/client_quotas.js';
 import { apiKeysOf, apiVersionsHandler } from './handlers/api_versions.js';
 import { alterEach, incrementalChanges, replacementChanges } from './handlers/alter_configs.js';
+import { saslAuthenticateHandler, saslHandshakeHandler } from './handlers/sasl.js';
 import { electionPartitions, electionResponse, refusedElection } from './handlers/elect_leaders.js';
 import {
   listingAnswer, listingTopics, reassignmentAnswer, reassignmentTopics, refusedListing, refusedReassignments,
 } from './handlers/partition_reassignments.js';
-import { KafkaServer, type KafkaServerOptions } from './kafka_server.js';
+import { KafkaServer, type KafkaServerOptions, type ListenerSecurity } from './kafka_server.js';
 
 /** A controller's listener address, as `--controller-voters` names it. */
 export interface ControllerEndpoint {
@@ -131,6 +138,8 @@ export interface ControllerHandlerDeps {
   readonly quorum: MetadataQuorum;
   readonly clusterId: string;
   readonly endpoints: readonly ControllerEndpoint[];
+  /** Set on a secured controller listener: every API but ApiVersions and SASL's needs CLUSTER_ACTION, and a refusal is told here. */
+  readonly refused?: ControllerRefusal;
 }
 
 /** How long the controller's connect attempt to a disconnected broker's listener may take; well inside the disconnect grace. */
@@ -426,10 +435,10 @@ export const CONTROLLER_APIS: readonly AnyApi[] = [
   UnregisterBrokerApi, AlterUserScramCredentialsApi, CreateAclsApi, DeleteAclsApi, AlterClientQuotasApi,
 ] as readonly AnyApi[];
 
-export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTable {
+/** `listenerHandlers`: SaslHandshake and SaslAuthenticate on a SASL controller listener, served before authentication. */
+export function buildControllerHandlers(deps: ControllerHandlerDeps, listenerHandlers: readonly BoundHandler[] = []): HandlerTable {
   const aclDeps: AlterAclsDeps = { create: (creations) => deps.quorum.createAcls(creations), delete: (filters) => deps.quorum.deleteAcls(filters) };
   const bound = [
-    bindHandler(apiVersionsHandler, { apiKeys: apiKeysOf(CONTROLLER_APIS) }),
     ...QUORUM_KEYS.map((key) => quorumHandler(key, deps.quorum.driver)),
     bindHandler(describeQuorumHandler, { driver: deps.quorum.driver, endpoints: deps.endpoints }),
     bindHandler(addRaftVoterHandler, deps),
@@ -451,7 +460,28 @@ export function buildControllerHandlers(deps: ControllerHandlerDeps): HandlerTab
     bindHandler(forwardedAlterConfigsHandler, deps),
     bindHandler(forwardedUnregisterBrokerHandler, deps),
   ];
-  return new Map(bound.map((h) => [h.api.key, h]));
+  const gated = deps.refused === undefined ? bound : bound.map((h) => clusterActionOnly(h, deps.refused!));
+  const apiVersions = bindHandler(apiVersionsHandler, { apiKeys: apiKeysOf([...CONTROLLER_APIS, ...listenerHandlers.map((h) => h.api)]) });
+  return new Map([apiVersions, ...listenerHandlers, ...gated].map((h) => [h.api.key, h]));
+}
+
+/** Told of a principal refused on the controller listener (it logs, once per interval). */
+export type ControllerRefusal = (principal: string, host: string, api: string) => void;
+
+/**
+ * `h` for principals holding CLUSTER_ACTION on the cluster only (brokers and controllers); it
+ * then runs without an authorizer: what brokers forward was authorised where the client sent it.
+ */
+function clusterActionOnly(h: BoundHandler, refused: ControllerRefusal): BoundHandler {
+  return {
+    ...h,
+    handle: (ctx, req) => {
+      if (permitsCluster(ctx.authorizer, AclOperation.CLUSTER_ACTION)) return h.handle({ ...ctx, authorizer: null }, req);
+      const principal = ctx.authorizer!.principal;
+      refused(principal, ctx.clientHost, h.api.name);
+      return new CloseConnection('cluster-action', `${principal} lacks CLUSTER_ACTION on the cluster for ${h.api.name}`, true);
+    },
+  };
 }
 
 export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected' | 'addSocketBytesIn' | 'addSocketBytesOut'>;
@@ -470,7 +500,14 @@ export interface ControllerListenerOptions {
   readonly host: string;
   /** 0: an ephemeral port (the one-voter quorum of a single node). */
   readonly port: number;
+  /** TLS and SASL of a secured controller listener, and the ACLs its principals are checked against; absent: PLAINTEXT, open to every peer. */
+  readonly security?: { readonly listener: ListenerSecurity; readonly acls: AclAuthority } | null;
 }
+
+/** At most one log line per this interval about principals refused on the controller listener. */
+const REFUSED_PRINCIPAL_LOG_INTERVAL_MS = 10_000;
+/** Principals the refusal log remembers. */
+const REFUSED_PRINCIPALS_REMEMBERED = 256;
 
 /** Starts the controller listener; resolves with the server and the port it bound. */
 export async function startControllerListener(
@@ -479,11 +516,24 @@ export async function startControllerListener(
   services: { readonly log: Logger; readonly metrics: ControllerMetrics; readonly descriptors: DescriptorBudget },
 ): Promise<{ readonly server: KafkaServer; readonly port: number }> {
   const serverOpts: KafkaServerOptions = { ...CONTROLLER_LIMITS, host: opts.host, port: opts.port };
+  const security = opts.security ?? null;
+  const refusals = new RepeatLimiter(REFUSED_PRINCIPAL_LOG_INTERVAL_MS, () => performance.now(), REFUSED_PRINCIPALS_REMEMBERED);
+  const refused: ControllerRefusal = (principal, host, api) => {
+    const verdict = refusals.offer(principal);
+    if (verdict.log) services.log.warn({ principal, host, api, refusedBefore: verdict.suppressed }, 'controller listener refused a principal without CLUSTER_ACTION on the cluster');
+  };
+  const sasl = security?.listener.sasl ?? null;
+  const handlers = security === null
+    ? buildControllerHandlers(deps)
+    : buildControllerHandlers({ ...deps, refused }, sasl === null ? [] : [bindHandler(saslHandshakeHandler, { authenticator: sasl }), bindHandler(saslAuthenticateHandler, { authenticator: sasl })]);
   const server = new KafkaServer(
-    { handlers: buildControllerHandlers(deps), metrics: services.metrics, releaseLeases: () => {}, blockedShards: () => [] },
+    { handlers, metrics: services.metrics, releaseLeases: () => {}, blockedShards: () => [], acls: security?.acls ?? null },
     serverOpts,
     services.log,
     services.descriptors,
+    null,
+    null,
+    security?.listener ?? null,
   );
   const port = await server.listen();
   return { server, port };

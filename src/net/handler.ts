@@ -19,6 +19,8 @@ export class CloseConnection {
   constructor(
     readonly kind: string,
     readonly detail: string,
+    /** The handler has logged it already (once per interval): the connection closes without its own line. */
+    readonly logged = false,
   ) {}
 }
 

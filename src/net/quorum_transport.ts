@@ -12,6 +12,9 @@
 // Responses become response Messages for the core. Every connection failure (reset, refused,
 // timed out, protocol violation) is reported through `unreachable`: when a peer process dies on
 // this host its sockets reset at once, and the core need not wait for its fetch timeout.
+// Connections are secured as the controller listener's protocol asks (common/peer_socket.ts);
+// a peer that refuses this node's credentials or certificate is reported through
+// `authenticationRefused` once per episode (until a connection to it succeeds).
 //
 // Inbound: a server handler passes each quorum request it decoded to `receive`, which gives the
 // core its Message and resolves once the core sends the response Message of the same API
@@ -21,7 +24,8 @@
 // EndQuorumEpoch is acknowledged at once: the core sends nothing back for it. Requests the
 // mapping refuses (another cluster, malformed) are answered with their error and never reach
 // the core.
-import { connect as netConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { connectPeer, PeerAuthenticationError, type PeerSecurity } from '../common/peer_socket.js';
 import {
   endQuorumEpochAnswer,
   errorResponseOf,
@@ -74,6 +78,10 @@ export interface QuorumTransportOptions {
   readonly maxResponseBytes: number;
   readonly backoff?: BackoffOptions;
   readonly random?: () => number;
+  /** TLS and SASL towards the peers' controller listeners. */
+  readonly security: PeerSecurity;
+  /** Told when peer `id` refused to authenticate this node (once until a connection to it succeeds). */
+  readonly authenticationRefused?: (id: NodeId, err: PeerAuthenticationError) => void;
 }
 
 /** What the transport lost or refused, for metrics and tests. */
@@ -116,6 +124,7 @@ class PeerLink {
   private timeoutTimer: NodeJS.Timeout | null = null;
   private nextCorrelationId = 0;
   private closed = false;
+  private refusalReported = false;
 
   constructor(readonly peer: QuorumPeer, private readonly transport: QuorumTransport, private readonly opts: QuorumTransportOptions) {
     this.frames = new FrameReader(opts.maxResponseBytes);
@@ -148,26 +157,35 @@ class PeerLink {
   }
 
   private connect(): void {
-    const socket = netConnect({ host: this.peer.host, port: this.peer.port });
+    const { socket, ready } = connectPeer(this.peer.host, this.peer.port, this.opts.security, this.opts.requestTimeoutMs, CLIENT_ID);
     this.socket = socket;
-    socket.setNoDelay(true);
-    socket.on('connect', () => {
-      if (this.socket !== socket) return;
-      this.connected = true;
-      this.attempt = 0;
-      this.pump();
-    });
-    socket.on('data', (data: Buffer) => {
-      if (this.socket !== socket) return;
-      try {
-        this.frames.push(data, (frame) => this.onFrame(frame));
-      } catch (err) {
-        if (!(err instanceof ProtocolError)) throw err;
-        this.fail();
-      }
-    });
     socket.on('error', (err: NodeJS.ErrnoException) => this.fail(socket, err.code === 'ECONNREFUSED'));
     socket.on('close', () => this.fail(socket));
+    ready.then(
+      () => {
+        if (this.socket !== socket) return;
+        this.connected = true;
+        this.attempt = 0;
+        this.refusalReported = false;
+        socket.on('data', (data: Buffer) => {
+          if (this.socket !== socket) return;
+          try {
+            this.frames.push(data, (frame) => this.onFrame(frame));
+          } catch (err) {
+            if (!(err instanceof ProtocolError)) throw err;
+            this.fail();
+          }
+        });
+        this.pump();
+      },
+      (err: unknown) => {
+        if (err instanceof PeerAuthenticationError && !this.refusalReported && !this.closed) {
+          this.refusalReported = true;
+          this.opts.authenticationRefused?.(this.peer.id, err);
+        }
+        this.fail(socket);
+      },
+    );
   }
 
   private write(m: RequestMessage): void {

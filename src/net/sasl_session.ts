@@ -9,6 +9,7 @@
 // KIP-368 re-authentication: with a session lifetime the answer carries session_lifetime_ms; the
 // client re-runs the handshake and SaslAuthenticate (v1+, same mechanism, same user) before it
 // ends, and a request other than those after it ends closes the connection.
+// failedAuthenticationLog is what every SASL listener (client and controller) reports refusals with.
 import {
   isScramMechanism, PlainServer, SaslFailure, ScramServer,
   type SaslExchange, type SaslMechanism, type ScramCredential, type ScramMechanism,
@@ -16,6 +17,27 @@ import {
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { SaslAuthenticateApi, SaslHandshakeApi } from '../protocol/apis/sasl.js';
 import { ErrorCode } from '../protocol/errors.js';
+import type { Logger } from 'pino';
+import { RepeatLimiter } from '../common/repeat_limiter.js';
+import type { BrokerMetrics } from '../metrics/metrics.js';
+
+/** Kafka's connection.failed.authentication.delay.ms is 100 ms; a little more slows guessing further. */
+export const FAILED_AUTHENTICATION_DELAY_MS = 250;
+/** At most one log line per client address per this interval about failed authentications. */
+const AUTH_FAILURE_LOG_INTERVAL_MS = 10_000;
+/** Client addresses the failure log remembers. */
+const AUTH_FAILURE_LOG_ADDRESSES = 1024;
+export type AuthenticationFailureMetrics = Pick<BrokerMetrics, 'protocolError'>;
+
+/** A listener's failed-authentication report: counted, and logged once per client address per interval with the address, mechanism and reason, never a token. */
+export function failedAuthenticationLog(log: Logger, metrics: AuthenticationFailureMetrics): (remote: string, mechanism: SaslMechanism | null, failure: SaslFailure) => void {
+  const failures = new RepeatLimiter(AUTH_FAILURE_LOG_INTERVAL_MS, () => performance.now(), AUTH_FAILURE_LOG_ADDRESSES);
+  return (remote, mechanism, failure) => {
+    metrics.protocolError('sasl-authentication');
+    const verdict = failures.offer(remote);
+    if (verdict.log) log.warn({ remote, mechanism, reason: failure.reason, detail: failure.message, failedBefore: verdict.suppressed }, 'failed authentication');
+  };
+}
 
 /** Kafka's sasl.server.max.receive.size: the largest frame an unauthenticated client may send. */
 export const SASL_MAX_RECEIVE_BYTES = 524_288;

@@ -18,7 +18,7 @@ import type { IoChoice } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
 import { quorumReport } from '../actors/quorum/quorum_report.js';
-import type { LinkCredentials } from '../actors/kafka_link.js';
+import { interBrokerPeerSecurity } from './peer_security.js';
 import { advertisedAdminAddress, type BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
 import { OFFSETS_TOPIC, type ClusterView } from '../cluster/cluster_view.js';
@@ -57,14 +57,6 @@ export interface Broker {
   /** Reads TLS certificates, PLAIN users and the admin token again (SIGHUP). */
   reloadSecurity(): void;
   stop(): Promise<void>;
-}
-
-/** Who replica fetchers authenticate as: set when the inter-broker listener is a SASL one (the password file's first line, read once at start). */
-function interBrokerCredentials(config: BrokerConfig): LinkCredentials | null {
-  const listener = config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
-  if (listener.protocol !== 'SASL_PLAINTEXT' && listener.protocol !== 'SASL_SSL') return null;
-  const password = readFileSync(config.interBrokerSaslPasswordFile, 'utf8').split(/\r?\n/)[0] ?? '';
-  return { mechanism: config.interBrokerSaslMechanism, username: config.interBrokerSaslUsername, password };
 }
 
 /** The data dir's cluster id; a new one is `fresh` (derived from --controller-voters) or, on a single node, random. */
@@ -198,7 +190,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
         fetchMaxWaitMs: config.replicaFetchWaitMaxMs,
         fetchResponseMaxBytes: REPLICA_FETCH_RESPONSE_MAX_BYTES,
         fetchPartitionMaxBytes: Math.max(REPLICA_FETCH_MAX_BYTES, config.messageMaxBytes),
-        credentials: interBrokerCredentials(config),
+        security: interBrokerPeerSecurity(config),
       },
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;

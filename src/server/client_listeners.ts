@@ -11,7 +11,6 @@
 import type { Logger } from 'pino';
 import type { ImageClusterView } from '../cluster/metadata/image_view.js';
 import { scramKey } from '../cluster/metadata/image.js';
-import { RepeatLimiter } from '../common/repeat_limiter.js';
 import type { DescriptorBudget } from '../common/descriptor_budget.js';
 import type { BrokerConfig, ClientListener } from '../config.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
@@ -23,15 +22,10 @@ import { saslAuthenticateHandler, saslHandshakeHandler } from '../net/handlers/s
 import { KafkaServer, type ListenerAdmission } from '../net/kafka_server.js';
 import { PlainUsers, TlsMaterial } from '../net/listener_security.js';
 import type { NativeSender } from '../net/native_sender.js';
-import { SaslAuthenticator } from '../net/sasl_session.js';
+import { FAILED_AUTHENTICATION_DELAY_MS, SaslAuthenticator, failedAuthenticationLog } from '../net/sasl_session.js';
 import { AclAuthority } from '../net/acl_authority.js';
+import { superUsersOf } from './peer_security.js';
 
-/** Kafka's connection.failed.authentication.delay.ms is 100 ms; a little more slows guessing further. */
-export const FAILED_AUTHENTICATION_DELAY_MS = 250;
-/** At most one log line per client address per this interval about failed authentications. */
-const AUTH_FAILURE_LOG_INTERVAL_MS = 10_000;
-/** Client addresses the failure log remembers. */
-const AUTH_FAILURE_LOG_ADDRESSES = 1024;
 
 export interface ClientListenerDeps {
   readonly services: BrokerServices;
@@ -62,7 +56,6 @@ export class ClientListeners {
     const anySasl = secured.some((l) => l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL');
     this.tls = anyTls ? new TlsMaterial({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth }) : null;
     this.plainUsers = anySasl && config.saslEnabledMechanisms.includes('PLAIN') ? new PlainUsers(config.saslPlainUsersFile) : null;
-    const failures = new RepeatLimiter(AUTH_FAILURE_LOG_INTERVAL_MS, () => performance.now(), AUTH_FAILURE_LOG_ADDRESSES);
     const plainUsers = this.plainUsers;
     const authenticator = !anySasl ? null : new SaslAuthenticator(
       {
@@ -73,14 +66,10 @@ export class ClientListeners {
         now: () => performance.now(),
       },
       FAILED_AUTHENTICATION_DELAY_MS,
-      (remote, mechanism, failure) => {
-        deps.connection.metrics.protocolError('sasl-authentication');
-        const verdict = failures.offer(remote);
-        if (verdict.log) log.warn({ remote, mechanism, reason: failure.reason, detail: failure.message, failedBefore: verdict.suppressed }, 'failed authentication');
-      },
+      failedAuthenticationLog(log, deps.connection.metrics),
     );
     const acls = new AclAuthority(
-      { superUsers: new Set(config.superUsers), allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound === true },
+      { superUsers: superUsersOf(config), allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound === true },
       () => deps.view.image,
     );
     const saslHandlers = authenticator === null ? [] : [

@@ -29,6 +29,7 @@ import { startControllerListener } from '../net/controller_server.js';
 import { ControllerClient } from '../net/controller_client.js';
 import type { KafkaServer } from '../net/kafka_server.js';
 import { QuorumTransport } from '../net/quorum_transport.js';
+import { controllerListenerSecurity, controllerPeerSecurity } from './peer_security.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { markLegacyMetaCarried, readLegacyMeta } from './legacy_meta.js';
 import { carryScramBootstrap } from './scram_bootstrap.js';
@@ -239,6 +240,11 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
   const controllerPort = sole && config.controllerPort === 0 ? await reservePort(config.controllerHost) : config.controllerPort;
   const ownEndpoint: readonly ControllerVoter[] = controllerPort === -1 ? [] : [{ id: config.nodeId, host: config.controllerHost, port: controllerPort }];
   const voters = sole ? ownEndpoint : config.controllerVoters;
+  const peerSecurity = controllerPeerSecurity(config);
+  // One line per peer that refuses this node's credentials or certificate, until it accepts them.
+  const refusedBy = (role: string) => (id: number, err: Error): void => {
+    log.warn({ peer: id, err: err.message }, `${role} ${id} refused this node's authentication (check inter-broker-sasl-username, its password, controller-security-protocol and the ssl-* files)`);
+  };
   // Brokers find each other's replica fetch endpoint under the primary listener's name.
   const view = new ImageClusterView(clusterId, config.nodeId, config.clientListeners[0]!.name, MetadataImage.EMPTY);
   const follower = new MetadataFollower(view);
@@ -265,6 +271,8 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
         requestTimeoutMs: 2000,
         maxPendingInbound: 1024,
         maxResponseBytes: 16 << 20,
+        security: peerSecurity,
+        authenticationRefused: refusedBy('voter'),
       });
       return { send: (m) => t.send(m), receive: (req) => t.receive(req), learnPeers: (endpoints) => t.learnPeers(endpoints), close: () => t.close() };
     },
@@ -280,7 +288,7 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
   if (config.controllerAddr !== '') {
     const started = await startControllerListener(
       { quorum, clusterId, endpoints: voters },
-      { host: config.controllerHost, port: controllerPort },
+      { host: config.controllerHost, port: controllerPort, security: controllerListenerSecurity(config, () => quorum.image, log, services.metrics) },
       { log, metrics: services.metrics, descriptors: services.descriptors },
     );
     listener = started.server;
@@ -289,7 +297,7 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
   if (sole) await carryLegacyMeta(quorum, metaDir, config.nodeId, log);
   if (sole) await carryScramCredentials(quorum, config, sole, log);
   else void carryScramCredentials(quorum, config, sole, log).catch((err: unknown) => log.error({ err }, 'SCRAM bootstrap credentials not carried'));
-  const remote = new ControllerClient(voters, clusterId);
+  const remote = new ControllerClient(voters, clusterId, peerSecurity, refusedBy('controller'));
   const channel = new QuorumControllerChannel(config.nodeId, quorum, remote);
   // Every client listener is registered where clients reach it; the primary's is also where other brokers' replica fetchers connect.
   const endpoints = config.clientListeners.map((l, i) => ({

@@ -9,14 +9,15 @@
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { SASLOptions } from 'kafkajs';
+import type { KafkaConfig, SASLOptions } from 'kafkajs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TopicDescription } from '../../src/client/admin.js';
 import { freePort, sleep, type BrokerProcess } from '../helpers/broker_process.js';
 import { makeCertificates, type TestCertificates } from '../helpers/certificates.js';
-import { Kafka, logLevel } from '../helpers/kafkajs_client.js';
-import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
+import { logLevel } from '../helpers/kafkajs_client.js';
+import { createScramUsers, describeTopic as describeBrokerTopic, produceToEveryPartition, replicatesWithFullIsrs } from '../helpers/inter_broker.js';
+import { threeBrokers } from '../helpers/three_brokers.js';
 import { until } from '../helpers/until.js';
 
 const TOPIC = 'inter-broker-sasl';
@@ -49,38 +50,22 @@ const brokers = threeBrokers({
     // It tests inter-broker authentication, not ACLs: with SASL listeners nothing is open without them.
     '--allow-everyone-if-no-acl-found', 'true',
   ],
-  started: async (bs) => withAdmin(bs[0]!, async (admin) => {
-    await admin.upsertScramCredential('broker', 'SCRAM-SHA-512', 'broker-secret');
-    await admin.upsertScramCredential('alice', 'SCRAM-SHA-512', 'alice-secret');
-  }),
+  started: createScramUsers,
 });
 
-const describeTopic = (b: BrokerProcess): Promise<TopicDescription> => withAdmin(b, (admin) => admin.describeTopic(TOPIC));
+const describeTopic = (b: BrokerProcess): Promise<TopicDescription> => describeBrokerTopic(b, TOPIC);
 
-async function produceOverSaslSsl(values: readonly string[]): Promise<void> {
-  const kafka = new Kafka({
-    clientId: 'inter-broker-test', brokers: [`127.0.0.1:${sslPorts[0]!}`], logLevel: logLevel.NOTHING,
-    ssl: { ca: [readFileSync(certs.ca)] },
-    sasl: { mechanism: 'scram-sha-512', username: 'alice', password: 'alice-secret' } as SASLOptions,
-    retry: { retries: 8 },
-  });
-  const producer = kafka.producer();
-  await producer.connect();
-  try {
-    for (let p = 0; p < PARTITIONS; p++) await producer.send({ topic: TOPIC, acks: -1, messages: values.map((value) => ({ value, partition: p })) });
-  } finally {
-    await producer.disconnect();
-  }
-}
+const alice: KafkaConfig = {
+  clientId: 'inter-broker-test', brokers: [`127.0.0.1:${sslPorts[0]!}`], logLevel: logLevel.NOTHING,
+  ssl: { ca: [readFileSync(certs.ca)] },
+  sasl: { mechanism: 'scram-sha-512', username: 'alice', password: 'alice-secret' } as SASLOptions,
+  retry: { retries: 8 },
+};
+
+const produceOverSaslSsl = (values: readonly string[]): Promise<void> => produceToEveryPartition(alice, TOPIC, PARTITIONS, values);
 
 it('followers authenticate to the leaders\' SASL inter-broker listener and join every ISR', async () => {
-  for (const b of brokers) {
-    await until(`the broker user on node ${brokers.indexOf(b) + 1}`, 20_000, () => withAdmin(b, (admin) => admin.describeScramCredentials()), (users) => users.some((u) => u.user === 'broker'));
-  }
-  await withAdmin(brokers[0]!, (admin) => admin.createTopics(TOPIC, PARTITIONS, 3, {}));
-  await produceOverSaslSsl(['a', 'b', 'c']);
-  const t = await until('full ISRs', 30_000, () => describeTopic(brokers[0]!), (d) => d.partitionDetails.every((p) => p.leader > 0 && p.isr.length === 3));
-  for (const p of t.partitionDetails) assert.equal(p.isr.length, 3);
+  await replicatesWithFullIsrs(brokers, TOPIC, PARTITIONS, alice);
 });
 
 it('a node with a wrong inter-broker password stays out of every ISR and logs why', async () => {

@@ -15,6 +15,7 @@ import { BrokerProcess } from '../helpers/broker_process.js';
 import { connectedProducer, kafkajsClient, sendRange } from '../helpers/kafkajs_client.js';
 import { testMessage } from '../helpers/messages.js';
 import { connectTo, topicInfo } from '../helpers/read_back.js';
+import { PLAINTEXT_PEER } from '../../src/common/peer_socket.js';
 
 const TOPIC = 'replica-fetch';
 const COUNT = 300;
@@ -34,7 +35,7 @@ const settings = (replicaId: number): ReplicaFetcherSettings => ({
   backoffMs: 50,
   requestTimeoutMs: 10_000,
   connectTimeoutMs: 5_000,
-  credentials: null,
+  security: PLAINTEXT_PEER,
 });
 
 /** Follows partition 0 from its log start, as a follower would, keeping every batch it is given. */

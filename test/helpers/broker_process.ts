@@ -226,10 +226,10 @@ export class BrokerProcess {
     return withTimeout(this.exited, 10_000, `broker pid ${child.pid} after SIGKILL`);
   }
 
-  /** Starts again on the same data dir and ports (the previous process must have exited). */
-  async restart(): Promise<void> {
+  /** Starts again on the same data dir and ports (the previous process must have exited); `untilHealthy` false: returns once it is spawned, for a node expected never to become healthy. */
+  async restart(opts: { readonly untilHealthy?: boolean } = {}): Promise<void> {
     if (this.child !== null) throw new Error('broker is still running');
-    await this.launch();
+    await this.launch(opts.untilHealthy ?? true);
   }
 
   /** Stops the broker if it runs (kill -9 if SIGTERM hangs) and removes the temp dir unless kept. */
@@ -263,7 +263,7 @@ export class BrokerProcess {
     ];
   }
 
-  private async launch(): Promise<void> {
+  private async launch(untilHealthy = true): Promise<void> {
     const fd = openSync(this.logPath, 'a');
     this.starts++;
     let child: ChildProcess;
@@ -286,7 +286,7 @@ export class BrokerProcess {
         resolve({ code, signal });
       });
     });
-    await this.waitHealthy(child);
+    if (untilHealthy) await this.waitHealthy(child);
   }
 
   /** /v1/health's HTTP status (over HTTPS trusting adminCaFile when set). */

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import { REPLICA_FETCH_VERSION, ReplicaFetcher, ReplicaFetchers, type FollowedPartition, type ReplicaFetcherSettings } from '../../../src/actors/replica_fetcher.js';
+import { PLAINTEXT_PEER } from '../../../src/common/peer_socket.js';
 import type { ReplicaFetchAnswer, ReplicaFetchPosition } from '../../../src/coordinator/replication/types.js';
 import { ThrottleQuota } from '../../../src/coordinator/replication/throttle_quota.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
@@ -27,7 +28,7 @@ const SETTINGS: ReplicaFetcherSettings = {
   backoffMs: 20,
   requestTimeoutMs: 2000,
   connectTimeoutMs: 1000,
-  credentials: null,
+  security: PLAINTEXT_PEER,
 };
 
 interface Delivered {

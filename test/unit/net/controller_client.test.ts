@@ -5,6 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ControllerClient, SILENT_TIMEOUTS } from '../../../src/net/controller_client.js';
+import { PLAINTEXT_PEER } from '../../../src/common/peer_socket.js';
 import { BrokerHeartbeatApi } from '../../../src/protocol/apis/broker_heartbeat.js';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
 import { FakeBroker, respond } from '../client/fake_broker.js';
@@ -27,7 +28,7 @@ describe('controller client deadlines', () => {
   it('a late answer fails only its own request; the connection stays and answers the next one', async () => {
     let answers = 0;
     const controller = await FakeBroker.start({ handlers: new Map([[BrokerHeartbeatApi.key, answering(() => ++answers === 1)]]), answerDelayMs: 200 });
-    const client = new ControllerClient([{ id: 0, host: '127.0.0.1', port: controller.port }], 'c');
+    const client = new ControllerClient([{ id: 0, host: '127.0.0.1', port: controller.port }], 'c', PLAINTEXT_PEER, () => {});
     try {
       await assert.rejects(client.send(0, heartbeat, 20), timedOut);
       const reply = await client.send(0, heartbeat, 5_000);
@@ -41,7 +42,7 @@ describe('controller client deadlines', () => {
 
   it(`drops a connection only after ${SILENT_TIMEOUTS} missed deadlines without an answer`, async () => {
     const controller = await FakeBroker.start({ handlers: new Map([[BrokerHeartbeatApi.key, () => null]]) });
-    const client = new ControllerClient([{ id: 0, host: '127.0.0.1', port: controller.port }], 'c');
+    const client = new ControllerClient([{ id: 0, host: '127.0.0.1', port: controller.port }], 'c', PLAINTEXT_PEER, () => {});
     try {
       for (let i = 1; i < SILENT_TIMEOUTS; i++) await assert.rejects(client.send(0, heartbeat, 20), timedOut);
       assert.equal(controller.accepted, 1, `kept through ${SILENT_TIMEOUTS - 1} missed deadlines`);

@@ -13,6 +13,7 @@ import { Connection, HeldBytes } from '../../../src/net/connection.js';
 import type { BoundHandler } from '../../../src/net/handler.js';
 import { QuorumTransport, type QuorumPeer, type QuorumTransportOptions } from '../../../src/net/quorum_transport.js';
 import { apiByKey } from '../../../src/protocol/apis/index.js';
+import { PLAINTEXT_PEER } from '../../../src/common/peer_socket.js';
 import { encodeVoters } from '../../../src/coordinator/raft/entry_batches.js';
 
 const CLUSTER = 'loopback-cluster';
@@ -85,7 +86,7 @@ async function serve(transport: QuorumTransport, port = 0): Promise<number> {
 
 function transport(self: number, peers: QuorumPeer[], inbox: Inbox, overrides: Partial<QuorumTransportOptions> = {}): QuorumTransport {
   const t = new QuorumTransport({
-    self, clusterId: CLUSTER, peers, maxPeers: 8, deliver: inbox.push, isVoter: () => true,
+    self, clusterId: CLUSTER, peers, maxPeers: 8, deliver: inbox.push, isVoter: () => true, security: PLAINTEXT_PEER,
     maxQueuedPerPeer: 16, maxInflightPerPeer: 4, requestTimeoutMs: 2000, maxPendingInbound: 64, maxResponseBytes: 1 << 22,
     backoff: { baseMs: 20, maxMs: 100 },
     ...overrides,

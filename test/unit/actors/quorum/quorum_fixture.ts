@@ -20,6 +20,7 @@ import { readResponseHeader } from '../../../../src/protocol/header.js';
 import { Reader } from '../../../../src/protocol/reader.js';
 import type { Api } from '../../../../src/protocol/schema.js';
 import { RawConn, converse, requestFrame } from '../../../helpers/raw_socket.js';
+import { PLAINTEXT_PEER } from '../../../../src/common/peer_socket.js';
 
 export const CLUSTER_ID = 'quorum-fixture-cluster';
 const log = createLogger('silent');
@@ -120,6 +121,7 @@ export class QuorumFixture {
         const t = new QuorumTransport({
           self: id,
           clusterId: CLUSTER_ID,
+          security: PLAINTEXT_PEER,
           peers: configured.filter((e) => e.id !== id),
           deliver: (m) => {
             if (node?.cut !== true) deliver(m);
