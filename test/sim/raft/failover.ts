@@ -10,6 +10,7 @@
 // and the slow seeds' events. Tests only, one thread.
 import { QUORUM_DEFAULTS } from '../../../src/actors/quorum/quorum_driver.js';
 import type { Mutation } from '../../../src/coordinator/raft/raft_node.js';
+import { percentile } from '../../cluster/process_cluster.js';
 import { drawFaults, type FaultPlan } from './faults.js';
 import { SimRandom } from './random.js';
 import { Simulation, type Starvation } from './simulation.js';
@@ -96,12 +97,6 @@ export function measureFailover(seed: number, voters: number, kind: CrashKind, o
   return run(done ? (sim.now - start) * TICK_MS : null);
 }
 
-/** The value at quantile `q` (0-1) of ascending `sorted`, nearest rank. */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
-}
-
 export interface FailoverSummary {
   readonly runs: readonly FailoverRun[];
   readonly p50: number;
@@ -113,8 +108,8 @@ export interface FailoverSummary {
 
 export function measureSeeds(seeds: readonly number[], voters: number, kind: CrashKind, options: FailoverOptions = {}): FailoverSummary {
   const runs = seeds.map((seed) => measureFailover(seed, voters, kind, options));
-  const ms = runs.map((r) => r.ms ?? Infinity).sort((a, b) => a - b);
-  return { runs, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: ms[ms.length - 1] ?? NaN, stuck: runs.filter((r) => r.ms === null).length };
+  const ms = runs.map((r) => r.ms ?? Infinity);
+  return { runs, p50: percentile(ms, 50), p99: percentile(ms, 99), max: Math.max(...ms), stuck: runs.filter((r) => r.ms === null).length };
 }
 
 export function formatSummary(s: FailoverSummary, voters: number, kind: CrashKind): string {
