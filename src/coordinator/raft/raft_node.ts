@@ -153,6 +153,18 @@ export class RaftNode {
   private download: SnapshotDownload | null = null;
   /** Voters that granted the current (pre-)vote round. */
   private readonly grants = new Set<NodeId>();
+  /** Voters that refused the current (pre-)vote round. */
+  private readonly refusals = new Set<NodeId>();
+  /** Whether the current round already counted as lost (its retry is scheduled). */
+  private roundLost = false;
+  /** Rounds lost in a row since this node last followed or led: the retry backoff's exponent. */
+  private lostRounds = 0;
+  /**
+   * Voters the transport reported unreachable and not heard from since (TCP delivers what a peer
+   * wrote before its connection reset, so a message after the report means it is back). A round
+   * counts them as refusing: a dead voter's silence must not hold a lost round open.
+   */
+  private readonly unreachable = new Set<NodeId>();
   private leadership: Leadership | null = null;
 
   private highWatermark: number;
@@ -214,6 +226,7 @@ export class RaftNode {
 
   step(m: Message): void {
     if (m.to !== this.id || m.from === this.id) return;
+    this.unreachable.delete(m.from);
     if (m.epoch > this.epoch && !(m.type === 'vote' && m.preVote)) {
       if (m.type === 'vote' && this.refusesDisruptiveVote()) {
         this.send(this.voteResponse(m, false));
@@ -264,10 +277,16 @@ export class RaftNode {
    * heard from the leader lately, KIP-996) and starts its own pre-vote after a short delay. A
    * spurious report deposes nobody: the pre-vote fails while the other followers still fetch from
    * a live leader, and the next successful fetch makes this node a follower again. An observer
-   * forgets the leader and asks the voters who leads. Reports about anyone else change nothing.
+   * forgets the leader and asks the voters who leads. A campaigning node counts an unreachable
+   * voter as refusing its round (checkElectionLost). Reports change nothing else.
    */
   reportUnreachable(id: NodeId): void {
-    if (!this.isFollowing() || id !== this.leaderId || this.unsafe('ignoreUnreachable')) return;
+    if (this.unsafe('ignoreUnreachable')) return;
+    if (id !== this.id && this.log.hasVoter(id)) {
+      this.unreachable.add(id);
+      this.checkElectionLost();
+    }
+    if (!this.isFollowing() || id !== this.leaderId) return;
     // The fetch in flight to it died with the connection: the next tick sends another at once.
     if (this.outstanding?.to === id) this.outstanding = null;
     this.fetchedFromLeader = false;
@@ -418,6 +437,11 @@ export class RaftNode {
     return voters.length === 1 && voters[0] === this.id;
   }
 
+  /** The roles whose election timer runs: no leader is followed or held. */
+  private awaitsElection(): boolean {
+    return this.role === 'unattached' || this.role === 'prospective' || this.role === 'candidate' || this.role === 'resigned';
+  }
+
   private isFollowing(): boolean {
     return this.role === 'follower' || this.role === 'observer';
   }
@@ -453,7 +477,13 @@ export class RaftNode {
     this.leadership = null;
     this.outstanding = null;
     this.download = null;
+    this.clearRound();
+  }
+
+  private clearRound(): void {
     this.grants.clear();
+    this.refusals.clear();
+    this.roundLost = false;
   }
 
   private becomeUnattached(epoch: number): void {
@@ -471,6 +501,7 @@ export class RaftNode {
     this.role = this.isVoter() ? 'follower' : 'observer';
     this.fetchElapsed = 0;
     this.fetchedFromLeader = false;
+    this.lostRounds = 0;
   }
 
   /**
@@ -482,9 +513,45 @@ export class RaftNode {
    * if its log is behind, it grants the next one's pre-vote a slot later.
    */
   private suspicionDelay(leader: NodeId): number {
-    const slot = Math.max(2, Math.ceil(this.config.electionTimeoutTicks / 20));
+    const slot = this.slotTicks();
     const rank = Math.max(0, this.log.voters.filter((voter) => voter !== leader).sort((a, b) => a - b).indexOf(this.id));
     return 1 + rank * slot + Math.floor((this.config.random() * slot) / 2);
+  }
+
+  /** The unit of the short election delays: 1/20 of the election timeout, at least 2 ticks. */
+  private slotTicks(): number {
+    return Math.max(2, Math.ceil(this.config.electionTimeoutTicks / 20));
+  }
+
+  /**
+   * Campaigns again within `ticks` if the election timer would fire later; never postpones it. The
+   * timer keeps the role: a grant arriving meanwhile still wins the round.
+   */
+  private campaignWithin(ticks: number): void {
+    if (this.electionTimeout - this.electionElapsed <= ticks) return;
+    this.electionElapsed = 0;
+    this.electionTimeout = ticks;
+  }
+
+  /**
+   * A round that can no longer win (refusals and unreachable voters leave fewer than a majority)
+   * is retried after a binary exponential backoff, as KRaft's election.backoff: 1 to slot x 2^n
+   * ticks for the n-th loss in a row, capped at the election timeout, instead of the whole
+   * election timeout. Two survivors whose pre-votes crossed (both won them, then split the vote),
+   * or a candidate a voter refused, try again in tens of ms, at different random times.
+   */
+  private checkElectionLost(): void {
+    if ((this.role !== 'prospective' && this.role !== 'candidate') || this.roundLost) return;
+    const voters = this.log.voters;
+    let against = 0;
+    for (const id of voters) {
+      if (id !== this.id && !this.grants.has(id) && (this.refusals.has(id) || this.unreachable.has(id))) against++;
+    }
+    if (voters.length - against >= majorityOf(voters)) return;
+    this.roundLost = true;
+    const cap = Math.min(this.config.electionTimeoutTicks, this.slotTicks() * 2 ** Math.min(this.lostRounds, 10));
+    this.lostRounds++;
+    this.campaignWithin(1 + Math.floor(this.config.random() * cap));
   }
 
   private onFetchTimeout(): void {
@@ -507,11 +574,12 @@ export class RaftNode {
     // A resigned leader no longer names itself: its answers would send fetchers back to it forever.
     if (this.leaderId === this.id) this.leaderId = NO_NODE;
     this.role = 'prospective';
-    this.grants.clear();
+    this.clearRound();
     this.grants.add(this.id);
     this.resetElectionTimer();
     this.requestVotes(true);
     this.checkElectionWon();
+    this.checkElectionLost();
   }
 
   private becomeCandidate(): void {
@@ -523,6 +591,7 @@ export class RaftNode {
     this.resetElectionTimer();
     this.requestVotes(false);
     this.checkElectionWon();
+    this.checkElectionLost();
   }
 
   private requestVotes(preVote: boolean): void {
@@ -552,7 +621,8 @@ export class RaftNode {
   private becomeLeader(): void {
     this.role = 'leader';
     this.leaderId = this.id;
-    this.grants.clear();
+    this.clearRound();
+    this.lostRounds = 0;
     this.leadership = {
       progress: new ProgressTracker(this.log.voters, this.id, this.now),
       epochStartOffset: this.log.endOffset,
@@ -597,7 +667,7 @@ export class RaftNode {
     if (!voter && this.role !== 'leader' && this.role !== 'observer') {
       if (this.role !== 'follower') this.leaderId = NO_NODE;
       this.role = 'observer';
-      this.grants.clear();
+      this.clearRound();
     } else if (voter && this.role === 'observer') {
       this.role = this.leaderId >= 0 ? 'follower' : 'unattached';
       this.resetElectionTimer();
@@ -615,6 +685,11 @@ export class RaftNode {
 
   private onVote(m: VoteRequest): void {
     const logOk = m.lastEpoch > this.log.lastEpoch || (m.lastEpoch === this.log.lastEpoch && m.lastOffset >= this.log.endOffset);
+    // Leaderless, this node holds a longer log than a node that canvasses: it is the one that can
+    // win, so it campaigns within a slot rather than leave the election to its timer (seconds).
+    // Only on a pre-vote: a real vote may still win without this node, whose campaign would then
+    // disrupt the new leader's followers before their first fetch.
+    if (m.preVote && !logOk && this.awaitsElection()) this.campaignWithin(1 + Math.floor(this.config.random() * this.slotTicks()));
     // A node outside its own voter set answers like a voter (Raft thesis §4.2.2: votes are handled
     // without consulting the configuration): only a candidate whose newer set names it asks, and
     // only that candidate's voters count, so a stale set here must not withhold a needed vote.
@@ -642,13 +717,24 @@ export class RaftNode {
   private onVoteResponse(m: VoteResponse): void {
     if (m.epoch > this.epoch) return;
     const round = m.preVote ? 'prospective' : 'candidate';
-    if (this.role !== round || (!m.preVote && m.epoch !== this.epoch)) return;
+    if (this.role !== round) return;
+    if (!m.preVote && m.epoch !== this.epoch) {
+      // A voter that trusts its leader refuses without moving to this epoch (refusesDisruptiveVote).
+      if (!m.granted) {
+        this.refusals.add(m.from);
+        this.checkElectionLost();
+      }
+      return;
+    }
     if (m.granted) {
       this.grants.add(m.from);
       this.checkElectionWon();
     } else if (m.epoch === this.epoch && m.leaderId >= 0 && (this.role === 'candidate' || this.leaderId < 0)) {
       // The refuser names this epoch's leader: follow it rather than keep campaigning.
       this.becomeFollower(this.epoch, m.leaderId);
+    } else {
+      this.refusals.add(m.from);
+      this.checkElectionLost();
     }
   }
 

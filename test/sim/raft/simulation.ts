@@ -19,6 +19,23 @@ export const ELECTION_TIMEOUT_TICKS = 10;
 export const FETCH_TIMEOUT_TICKS = 20;
 export const FETCH_WAIT_TICKS = 5;
 
+/** The core's timers a run gives every node, in ticks. */
+export type SimTimers = Pick<RaftConfig, 'electionTimeoutTicks' | 'fetchTimeoutTicks' | 'fetchWaitTicks'>;
+
+/**
+ * CPU starvation (brokers sharing busy cores): now and then a node's event loop stalls, and nothing
+ * reaches its core until it runs again (ticks, deliveries, disk completions, transport reports).
+ * The first tick after a stall catches up on the ticks it missed, at most `maxCatchUpTicks`, as
+ * the quorum driver's timer does.
+ */
+export interface Starvation {
+  /** Mean ticks between a node's stalls. */
+  readonly stallEvery: number;
+  /** A stall lasts [0, maxStall) ticks. */
+  readonly maxStall: number;
+  readonly maxCatchUpTicks: number;
+}
+
 const ENCODER = new TextEncoder();
 
 type SimEvent =
@@ -67,6 +84,13 @@ class EventQueue {
     return this.heap[0]?.at ?? Infinity;
   }
 
+  /** The time of the last queued event that `matches`, or -Infinity. */
+  lastAt(matches: (event: SimEvent) => boolean): number {
+    let last = -Infinity;
+    for (const s of this.heap) if (s.at > last && matches(s.event)) last = s.at;
+    return last;
+  }
+
   pop(): Scheduled {
     const h = this.heap;
     const top = h[0] as Scheduled;
@@ -109,6 +133,9 @@ class SimNode {
   lastHighWatermark = 0;
   /** The epoch this incarnation was last seen leading, or -1. */
   ledEpoch = -1;
+  /** Under starvation: the node's event loop is stalled until then. */
+  busyUntil = 0;
+  lastTickAt = 0;
 
   constructor(readonly id: NodeId, readonly tickPeriod: number, readonly random: SimRandom) {
     this.disk = new SimDisk(id);
@@ -128,6 +155,14 @@ export interface SimOptions {
   readonly mutation?: Mutation | undefined;
   /** Keep this many trace lines (the last events); 0 records nothing. */
   readonly traceLines?: number;
+  /** Default: ELECTION_TIMEOUT_TICKS, FETCH_TIMEOUT_TICKS and FETCH_WAIT_TICKS. */
+  readonly timers?: SimTimers;
+  readonly starvation?: Starvation;
+  /**
+   * A message sent to a crashed node is refused, as a connection to a dead process's port is: its
+   * sender hears that the node is unreachable one message delay later.
+   */
+  readonly refuseToCrashed?: boolean;
 }
 
 /** A voter change the client asks of whoever leads. */
@@ -228,7 +263,8 @@ export class Simulation {
     this.node(id).disk.wipe();
   }
 
-  crash(id: NodeId): void {
+  /** `resets`: up peers hear of it as the drawn transport reports would say (else nothing tells them: a silent crash). */
+  crash(id: NodeId, resets = true): void {
     const n = this.node(id);
     if (n.raft === null) return;
     const torn = this.random.chance(this.options.plan.tornRate);
@@ -236,7 +272,7 @@ export class Simulation {
     n.disk.crash(torn, this.random);
     n.raft = null;
     n.incarnation++;
-    this.reportConnectionResets(id);
+    if (resets) this.reportConnectionResets(id);
   }
 
   restart(id: NodeId): void {
@@ -366,6 +402,14 @@ export class Simulation {
     this.queue.push(this.now + afterTicks, { kind: 'unreachable', node, incarnation: n.incarnation, peer });
   }
 
+  /**
+   * When the last message `from` sent `to` that is still in flight arrives (now if none): the
+   * reset of their connection reaches `to` only after it, as on TCP.
+   */
+  inFlightUntil(from: NodeId, to: NodeId): number {
+    return Math.max(this.now, this.queue.lastAt((e) => e.kind === 'deliver' && e.message.from === from && e.message.to === to));
+  }
+
   /** Start the liveness phase's flapping link, which keeps cutting the leader off one follower. */
   startLeaderHuntingFlap(): void {
     this.huntDown = false;
@@ -388,19 +432,30 @@ export class Simulation {
   // ---- events ----
 
   private handle(event: SimEvent): void {
+    const target = this.nodeOf(event);
+    if (target !== null && this.now < target.busyUntil) {
+      this.queue.push(target.busyUntil, event);
+      return;
+    }
     switch (event.kind) {
       case 'tick': {
         const n = this.node(event.node);
         if (n.raft === null || n.incarnation !== event.incarnation) return;
-        n.raft.tick();
+        const ticks = this.ticksDue(n);
+        for (let i = 0; i < ticks; i++) n.raft.tick();
         this.drain(n);
+        this.maybeStall(n);
         this.queue.push(this.now + n.tickPeriod, event);
         return;
       }
       case 'deliver': {
         const m = event.message;
         const n = this.node(m.to);
-        if (n.raft === null || !this.network.connected(m.from, m.to)) return;
+        if (!this.network.connected(m.from, m.to)) return;
+        if (n.raft === null) {
+          if (this.options.refuseToCrashed === true) this.reportUnreachable(m.from, m.to, this.random.between(this.network.faults.minDelay, this.network.faults.maxDelay));
+          return;
+        }
         if (this.traceLines > 0) this.note(`deliver ${describe(m)}`);
         n.raft.step(m);
         this.drain(n);
@@ -467,14 +522,43 @@ export class Simulation {
     }
   }
 
+  /** The node an event runs on (whose stall holds it back), or null for the harness's own events. */
+  private nodeOf(event: SimEvent): SimNode | null {
+    switch (event.kind) {
+      case 'tick':
+      case 'disk':
+      case 'unreachable':
+        return this.node(event.node);
+      case 'deliver':
+        return this.node(event.message.to);
+      default:
+        return null;
+    }
+  }
+
+  /** One tick, or after a stall the ticks missed since the last one (up to the driver's catch-up bound). */
+  private ticksDue(n: SimNode): number {
+    const starvation = this.options.starvation;
+    const late = this.now - n.lastTickAt;
+    n.lastTickAt = this.now;
+    if (starvation === undefined) return 1;
+    return Math.min(starvation.maxCatchUpTicks, Math.max(1, Math.floor(late / n.tickPeriod + 1e-9)));
+  }
+
+  private maybeStall(n: SimNode): void {
+    const starvation = this.options.starvation;
+    if (starvation === undefined || !this.random.chance(1 / starvation.stallEvery)) return;
+    n.busyUntil = this.now + this.random.between(0, starvation.maxStall);
+    this.note(`node ${n.id} stalls until t=${n.busyUntil.toFixed(2)}`);
+  }
+
   private boot(n: SimNode): void {
     const plan = this.options.plan;
     const unsafe = this.options.mutation === undefined ? undefined : new Set<Mutation>([this.options.mutation]);
+    const timers = this.options.timers ?? { electionTimeoutTicks: ELECTION_TIMEOUT_TICKS, fetchTimeoutTicks: FETCH_TIMEOUT_TICKS, fetchWaitTicks: FETCH_WAIT_TICKS };
     const config: RaftConfig = {
       id: n.id,
-      electionTimeoutTicks: ELECTION_TIMEOUT_TICKS,
-      fetchTimeoutTicks: FETCH_TIMEOUT_TICKS,
-      fetchWaitTicks: FETCH_WAIT_TICKS,
+      ...timers,
       maxFetchBytes: plan.maxFetchBytes,
       maxUncommittedBytes: plan.maxUncommittedBytes,
       random: () => n.random.float(),
@@ -488,8 +572,11 @@ export class Simulation {
     n.applied = start;
     n.lastHighWatermark = 0;
     n.ledEpoch = -1;
+    n.busyUntil = 0;
     n.raft = new RaftNode(config, n.disk.restore(this.bootstrapVoters));
-    this.queue.push(this.now + this.random.between(0, n.tickPeriod), { kind: 'tick', node: n.id, incarnation: n.incarnation });
+    const firstTick = this.now + this.random.between(0, n.tickPeriod);
+    n.lastTickAt = firstTick - n.tickPeriod;
+    this.queue.push(firstTick, { kind: 'tick', node: n.id, incarnation: n.incarnation });
     this.drain(n);
   }
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message, NodeId, VoteResponse } from '../../../src/coordinator/raft/types.js';
-import { Cluster } from './raft_fixture.js';
+import { Cluster, type NodeOptions } from './raft_fixture.js';
 
 /** The fixture's fetch timeout: without a report, a follower waits this long for a dead leader. */
 const FETCH_TIMEOUT = 20;
@@ -13,8 +13,8 @@ const FETCH_TIMEOUT = 20;
 const epochOf = (c: Cluster, id: NodeId): number => c.node(id).status().epoch;
 
 /** A three-voter cluster whose followers have all fetched from the leader (so they refuse pre-votes). */
-function settled(observers: readonly NodeId[] = []): { c: Cluster; leader: NodeId; followers: [NodeId, NodeId] } {
-  const c = new Cluster([1, 2, 3], {}, observers);
+function settled(observers: readonly NodeId[] = [], options: Record<NodeId, NodeOptions> = {}): { c: Cluster; leader: NodeId; followers: [NodeId, NodeId] } {
+  const c = new Cluster([1, 2, 3], options, observers);
   const leader = c.elect();
   c.tickUntil(() => [1, 2, 3, ...observers].every((id) => c.node(id).status().highWatermark === 1));
   const followers = [1, 2, 3].filter((id) => id !== leader) as [NodeId, NodeId];
@@ -32,6 +32,12 @@ function preVoteAnswer(c: Cluster, from: NodeId, to: NodeId): VoteResponse {
   assert.ok(answer !== undefined, `node ${to} answered node ${from}'s pre-vote`);
   return answer;
 }
+
+/** Election timeout 40 ticks (slot 2): a round retried by backoff stands out from one left to the timer. */
+const SLOW_TIMERS: NodeOptions = { electionTimeoutTicks: 40, fetchTimeoutTicks: 80 };
+const SLOW: Record<NodeId, NodeOptions> = { 1: SLOW_TIMERS, 2: SLOW_TIMERS, 3: SLOW_TIMERS };
+/** Well under the 40-tick election timeout: a few slots and round trips. */
+const RETRY_BOUND = 15;
 
 const preVotesFrom = (messages: readonly Message[], id: NodeId): Message[] => messages.filter((m) => m.type === 'vote' && m.preVote && m.from === id);
 
@@ -106,5 +112,43 @@ describe('RaftNode unreachable reports', () => {
     c.node(4).reportUnreachable(leader);
     c.tickUntil(() => c.node(4).status().leaderId === next, 5);
     assert.equal(c.node(4).status().role, 'observer');
+  });
+
+  it('a pre-vote refused by a survivor not yet told (it still trusts the dead leader) is retried within a backoff, not an election timeout', () => {
+    const { c, leader, followers: [a, b] } = settled([], SLOW);
+    // `a` holds an entry `b` never got: once told, `b` cannot win, and `a` must canvass again.
+    c.drop = (m) => m.type === 'fetchResponse' && m.to === b && m.entries.length > 0;
+    c.propose(leader, 'x');
+    c.drop = () => false;
+    c.crash(leader);
+    c.node(a).reportUnreachable(leader);
+    const before = c.delivered.length;
+    c.tickUntil(() => c.delivered.slice(before).some((m) => m.type === 'voteResponse' && m.from === b && m.to === a), 5);
+    assert.ok(c.delivered.slice(before).some((m) => m.type === 'voteResponse' && m.from === b && !m.granted), '`b` refused: it has not heard yet');
+    c.node(b).reportUnreachable(leader);
+    c.tickUntil(() => c.leaders().length === 1, RETRY_BOUND);
+    assert.deepEqual(c.leaders(), [a], 'the survivor with the longer log leads');
+  });
+
+  it('survivors whose pre-votes crossed split the vote, and retry after a short backoff', () => {
+    const { c, leader, followers: [a, b] } = settled([], SLOW);
+    const epoch = epochOf(c, leader);
+    c.crash(leader);
+    // Both canvass before either hears the other (a stalled event loop defeats the rank stagger).
+    const held: Message[] = [];
+    c.drop = (m) => {
+      if (m.type !== 'vote') return false;
+      held.push(m);
+      return true;
+    };
+    for (const id of [a, b]) c.node(id).reportUnreachable(leader);
+    c.tickUntil(() => [a, b].every((id) => c.node(id).status().role === 'prospective'), 10);
+    c.drop = () => false;
+    for (const m of held) if (m.to !== leader) c.node(m.to).step(m);
+    c.drain();
+    assert.deepEqual([a, b].map((id) => c.node(id).status().role), ['candidate', 'candidate'], 'each granted the other\'s pre-vote, then voted for itself');
+    assert.deepEqual(c.leaders(), []);
+    c.tickUntil(() => c.leaders().length === 1, RETRY_BOUND);
+    assert.ok(epochOf(c, c.leaders()[0]!) >= epoch + 2);
   });
 });
