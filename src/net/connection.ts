@@ -472,7 +472,7 @@ export class Connection {
     this.inflight.push(slot);
     const started = performance.now();
     const quotas = this.services.quotas;
-    if (quotas !== undefined && quotas.active) slot.charge = quotas.chargeOf(h.api.key, version, req);
+    if (quotas !== undefined && quotas.active) slot.charge = quotas.chargeOf(h.api.key, version, req, this.authorizer);
     const ctx: HandlerContext = {
       header,
       version,

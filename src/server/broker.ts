@@ -45,7 +45,7 @@ import { MAX_SEALED_HANDLES } from '../log/segment_handles.js';
 import { readLogTail } from '../log/log_tail.js';
 import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node.js';
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
-import { ClientListeners } from './client_listeners.js';
+import { ClientListeners, interBrokerListener } from './client_listeners.js';
 import { exposureWarnings } from './exposure_warnings.js';
 
 export interface Broker {
@@ -61,7 +61,7 @@ export interface Broker {
 
 /** Who replica fetchers authenticate as: set when the inter-broker listener is a SASL one (the password file's first line, read once at start). */
 function interBrokerCredentials(config: BrokerConfig): LinkCredentials | null {
-  const listener = config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
+  const listener = interBrokerListener(config);
   if (listener.protocol !== 'SASL_PLAINTEXT' && listener.protocol !== 'SASL_SSL') return null;
   const password = readFileSync(config.interBrokerSaslPasswordFile, 'utf8').split(/\r?\n/)[0] ?? '';
   return { mechanism: config.interBrokerSaslMechanism, username: config.interBrokerSaslUsername, password };
