@@ -9,7 +9,7 @@
 // charged as a consumer's) and what a client must send before it can be throttled (ApiVersions,
 // the SASL APIs).
 // With no quota configured the connection asks `active` once per request and nothing else.
-import type { ClientQuotas, QuotaKey } from '../coordinator/client_quotas.js';
+import type { ClientQuotaKey, ClientQuotas } from '../coordinator/client_quotas.js';
 import { permitsReplication, type ConnectionAuthorizer } from './acl_authority.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
@@ -22,7 +22,7 @@ export type QuotaCharge = 'produce' | 'fetch' | 'request';
 
 const EXEMPT_APIS: ReadonlySet<number> = new Set([ApiVersionsApi.key, SaslHandshakeApi.key, SaslAuthenticateApi.key]);
 
-const BYTE_QUOTA: Readonly<Record<'produce' | 'fetch', QuotaKey>> = { produce: 'producer_byte_rate', fetch: 'consumer_byte_rate' };
+const BYTE_QUOTA: Readonly<Record<'produce' | 'fetch', ClientQuotaKey>> = { produce: 'producer_byte_rate', fetch: 'consumer_byte_rate' };
 
 /** Whether a Fetch comes from another broker's replica fetcher (a consumer's has replica id -1). */
 function isReplicaFetch(version: number, req: FetchRequest): boolean {

@@ -30,6 +30,7 @@ import type { NativeSender } from '../net/native_sender.js';
 import { SaslAuthenticator } from '../net/sasl_session.js';
 import { AclAuthority } from '../net/acl_authority.js';
 import { ANONYMOUS_PRINCIPAL } from '../coordinator/acl/acl.js';
+import { resolveConnectionRate } from '../coordinator/client_quotas.js';
 
 /** Kafka's connection.failed.authentication.delay.ms is 100 ms; a little more slows guessing further. */
 export const FAILED_AUTHENTICATION_DELAY_MS = 250;
@@ -121,6 +122,7 @@ export class ClientListeners {
           maxPerIp: config.maxConnectionsPerIp,
           overrides: config.maxConnectionsPerIpOverrides,
           creationRate: config.maxConnectionCreationRate,
+          ipRate: (ip) => resolveConnectionRate(deps.view.image.quotas, ip),
           maxThrottleMs: MAX_CONNECTION_THROTTLE_MS,
           // Every IP with an open connection is tracked, so the table holds at least the connection cap.
           maxTrackedIps: config.maxConnections,
