@@ -948,6 +948,16 @@ const RELATIONS: readonly Relation[] = [
     message: () => 'advertised-listeners names a listener that listeners does not have',
   },
   {
+    // As Kafka refuses it: a listener bound to a wildcard would tell clients and brokers to connect to it.
+    keys: ['listeners', 'kafkaAddr', 'advertisedListeners', 'advertisedKafkaAddr'],
+    holds: (c) => wildcardAdvertised(c) === undefined,
+    message: (c) => {
+      const l = wildcardAdvertised(c)!;
+      return `listener ${l.name} binds the wildcard ${joinHostPort(l.host, l.port)}, which is no address to advertise: set --advertised-listeners ${l.name}://HOST:PORT`
+        + `${l.name === derivedListeners(c)[0]!.name ? ' (or --advertised-kafka-addr HOST:PORT)' : ''} with an address clients reach, or bind a specific address`;
+    },
+  },
+  {
     keys: ['sslCertFile', 'sslKeyFile', 'listeners'],
     holds: (c) => !derivedListeners(c).some((l) => usesTls(l.protocol)) || (c.sslCertFile !== '' && c.sslKeyFile !== ''),
     message: () => 'an SSL or SASL_SSL listener needs ssl-cert-file and ssl-key-file',
@@ -1042,6 +1052,13 @@ function derivedListeners(c: Resolved): ClientListener[] {
   const all = c.listeners.map((l) => ({ ...l, protocol: protocolOf(c, l.name)! }));
   const primary = all.find((l) => l.protocol === 'PLAINTEXT') ?? all[0]!;
   return [primary, ...all.filter((l) => l !== primary)];
+}
+
+/** The first listener that binds a wildcard host and has no advertised address of its own. */
+function wildcardAdvertised(c: Resolved): ClientListener | undefined {
+  const all = derivedListeners(c);
+  return all.find((l) => UNROUTABLE_HOSTS.includes(l.host)
+    && !c.advertisedListeners.has(l.name) && !(l === all[0] && c.advertisedKafkaAddr !== ''));
 }
 
 /** The listener replica fetchers use: the one inter-broker-listener names, else the primary; undefined when it names none. */

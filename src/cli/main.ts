@@ -59,7 +59,7 @@ Commands:
   user delete NAME       delete a user's SCRAM credential
   user list              list users with SCRAM credentials
   acl add|list|remove    manage ACLs (--allow-principal/--deny-principal, --operation, --topic/--group/--cluster)
-  quota alter            set or remove client quotas of a user and/or client id
+  quota alter            set or remove client quotas of a user and/or client id, or an ip
   quota describe         list client quotas
   bench                  OMB-style workloads (--vs redis,nats: the peers beside us), JSON and HTML report
   dev cluster up [N]     start (or restart) a local cluster of N nodes

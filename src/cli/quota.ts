@@ -1,7 +1,7 @@
 // `sluice quota alter|describe` (main thread of the CLI process): client quotas through
 // AlterClientQuotas/DescribeClientQuotas against a running broker (--brokers). An entity is named
-// by --user NAME and/or --client-id NAME, or by `--default user` / `--default client-id` for the
-// <default> of that part, as Kafka's kafka-configs does with --entity-default.
+// by --user NAME and/or --client-id NAME, or --ip ADDRESS, or by `--default user|client-id|ip` for
+// the <default> of that part, as Kafka's kafka-configs does with --entity-default.
 import { describeEntity, type KafkaAdmin } from '../client/admin.js';
 import { QuotaMatch, type QuotaEntityPart } from '../protocol/apis/client_quotas.js';
 import { UsageError, optionValue } from './args.js';
@@ -13,19 +13,19 @@ import type { Render } from './output.js';
 import type { CliIo } from './io.js';
 
 const COMMON: readonly OptionSpec[] = [{ name: 'brokers' }, { name: 'format' }, { name: 'timeout-ms' }];
-const ENTITY: readonly OptionSpec[] = [{ name: 'user' }, { name: 'client-id' }, { name: 'default', repeatable: true }];
+const ENTITY: readonly OptionSpec[] = [{ name: 'user' }, { name: 'client-id' }, { name: 'ip' }, { name: 'default', repeatable: true }];
 
 export const QUOTA_VERBS: Readonly<Record<string, readonly OptionSpec[]>> = {
   alter: [...COMMON, ...ENTITY, { name: 'add', repeatable: true }, { name: 'delete', repeatable: true }, { name: 'validate-only', switch: true }],
   describe: [...COMMON, ...ENTITY],
 };
 
-const ENTITY_TYPES = ['user', 'client-id'] as const;
+const ENTITY_TYPES = ['user', 'client-id', 'ip'] as const;
 
 /** The entity parts the options name (user first), each a name or null for --default. */
 function entityOf(parsed: ParsedArgs): QuotaEntityPart[] {
   const defaults = (parsed.options.get('default') ?? []).flatMap((d) => d.split(','));
-  for (const d of defaults) if (!(ENTITY_TYPES as readonly string[]).includes(d)) throw new UsageError(`--default takes user or client-id, not "${d}"`);
+  for (const d of defaults) if (!(ENTITY_TYPES as readonly string[]).includes(d)) throw new UsageError(`--default takes user, client-id or ip, not "${d}"`);
   const parts: QuotaEntityPart[] = [];
   for (const type of ENTITY_TYPES) {
     const name = optionValue(parsed, type);
@@ -51,7 +51,7 @@ function plan(verb: string, parsed: ParsedArgs, out: Render): AdminAction {
   const entity = entityOf(parsed);
   switch (verb) {
     case 'alter': {
-      if (entity.length === 0) throw new UsageError('name the entity: --user NAME, --client-id NAME or --default user|client-id');
+      if (entity.length === 0) throw new UsageError('name the entity: --user NAME, --client-id NAME, --ip ADDRESS or --default user|client-id|ip');
       const deletions = (parsed.options.get('delete') ?? []).flatMap((d) => d.split(',')).map((key) => ({ key, value: 0, remove: true }));
       const ops = [...additions(parsed), ...deletions];
       if (ops.length === 0) throw new UsageError('nothing to alter: give --add KEY=VALUE and/or --delete KEY');

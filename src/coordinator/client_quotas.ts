@@ -8,28 +8,36 @@
 // that match through a <default> have one rate per actual user or client id (a default is a
 // quota each of them gets, not one they share); named entities are shared by everything they
 // match. Main thread (the connection layer charges requests there).
+// An `ip` entity (KIP-612) carries only connection_creation_rate, which the listeners' connection
+// bounds apply per client address (resolveConnectionRate: the address's own, else the <default> ip).
+import { isIP } from 'node:net';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ThrottleQuota, type QuotaWindows } from './replication/throttle_quota.js';
 
-/** The quota keys Sluice applies, by Kafka's names. */
-export const QUOTA_KEYS = ['producer_byte_rate', 'consumer_byte_rate', 'request_percentage'] as const;
+/** The quota keys Sluice applies, by Kafka's names: the client ones, then the ip one. */
+export const QUOTA_KEYS = ['producer_byte_rate', 'consumer_byte_rate', 'request_percentage', 'connection_creation_rate'] as const;
 export type QuotaKey = (typeof QUOTA_KEYS)[number];
+/** The keys a (user, client id) is charged against. */
+export type ClientQuotaKey = Exclude<QuotaKey, 'connection_creation_rate'>;
+const IP_QUOTA_KEY = 'connection_creation_rate';
 
 export function isQuotaKey(key: string): key is QuotaKey {
   return (QUOTA_KEYS as readonly string[]).includes(key);
 }
 
-/** Kafka's entity types for client quotas (the `ip` type of connection-rate quotas is not served). */
+/** Kafka's entity types for client quotas. */
 export const USER_ENTITY = 'user';
 export const CLIENT_ID_ENTITY = 'client-id';
+export const IP_ENTITY = 'ip';
 
 /**
- * A quota entity: a user, a client id, or both. Absent (undefined): the entity does not name
- * that part; null: the <default> of that part; a string: that name.
+ * A quota entity: a user, a client id, or both; or an ip alone. Absent (undefined): the entity
+ * does not name that part; null: the <default> of that part; a string: that name.
  */
 export interface QuotaEntity {
   readonly user?: string | null;
   readonly clientId?: string | null;
+  readonly ip?: string | null;
 }
 
 /** A quota entity's configured values. */
@@ -45,25 +53,47 @@ export const MAX_QUOTA_ENTITIES = 100_000;
 
 /** The key of an entity in the image's quota map: one string per distinct entity. */
 export function quotaEntityKey(e: QuotaEntity): string {
-  return JSON.stringify([e.user === undefined ? 0 : e.user, e.clientId === undefined ? 0 : e.clientId]);
+  const userAndClient = [e.user === undefined ? 0 : e.user, e.clientId === undefined ? 0 : e.clientId];
+  return JSON.stringify(e.ip === undefined ? userAndClient : [...userAndClient, e.ip]);
+}
+
+/** An entity's parts, (type, name or null for <default>), in the order Kafka writes them: user, client id, ip. */
+export function quotaEntityParts(e: QuotaEntity): Array<{ entityType: string; entityName: string | null }> {
+  const parts: Array<{ entityType: string; entityName: string | null }> = [];
+  if (e.user !== undefined) parts.push({ entityType: USER_ENTITY, entityName: e.user });
+  if (e.clientId !== undefined) parts.push({ entityType: CLIENT_ID_ENTITY, entityName: e.clientId });
+  if (e.ip !== undefined) parts.push({ entityType: IP_ENTITY, entityName: e.ip });
+  return parts;
 }
 
 /** The entity a quotaEntityKey was made from. */
 export function quotaEntityOf(key: string): QuotaEntity {
-  const [user, clientId] = JSON.parse(key) as [string | null | 0, string | null | 0];
-  return { ...(user === 0 ? {} : { user }), ...(clientId === 0 ? {} : { clientId }) };
+  const [user, clientId, ip] = JSON.parse(key) as [string | null | 0, string | null | 0, (string | null)?];
+  return { ...(user === 0 ? {} : { user }), ...(clientId === 0 ? {} : { clientId }), ...(ip === undefined ? {} : { ip }) };
 }
 
-/** Checks a quota value as Kafka's ClientQuotaControlManager does: byte rates whole and positive, percentages positive. */
-export function validateQuotaValue(key: string, value: number): void {
+/**
+ * Checks a quota value for an entity as Kafka's ClientQuotaControlManager does: an ip entity takes
+ * only connection_creation_rate and a user or client id entity only the others; rates whole and
+ * positive, percentages positive.
+ */
+export function validateQuotaValue(entity: QuotaEntity, key: string, value: number): void {
   if (!isQuotaKey(key)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `unknown or unsupported quota key ${key}`);
+  if ((entity.ip !== undefined) !== (key === IP_QUOTA_KEY)) {
+    throw new KafkaError(ErrorCode.INVALID_REQUEST, `quota key ${key} does not apply to ${entity.ip !== undefined ? 'an ip' : 'a user or client id'} entity`);
+  }
   if (!Number.isFinite(value) || value <= 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `${key} must be a positive number, got ${value}`);
-  if (key !== 'request_percentage' && !Number.isInteger(value)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `${key} must be a whole number of bytes per second, got ${value}`);
+  if (key !== 'request_percentage' && !Number.isInteger(value)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `${key} must be a whole number per second, got ${value}`);
 }
 
-/** Checks an entity's names: a name is non-empty and bounded; some part is named or defaulted. */
+/** Checks an entity's names: a name is non-empty and bounded, an ip an IP address and alone; some part is named or defaulted. */
 export function validateQuotaEntity(e: QuotaEntity): void {
-  if (e.user === undefined && e.clientId === undefined) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'a quota entity names a user, a client id or both');
+  if (e.ip !== undefined) {
+    if (e.user !== undefined || e.clientId !== undefined) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'an ip quota entity names no user or client id');
+    if (e.ip !== null && isIP(e.ip) === 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `${e.ip.slice(0, MAX_QUOTA_NAME_CHARS)} is not an IP address`);
+    return;
+  }
+  if (e.user === undefined && e.clientId === undefined) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'a quota entity names a user, a client id or both, or an ip');
   for (const name of [e.user, e.clientId]) {
     if (typeof name === 'string' && (name === '' || name.length > MAX_QUOTA_NAME_CHARS)) {
       throw new KafkaError(ErrorCode.INVALID_REQUEST, `a quota entity name must have 1 to ${MAX_QUOTA_NAME_CHARS} characters`);
@@ -102,12 +132,19 @@ export interface ResolvedQuota {
 }
 
 /** The quota of `key` that applies to (user, clientId), or null when none does. */
-export function resolveQuota(configs: ReadonlyMap<string, QuotaValues>, key: QuotaKey, user: string, clientId: string): ResolvedQuota | null {
+export function resolveQuota(configs: ReadonlyMap<string, QuotaValues>, key: ClientQuotaKey, user: string, clientId: string): ResolvedQuota | null {
   for (const c of candidates(user, clientId)) {
     const bound = configs.get(c.entity)?.[key];
     if (bound !== undefined) return { entity: c.entity, sensor: `${key}:${c.sensor}`, bound };
   }
   return null;
+}
+
+const DEFAULT_IP_KEY = quotaEntityKey({ ip: null });
+
+/** The connection creation rate (per second) configured for client address `ip`: its own, else the <default> ip's; undefined: neither. */
+export function resolveConnectionRate(configs: ReadonlyMap<string, QuotaValues>, ip: string): number | undefined {
+  return configs.get(quotaEntityKey({ ip }))?.[IP_QUOTA_KEY] ?? configs.get(DEFAULT_IP_KEY)?.[IP_QUOTA_KEY];
 }
 
 export interface ClientQuotaSettings extends QuotaWindows {
@@ -155,7 +192,7 @@ export class ClientQuotas {
    * request_percentage) against (user, clientId)'s quota of `key` at `nowMs`, and answers the
    * delay the client is asked to pause for (0: within its quota, or no quota applies).
    */
-  record(key: QuotaKey, user: string, clientId: string, amount: number, nowMs: number): number {
+  record(key: ClientQuotaKey, user: string, clientId: string, amount: number, nowMs: number): number {
     const quota = resolveQuota(this.configs(), key, user, clientId);
     if (quota === null) return 0;
     const sensor = this.sensor(quota.sensor, nowMs);

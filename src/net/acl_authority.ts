@@ -5,7 +5,7 @@
 // User:ANONYMOUS) and caches its decisions until the ACL set changes. With no ACLs and
 // allow.everyone.if.no.acl.found on, every check answers at once without touching the cache.
 import type { MetadataImage } from '../cluster/metadata/image.js';
-import { ANONYMOUS_PRINCIPAL, CLUSTER_RESOURCE, ResourceType, type AclOperation } from '../coordinator/acl/acl.js';
+import { ANONYMOUS_PRINCIPAL, AclOperation, CLUSTER_RESOURCE, ResourceType } from '../coordinator/acl/acl.js';
 import { AclIndex, DecisionCache, type AuthorizerSettings } from '../coordinator/acl/authorizer.js';
 
 export class AclAuthority {
@@ -85,4 +85,9 @@ export function permitsGroup(authorizer: ConnectionAuthorizer | null | undefined
 
 export function permitsCluster(authorizer: ConnectionAuthorizer | null | undefined, op: AclOperation): boolean {
   return permits(authorizer, op, ResourceType.CLUSTER, CLUSTER_RESOURCE);
+}
+
+/** Whether a request claiming a follower's replica id may act as one: Kafka's CLUSTER_ACTION on the cluster. */
+export function permitsReplication(authorizer: ConnectionAuthorizer | null | undefined): boolean {
+  return permitsCluster(authorizer, AclOperation.CLUSTER_ACTION);
 }

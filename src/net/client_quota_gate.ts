@@ -5,9 +5,12 @@
 // request_percentage: the time its handler ran synchronously on the main thread plus the encoding
 // of its response (not the time it waited for a shard, the disk or a long poll, which is not the
 // broker's work for it). Exempt, as in Kafka: other brokers' replica fetches (a Fetch with a
-// replica id) and what a client must send before it can be throttled (ApiVersions, the SASL APIs).
+// replica id, from a principal with CLUSTER_ACTION on the cluster: one without it is refused and
+// charged as a consumer's) and what a client must send before it can be throttled (ApiVersions,
+// the SASL APIs).
 // With no quota configured the connection asks `active` once per request and nothing else.
-import type { ClientQuotas, QuotaKey } from '../coordinator/client_quotas.js';
+import type { ClientQuotaKey, ClientQuotas } from '../coordinator/client_quotas.js';
+import { permitsReplication, type ConnectionAuthorizer } from './acl_authority.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
@@ -19,7 +22,7 @@ export type QuotaCharge = 'produce' | 'fetch' | 'request';
 
 const EXEMPT_APIS: ReadonlySet<number> = new Set([ApiVersionsApi.key, SaslHandshakeApi.key, SaslAuthenticateApi.key]);
 
-const BYTE_QUOTA: Readonly<Record<'produce' | 'fetch', QuotaKey>> = { produce: 'producer_byte_rate', fetch: 'consumer_byte_rate' };
+const BYTE_QUOTA: Readonly<Record<'produce' | 'fetch', ClientQuotaKey>> = { produce: 'producer_byte_rate', fetch: 'consumer_byte_rate' };
 
 /** Whether a Fetch comes from another broker's replica fetcher (a consumer's has replica id -1). */
 function isReplicaFetch(version: number, req: FetchRequest): boolean {
@@ -38,11 +41,11 @@ export class QuotaGate {
     return this.quotas.active;
   }
 
-  /** What a decoded request is charged against; null: exempt. */
-  chargeOf(apiKey: number, version: number, req: unknown): QuotaCharge | null {
+  /** What a decoded request from a connection with `authorizer` (null: ACLs not enforced) is charged against; null: exempt. */
+  chargeOf(apiKey: number, version: number, req: unknown, authorizer: ConnectionAuthorizer | null): QuotaCharge | null {
     if (EXEMPT_APIS.has(apiKey)) return null;
     if (apiKey === ProduceApi.key) return 'produce';
-    if (apiKey === FetchApi.key) return isReplicaFetch(version, req as FetchRequest) ? null : 'fetch';
+    if (apiKey === FetchApi.key) return isReplicaFetch(version, req as FetchRequest) && permitsReplication(authorizer) ? null : 'fetch';
     return 'request';
   }
 

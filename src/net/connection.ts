@@ -18,7 +18,8 @@
 // (after a v0 handshake) are answered here, and a failed authentication closes the connection
 // once its answer is sent. Without it, nothing of this is on the path.
 // With client quotas configured (`quotas` active), each served request is charged to its
-// (user, client id) and a client over its quota is answered at once with throttle_time_ms set
+// (user, client id), the user being the principal's name as in Kafka (the SASL user, else the mTLS
+// certificate's subject, else ANONYMOUS), and a client over its quota is answered at once with throttle_time_ms set
 // and then muted (nothing more is read or dispatched) for that long, as KIP-219 has it. With
 // none configured a request pays one constant-time check.
 // Responses leave through a ResponseSink: the socket, or the addon's sender when `native` is
@@ -42,7 +43,7 @@ import type { RequestLog } from './request_log.js';
 import type { Admission } from './connection_quotas.js';
 import { SASL_MAX_RECEIVE_BYTES, type SaslAuthenticator, type SaslSession } from './sasl_session.js';
 import type { AclAuthority, ConnectionAuthorizer } from './acl_authority.js';
-import { peerPrincipal } from './listener_security.js';
+import { peerUser } from './listener_security.js';
 import type { QuotaCharge, QuotaGate } from './client_quota_gate.js';
 import { ANONYMOUS_USER } from '../coordinator/client_quotas.js';
 
@@ -140,6 +141,8 @@ export class Connection {
   private reservedBytes = 0;
   /** This connection's SASL state on a SASL listener, null otherwise. */
   private readonly sasl: SaslSession | null;
+  /** The subject of the client's verified TLS certificate (mTLS), null without one. */
+  private readonly tlsUser: string | null;
   private readonly authorizer: ConnectionAuthorizer | null;
   /** Muted for its client quota (KIP-219): nothing is dispatched until the timer ends it. */
   private muteTimer: NodeJS.Timeout | null = null;
@@ -159,8 +162,11 @@ export class Connection {
     private readonly saslAuth: SaslAuthenticator | null = null,
   ) {
     this.sasl = saslAuth === null ? null : saslAuth.session();
-    const tlsPrincipal = peerPrincipal(socket);
-    this.authorizer = services.acls == null ? null : services.acls.forConnection(() => this.sasl?.principal ?? tlsPrincipal, socket.remoteAddress ?? '');
+    this.tlsUser = peerUser(socket);
+    this.authorizer = services.acls == null ? null : services.acls.forConnection(() => {
+      const user = this.user;
+      return user === null ? null : `User:${user}`;
+    }, socket.remoteAddress ?? '');
     socket.setNoDelay(true);
     socket.setTimeout(limits.idleTimeoutMs, () => this.close());
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -179,6 +185,11 @@ export class Connection {
     if (nativeSink !== null) socket.on('end', () => this.close(true));
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
+  }
+
+  /** Who the client authenticated as (its principal's name): the SASL user, else its verified certificate's subject; null: neither. */
+  private get user(): string | null {
+    return this.sasl?.user ?? this.tlsUser;
   }
 
   /** Kafka's spelling of the peer's address in group descriptions ("/127.0.0.1"). */
@@ -472,7 +483,7 @@ export class Connection {
     this.inflight.push(slot);
     const started = performance.now();
     const quotas = this.services.quotas;
-    if (quotas !== undefined && quotas.active) slot.charge = quotas.chargeOf(h.api.key, version, req);
+    if (quotas !== undefined && quotas.active) slot.charge = quotas.chargeOf(h.api.key, version, req, this.authorizer);
     const ctx: HandlerContext = {
       header,
       version,
@@ -563,7 +574,7 @@ export class Connection {
     // The handler's synchronous run plus this response's encoding (since the handler completed).
     const serveMs = (slot.handlerMs ?? 0) + (performance.now() - completedAt);
     const throttleMs = this.services.quotas!.charge(
-      charge, this.sasl?.user ?? ANONYMOUS_USER, header.clientId ?? '', charge === 'fetch' ? responseBytes : requestBytes, serveMs,
+      charge, this.user ?? ANONYMOUS_USER, header.clientId ?? '', charge === 'fetch' ? responseBytes : requestBytes, serveMs,
     );
     if (throttleMs > 0 && slot.chunks !== null && typeof res === 'object' && res !== null && !(res instanceof EncodedBody) && !(res instanceof CloseConnection)) {
       slot.chunks = frameResponse(header.correlationId, h, version, { ...res, throttleTimeMs: throttleMs });

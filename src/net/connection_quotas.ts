@@ -1,6 +1,7 @@
 // Per-IP connection bounds of the Kafka listener (main thread): Kafka's max.connections.per.ip
 // (with max.connections.per.ip.overrides) and max.connection.creation.rate, which Kafka applies
-// per listener and which is applied here per listener and per IP.
+// per listener and which is applied here per listener and per IP; an IP's own rate may be set apart
+// (KIP-612's ip quotas: `ipRate`, the address's quota, else the <default> ip's, else the listener's).
 // The rate is a generic cell rate (GCRA): one connection per 1/rate s, with a burst of one
 // second's worth. As Kafka's acceptor does, a connection beyond the rate is delayed, not refused,
 // until its slot comes (a refused client reconnects after its backoff and would come back at once,
@@ -20,8 +21,10 @@ export interface ConnectionQuotaOptions {
   readonly maxPerIp: number;
   /** Kafka's max.connections.per.ip.overrides: a cap per IP address. */
   readonly overrides: ReadonlyMap<string, number>;
-  /** Kafka's max.connection.creation.rate, per second, for the listener and for each IP. */
+  /** Kafka's max.connection.creation.rate, per second, for the listener and for each IP without an ip quota. */
   readonly creationRate: number;
+  /** An IP's connection_creation_rate quota (per second), read at each connection; undefined: none, the creation rate applies. */
+  readonly ipRate?: (ip: string) => number | undefined;
   /** A connection whose slot is further away than this is refused rather than delayed. */
   readonly maxThrottleMs: number;
   readonly maxTrackedIps: number;
@@ -39,6 +42,11 @@ interface IpState {
   tat: number;
 }
 
+/** A burst of one second's worth: Kafka measures the rate over a one-second quota window. */
+function burstToleranceMs(intervalMs: number): number {
+  return Math.max(0, 1000 - intervalMs);
+}
+
 export class ConnectionQuotas {
   private readonly ips = new Map<string, IpState>();
   private listenerTat = Number.NEGATIVE_INFINITY;
@@ -51,8 +59,7 @@ export class ConnectionQuotas {
       throw new RangeError('ConnectionQuotas: creationRate > 0, maxPerIp >= 1, maxThrottleMs >= 0 and maxTrackedIps >= 1');
     }
     this.intervalMs = 1000 / opts.creationRate;
-    // A burst of one second's worth: Kafka measures the rate over a one-second quota window.
-    this.toleranceMs = Math.max(0, 1000 - this.intervalMs);
+    this.toleranceMs = burstToleranceMs(this.intervalMs);
   }
 
   /** Connections from `ip` counted open. */
@@ -76,10 +83,12 @@ export class ConnectionQuotas {
       state = { open: 0, tat: Number.NEGATIVE_INFINITY };
     }
     if (state.open >= this.capOf(ip)) return { kind: 'refuse', reason: 'per-ip-cap' };
-    const delayMs = Math.max(0, this.listenerTat - this.toleranceMs - now, state.tat - this.toleranceMs - now);
+    const ipRate = this.opts.ipRate?.(ip);
+    const ipInterval = ipRate === undefined ? this.intervalMs : 1000 / ipRate;
+    const delayMs = Math.max(0, this.listenerTat - this.toleranceMs - now, state.tat - burstToleranceMs(ipInterval) - now);
     if (delayMs > this.opts.maxThrottleMs) return { kind: 'refuse', reason: 'creation-rate' };
     this.listenerTat = Math.max(this.listenerTat, now) + this.intervalMs;
-    state.tat = Math.max(state.tat, now) + this.intervalMs;
+    state.tat = Math.max(state.tat, now) + ipInterval;
     state.open++;
     // Re-inserted last: the map's order is the order IPs last connected (eviction takes the first).
     this.ips.delete(ip);

@@ -132,9 +132,9 @@ export function subjectPrincipal(cert: PeerCertificate): string {
   return parts.length === 0 ? 'ANONYMOUS' : parts.join(',');
 }
 
-/** The principal a TLS client's verified certificate names (User:CN=...), or null without one. */
-export function peerPrincipal(socket: Socket): string | null {
+/** The user a TLS client's verified certificate names (its subject, CN=...: principal User:CN=...), or null without one. */
+export function peerUser(socket: Socket): string | null {
   if (!(socket instanceof TLSSocket) || !socket.authorized) return null;
   const cert = socket.getPeerCertificate();
-  return Object.keys(cert).length === 0 ? null : `User:${subjectPrincipal(cert)}`;
+  return Object.keys(cert).length === 0 ? null : subjectPrincipal(cert);
 }

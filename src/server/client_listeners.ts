@@ -5,7 +5,11 @@
 // connection bounds (Kafka applies them per listener), and its security: TLS from the shared
 // certificate files, SASL with the enabled mechanisms against the metadata image's SCRAM
 // credentials and PLAIN's user file; ACLs checked against the image's with super.users and
-// allow.everyone.if.no.acl.found. reload() (SIGHUP) reads certificates and PLAIN users again.
+// allow.everyone.if.no.acl.found. The inter-broker SASL user is an implicit super user, so that
+// other brokers' replica fetchers have CLUSTER_ACTION out of the box (on a PLAINTEXT inter-broker
+// listener they are User:ANONYMOUS, which an operator enforcing ACLs must grant it, as in Kafka:
+// a cluster node warns at start when nothing does). reload() (SIGHUP) reads certificates and PLAIN
+// users again.
 // A failed authentication is logged once per client address per interval, with the address,
 // mechanism and reason, never a token.
 import type { Logger } from 'pino';
@@ -25,7 +29,16 @@ import type { NativeSender } from '../net/native_sender.js';
 import { FAILED_AUTHENTICATION_DELAY_MS, SaslAuthenticator, failedAuthenticationLog } from '../net/sasl_session.js';
 import { AclAuthority } from '../net/acl_authority.js';
 import { superUsersOf } from './peer_security.js';
+import { ANONYMOUS_PRINCIPAL } from '../coordinator/acl/acl.js';
+import { resolveConnectionRate } from '../coordinator/client_quotas.js';
 
+
+/** The listener other brokers' replica fetchers connect to: the one inter-broker-listener names, else the primary. */
+export function interBrokerListener(config: Pick<BrokerConfig, 'clientListeners' | 'interBrokerListener'>): ClientListener {
+  return config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
+}
+
+const usesSasl = (l: ClientListener): boolean => l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL';
 
 export interface ClientListenerDeps {
   readonly services: BrokerServices;
@@ -53,7 +66,7 @@ export class ClientListeners {
     const { log } = deps;
     const secured = config.clientListeners;
     const anyTls = secured.some((l) => l.protocol === 'SSL' || l.protocol === 'SASL_SSL');
-    const anySasl = secured.some((l) => l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL');
+    const anySasl = secured.some(usesSasl);
     this.tls = anyTls ? new TlsMaterial({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth }) : null;
     this.plainUsers = anySasl && config.saslEnabledMechanisms.includes('PLAIN') ? new PlainUsers(config.saslPlainUsersFile) : null;
     const plainUsers = this.plainUsers;
@@ -68,15 +81,21 @@ export class ClientListeners {
       FAILED_AUTHENTICATION_DELAY_MS,
       failedAuthenticationLog(log, deps.connection.metrics),
     );
-    const acls = new AclAuthority(
-      { superUsers: superUsersOf(config), allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound === true },
-      () => deps.view.image,
-    );
+    const superUsers = superUsersOf(config);
+    const acls = new AclAuthority({ superUsers, allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound === true }, () => deps.view.image);
+    const replication = interBrokerListener(config);
+    if (config.controllerVoters.length > 0 && !usesSasl(replication) && config.allowEveryoneIfNoAclFound !== true && !superUsers.has(ANONYMOUS_PRINCIPAL)) {
+      log.warn(
+        { listener: replication.name },
+        'replica fetchers reach other brokers on a PLAINTEXT inter-broker listener as User:ANONYMOUS, which needs CLUSTER_ACTION on the cluster: '
+        + 'add --super-users User:ANONYMOUS, or `sluice acl add --allow-principal User:ANONYMOUS --operation cluster-action --cluster`, or use a SASL_PLAINTEXT inter-broker listener',
+      );
+    }
     const saslHandlers = authenticator === null ? [] : [
       bindHandler(saslHandshakeHandler, { authenticator }), bindHandler(saslAuthenticateHandler, { authenticator }),
     ];
     this.servers = secured.map((listener, i) => {
-      const sasl = listener.protocol === 'SASL_PLAINTEXT' || listener.protocol === 'SASL_SSL';
+      const sasl = usesSasl(listener);
       const tls = listener.protocol === 'SSL' || listener.protocol === 'SASL_SSL' ? this.tls : null;
       const view = deps.view.forListener(listener.name);
       const handlers = buildHandlers({ ...deps.services, cluster: view }, sasl ? saslHandlers : []);
@@ -85,6 +104,7 @@ export class ClientListeners {
           maxPerIp: config.maxConnectionsPerIp,
           overrides: config.maxConnectionsPerIpOverrides,
           creationRate: config.maxConnectionCreationRate,
+          ipRate: (ip) => resolveConnectionRate(deps.view.image.quotas, ip),
           maxThrottleMs: MAX_CONNECTION_THROTTLE_MS,
           // Every IP with an open connection is tracked, so the table holds at least the connection cap.
           maxTrackedIps: config.maxConnections,

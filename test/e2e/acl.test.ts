@@ -1,7 +1,8 @@
 // ACLs against a real broker process with a PLAINTEXT and a SASL_PLAINTEXT listener (so
 // allow.everyone.if.no.acl.found defaults to false) and super user User:admin. A table-driven test
 // calls every API the broker serves as User:ANONYMOUS (the plaintext listener) without the ACL it
-// needs and checks the exact error code, then with ACLs granted checks none is refused for
+// needs (a follower's Fetch and OffsetForLeaderEpoch: CLUSTER_ACTION on the cluster) and checks
+// the exact error code, then with ACLs granted checks none is refused for
 // authorisation. kcat and kafkajs (SASL PLAIN): an unauthorised user can neither produce, consume
 // nor see topic names; an authorised one can; DENY beats ALLOW; prefixed patterns; the ACLs, made
 // through kafkajs's admin (CreateAcls) and `sluice acl`, survive a broker restart.
@@ -104,8 +105,12 @@ const TABLE: readonly Row[] = [
   { api: 'Metadata', body: { topics: [{ name: T, topicId: '0'.repeat(32) }], allowAutoTopicCreation: false }, denied: TOPIC_DENIED, code: (r) => r.topics[0].errorCode },
   { api: 'Produce', body: { acks: 1, timeoutMs: 5000, transactionalId: null, topicData: [{ name: T, partitionData: [{ index: 0, records: Buffer.from('not a batch') }] }] }, denied: TOPIC_DENIED, code: (r) => r.responses[0].partitionResponses[0].errorCode },
   { api: 'Fetch', body: { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1024, isolationLevel: 0, topics: [{ topic: T, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1024, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1 }] }], forgottenTopicsData: [], rackId: '' }, version: 12, denied: TOPIC_DENIED, code: (r) => r.responses[0].partitions[0].errorCode },
+  // A follower's fetch (a replica id) needs CLUSTER_ACTION on the cluster; Kafka answers it per partition.
+  { api: 'Fetch', body: { replicaId: 1, maxWaitMs: 0, minBytes: 0, maxBytes: 1024, isolationLevel: 0, topics: [{ topic: T, partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1024, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1 }] }], forgottenTopicsData: [], rackId: '' }, version: 12, denied: TOPIC_DENIED, code: (r) => r.responses[0].partitions[0].errorCode },
+  { api: 'Fetch', body: { replicaId: -1, replicaState: { replicaId: 1, replicaEpoch: 1 }, clusterId: null, maxWaitMs: 0, minBytes: 0, maxBytes: 1024, isolationLevel: 0, sessionId: 0, sessionEpoch: -1, topics: [{ topic: '', topicId: '0'.repeat(32), partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1024, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1, replicaDirectoryId: '0'.repeat(32) }] }], forgottenTopicsData: [], rackId: '' }, denied: TOPIC_DENIED, code: (r) => r.responses[0].partitions[0].errorCode },
   { api: 'ListOffsets', body: { replicaId: -1, isolationLevel: 0, topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1 }] }] }, denied: TOPIC_DENIED, code: (r) => r.topics[0].partitions[0].errorCode },
   { api: 'OffsetForLeaderEpoch', body: { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }] }, denied: TOPIC_DENIED, code: (r) => r.topics[0].partitions[0].errorCode },
+  { api: 'OffsetForLeaderEpoch', body: { replicaId: 1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }] }, denied: CLUSTER_DENIED, code: (r) => r.topics[0].partitions[0].errorCode },
   { api: 'CreateTopics', body: { topics: [{ name: 'anon-new', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: true }, denied: TOPIC_DENIED, code: (r) => r.topics[0].errorCode },
   { api: 'CreatePartitions', body: { topics: [{ name: T, count: 1, assignments: null }], timeoutMs: 10_000, validateOnly: true }, denied: TOPIC_DENIED, code: (r) => r.results[0].errorCode },
   { api: 'DescribeConfigs', body: { resources: [{ resourceType: 2, resourceName: T, configurationKeys: null }] }, denied: TOPIC_DENIED, code: (r) => r.results[0].errorCode },

@@ -5,6 +5,8 @@
 // until then and retry). kafkajs produces with acks=all
 // over SASL_SSL to a topic of replication factor 3 and every follower joins the ISR; node 3
 // restarted with a wrong inter-broker password stays out of every ISR and says why in its log.
+// ACLs are enforced and grant `broker` nothing: its CLUSTER_ACTION comes from being the
+// inter-broker user (an implicit super user).
 // (Each node also has the harness's loopback PLAINTEXT listener, used here only for admin calls.)
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,8 +49,9 @@ const brokers = threeBrokers({
     '--inter-broker-listener', 'INTERNAL', '--inter-broker-sasl-mechanism', 'SCRAM-SHA-512',
     '--inter-broker-sasl-username', 'broker', '--inter-broker-sasl-password-file', passwordFile(id),
     '--replica-lag-time-max-ms', String(LAG_MS),
-    // It tests inter-broker authentication, not ACLs: with SASL listeners nothing is open without them.
-    '--allow-everyone-if-no-acl-found', 'true',
+    // ACLs are enforced (SASL listeners: nothing is open without them) and nothing grants `broker`
+    // CLUSTER_ACTION: followers fetch only because the inter-broker user is an implicit super user.
+    '--super-users', 'User:ANONYMOUS;User:alice',
   ],
   started: createScramUsers,
 });

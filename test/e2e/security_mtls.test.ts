@@ -3,7 +3,8 @@
 // --ssl-client-auth required, a PLAINTEXT listener OPEN on 0.0.0.0 (the one that warns), and the
 // admin HTTP on 0.0.0.0 over HTTPS with a token. kcat and kafka-python present a client
 // certificate signed by the test CA and round-trip records; the principal logged is the
-// certificate's subject; a client without a certificate is refused. Traffic stays on loopback:
+// certificate's subject, which is also the client-quota user; a client without a certificate is
+// refused. Traffic stays on loopback:
 // the wildcard addresses are only bound.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +81,7 @@ before(async () => {
   try {
     await admin.createTopics('mtls-kcat', 1, 1, {});
     await admin.createTopics('mtls-python', 1, 1, {});
+    await admin.createTopics('mtls-quota', 1, 1, {});
   } finally {
     await admin.close();
   }
@@ -104,6 +106,35 @@ describe('SSL listener with --ssl-client-auth required', () => {
   it('kafka-python over SSL with a client certificate produces and consumes', async () => {
     const settings = { bootstrap_servers: `${HOST}:${sslPort}`, security_protocol: 'SSL', ssl_cafile: certs.ca, ssl_certfile: client.cert, ssl_keyfile: client.key };
     assert.deepEqual(await kafkaPythonRoundTrip(settings, 'mtls-python', 3), ['py-0', 'py-1', 'py-2']);
+  });
+});
+
+describe('client quotas under mTLS', () => {
+  it('charge the certificate subject as the user: a produce quota on it throttles kcat, the default user quota does not apply', async () => {
+    const admin = await KafkaAdmin.connect({ host: HOST, port: broker.kafkaPort });
+    const subject = [{ entityType: 'user', entityName: CLIENT_SUBJECT }];
+    const anyUser = [{ entityType: 'user', entityName: null }];
+    const throttled = async (): Promise<number> => {
+      const m = /^sluice_quota_throttled_responses_total\{quota="produce"\} (\d+)/m.exec((await adminGet('/metrics', TOKEN)).body);
+      return Number(m?.[1] ?? 0);
+    };
+    try {
+      // One byte a second: kcat's first batch (well past ten windows' allowance) is throttled.
+      await admin.alterClientQuotas([
+        { entity: subject, ops: [{ key: 'producer_byte_rate', value: 1, remove: false }] },
+        // Were the user still ANONYMOUS (or any other name), this higher default would be the one to apply.
+        { entity: anyUser, ops: [{ key: 'producer_byte_rate', value: 1e9, remove: false }] },
+      ]);
+      const before = await throttled();
+      const r = await run(KCAT, [...sslArgs(true), '-t', 'mtls-quota', '-P'], { timeoutMs: 30_000, input: Buffer.from(`${'q'.repeat(200)}\n`) });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(await throttled() > before, 'the produce was throttled under the subject\'s quota');
+      const described = await admin.describeClientQuotas([{ entityType: 'user', matchType: 0, match: CLIENT_SUBJECT }], true);
+      assert.deepEqual(described.map((e) => e.entity), [subject]);
+    } finally {
+      await admin.alterClientQuotas([subject, anyUser].map((entity) => ({ entity, ops: [{ key: 'producer_byte_rate', value: 0, remove: true }] })));
+      await admin.close();
+    }
   });
 });
 

@@ -1,11 +1,12 @@
 // What an AlterClientQuotas request makes of the image's client quotas, pure (KIP-546's rules as
 // Kafka's controller applies them): each entry is answered once, with its entity, and either all
 // of its ops apply or none does. An entity part of an unknown or repeated type, an empty or
-// overlong name, an unknown key, a key set twice in one entry or a value that is not a positive
+// overlong name, an ip that is no IP address or not alone, an unknown key or one of another
+// entity type's, a key set twice in one entry or a value that is not a positive
 // rate is INVALID_REQUEST; removing a value that is not set is not an error. validateOnly answers
 // the same and writes nothing. Run by the active controller against its working image. Main thread.
 import {
-  CLIENT_ID_ENTITY, MAX_QUOTA_ENTITIES, quotaEntityKey, USER_ENTITY, validateQuotaEntity, validateQuotaValue,
+  CLIENT_ID_ENTITY, IP_ENTITY, MAX_QUOTA_ENTITIES, quotaEntityKey, USER_ENTITY, validateQuotaEntity, validateQuotaValue,
   type QuotaEntity, type QuotaKey,
 } from '../../coordinator/client_quotas.js';
 import type { AlterClientQuotasRequest, AlterClientQuotasResult, QuotaEntityPart } from '../../protocol/apis/client_quotas.js';
@@ -20,12 +21,14 @@ export const MAX_QUOTA_ALTERATIONS = 1000;
 export function entityOfParts(parts: readonly QuotaEntityPart[]): QuotaEntity {
   let user: string | null | undefined;
   let clientId: string | null | undefined;
+  let ip: string | null | undefined;
   for (const p of parts) {
     if (p.entityType === USER_ENTITY && user === undefined) user = p.entityName;
     else if (p.entityType === CLIENT_ID_ENTITY && clientId === undefined) clientId = p.entityName;
+    else if (p.entityType === IP_ENTITY && ip === undefined) ip = p.entityName;
     else throw new KafkaError(ErrorCode.INVALID_REQUEST, `entity type ${p.entityType} is unknown, unsupported or named twice`);
   }
-  const entity: QuotaEntity = { ...(user === undefined ? {} : { user }), ...(clientId === undefined ? {} : { clientId }) };
+  const entity: QuotaEntity = { ...(user === undefined ? {} : { user }), ...(clientId === undefined ? {} : { clientId }), ...(ip === undefined ? {} : { ip }) };
   validateQuotaEntity(entity);
   return entity;
 }
@@ -48,8 +51,7 @@ export function quotaChanges(image: MetadataImage, req: AlterClientQuotasRequest
       for (const op of entry.ops) {
         if (seen.has(op.key)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `quota key ${op.key} is altered twice in one entry`);
         seen.add(op.key);
-        if (op.remove) validateQuotaValue(op.key, 1);
-        else validateQuotaValue(op.key, op.value);
+        validateQuotaValue(entity, op.key, op.remove ? 1 : op.value);
         const k = op.key as QuotaKey;
         if (op.remove) {
           if (values[k] === undefined) continue;

@@ -10,7 +10,7 @@ import { ProtocolError, Reader } from '../../protocol/reader.js';
 import { Writer } from '../../protocol/writer.js';
 import { SCRAM_MECHANISMS, type ScramCredential, type ScramMechanism } from '../../common/sasl_mechanisms.js';
 import { validBinding, type AclBinding } from '../../coordinator/acl/acl.js';
-import { CLIENT_ID_ENTITY, isQuotaKey, USER_ENTITY, type QuotaEntity, type QuotaKey } from '../../coordinator/client_quotas.js';
+import { CLIENT_ID_ENTITY, IP_ENTITY, isQuotaKey, quotaEntityParts, USER_ENTITY, type QuotaEntity, type QuotaKey } from '../../coordinator/client_quotas.js';
 
 export interface BrokerEndpointRecord {
   /** The listener's name, e.g. PLAINTEXT. */
@@ -168,13 +168,11 @@ function readBinding(r: Reader): AclBinding {
 
 /** A quota entity as Kafka's records carry it: (entity type, name or null for <default>) per part. */
 function writeQuotaEntity(w: Writer, e: QuotaEntity): void {
-  const parts: Array<[string, string | null]> = [];
-  if (e.user !== undefined) parts.push([USER_ENTITY, e.user]);
-  if (e.clientId !== undefined) parts.push([CLIENT_ID_ENTITY, e.clientId]);
+  const parts = quotaEntityParts(e);
   w.uvarint(parts.length);
-  for (const [type, name] of parts) {
-    w.compactString(type);
-    w.compactNullableString(name);
+  for (const p of parts) {
+    w.compactString(p.entityType);
+    w.compactNullableString(p.entityName);
   }
 }
 
@@ -183,14 +181,16 @@ function readQuotaEntity(r: Reader): QuotaEntity {
   if (n < 1 || n > 2) throw new ProtocolError(`quota entity of ${n} parts`);
   let user: string | null | undefined;
   let clientId: string | null | undefined;
+  let ip: string | null | undefined;
   for (let i = 0; i < n; i++) {
     const type = r.compactString();
     const name = r.compactNullableString();
     if (type === USER_ENTITY && user === undefined) user = name;
     else if (type === CLIENT_ID_ENTITY && clientId === undefined) clientId = name;
+    else if (type === IP_ENTITY && ip === undefined) ip = name;
     else throw new ProtocolError(`quota entity part ${type}`);
   }
-  return { ...(user === undefined ? {} : { user }), ...(clientId === undefined ? {} : { clientId }) };
+  return { ...(user === undefined ? {} : { user }), ...(clientId === undefined ? {} : { clientId }), ...(ip === undefined ? {} : { ip }) };
 }
 
 /** Bound on a broker's admin address: a DNS name's 253 chars, brackets, a colon and a port fit. */

@@ -9,12 +9,12 @@ import type { ControllerReply } from '../../cluster/metadata/controller.js';
 import type { MetadataImage } from '../../cluster/metadata/image.js';
 import { entityOfParts } from '../../cluster/metadata/quota_changes.js';
 import {
-  CLIENT_ID_ENTITY, QUOTA_KEYS, quotaEntityKey, quotaEntityOf, USER_ENTITY, type QuotaEntity,
+  CLIENT_ID_ENTITY, IP_ENTITY, QUOTA_KEYS, quotaEntityKey, quotaEntityOf, quotaEntityParts, USER_ENTITY, type QuotaEntity,
 } from '../../coordinator/client_quotas.js';
 import {
   AlterClientQuotasApi, DescribeClientQuotasApi, QuotaMatch,
   type AlterClientQuotasRequest, type AlterClientQuotasResponse, type DescribeClientQuotasEntry,
-  type DescribeClientQuotasRequest, type DescribeClientQuotasResponse, type QuotaEntityPart,
+  type DescribeClientQuotasRequest, type DescribeClientQuotasResponse,
 } from '../../protocol/apis/client_quotas.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { AclOperation } from '../../coordinator/acl/acl.js';
@@ -25,19 +25,11 @@ import { alterOnController, type WhenApplied } from './controller_alteration.js'
 /** How long an alteration may wait for the controller and then for the local image. */
 export const ALTER_QUOTAS_TIMEOUT_MS = 30_000;
 
-/** An entity's parts as the wire carries them, the user first. */
-export function quotaEntityParts(e: QuotaEntity): QuotaEntityPart[] {
-  const parts: QuotaEntityPart[] = [];
-  if (e.user !== undefined) parts.push({ entityType: USER_ENTITY, entityName: e.user });
-  if (e.clientId !== undefined) parts.push({ entityType: CLIENT_ID_ENTITY, entityName: e.clientId });
-  return parts;
-}
-
 type Component = DescribeClientQuotasRequest['components'][number];
 
 /** The entity's part of `type`: undefined when it has none, null for <default>. */
 function partOf(e: QuotaEntity, type: string): string | null | undefined {
-  return type === USER_ENTITY ? e.user : e.clientId;
+  return type === USER_ENTITY ? e.user : type === CLIENT_ID_ENTITY ? e.clientId : e.ip;
 }
 
 function matches(e: QuotaEntity, components: readonly Component[], strict: boolean): boolean {
@@ -54,7 +46,7 @@ function matches(e: QuotaEntity, components: readonly Component[], strict: boole
 function checkComponents(components: readonly Component[]): void {
   const types = new Set<string>();
   for (const c of components) {
-    if (c.entityType !== USER_ENTITY && c.entityType !== CLIENT_ID_ENTITY) throw new KafkaError(ErrorCode.INVALID_REQUEST, `entity type ${c.entityType} is unknown or unsupported`);
+    if (c.entityType !== USER_ENTITY && c.entityType !== CLIENT_ID_ENTITY && c.entityType !== IP_ENTITY) throw new KafkaError(ErrorCode.INVALID_REQUEST, `entity type ${c.entityType} is unknown or unsupported`);
     if (types.has(c.entityType)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `entity type ${c.entityType} is filtered twice`);
     types.add(c.entityType);
     if (c.matchType !== QuotaMatch.EXACT && c.matchType !== QuotaMatch.DEFAULT && c.matchType !== QuotaMatch.ANY) throw new KafkaError(ErrorCode.INVALID_REQUEST, `match type ${c.matchType}`);

@@ -14,13 +14,15 @@
 // byte budget while its quota is exceeded, and their bytes count against it.
 // A fetch no shard parked is timed into sluice_fetch_serve_seconds (the serving cost without the
 // long-poll wait); bytes served to a follower count as replication bytes out.
-// A consumer's fetch of a topic it may not READ is answered TOPIC_AUTHORIZATION_FAILED.
+// A consumer's fetch of a topic it may not READ is answered TOPIC_AUTHORIZATION_FAILED, and so,
+// as Kafka answers it, is every partition of a follower's fetch (replica id >= 0) from a principal
+// without CLUSTER_ACTION on the cluster.
 import { CONSUMER_FETCHER, type FetchItem, type PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { AclOperation } from '../../coordinator/acl/acl.js';
-import { permitsTopic } from '../acl_authority.js';
+import { permitsReplication, permitsTopic } from '../acl_authority.js';
 import { leaderEndpoints } from './leader_endpoints.js';
 import { handler, type Wire } from '../handler.js';
 import { FetchApi, type FetchRequest, type FetchRequestPartition, type FetchResponse } from '../../protocol/apis/fetch.js';
@@ -86,32 +88,36 @@ export const fetchHandler = handler({
     const { cluster } = deps;
     const byId = ctx.version >= 13;
     const replicaId = ctx.version >= 15 ? req.replicaState.replicaId : req.replicaId;
+    const follower = replicaId >= 0;
+    const replicationAllowed = follower && permitsReplication(ctx.authorizer);
     const committed = req.isolationLevel === 1;
     const items: FetchItem[] = [];
     const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
     const partitionLists: PartitionOut[][] = [];
     const leaders = new Set<number>();
     // Items whose bytes count against the leader's replication throttle (replica fetches only).
-    const throttled = replicaId >= 0 ? new Set<number>() : null;
-    const throttleExceeded = replicaId >= 0 && deps.leaderThrottle.exceeded();
+    const throttled = follower ? new Set<number>() : null;
+    const throttleExceeded = follower && deps.leaderThrottle.exceeded();
     const responses: TopicOut[] = req.topics.map((t, ti) => {
       const topic = byId ? cluster.topicById(t.topicId) : cluster.topic(t.topic);
-      // Followers' fetches come from other brokers, which do not authenticate yet: not checked. An
-      // unknown topic id names nothing to check (UNKNOWN_TOPIC_ID); an unknown name is checked, as Kafka does.
-      const readable = replicaId >= 0 || (byId && topic === undefined) || permitsTopic(ctx.authorizer, AclOperation.READ, topic?.name ?? t.topic);
+      // A follower is checked once, for the cluster, not per topic. A consumer's unknown topic id names
+      // nothing to check (UNKNOWN_TOPIC_ID); an unknown name is checked, as Kafka does.
+      const readable = follower
+        ? replicationAllowed
+        : (byId && topic === undefined) || permitsTopic(ctx.authorizer, AclOperation.READ, topic?.name ?? t.topic);
       const partitions = t.partitions.map((p, pi) => {
         if (!readable) return partitionOut(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
         if (!topic) return partitionOut(p.partition, byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         const handle = servingHandle(deps, topic, p, replicaId, leaders);
         if (typeof handle !== 'number') return handle;
         let partitionMaxBytes = Math.min(Math.max(0, p.partitionMaxBytes), MAX_FETCH_BYTES);
-        if (replicaId >= 0 && deps.leaderThrottle.applies(topic, p.partition, replicaId)) {
+        if (follower && deps.leaderThrottle.applies(topic, p.partition, replicaId)) {
           throttled?.add(items.length);
           if (throttleExceeded) partitionMaxBytes = 0;
         }
         items.push({
           handle, fetchOffset: p.fetchOffset, partitionMaxBytes, lastFetchedEpoch: Math.max(-1, p.lastFetchedEpoch),
-          currentLeaderEpoch: Math.max(-1, p.currentLeaderEpoch), logStartOffset: replicaId >= 0 ? p.logStartOffset : -1,
+          currentLeaderEpoch: Math.max(-1, p.currentLeaderEpoch), logStartOffset: follower ? p.logStartOffset : -1,
         });
         where.push([ti, pi, p.partition]);
         return partitionOut(p.partition, ErrorCode.NONE);
@@ -125,7 +131,7 @@ export const fetchHandler = handler({
     // bytes may cap it further while earlier responses are unsent.
     const asked = Math.min(ctx.version >= 3 ? Math.max(0, req.maxBytes) : MAX_FETCH_BYTES, deps.limits.fetchMaxBytes);
     const maxBytes = ctx.reserveResponseBytes?.(asked, deps.limits.messageMaxBytes) ?? asked;
-    const fetcher = replicaId >= 0 ? { replicaId, replicaEpoch: ctx.version >= 15 ? req.replicaState.replicaEpoch : -1 } : CONSUMER_FETCHER;
+    const fetcher = follower ? { replicaId, replicaEpoch: ctx.version >= 15 ? req.replicaState.replicaEpoch : -1 } : CONSUMER_FETCHER;
     const routedAt = performance.now();
     const { parts: results, waited } = await deps.router.fetch(items, maxWait, Math.max(0, req.minBytes), maxBytes, fetcher);
     // A parked fetch waited up to max_wait by design; whatever the shards took beyond it is serving time.
@@ -151,9 +157,9 @@ export const fetchHandler = handler({
       partitionLists[ti]![pi] = out;
     });
     deps.metrics.addBytesOut(bytesOut);
-    if (replicaId >= 0) deps.metrics.addReplicaBytesServed(bytesOut);
+    if (follower) deps.metrics.addReplicaBytesServed(bytesOut);
     if (throttledBytes > 0) deps.leaderThrottle.record(throttledBytes);
-    if (!waited) deps.metrics.recordFetchServe(replicaId >= 0 ? 'replica' : 'consumer', (performance.now() - started) / 1000);
+    if (!waited) deps.metrics.recordFetchServe(follower ? 'replica' : 'consumer', (performance.now() - started) / 1000);
     return { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints };
   },
 });

@@ -5,7 +5,8 @@
 // (replica id -1, KIP-320 truncation detection), tools (-2) and followers (>= 0, which must be
 // replicas of the partition). The client's current leader epoch (v2+) is checked against the
 // cluster view's. A consumer's or tool's request for a topic it may not DESCRIBE is
-// TOPIC_AUTHORIZATION_FAILED. Main thread.
+// TOPIC_AUTHORIZATION_FAILED; a follower's from a principal without CLUSTER_ACTION on the cluster
+// is CLUSTER_AUTHORIZATION_FAILED for every partition, as Kafka answers it. Main thread.
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import type { EpochEndItem, PartitionRouter } from '../../actors/partition_router.js';
 import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
@@ -17,7 +18,7 @@ import {
 } from '../../protocol/apis/offset_for_leader_epoch.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation } from '../../coordinator/acl/acl.js';
-import { permitsTopic } from '../acl_authority.js';
+import { permitsReplication, permitsTopic } from '../acl_authority.js';
 
 type PartitionOut = Wire<OffsetForLeaderEpochResponse['topics'][number]['partitions'][number]>;
 
@@ -39,11 +40,11 @@ export const offsetForLeaderEpochHandler = handler({
     const replicaId = ctx.version >= 3 ? req.replicaId : -2;
     const items: EpochEndItem[] = [];
     const where: Array<[number, number, number]> = []; // item -> [topic index, index in response, partition]
+    const denied = replicaId >= 0 && !permitsReplication(ctx.authorizer) ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : null;
     const topics = req.topics.map((t, ti) => {
-      // Followers (replica id >= 0) are other brokers, which do not authenticate yet: not checked.
-      const describable = replicaId >= 0 || permitsTopic(ctx.authorizer, AclOperation.DESCRIBE, t.topic);
+      const refusal = denied ?? (replicaId < 0 && !permitsTopic(ctx.authorizer, AclOperation.DESCRIBE, t.topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : null);
       const partitions = t.partitions.map((p, pi) => {
-        if (!describable) return out(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+        if (refusal !== null) return out(p.partition, refusal);
         const lead = leadershipOf(deps.cluster, t.topic, p.partition);
         if (lead.kind === 'unknown') return out(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         if (lead.kind === 'notLeader') return out(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);

@@ -62,10 +62,10 @@ test('--config flag names the file and wins over SLUICE_CONFIG', () => {
 
 test('flag forms: --k=v, --k v, bare and negated booleans, last one wins', () => {
   const { config, sources } = resolveConfig(
-    ['--kafka-addr=0.0.0.0:19092', '--shards', '3', '--no-auto-create-topics', '--shards=4'],
+    ['--kafka-addr=10.0.0.5:19092', '--shards', '3', '--no-auto-create-topics', '--shards=4'],
     {},
   );
-  assert.equal(config.kafkaHost, '0.0.0.0');
+  assert.equal(config.kafkaHost, '10.0.0.5');
   assert.equal(config.kafkaPort, 19092);
   assert.equal(sources.kafkaPort, 'flag');
   assert.equal(config.shards, 4);
@@ -252,9 +252,9 @@ test('cluster mode: an explicit controller-addr binds elsewhere than the adverti
 });
 
 test('advertised Kafka address: unset advertises the listener (its bound port), set replaces both host and port', () => {
-  const unset = resolveConfig(['--kafka-addr', '0.0.0.0:0'], {}).config;
+  const unset = resolveConfig(['--kafka-addr', '10.0.0.7:0'], {}).config;
   assert.equal(unset.advertisedKafkaAddr, '');
-  assert.deepEqual(advertisedKafkaEndpoint(unset, 41234), { host: '0.0.0.0', port: 41234 });
+  assert.deepEqual(advertisedKafkaEndpoint(unset, 41234), { host: '10.0.0.7', port: 41234 });
   const { config, sources } = resolveConfig(['--kafka-addr', '127.0.0.1:9092'], { SLUICE_ADVERTISED_KAFKA_ADDR: 'proxy.example:19092' });
   assert.equal(config.advertisedKafkaAddr, 'proxy.example:19092');
   assert.equal(sources.advertisedKafkaAddr, 'env');
@@ -281,6 +281,25 @@ test('advertised Kafka address: an empty host, a port outside 1..65535 or a wild
     assert.equal(issues[0]!.origin, '--advertised-kafka-addr', raw);
     assert.match(issues[0]!.message, message, raw);
   }
+});
+
+test('a listener bound to a wildcard needs an advertised address: refused at start naming the flag and the fix, as Kafka does', () => {
+  const refused: [string[], string, RegExp][] = [
+    [['--kafka-addr', '0.0.0.0:9092'], 'kafka-addr', /listener PLAINTEXT binds the wildcard 0\.0\.0\.0:9092.*--advertised-listeners PLAINTEXT:\/\/HOST:PORT \(or --advertised-kafka-addr HOST:PORT\)/],
+    [['--listeners', 'PLAINTEXT://127.0.0.1:9092,SSL://[::]:9093', '--ssl-cert-file', 'c', '--ssl-key-file', 'k'], 'listeners', /listener SSL binds the wildcard \[::\]:9093.*--advertised-listeners SSL:\/\/HOST:PORT with/],
+    [['--listeners', 'PLAINTEXT://127.0.0.1:9092,OPEN://0.0.0.0:9094', '--listener-security-protocol-map', 'OPEN:PLAINTEXT', '--advertised-listeners', 'PLAINTEXT://10.0.0.1:9092'], 'listeners', /listener OPEN binds the wildcard 0\.0\.0\.0:9094/],
+  ];
+  for (const [argv, key, message] of refused) {
+    const issues = issuesOf(() => resolveConfig(argv, {}));
+    assert.equal(issues.length, 1, JSON.stringify(issues));
+    assert.equal(issues[0]!.key, key);
+    assert.match(issues[0]!.message, message);
+  }
+  const advertised = [
+    ['--kafka-addr', '0.0.0.0:9092', '--advertised-kafka-addr', 'broker-1.example:9092'],
+    ['--listeners', 'PLAINTEXT://0.0.0.0:9092,OPEN://[::]:9094', '--listener-security-protocol-map', 'OPEN:PLAINTEXT', '--advertised-listeners', 'PLAINTEXT://10.0.0.1:9092,OPEN://10.0.0.1:9094'],
+  ];
+  for (const argv of advertised) assert.doesNotThrow(() => resolveConfig(argv, {}), argv.join(' '));
 });
 
 test('the admin address a broker registers: the bound host, or the advertised Kafka host for a wildcard', () => {

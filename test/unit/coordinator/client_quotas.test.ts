@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  ClientQuotas, quotaEntityKey, quotaEntityOf, resolveQuota, type QuotaEntity, type QuotaValues,
+  ClientQuotas, quotaEntityKey, quotaEntityOf, resolveConnectionRate, resolveQuota, type QuotaEntity, type QuotaValues,
 } from '../../../src/coordinator/client_quotas.js';
 
 function configs(entries: ReadonlyArray<[QuotaEntity, QuotaValues]>): Map<string, QuotaValues> {
@@ -19,10 +19,18 @@ describe('quota entities', () => {
     const entities: QuotaEntity[] = [
       { user: 'a' }, { user: null }, { clientId: 'a' }, { clientId: null }, { user: 'a', clientId: 'b' },
       { user: null, clientId: 'b' }, { user: 'a', clientId: null }, { user: null, clientId: null }, { user: '"0"' },
+      { ip: '10.0.0.1' }, { ip: null },
     ];
     const keys = entities.map(quotaEntityKey);
     assert.equal(new Set(keys).size, entities.length);
     assert.deepEqual(keys.map(quotaEntityOf), entities);
+  });
+
+  it('resolves an address\'s connection rate: its own ip quota, else the <default> ip\'s, else none', () => {
+    const both = configs([[{ ip: '10.0.0.1' }, { connection_creation_rate: 2 }], [{ ip: null }, { connection_creation_rate: 7 }], [{ user: '10.0.0.3' }, { producer_byte_rate: 1 }]]);
+    assert.equal(resolveConnectionRate(both, '10.0.0.1'), 2);
+    assert.equal(resolveConnectionRate(both, '10.0.0.3'), 7);
+    assert.equal(resolveConnectionRate(configs([[{ ip: '10.0.0.1' }, { connection_creation_rate: 2 }]]), '10.0.0.3'), undefined);
   });
 
   it('resolves by Kafka precedence, most specific first', () => {

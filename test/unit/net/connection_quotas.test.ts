@@ -1,6 +1,7 @@
 // The Kafka listener's per-IP bounds on random arrival and close sequences: never more open
 // connections from an address than its cap, never a delay past the throttle bound, connections
-// start no faster than the creation rate allows (per address and per listener), a refusal
+// start no faster than the creation rate allows (per listener, and per address: its ip quota's
+// rate when it has one), a refusal
 // changes nothing, and the address table stays within its bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,13 +17,17 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('close' as const), pick: fc.nat(), gapMs: fc.integer({ min: 0, max: 30 }) }) },
 );
 
+/** 10.0.0.1's ip quota (connections/s), if it has one. */
+const QUOTED_IP = '10.0.0.1';
+
 const optsArb = fc.record({
   maxPerIp: fc.integer({ min: 1, max: 20 }),
   overrides: fc.constant(new Map([['127.0.0.1', 3]])),
   creationRate: fc.integer({ min: 1, max: 200 }),
   maxThrottleMs: fc.integer({ min: 0, max: 1000 }),
   maxTrackedIps: fc.integer({ min: 1, max: IPS.length }),
-}) as fc.Arbitrary<ConnectionQuotaOptions>;
+  quotedRate: fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
+}).map(({ quotedRate, ...o }) => ({ ...o, quotedRate, ipRate: (ip: string) => (ip === QUOTED_IP ? quotedRate : undefined) })) as fc.Arbitrary<ConnectionQuotaOptions & { quotedRate?: number }>;
 
 /** Most starts one GCRA key allows within a span of `spanMs`: the burst of one second plus the rate. */
 function maxStarts(rate: number, spanMs: number): number {
@@ -75,10 +80,20 @@ test('caps, throttle bound, creation rate and table bound hold on any sequence',
         assert.ok(q.trackedIps <= opts.maxTrackedIps);
       }
       checkRate(allStarts, opts.creationRate, 'listener');
-      for (const [ip, starts] of startsByIp) checkRate(starts, opts.creationRate, ip);
+      for (const [ip, starts] of startsByIp) checkRate(starts, ip === QUOTED_IP ? opts.quotedRate ?? opts.creationRate : opts.creationRate, ip);
       for (const ip of IPS) assert.equal(q.openFrom(ip), open.filter((o) => o === ip).length);
     }),
   );
+});
+
+test('an ip quota replaces the creation rate for its address only', () => {
+  const q = new ConnectionQuotas({
+    maxPerIp: 1000, overrides: new Map(), creationRate: 100, maxThrottleMs: 1000, maxTrackedIps: 10, ipRate: (ip) => (ip === QUOTED_IP ? 1 : undefined),
+  });
+  const quoted = Array.from({ length: 5 }, () => q.admit(QUOTED_IP, 0));
+  assert.deepEqual(quoted, [{ kind: 'admit', delayMs: 0 }, { kind: 'admit', delayMs: 1000 }, ...Array.from({ length: 3 }, () => ({ kind: 'refuse', reason: 'creation-rate' }))]);
+  const other = Array.from({ length: 50 }, () => q.admit('10.0.0.2', 0));
+  assert.ok(other.every((v) => v.kind === 'admit' && v.delayMs === 0), 'another address keeps the listener\'s rate (a burst of one second\'s worth)');
 });
 
 test('a burst beyond the rate is delayed slot by slot, then refused past the throttle bound', () => {

@@ -42,6 +42,7 @@ describe('quotaChanges', () => {
 
   it('refuses a bad entry with INVALID_REQUEST and applies the good ones beside it', () => {
     const good = { entity: [{ entityType: 'client-id', entityName: 'ok' }], ops: [set('producer_byte_rate', 10)] };
+    const goodIp = { entity: [{ entityType: 'ip', entityName: '::1' }], ops: [set('connection_creation_rate', 10)] };
     const bad: AlterClientQuotasEntry[] = [
       { entity: [{ entityType: 'ip', entityName: '1.2.3.4' }], ops: [set('producer_byte_rate', 10)] },
       { entity: [{ entityType: 'user', entityName: 'a' }, { entityType: 'user', entityName: 'b' }], ops: [set('producer_byte_rate', 10)] },
@@ -53,10 +54,14 @@ describe('quotaChanges', () => {
       { entity: [{ entityType: 'user', entityName: 'a' }], ops: [set('producer_byte_rate', 10), set('producer_byte_rate', 20)] },
       // One bad op refuses the entry's good ones too.
       { entity: [{ entityType: 'user', entityName: 'a' }], ops: [set('consumer_byte_rate', 10), set('request_percentage', -1)] },
+      // An ip entity: alone, an IP address, connection_creation_rate only, a whole number.
+      { entity: [{ entityType: 'ip', entityName: '1.2.3.4' }, { entityType: 'user', entityName: 'a' }], ops: [set('connection_creation_rate', 10)] },
+      { entity: [{ entityType: 'ip', entityName: 'broker.example' }], ops: [set('connection_creation_rate', 10)] },
+      { entity: [{ entityType: 'ip', entityName: '1.2.3.4' }], ops: [set('connection_creation_rate', 1.5)] },
     ];
-    const { image, codes } = alter(MetadataImage.EMPTY, [...bad, good]);
-    assert.deepEqual(codes, [...bad.map(() => ErrorCode.INVALID_REQUEST), ErrorCode.NONE]);
-    assert.deepEqual([...image.quotas.keys()], [quotaEntityKey({ clientId: 'ok' })]);
+    const { image, codes } = alter(MetadataImage.EMPTY, [...bad, good, goodIp]);
+    assert.deepEqual(codes, [...bad.map(() => ErrorCode.INVALID_REQUEST), ErrorCode.NONE, ErrorCode.NONE]);
+    assert.deepEqual([...image.quotas.keys()], [quotaEntityKey({ clientId: 'ok' }), quotaEntityKey({ ip: '::1' })]);
   });
 
   it('answers validate_only as it would apply, and writes nothing', () => {
@@ -71,7 +76,9 @@ describe('quotaChanges', () => {
     const { image } = alter(MetadataImage.EMPTY, [
       { entity: [{ entityType: 'user', entityName: null }], ops: [set('producer_byte_rate', 5), set('request_percentage', 50)] },
       { entity: [{ entityType: 'user', entityName: 'u' }, { entityType: 'client-id', entityName: 'c' }], ops: [set('consumer_byte_rate', 7)] },
+      { entity: [{ entityType: 'ip', entityName: null }], ops: [set('connection_creation_rate', 3)] },
     ]);
+    assert.equal(image.quotas.size, 3);
     const loaded = loadSnapshot(encodeSnapshot(image), AT);
     assert.deepEqual(new Map(loaded.quotas), new Map(image.quotas));
   });

@@ -69,6 +69,7 @@ const recordArb: fc.Arbitrary<MetadataRecord> = fc.oneof(
       fc.record({ user: fc.option(text) }, { noNullPrototype: true }),
       fc.record({ clientId: fc.option(text) }, { noNullPrototype: true }),
       fc.record({ user: fc.option(text), clientId: fc.option(text) }, { noNullPrototype: true }),
+      fc.record({ ip: fc.option(text) }, { noNullPrototype: true }),
     ),
     key: fc.constantFrom(...QUOTA_KEYS),
     value: fc.option(fc.double({ min: 0.001, max: 1e15, noNaN: true })),
