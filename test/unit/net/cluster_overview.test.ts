@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import type { ClusterReport, PartitionReport, TopicsReport } from '../../../src/net/admin_reports.js';
 import {
-  MAX_ASKED_BROKERS, brokersToAsk, mergeOverview, mergeTopics, peerGet, type BrokerFigures, type PeerAnswer,
+  ClusterFanout, MAX_ASKED_BROKERS, brokersToAsk, mergeOverview, mergeTopics, peerGet, type BrokerFigures, type PeerAnswer,
 } from '../../../src/net/cluster_overview.js';
 
 function broker(id: number, over: Partial<ClusterReport['brokers'][number]> = {}): ClusterReport['brokers'][number] {
@@ -108,4 +108,29 @@ test('peer GET: JSON on 200; an error status and a silent peer are errors within
     server.closeAllConnections();
     server.close();
   }
+});
+
+test('fan-out: peers asked over the admin scheme with the token, this broker answered in-process, a failing peer unreachable', async () => {
+  const asked: { url: string; headers: Record<string, string>; timeoutMs: number }[] = [];
+  const cluster: ClusterReport = { clusterId: 'c', nodeId: 1, controllerId: 2, brokers: [broker(1), broker(2), broker(3), broker(4, { adminAddress: null })] };
+  const fanout = new ClusterFanout({
+    reports: { cluster: () => cluster, topics: async () => ({ topics: [], totalPartitions: 0, truncated: false }) },
+    view: { localId: 1, revision: 0, controllerId: () => 2, topics: () => [], partition: () => undefined },
+    own: async () => figures(1),
+    quorum: () => null,
+    scheme: 'https',
+    authorization: () => 'Bearer s3cret',
+    get: async (url, headers, timeoutMs) => {
+      asked.push({ url, headers, timeoutMs });
+      if (url.includes(':9603')) throw new Error('connect ECONNREFUSED');
+      return figures(2);
+    },
+    timeoutMs: 700,
+    now: () => 42,
+  });
+  const out = await fanout.overview();
+  assert.deepEqual(asked.map((a) => a.url).sort(), ['https://127.0.0.1:9602/v1/broker', 'https://127.0.0.1:9603/v1/broker']);
+  assert.ok(asked.every((a) => a.headers['authorization'] === 'Bearer s3cret' && a.timeoutMs === 700));
+  assert.deepEqual(out.brokers.map((b) => [b.id, b.reachable, b.error]), [[1, true, null], [2, true, null], [3, false, 'connect ECONNREFUSED'], [4, false, 'registered no admin address']]);
+  assert.equal(out.atMs, 42);
 });
