@@ -6,8 +6,9 @@
 // A broker that does not answer gets `reachable: false` and the reason, never a failed page.
 // Only MAX_ASKED_BROKERS brokers are asked (live ones first). The merges are pure functions of the
 // answers; the I/O is the thin fan-out below. Peers speak HTTPS when this admin HTTP does (the
-// cluster's brokers share their admin settings), trusting the default CAs and this broker's own
-// certificate chain, and get this broker's bearer token when one is configured.
+// cluster's brokers share their admin settings), trusted when their certificate chains to a
+// default CA or to a root in this broker's own --admin-ssl-cert-file (self-signed, or a chain
+// that includes its root), and get this broker's bearer token when one is configured.
 // Rates and p99s are not computed here: readers diff two readings of the cumulative traffic, as
 // the console does with /v1/traffic, so the server keeps no state per reader.
 

@@ -2,12 +2,18 @@
 // exactly when its admin HTTP answered, with the reason otherwise (property); at most
 // MAX_ASKED_BROKERS are asked, live ones first; a partition's figures come from its leader when it
 // answered, else from a replica that did, else none; the peer GET reads JSON, and turns an HTTP
-// error status and a silent peer into errors within its deadline.
+// error status and a silent peer into errors within its deadline; over HTTPS it trusts a peer
+// whose certificate chains to a root in this broker's own certificate file, and no other.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
+import { makeCertificates } from '../../helpers/certificates.js';
 import type { ClusterReport, PartitionReport, TopicsReport } from '../../../src/net/admin_reports.js';
 import {
   ClusterFanout, MAX_ASKED_BROKERS, brokersToAsk, mergeOverview, mergeTopics, peerGet, type BrokerFigures, type PeerAnswer,
@@ -133,4 +139,28 @@ test('fan-out: peers asked over the admin scheme with the token, this broker ans
   assert.ok(asked.every((a) => a.headers['authorization'] === 'Bearer s3cret' && a.timeoutMs === 700));
   assert.deepEqual(out.brokers.map((b) => [b.id, b.reachable, b.error]), [[1, true, null], [2, true, null], [3, false, 'connect ECONNREFUSED'], [4, false, 'registered no admin address']]);
   assert.equal(out.atMs, 42);
+});
+
+test('peer GET over HTTPS: trusted when its own certificate file carries the root, refused otherwise', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-peer-tls-'));
+  try {
+    const certs = await makeCertificates(dir);
+    // A broker's --admin-ssl-cert-file holding its certificate and the chain up to the root.
+    const chain = readFileSync(certs.cert, 'utf8') + readFileSync(certs.ca, 'utf8');
+    const server = createHttpsServer({ cert: chain, key: readFileSync(certs.key) }, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"nodeId":2}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/v1/broker`;
+    try {
+      assert.deepEqual(await peerGet(() => [chain])(url, {}, 5000), { nodeId: 2 });
+      await assert.rejects(peerGet(() => [readFileSync(certs.cert)])(url, {}, 5000), /certificate/i);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
