@@ -16,6 +16,12 @@ export interface ProgressBar {
 const REDRAW_FPS = 10;
 /** The ETA is the rate over this many recent updates, so a stall or a burst moves it gradually. */
 const ETA_UPDATES = 50;
+/**
+ * Updates reach the bar at least this far apart: records arrive in bursts within one millisecond
+ * (a chunk of stdin lines, a fetched batch), and samples that close read as an infinite rate and
+ * an ETA of 0 s. The latest value is still handed over before the bar stops.
+ */
+const SAMPLE_MS = 100;
 
 const NO_BAR: ProgressBar = { start: () => undefined, update: () => undefined, stop: () => undefined };
 
@@ -31,7 +37,13 @@ export function progressBar(io: CliIo, label: string, unit: string): ProgressBar
   let bar: SingleBar | null = null;
   let startedAt = 0;
   let startValue = 0;
+  let sampledAt = 0;
+  let latest = 0;
   const rate = (value: number): { rate: string } => ({ rate: rateText(value - startValue, Date.now() - startedAt) });
+  const sample = (): void => {
+    sampledAt = Date.now();
+    bar?.update(latest, rate(latest));
+  };
   return {
     start: (total, value) => {
       bar?.stop();
@@ -42,11 +54,19 @@ export function progressBar(io: CliIo, label: string, unit: string): ProgressBar
       // linewrap true: the library trims each line to the terminal's width rather than turning the
       // terminal's wrapping off (which a crash mid-bar would leave off).
       bar = new SingleBar({ stream, format, fps: REDRAW_FPS, etaBuffer: ETA_UPDATES, barsize: 20, clearOnComplete: true, linewrap: true, gracefulExit: false });
-      startedAt = Date.now();
-      startValue = value;
+      startedAt = sampledAt = Date.now();
+      startValue = latest = value;
       bar.start(total ?? 0, value, rate(value));
     },
-    update: (value) => bar?.update(value, rate(value)),
-    stop: () => { bar?.stop(); bar = null; },
+    update: (value) => {
+      latest = value;
+      if (Date.now() - sampledAt >= SAMPLE_MS) sample();
+    },
+    stop: () => {
+      if (bar === null) return;
+      sample();
+      bar.stop();
+      bar = null;
+    },
   };
 }

@@ -61,6 +61,17 @@ test('progress: a bar with rate and ETA on the terminal stream; a counter withou
   assert.ok(drawn.some((l) => /^consume t \[={10}-{10}\] 50% 5\/10 records \d+(\.\d)? records\/s ETA \d+s$/.test(l)), drawn.join(' | '));
   assert.equal(term.stream.writableLength, 0);
 
+  // Records arrive in bursts within a millisecond: the ETA must still come from the rate so far.
+  const bursty = fakeTerminal();
+  const burst = progressBar({ ...io, progressStream: bursty.stream }, 'produce t', 'records');
+  burst.start(1000, 0);
+  await new Promise((r) => setTimeout(r, 300));
+  for (let v = 1; v <= 100; v++) burst.update(v);
+  burst.stop();
+  const last = bursty.lines().filter((l) => l.includes('100/1000')).at(-1) ?? '';
+  // 100 records in at least 300 ms leave 900 for at least 2.7 s; a rate read off the burst says 1 s or less.
+  assert.match(last, /ETA ([3-9]|\d{2,})s$|ETA \d+m\d+s$/, bursty.lines().join(' | '));
+
   const counter = fakeTerminal();
   const open = progressBar({ ...io, progressStream: counter.stream }, 'produce t', 'records');
   open.start(null, 0);
