@@ -234,14 +234,15 @@ export class ClusterFanout {
     const cluster = this.deps.reports.cluster();
     const local = await this.deps.reports.topics();
     const answers = await this.ask<TopicsReport>(cluster, '/v1/topics', async () => local, isTopics);
-    const { left } = brokersToAsk(cluster);
-    for (const [id, reason] of left) answers.set(id, { ok: false, error: reason });
     return mergeTopics(local, cluster.nodeId, answers, cluster.brokers.map((b) => b.id));
   }
 
-  /** Asks every broker to ask at once; this broker answers from `self` without a request. */
+  /**
+   * Asks every broker to ask at once (this broker answers from `self` without a request); the
+   * brokers left out are answered with the reason.
+   */
   private async ask<T>(cluster: ClusterReport, path: string, self: () => Promise<T>, valid: (v: unknown) => v is T): Promise<Map<number, PeerAnswer<T>>> {
-    const { ask } = brokersToAsk(cluster);
+    const { ask, left } = brokersToAsk(cluster);
     const auth = this.deps.authorization();
     const headers: Record<string, string> = auth === undefined ? {} : { authorization: auth };
     const timeoutMs = this.deps.timeoutMs ?? PEER_TIMEOUT_MS;
@@ -253,7 +254,7 @@ export class ClusterFanout {
         return [id, { ok: false, error: err instanceof Error ? err.message : String(err) }];
       }
     }));
-    return new Map(answered);
+    return new Map([...answered, ...[...left].map(([id, error]): [number, PeerAnswer<T>] => [id, { ok: false, error }])]);
   }
 }
 
