@@ -1,11 +1,13 @@
 // The console's driver (browser, ES module): shows the page named by the URL's hash and polls
 // the admin JSON endpoints it needs every POLL_MS, keeping a short client-side history of the
-// traffic totals for the charts (rates and p99s are differences between two readings). A broker
+// traffic totals for the charts (rates and p99s are differences between two readings). The
+// overview and topics pages read the whole cluster through this broker (/v1/cluster/overview,
+// /v1/cluster/topics), which asks every other broker; each broker's rates are diffed here too. A broker
 // started with --admin-token-file answers 401: the page then asks for the token once, keeps it in
 // sessionStorage (gone with the tab) and sends it as a bearer token on every request.
 import uPlot from './vendor/uPlot.esm.js';
 import {
-  actorsPage, brokersTable, groupsPage, overviewSummary, reassignmentsPage, topicsPage, windowQuantile,
+  actorsPage, brokersTable, clusterSummary, groupsPage, overviewSummary, reassignmentsPage, topicsPage, trafficRates,
 } from './views.js';
 
 const POLL_MS = 2000;
@@ -15,6 +17,8 @@ const PAGES = ['overview', 'topics', 'groups', 'actors', 'reassignments'];
 
 const chartHistory = { t: [], bytesIn: [], bytesOut: [], produceP99: [], fetchP99: [] };
 let previousTraffic = null;
+/** Each broker's last traffic reading from /v1/cluster/overview, to diff the next one against. */
+let previousBrokerTraffic = new Map();
 let previousShards = new Map();
 let charts = null;
 
@@ -79,22 +83,17 @@ function push(key, value) {
   if (list.length > CHART_POINTS) list.shift();
 }
 
-/** Rates between the previous traffic reading and this one; null on the first. */
-function trafficRates(traffic) {
-  const prev = previousTraffic;
-  previousTraffic = traffic;
-  if (prev === null) return null;
-  const s = (traffic.atMs - prev.atMs) / 1000;
-  if (s <= 0) return null;
-  const ms = (q) => (q === null ? null : q * 1000);
-  return {
-    bytesIn: (traffic.bytesIn - prev.bytesIn) / s,
-    bytesOut: (traffic.bytesOut - prev.bytesOut) / s,
-    messagesIn: (traffic.messagesIn - prev.messagesIn) / s,
-    messagesOut: (traffic.messagesOut - prev.messagesOut) / s,
-    produceP99Ms: ms(windowQuantile(prev.produceSeconds, traffic.produceSeconds, 0.99)),
-    fetchP99Ms: ms(windowQuantile(prev.fetchServeSeconds, traffic.fetchServeSeconds, 0.99)),
-  };
+/** Each broker's rates since its previous reading (null on its first); forgets brokers gone from the listing. */
+function brokerRates(overview) {
+  const rates = new Map();
+  const readings = new Map();
+  for (const b of overview.brokers) {
+    if (b.figures === null) { rates.set(b.id, null); continue; }
+    rates.set(b.id, trafficRates(previousBrokerTraffic.get(b.id), b.figures.traffic));
+    readings.set(b.id, b.figures.traffic);
+  }
+  previousBrokerTraffic = readings;
+  return rates;
 }
 
 function replace(id, nodes) {
@@ -102,9 +101,10 @@ function replace(id, nodes) {
 }
 
 async function refreshOverview(rates) {
-  const [cluster, health] = await Promise.all([getJson('/v1/cluster'), getJson('/v1/health')]);
-  replace('overview-summary', overviewSummary(cluster, health, rates));
-  replace('overview-brokers', [brokersTable(cluster)]);
+  const [overview, health] = await Promise.all([getJson('/v1/cluster/overview'), getJson('/v1/health')]);
+  const perBroker = brokerRates(overview);
+  replace('overview-summary', [...overviewSummary(overview, health, rates), ...clusterSummary(overview, perBroker)]);
+  replace('overview-brokers', [brokersTable(overview, perBroker)]);
   ensureCharts();
   const t = chartHistory.t;
   // One point gives uPlot no time span to scale to: the axes would read in years.
@@ -131,7 +131,8 @@ async function refresh() {
   const status = document.getElementById('status');
   try {
     const [traffic, reassignments] = await Promise.all([getJson('/v1/traffic'), getJson('/v1/reassignments')]);
-    const rates = trafficRates(traffic);
+    const rates = trafficRates(previousTraffic, traffic);
+    previousTraffic = traffic;
     if (rates !== null) {
       push('t', traffic.atMs / 1000);
       push('bytesIn', rates.bytesIn);
@@ -143,7 +144,7 @@ async function refresh() {
     badge.hidden = reassignments.length === 0;
     badge.textContent = String(reassignments.length);
     if (page === 'overview') await refreshOverview(rates);
-    else if (page === 'topics') replace('page-topics', topicsPage(await getJson('/v1/topics')));
+    else if (page === 'topics') replace('page-topics', topicsPage(await getJson('/v1/cluster/topics')));
     else if (page === 'groups') replace('page-groups', groupsPage(await getJson('/v1/groups')));
     else if (page === 'actors') await refreshActors();
     else replace('page-reassignments', reassignmentsPage(reassignments));

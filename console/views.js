@@ -66,6 +66,26 @@ export function windowQuantile(prev, cur, q) {
   return cur.le[cur.le.length - 1];
 }
 
+/** Rates and p99s (ms) between two readings of a broker's cumulative traffic (/v1/traffic's shape); null without an earlier one. */
+export function trafficRates(prev, traffic) {
+  if (prev === null || prev === undefined) return null;
+  const s = (traffic.atMs - prev.atMs) / 1000;
+  if (s <= 0) return null;
+  const ms = (q) => (q === null ? null : q * 1000);
+  return {
+    bytesIn: (traffic.bytesIn - prev.bytesIn) / s,
+    bytesOut: (traffic.bytesOut - prev.bytesOut) / s,
+    messagesIn: (traffic.messagesIn - prev.messagesIn) / s,
+    messagesOut: (traffic.messagesOut - prev.messagesOut) / s,
+    produceP99Ms: ms(windowQuantile(prev.produceSeconds, traffic.produceSeconds, 0.99)),
+    fetchP99Ms: ms(windowQuantile(prev.fetchServeSeconds, traffic.fetchServeSeconds, 0.99)),
+  };
+}
+
+function fmtMs(ms) {
+  return ms === null || ms === undefined ? '–' : `${ms.toFixed(2)} ms`;
+}
+
 function card(label, value, testid) {
   return h('div', { class: 'card' }, h('div', { class: 'label' }, label), h('div', { class: 'value', 'data-testid': testid }, value));
 }
@@ -78,38 +98,82 @@ export function overviewSummary(cluster, health, rates) {
     card('This broker', String(cluster.nodeId), 'node-id'),
     card('Active controller', controller, 'controller'),
     card('Health', h('span', { class: healthy ? 'ok' : 'bad' }, health.status + ((health.failing ?? []).length ? ` (failing: ${health.failing.join(', ')})` : '')), 'health'),
-    card('In', rates ? `${fmtBytes(rates.bytesIn)}/s · ${fmtRate(rates.messagesIn, ' msg/s')}` : '–', 'rate-in'),
-    card('Out', rates ? `${fmtBytes(rates.bytesOut)}/s · ${fmtRate(rates.messagesOut, ' msg/s')}` : '–', 'rate-out'),
-    card('Produce p99', rates?.produceP99Ms == null ? '–' : `${rates.produceP99Ms.toFixed(2)} ms`, 'produce-p99'),
-    card('Fetch p99', rates?.fetchP99Ms == null ? '–' : `${rates.fetchP99Ms.toFixed(2)} ms`, 'fetch-p99'),
+    card('In (this broker)', rates ? `${fmtBytes(rates.bytesIn)}/s · ${fmtRate(rates.messagesIn, ' msg/s')}` : '–', 'rate-in'),
+    card('Out (this broker)', rates ? `${fmtBytes(rates.bytesOut)}/s · ${fmtRate(rates.messagesOut, ' msg/s')}` : '–', 'rate-out'),
+    card('Produce p99', fmtMs(rates?.produceP99Ms), 'produce-p99'),
+    card('Fetch p99', fmtMs(rates?.fetchP99Ms), 'fetch-p99'),
   ];
 }
 
-export function brokersTable(cluster) {
-  return table('brokers', ['BROKER', 'CLIENT LISTENER', 'RACK', 'STATE', 'CONTROLLER', 'ADMIN'], cluster.brokers.map((b) => [
-    b.id,
-    b.host === null ? '–' : `${b.host}:${b.port}`,
-    b.rack ?? '–',
-    { v: b.fenced ? 'fenced' : b.warming ? 'warming' : b.live ? 'live' : 'down', cls: b.fenced || !b.live ? 'bad' : 'ok' },
-    b.id === cluster.controllerId ? 'active' : '',
-    b.adminAddress ?? '–',
-  ]), (i) => (cluster.brokers[i].fenced || !cluster.brokers[i].live ? 'bad' : undefined));
+/** Cards of the whole cluster (/v1/cluster/overview): quorum, partition health, summed throughput of the brokers that answered. */
+export function clusterSummary(overview, brokerRates) {
+  const q = overview.quorum;
+  const sum = (key) => {
+    const known = [...brokerRates.values()].filter((r) => r !== null);
+    return known.length === 0 ? null : known.reduce((s, r) => s + r[key], 0);
+  };
+  const bytesIn = sum('bytesIn');
+  const bytesOut = sum('bytesOut');
+  return [
+    card('Quorum', q === null ? '(none)' : `leader ${q.leaderId < 0 ? 'none' : q.leaderId} · epoch ${q.epoch} · voters ${q.voters.join(',')}`, 'quorum'),
+    card('Under-replicated', h('span', { class: overview.underReplicatedPartitions ? 'bad' : 'ok' }, String(overview.underReplicatedPartitions)), 'under-replicated'),
+    card('Offline partitions', h('span', { class: overview.offlinePartitions ? 'bad' : 'ok' }, String(overview.offlinePartitions)), 'offline'),
+    card('Cluster in', bytesIn === null ? '–' : `${fmtBytes(bytesIn)}/s · ${fmtRate(sum('messagesIn'), ' msg/s')}`, 'cluster-in'),
+    card('Cluster out', bytesOut === null ? '–' : `${fmtBytes(bytesOut)}/s · ${fmtRate(sum('messagesOut'), ' msg/s')}`, 'cluster-out'),
+  ];
 }
 
+function brokerState(b) {
+  return b.fenced ? 'fenced' : b.warming ? 'warming' : b.live ? 'live' : 'down';
+}
+
+/**
+ * Every registered broker (/v1/cluster/overview) with its own figures: `brokerRates` maps a
+ * broker id to its rates over the last poll (null until two readings).
+ */
+export function brokersTable(overview, brokerRates) {
+  const down = (b) => b.fenced || !b.live || !b.reachable;
+  return table('brokers', ['BROKER', 'CLIENT LISTENER', 'RACK', 'STATE', 'CONTROLLER', 'ADMIN', 'REACHABLE', 'HEALTH', 'IN', 'OUT', 'PRODUCE p99', 'FETCH p99', 'LOOP DELAY p99'],
+    overview.brokers.map((b) => {
+      const r = brokerRates.get(b.id) ?? null;
+      const f = b.figures;
+      return [
+        b.id,
+        b.host === null ? '–' : `${b.host}:${b.port}`,
+        b.rack ?? '–',
+        { v: brokerState(b), cls: b.fenced || !b.live ? 'bad' : 'ok' },
+        b.controller ? 'active' : '',
+        b.adminAddress ?? '–',
+        { v: b.reachable ? 'yes' : `no: ${b.error}`, cls: b.reachable ? 'reachable' : 'reachable bad' },
+        f === null ? '–' : { v: f.status + (f.failing.length ? ` (failing: ${f.failing.join(', ')})` : ''), cls: f.status === 'ready' && f.failing.length === 0 ? 'ok' : 'bad' },
+        { v: r === null ? '–' : `${fmtBytes(r.bytesIn)}/s`, num: true, cls: 'broker-in' },
+        { v: r === null ? '–' : `${fmtBytes(r.bytesOut)}/s`, num: true, cls: 'broker-out' },
+        { v: fmtMs(r?.produceP99Ms), num: true },
+        { v: fmtMs(r?.fetchP99Ms), num: true },
+        { v: f?.loopDelayP99Ms == null ? '–' : `${f.loopDelayP99Ms.toFixed(1)} ms`, num: true, cls: 'loop-delay' },
+      ];
+    }), (i) => (down(overview.brokers[i]) ? 'bad' : undefined));
+}
+
+/**
+ * The cluster's topics (/v1/cluster/topics): each partition's size, offsets and rate are those of
+ * the broker in FROM (its leader when that answered); a broker that did not answer is named above.
+ */
 export function topicsPage(report) {
-  if (report.topics.length === 0) return [h('p', { class: 'muted' }, '(no topics)')];
-  const out = [];
+  const silent = (report.brokers ?? []).filter((b) => !b.reachable);
+  const out = silent.map((b) => h('p', { class: 'bad', 'data-testid': 'silent-broker' }, `Broker ${b.id} did not answer (${b.error}): replicas only it hosts show no figures.`));
+  if (report.topics.length === 0) return [...out, h('p', { class: 'muted' }, '(no topics)')];
   if (report.truncated) out.push(h('p', { class: 'bad' }, `Listing cut at the first partitions of ${report.totalPartitions}.`));
   for (const t of report.topics) {
     const under = t.partitions.filter((p) => p.isr.length < p.replicas.length).length;
     out.push(h('div', { class: 'block', 'data-topic': t.name },
       h('h3', {}, t.name, t.internal ? h('span', { class: 'muted' }, ' (internal)') : null,
         h('span', { class: under ? 'bad' : 'muted' }, ` · ${t.partitions.length} partitions${under ? ` · ${under} under-replicated` : ''}`)),
-      table('partitions', ['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'SIZE', 'START', 'END OFFSET', 'HW', 'RATE'], t.partitions.map((p) => [
+      table('partitions', ['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'SIZE', 'START', 'END OFFSET', 'HW', 'RATE', 'FROM'], t.partitions.map((p) => [
         p.partition, p.leader < 0 ? { v: 'none', cls: 'bad' } : p.leader, p.leaderEpoch, ids(p.replicas), ids(p.isr),
         { v: fmtBytes(p.sizeBytes), num: true }, { v: fmtNum(p.logStartOffset), num: true },
         { v: fmtNum(p.logEndOffset), num: true, cls: 'end-offset' }, { v: fmtNum(p.highWatermark), num: true },
-        { v: fmtRate(p.messagesPerSecond, ' msg/s'), num: true },
+        { v: fmtRate(p.messagesPerSecond, ' msg/s'), num: true }, { v: p.figuresFrom ?? '–', cls: 'figures-from' },
       ]), (i) => (t.partitions[i].isr.length < t.partitions[i].replicas.length || t.partitions[i].leader < 0 ? 'bad' : undefined))));
   }
   return out;

@@ -10,6 +10,8 @@ export interface CliIo {
   err(text: string): void;
   /** When stderr is a terminal: replaces the status line there with text ('' clears it), so stdout stays data. Absent otherwise. */
   progress?(text: string): void;
+  /** When stderr is a terminal: the stream progress bars (cli-progress) draw on. Absent otherwise. */
+  readonly progressStream?: NodeJS.WritableStream;
   /** When stdout is a terminal: clears the screen (for --watch redraws). Absent otherwise. */
   clear?(): void;
 }
@@ -19,6 +21,7 @@ export const processIo: CliIo = {
   out: (text) => void process.stdout.write(`${text}\n`),
   err: (text) => void process.stderr.write(`${text}\n`),
   ...(process.stdout.isTTY ? { clear: () => void process.stdout.write('\x1b[2J\x1b[H') } : {}),
+  ...(process.stderr.isTTY ? { progressStream: process.stderr } : {}),
   ...(process.stderr.isTTY ? { progress: (text: string) => void process.stderr.write(`\r\x1b[2K${text.slice(0, Math.max(20, (process.stderr.columns || 80) - 1))}`) } : {}),
 };
 

@@ -1,56 +1,72 @@
-// A progress bar with rate and ETA for long CLI operations (main thread of the CLI process),
-// drawn on the terminal's status line (CliIo.progress: stderr, only on a TTY) and a no-op
-// elsewhere. The interface is the subset of cli-progress's SingleBar the CLI uses (start, update,
-// setTotal, stop), so the in-house line below can give way to that library without touching
-// callers. The clock is injected for tests.
+// A progress bar with rate and ETA for long CLI operations (main thread of the CLI process):
+// cli-progress's SingleBar drawing on CliIo.progressStream (stderr, only when it is a terminal),
+// and a no-op elsewhere, so piped stdout stays data and logs stay free of redraw sequences.
+import { SingleBar } from 'cli-progress';
 import type { CliIo } from './io.js';
 
 export interface ProgressBar {
   /** Starts at `value` of `total` (null: unknown, only a counter and a rate are shown). */
   start(total: number | null, value: number): void;
   update(value: number): void;
-  setTotal(total: number | null): void;
   /** Clears the status line. */
   stop(): void;
 }
 
 /** Redraws at most this often: a terminal write per record would cost more than the record. */
-const REDRAW_MS = 100;
-const BAR_WIDTH = 20;
+const REDRAW_FPS = 10;
+/** The ETA is the rate over this many recent updates, so a stall or a burst moves it gradually. */
+const ETA_UPDATES = 50;
+/**
+ * Updates reach the bar at least this far apart: records arrive in bursts within one millisecond
+ * (a chunk of stdin lines, a fetched batch), and samples that close read as an infinite rate and
+ * an ETA of 0 s. The latest value is still handed over before the bar stops.
+ */
+const SAMPLE_MS = 100;
 
-function seconds(s: number): string {
-  if (!Number.isFinite(s)) return '?';
-  return s < 60 ? `${Math.ceil(s)}s` : s < 3600 ? `${Math.floor(s / 60)}m${Math.ceil(s % 60)}s` : `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
+const NO_BAR: ProgressBar = { start: () => undefined, update: () => undefined, stop: () => undefined };
+
+/** Units per second, with a decimal only while that is below 100. */
+function rateText(units: number, elapsedMs: number): string {
+  const rate = elapsedMs > 0 ? (units * 1000) / elapsedMs : 0;
+  return rate >= 100 ? String(Math.round(rate)) : rate.toFixed(1);
 }
 
-/** The status line for `value` of `total` units after `elapsedMs` (pure). */
-export function progressText(label: string, unit: string, value: number, total: number | null, elapsedMs: number): string {
-  const rate = elapsedMs > 0 ? (value * 1000) / elapsedMs : 0;
-  const rateText = `${rate >= 100 ? Math.round(rate) : rate.toFixed(1)} ${unit}/s`;
-  if (total === null || total <= 0) return `${label} ${value} ${unit} ${rateText}`;
-  const done = Math.min(1, value / total);
-  const filled = Math.round(done * BAR_WIDTH);
-  const eta = rate > 0 ? seconds((total - Math.min(value, total)) / rate) : '?';
-  return `${label} [${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${Math.floor(done * 100)}% ${value}/${total} ${unit} ${rateText} ETA ${eta}`;
-}
-
-export function progressBar(io: CliIo, label: string, unit: string, now: () => number = Date.now): ProgressBar {
-  const draw = io.progress;
-  if (draw === undefined) return { start: () => undefined, update: () => undefined, setTotal: () => undefined, stop: () => undefined };
-  let total: number | null = null;
-  let startedAt = now();
-  let drawnAt = -Infinity;
-  let value = 0;
-  const redraw = (force: boolean): void => {
-    const t = now();
-    if (!force && t - drawnAt < REDRAW_MS) return;
-    drawnAt = t;
-    draw(progressText(label, unit, value, total, t - startedAt));
+export function progressBar(io: CliIo, label: string, unit: string): ProgressBar {
+  const stream = io.progressStream;
+  if (stream === undefined) return NO_BAR;
+  let bar: SingleBar | null = null;
+  let startedAt = 0;
+  let startValue = 0;
+  let sampledAt = 0;
+  let latest = 0;
+  const rate = (value: number): { rate: string } => ({ rate: rateText(value - startValue, Date.now() - startedAt) });
+  const sample = (): void => {
+    sampledAt = Date.now();
+    bar?.update(latest, rate(latest));
   };
   return {
-    start: (t, v) => { total = t; value = v; startedAt = now(); redraw(true); },
-    update: (v) => { value = v; redraw(false); },
-    setTotal: (t) => { total = t; redraw(false); },
-    stop: () => draw(''),
+    start: (total, value) => {
+      bar?.stop();
+      // The format is fixed per bar: with a total, a bar, ETA and the rate; without, a counter and the rate.
+      const format = total === null || total <= 0
+        ? `${label} {value} ${unit} {rate} ${unit}/s`
+        : `${label} [{bar}] {percentage}% {value}/{total} ${unit} {rate} ${unit}/s ETA {eta_formatted}`;
+      // linewrap true: the library trims each line to the terminal's width rather than turning the
+      // terminal's wrapping off (which a crash mid-bar would leave off).
+      bar = new SingleBar({ stream, format, fps: REDRAW_FPS, etaBuffer: ETA_UPDATES, barsize: 20, clearOnComplete: true, linewrap: true, gracefulExit: false });
+      startedAt = sampledAt = Date.now();
+      startValue = latest = value;
+      bar.start(total ?? 0, value, rate(value));
+    },
+    update: (value) => {
+      latest = value;
+      if (Date.now() - sampledAt >= SAMPLE_MS) sample();
+    },
+    stop: () => {
+      if (bar === null) return;
+      sample();
+      bar.stop();
+      bar = null;
+    },
   };
 }

@@ -23,7 +23,10 @@ interface Led {
 }
 
 export interface PartitionCounts {
+  /** Led by this broker and under-replicated. */
   underReplicated: number;
+  /** Under-replicated, whoever leads them (the cluster's overview). */
+  clusterUnderReplicated: number;
   offline: number;
   reassigning: number;
   /** Replicas a reassignment adds that have not yet joined the ISR. */
@@ -32,13 +35,17 @@ export interface PartitionCounts {
 
 /** One pass over the image's partitions. */
 export function countPartitions(view: ReplicationSource): PartitionCounts {
-  const counts: PartitionCounts = { underReplicated: 0, offline: 0, reassigning: 0, replicasToCatchUp: 0 };
+  const counts: PartitionCounts = { underReplicated: 0, clusterUnderReplicated: 0, offline: 0, reassigning: 0, replicasToCatchUp: 0 };
   for (const topic of view.topics()) {
     for (let p = 0; p < topic.partitions; p++) {
       const record = view.partition(topic.name, p);
       if (record === undefined) continue;
+      const short = record.isr.length < record.replicas.length;
       if (record.leader < 0) counts.offline++;
-      else if (record.leader === view.localId && record.isr.length < record.replicas.length) counts.underReplicated++;
+      else if (short) {
+        counts.clusterUnderReplicated++;
+        if (record.leader === view.localId) counts.underReplicated++;
+      }
       if (record.addingReplicas.length > 0 || record.removingReplicas.length > 0) {
         counts.reassigning++;
         for (const r of record.addingReplicas) if (!record.isr.includes(r)) counts.replicasToCatchUp++;

@@ -1,7 +1,9 @@
 // Admin HTTP endpoint (main thread): GET /v1/health, GET /metrics (Prometheus), GET /v1/actors,
 // GET /v1/quorum (the metadata quorum as this node sees it; 404 on a node without one), the
 // reports of admin_reports.ts (/v1/cluster, /v1/topics, /v1/groups, /v1/reassignments),
-// GET /v1/traffic (cumulative bytes, records and latency buckets) and the web console: its static
+// GET /v1/traffic (cumulative bytes, records and latency buckets), this broker's own figures and
+// the whole cluster's gathered from every broker (cluster_overview.ts: /v1/broker,
+// /v1/cluster/overview, /v1/cluster/topics) and the web console: its static
 // files (console/ in the package, uPlot from node_modules, or both from the single executable's
 // assets) at / and /console/*.
 // Read-only and small by design: plain node:http, bounded connections, bounded time per request,
@@ -25,6 +27,7 @@ import type { Logger } from '../common/logger.js';
 import type { ShardSnapshot } from '../actors/shard_snapshot.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import type { AdminReports } from './admin_reports.js';
+import type { ClusterFanout } from './cluster_overview.js';
 import type { BearerToken, TlsMaterial } from './listener_security.js';
 import { CONSOLE_FILES, consoleAssetKey, type ConsoleFile } from './console_files.js';
 import { embeddedText, runsEmbedded } from '../native/embedded.js';
@@ -47,6 +50,8 @@ export interface AdminServerOptions {
   quorum?: () => unknown;
   /** Cluster, topic, reassignment and group reports; absent, those paths answer 404. */
   reports?: Pick<AdminReports, 'cluster' | 'topics' | 'groups' | 'reassignments'>;
+  /** This broker's own figures and the whole cluster's (cluster_overview.ts); absent, those paths answer 404. */
+  fanout?: Pick<ClusterFanout, 'own' | 'overview' | 'topics'>;
   /** Certificate and key for HTTPS; null serves plain HTTP. */
   tls?: TlsMaterial | null;
   /** The token requests must carry; null asks none. */
@@ -128,16 +133,24 @@ function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T>
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-function reportRoutes(reports: AdminServerOptions['reports'], collectMs: number): [string, Handler][] {
-  const report = (what: string, make: (r: NonNullable<typeof reports>) => unknown): Handler => async (res) => {
-    if (reports === undefined) return sendJson(res, 404, { error: `this server does not report ${what}` });
-    sendJson(res, 200, await withDeadline(Promise.resolve(make(reports)), collectMs, what));
+/** A JSON report from `source` (404 when the server has none), bounded by the collect deadline. */
+function reportRoute<S>(source: S | undefined, what: string, make: (s: S) => unknown, collectMs: number): Handler {
+  return async (res) => {
+    if (source === undefined) return sendJson(res, 404, { error: `this server does not report ${what}` });
+    sendJson(res, 200, await withDeadline(Promise.resolve(make(source)), collectMs, what));
   };
+}
+
+function reportRoutes(opts: AdminServerOptions, collectMs: number): [string, Handler][] {
+  const { reports, fanout } = opts;
   return [
-    ['/v1/cluster', report('the cluster', (r) => r.cluster())],
-    ['/v1/topics', report('topics', (r) => r.topics())],
-    ['/v1/groups', report('groups', (r) => r.groups())],
-    ['/v1/reassignments', report('reassignments', (r) => r.reassignments())],
+    ['/v1/cluster', reportRoute(reports, 'the cluster', (r) => r.cluster(), collectMs)],
+    ['/v1/topics', reportRoute(reports, 'topics', (r) => r.topics(), collectMs)],
+    ['/v1/groups', reportRoute(reports, 'groups', (r) => r.groups(), collectMs)],
+    ['/v1/reassignments', reportRoute(reports, 'reassignments', (r) => r.reassignments(), collectMs)],
+    ['/v1/broker', reportRoute(fanout, "this broker's figures", (f) => f.own(), collectMs)],
+    ['/v1/cluster/overview', reportRoute(fanout, "the cluster's overview", (f) => f.overview(), collectMs)],
+    ['/v1/cluster/topics', reportRoute(fanout, "the cluster's topics", (f) => f.topics(), collectMs)],
   ];
 }
 
@@ -168,7 +181,7 @@ function routes(opts: AdminServerOptions, collectMs: number): ReadonlyMap<string
     ['/v1/traffic', async (res) => {
       sendJson(res, 200, { atMs: Date.now(), ...await metrics.traffic() });
     }],
-    ...reportRoutes(opts.reports, collectMs),
+    ...reportRoutes(opts, collectMs),
     ...consoleRoutes(opts.consoleDir ?? defaultConsoleDir()),
   ]);
 }

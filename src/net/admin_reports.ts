@@ -5,8 +5,8 @@
 // and lag in records and seconds (/v1/groups). The web console reads these, and so can the CLI
 // and scripts: field names follow `sluice group describe --format json` and `sluice topic
 // reassignments --format json` where they overlap. Figures of replicas hosted on other brokers
-// are null: only their own brokers know them. Every listing is bounded; the report says when it
-// was cut.
+// are null: only their own brokers know them (/v1/cluster/topics asks them, cluster_overview.ts).
+// Every listing is bounded; the report says when it was cut.
 
 import { decodeAssignment } from '../protocol/consumer_protocol.js';
 import { ProtocolError } from '../protocol/reader.js';

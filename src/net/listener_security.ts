@@ -74,6 +74,11 @@ export class BearerToken {
     this.token = BearerToken.read(this.path);
   }
 
+  /** The Authorization header that carries this token (for this broker's requests to its peers' admin HTTP). */
+  authorization(): string {
+    return `Bearer ${this.token.toString('utf8')}`;
+  }
+
   /** Whether an Authorization header carries this token (RFC 6750's scheme); constant-time in the token. */
   admits(authorization: string | undefined): boolean {
     const presented = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1] ?? '';

@@ -14,10 +14,10 @@ import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
 import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
-import type { IoChoice } from '../actors/shard_worker.js';
+import type { IoChoice, ShardView } from '../actors/shard_worker.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
-import { quorumReport } from '../actors/quorum/quorum_report.js';
+import { quorumReport, type QuorumReport } from '../actors/quorum/quorum_report.js';
 import { interBrokerPeerSecurity } from './peer_security.js';
 import { advertisedAdminAddress, type BrokerConfig } from '../config.js';
 import { GroupDirectory, groupConfigOf } from '../actors/group_directory.js';
@@ -27,7 +27,8 @@ import { WarmUp } from '../cluster/warm_up.js';
 import { AlterPartitionSender } from '../cluster/alter_partition_sender.js';
 import { BrokerMetrics } from '../metrics/metrics.js';
 import { OffsetHistory, type LogEndReading } from '../metrics/offset_history.js';
-import { MAX_ADMIN_CONNECTIONS, startAdminServer } from '../net/admin_http.js';
+import { MAX_ADMIN_CONNECTIONS, startAdminServer, type HealthStatus } from '../net/admin_http.js';
+import { ClusterFanout, peerGet } from '../net/cluster_overview.js';
 import { BearerToken, TlsMaterial } from '../net/listener_security.js';
 import { AdminReports } from '../net/admin_reports.js';
 import type { BrokerServices } from '../net/handlers/index.js';
@@ -297,35 +298,56 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   const warmUp = new WarmUp(node.view, (topic, partition, maxBytes) => readLogTail(reconciler.partitionDir(topic, partition), maxBytes), config.warmUpBytes, logger);
   const exposure = exposureWarnings(config);
   for (const warning of exposure) logger.warn(warning);
+  const adminTls = config.adminSslCertFile === '' ? null : new TlsMaterial({ certFile: config.adminSslCertFile, keyFile: config.adminSslKeyFile, caFile: '', clientAuth: 'none' });
+  const adminToken = config.adminTokenFile === '' ? null : new BearerToken(config.adminTokenFile);
+  const health = (): { status: HealthStatus; failing: string[]; details: Record<string, unknown> } => {
+    const quorum = node.quorumHealth.check();
+    return {
+      status,
+      failing: quorum.state === 'lost' ? ['quorum'] : [],
+      details: {
+        shards: config.shards, topics: node.view.image.topicsByName.size, connections: listeners.connectionCount, io, ioThreads,
+        descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
+        quorum,
+        warmUp: warmUp.progress(),
+        security: { warnings: exposure },
+      },
+    };
+  };
+  const actors = (): Promise<ShardView[]> => Promise.all(hosts.map((h) => h.control.introspect()));
+  const quorum = (): QuorumReport => quorumReport(node.driver);
+  const fanout = new ClusterFanout({
+    reports, view: node.view, quorum, scheme: adminTls === null ? 'http' : 'https',
+    own: async () => {
+      const standing = health();
+      const shards = await actors();
+      return {
+        nodeId: node.view.localId, status: standing.status, failing: standing.failing, traffic: { atMs: Date.now(), ...await metrics.traffic() },
+        loopDelayP99Ms: shards.length === 0 ? null : Math.max(...shards.map((v) => v.loopDelay.p99Ms)),
+      };
+    },
+    authorization: () => adminToken?.authorization(),
+    // A peer's certificate is trusted when this broker's own chain (or a default CA) signs it.
+    get: peerGet(() => [adminTls?.context.cert ?? []].flat()),
+    now: Date.now,
+  });
   const admin = await startAdminServer({
     host: config.adminHost,
     port: config.adminPort,
     logger,
     metrics,
-    tls: config.adminSslCertFile === '' ? null : new TlsMaterial({ certFile: config.adminSslCertFile, keyFile: config.adminSslKeyFile, caFile: '', clientAuth: 'none' }),
-    token: config.adminTokenFile === '' ? null : new BearerToken(config.adminTokenFile),
-    health: () => {
-      const quorum = node.quorumHealth.check();
-      return {
-        status,
-        failing: quorum.state === 'lost' ? ['quorum'] : [],
-        details: {
-          shards: config.shards, topics: node.view.image.topicsByName.size, connections: listeners.connectionCount, io, ioThreads,
-          descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
-          quorum,
-          warmUp: warmUp.progress(),
-          security: { warnings: exposure },
-        },
-      };
-    },
-    actors: () => Promise.all(hosts.map((h) => h.control.introspect())),
+    tls: adminTls,
+    token: adminToken,
+    health,
+    actors,
     snapshots: async () => {
       const snapshots = await Promise.all(hosts.map((h) => h.control.snapshot()));
       sampledLogEnds(snapshots.flatMap((s) => s.partitions));
       return snapshots;
     },
-    quorum: () => quorumReport(node.driver),
+    quorum,
     reports,
+    fanout,
   });
   startedParts.push(() => admin.close());
   const started = performance.now();

@@ -11,26 +11,17 @@
 
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Consumer, Producer } from 'kafkajs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { KafkaAdmin } from '../../src/client/admin.js';
 import { BrokerProcess, sleep } from '../helpers/broker_process.js';
 import { connectedProducer, kafkajsClient } from '../helpers/kafkajs_client.js';
+import { SCREENSHOTS, browserSkip, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM_PATHS = [process.env['SLUICE_CHROMIUM'], '/usr/bin/chromium', '/usr/bin/chromium-browser'];
-const chromiumPath = CHROMIUM_PATHS.find((p): p is string => p !== undefined && p !== '' && existsSync(p));
-const browserRequired = process.env['SLUICE_REQUIRE_BROWSER'] === '1';
-if (chromiumPath === undefined && browserRequired) {
-  throw new Error('SLUICE_REQUIRE_BROWSER=1 but no Chromium at /usr/bin/chromium (apt-get install chromium) or $SLUICE_CHROMIUM');
-}
-const skip = chromiumPath === undefined ? 'no Chromium (apt-get install chromium, or set SLUICE_CHROMIUM)' : false;
-
-/** Repository-relative, git-ignored: the compiled test sits at dist/test/e2e/. */
-const SCREENSHOTS = fileURLToPath(new URL('../../../test-output/console/', import.meta.url));
+const skip = browserSkip;
 
 const ORDERS = 'console-orders';
 const PAYMENTS = 'console-payments';
@@ -98,7 +89,7 @@ before(async () => {
   await consumer.subscribe({ topic: PAYMENTS, fromBeginning: true });
   await consumer.run({ eachMessage: async () => undefined });
 
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await launchChromium();
   // Without the console's CSP, so the markup test shows the escaping itself (the CSP is a second
   // guard, checked from the headers).
   page = await browser.newPage({ viewport: { width: 1400, height: 900 }, bypassCSP: true });
@@ -116,7 +107,7 @@ after(async () => {
 });
 
 describe('web console in Chromium', { skip }, () => {
-  it('overview: cluster, controller, health and brokers, from /v1/cluster', async () => {
+  it('overview: cluster, controller, health and brokers, from /v1/cluster/overview', async () => {
     const cluster = await (await fetch(`${base}/v1/cluster`)).json() as { clusterId: string; nodeId: number; controllerId: number };
     await open('overview');
     assert.equal(await page.getByTestId('cluster-id').textContent(), cluster.clusterId);
