@@ -55,7 +55,7 @@ export interface Broker {
   /** Every client listener's port, in config.clientListeners' order. */
   readonly listenerPorts: readonly number[];
   readonly adminPort: number;
-  /** Reads TLS certificates, PLAIN users and the admin token again (SIGHUP). */
+  /** Reads TLS certificates (client and controller listeners), PLAIN users and the admin token again (SIGHUP). */
   reloadSecurity(): void;
   stop(): Promise<void>;
 }
@@ -393,6 +393,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     adminPort: admin.port,
     reloadSecurity: () => {
       listeners.reload(logger);
+      node.reloadTls();
       admin.reload();
     },
     stop,

@@ -212,6 +212,8 @@ export interface ClusterNode {
   readonly voters: readonly ControllerVoter[];
   /** The way to the active controller, for requests run there (ElectLeaders on the client listener). */
   readonly controller: ControllerChannel;
+  /** Reads the controller listener's TLS certificate again for new connections (SIGHUP). */
+  reloadTls(): void;
   stop(): Promise<void>;
 }
 
@@ -321,6 +323,9 @@ export async function startClusterNode(config: BrokerConfig, services: ClusterNo
     quorumHealth: new QuorumHealth(quorum.driver),
     voters,
     controller: channel,
+    reloadTls() {
+      listener?.reloadTls();
+    },
     async stop() {
       await lifecycle.stop();
       remote.close();
