@@ -28,17 +28,10 @@ import { PlainUsers, TlsMaterial } from '../net/listener_security.js';
 import type { NativeSender } from '../net/native_sender.js';
 import { FAILED_AUTHENTICATION_DELAY_MS, SaslAuthenticator, failedAuthenticationLog } from '../net/sasl_session.js';
 import { AclAuthority } from '../net/acl_authority.js';
-import { superUsersOf } from './peer_security.js';
+import { interBrokerListener, superUsersOf, usesSasl } from './peer_security.js';
 import { ANONYMOUS_PRINCIPAL } from '../coordinator/acl/acl.js';
 import { resolveConnectionRate } from '../coordinator/client_quotas.js';
 
-
-/** The listener other brokers' replica fetchers connect to: the one inter-broker-listener names, else the primary. */
-export function interBrokerListener(config: Pick<BrokerConfig, 'clientListeners' | 'interBrokerListener'>): ClientListener {
-  return config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
-}
-
-const usesSasl = (l: ClientListener): boolean => l.protocol === 'SASL_PLAINTEXT' || l.protocol === 'SASL_SSL';
 
 export interface ClientListenerDeps {
   readonly services: BrokerServices;
@@ -66,7 +59,7 @@ export class ClientListeners {
     const { log } = deps;
     const secured = config.clientListeners;
     const anyTls = secured.some((l) => l.protocol === 'SSL' || l.protocol === 'SASL_SSL');
-    const anySasl = secured.some(usesSasl);
+    const anySasl = secured.some((l) => usesSasl(l.protocol));
     this.tls = anyTls ? new TlsMaterial({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth }) : null;
     this.plainUsers = anySasl && config.saslEnabledMechanisms.includes('PLAIN') ? new PlainUsers(config.saslPlainUsersFile) : null;
     const plainUsers = this.plainUsers;
@@ -84,7 +77,7 @@ export class ClientListeners {
     const superUsers = superUsersOf(config);
     const acls = new AclAuthority({ superUsers, allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound === true }, () => deps.view.image);
     const replication = interBrokerListener(config);
-    if (config.controllerVoters.length > 0 && !usesSasl(replication) && config.allowEveryoneIfNoAclFound !== true && !superUsers.has(ANONYMOUS_PRINCIPAL)) {
+    if (config.controllerVoters.length > 0 && !usesSasl(replication.protocol) && config.allowEveryoneIfNoAclFound !== true && !superUsers.has(ANONYMOUS_PRINCIPAL)) {
       log.warn(
         { listener: replication.name },
         'replica fetchers reach other brokers on a PLAINTEXT inter-broker listener as User:ANONYMOUS, which needs CLUSTER_ACTION on the cluster: '
@@ -95,7 +88,7 @@ export class ClientListeners {
       bindHandler(saslHandshakeHandler, { authenticator }), bindHandler(saslAuthenticateHandler, { authenticator }),
     ];
     this.servers = secured.map((listener, i) => {
-      const sasl = usesSasl(listener);
+      const sasl = usesSasl(listener.protocol);
       const tls = listener.protocol === 'SSL' || listener.protocol === 'SASL_SSL' ? this.tls : null;
       const view = deps.view.forListener(listener.name);
       const handlers = buildHandlers({ ...deps.services, cluster: view }, sasl ? saslHandlers : []);

@@ -13,14 +13,19 @@ import type { Logger } from 'pino';
 import type { MetadataImage } from '../cluster/metadata/image.js';
 import type { PeerCredentials, PeerSecurity } from '../common/peer_socket.js';
 import { isScramMechanism, scramCredential, secretsEqual, SCRAM_MIN_ITERATIONS, type ScramCredential } from '../common/sasl_mechanisms.js';
-import type { BrokerConfig, SecurityProtocol } from '../config.js';
+import type { BrokerConfig, ClientListener, SecurityProtocol } from '../config.js';
 import { AclAuthority } from '../net/acl_authority.js';
 import type { ListenerSecurity } from '../net/kafka_server.js';
 import { TlsMaterial } from '../net/listener_security.js';
 import { FAILED_AUTHENTICATION_DELAY_MS, SaslAuthenticator, failedAuthenticationLog, type AuthenticationFailureMetrics } from '../net/sasl_session.js';
 
 const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
-const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
+export const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
+
+/** The listener other brokers' replica fetchers connect to: the one inter-broker-listener names, else the primary. */
+export function interBrokerListener(config: Pick<BrokerConfig, 'clientListeners' | 'interBrokerListener'>): ClientListener {
+  return config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
+}
 
 /** super-users, and the inter-broker user when one is configured. */
 export function superUsersOf(config: BrokerConfig): Set<string> {
@@ -45,8 +50,7 @@ function peerSecurityFor(config: BrokerConfig, protocol: SecurityProtocol): Peer
 
 /** How replica fetchers reach the other brokers' inter-broker listener. */
 export function interBrokerPeerSecurity(config: BrokerConfig): PeerSecurity {
-  const listener = config.clientListeners.find((l) => l.name === config.interBrokerListener) ?? config.clientListeners[0]!;
-  return peerSecurityFor(config, listener.protocol);
+  return peerSecurityFor(config, interBrokerListener(config).protocol);
 }
 
 /** How brokers and voters reach the controller listeners. */
