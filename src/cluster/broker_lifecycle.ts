@@ -82,6 +82,8 @@ export class BrokerLifecycle {
   /** Whether this broker would lead well now; never, until the broker wires its warm-up in. */
   private warm: () => boolean = () => false;
   private adminAddress: string | null = null;
+  /** The current run of unanswered controller calls, for logging it once. */
+  private unanswered: { readonly error: string; readonly attempts: number } | null = null;
 
   constructor(
     private readonly identity: BrokerIdentity,
@@ -273,13 +275,24 @@ export class BrokerLifecycle {
     };
   }
 
-  /** One attempt within the interval; an unreachable or absent controller is logged and answered null. */
+  /**
+   * One attempt within the interval; an unreachable or absent controller is answered null. A run
+   * of failures is logged when it starts and when its error changes, not once per interval (a
+   * broker cut off from the quorum retries every heartbeat), and its end is logged with its length.
+   */
   private async call(request: ControllerRequest): Promise<ControllerReply | null> {
     try {
-      return await callActiveController(this.channel, request, this.timings.heartbeatIntervalMs);
+      const reply = await callActiveController(this.channel, request, this.timings.heartbeatIntervalMs);
+      if (this.unanswered !== null) {
+        this.log.info({ request: request.kind, failedAttempts: this.unanswered.attempts }, 'the active controller answers again');
+        this.unanswered = null;
+      }
+      return reply;
     } catch (err) {
       if (!(err instanceof KafkaError)) throw err;
-      this.log.warn({ request: request.kind, error: errorName(err.code) }, 'no answer from the active controller');
+      const error = errorName(err.code);
+      if (this.unanswered?.error !== error) this.log.warn({ request: request.kind, error }, 'no answer from the active controller (retrying every heartbeat interval; logged again only if the error changes)');
+      this.unanswered = { error, attempts: (this.unanswered?.attempts ?? 0) + 1 };
       return null;
     }
   }

@@ -5,7 +5,7 @@
 // too (--controller-security-protocol: quorum RPCs and broker RPCs authenticate as `broker` with
 // the password file; the inter-broker user is a super user). kafkajs, with a client certificate and
 // SCRAM, produces with acks=all to a topic of replication factor 3, every follower joins the ISR,
-// and it consumes the values back. Node 3 restarted with a wrong password can neither join the
+// and it consumes the values back. A follower of the quorum restarted with a wrong password can neither join the
 // quorum nor register: it says so once per peer, the others log the refusal, and they keep serving.
 // (Each node also has the harness's loopback PLAINTEXT listener, used here only for admin calls.)
 import { after, it } from 'node:test';
@@ -21,6 +21,7 @@ import { Kafka, logLevel } from '../helpers/kafkajs_client.js';
 import { createScramUsers, describeTopic as describeBrokerTopic, produceToEveryPartition, replicatesWithFullIsrs } from '../helpers/inter_broker.js';
 import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
 import { until } from '../helpers/until.js';
+import { describeQuorum } from '../../src/cli/dev_cluster.js';
 
 const TOPIC = 'inter-broker-tls';
 const PARTITIONS = 3;
@@ -83,17 +84,26 @@ it('over SASL_SSL between brokers and to the controllers, followers join every I
 });
 
 it('a node with a wrong password can neither join the quorum nor register, says so once per peer, and the others keep serving', async () => {
-  const node3 = brokers[2]!;
-  await node3.stop();
-  writeFileSync(passwordFile(3), 'not-the-secret\n');
+  // The victim is a follower of the quorum: restarted, it still knows the active controller from
+  // its quorum state and sends it its registration. (A restarted leader knows no controller, and
+  // with every vote refused it never learns one, so it could only report the voters' refusals.)
+  const { leaderId } = await describeQuorum(brokers[0]!.kafkaPort);
+  const victimId = [3, 2].find((id) => id !== leaderId)!;
+  const others = [1, 2, 3].filter((id) => id !== victimId);
+  const survivor = brokers[others[0]! - 1]!;
+  const victim = brokers[victimId - 1]!;
+  await victim.stop();
+  writeFileSync(passwordFile(victimId), 'not-the-secret\n');
   const logOf = (b: BrokerProcess): string => readFileSync(b.logPath, 'utf8');
-  const node3Before = logOf(node3).length;
-  const node1Before = logOf(brokers[0]!).length;
-  await node3.restart({ untilHealthy: false });
-  const since = async (): Promise<string> => logOf(node3).slice(node3Before);
-  await until('node 3 told it was refused', 30_000, since, (log) => /voter [12] refused this node's authentication/.test(log) && /controller [12] refused this node's authentication/.test(log));
-  // The voters refuse node 3 on their controller listener and say so.
-  await until('node 1 logs the refusal', 10_000, async () => logOf(brokers[0]!).slice(node1Before), (log) => log.includes('"listener":"CONTROLLER"') && log.includes('failed authentication'));
+  const victimBefore = logOf(victim).length;
+  const leader = brokers[leaderId - 1]!;
+  const leaderBefore = logOf(leader).length;
+  await victim.restart({ untilHealthy: false });
+  const since = async (): Promise<string> => logOf(victim).slice(victimBefore);
+  const peer = `(${others.join('|')})`;
+  await until('the victim told it was refused', 30_000, since, (log) => new RegExp(`voter ${peer} refused this node's authentication`).test(log) && new RegExp(`controller ${peer} refused this node's authentication`).test(log));
+  // The active controller refuses the victim on its controller listener and says so.
+  await until('the leader logs the refusal', 10_000, async () => logOf(leader).slice(leaderBefore), (log) => log.includes('"listener":"CONTROLLER"') && log.includes('failed authentication'));
   await produce(['d', 'e']);
   await sleep(LAG_MS * 2);
   const refusals = (await since()).split('\n').filter((l) => l.includes('refused this node\'s authentication'));
@@ -102,9 +112,9 @@ it('a node with a wrong password can neither join the quorum nor register, says 
   // Once per peer and role: retries are not logged again.
   const peers = refusals.map((l) => /(voter|controller) \d/.exec(l)![0]);
   assert.equal(new Set(peers).size, peers.length, `repeated lines: ${peers.join(', ')}`);
-  const t = await describeTopic(brokers[0]!);
-  for (const p of t.partitionDetails) assert.deepEqual([...p.isr].sort(), [1, 2], `partition ${p.partition}: ISR ${p.isr.join(',')}`);
-  const standing = await withAdmin(brokers[1]!, (admin) => admin.describeBrokers());
-  assert.equal(standing.find((b) => b.id === 3)?.state, 'fenced', 'node 3 did not register again');
-  await node3.kill9();
+  const t = await describeTopic(survivor);
+  for (const p of t.partitionDetails) assert.deepEqual([...p.isr].sort(), others, `partition ${p.partition}: ISR ${p.isr.join(',')}`);
+  const standing = await withAdmin(survivor, (admin) => admin.describeBrokers());
+  assert.equal(standing.find((b) => b.id === victimId)?.state, 'fenced', `node ${victimId} did not register again`);
+  await victim.kill9();
 });

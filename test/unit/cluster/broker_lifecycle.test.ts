@@ -227,3 +227,24 @@ test('shutDown gives up at its bound when the move is never reported, and stop()
   assert.equal(once.channel.sent.filter((s, i) => i >= before && s.request.kind === 'heartbeat').length, 1);
   assert.equal(once.view.image.brokers.get(4)!.inControlledShutdown, true);
 });
+
+test('a run of unanswered controller calls is logged once when it starts and once when it ends, not every interval', async (t) => {
+  const view = new ImageClusterView('c1', 4, 'PLAINTEXT', MetadataImage.EMPTY);
+  const follower = new MetadataFollower(view);
+  const channel = new FakeControllerChannel(follower);
+  channel.known = -1;
+  const lines: { level: string; obj: object; msg: string }[] = [];
+  const log = { info: (obj: object, msg: string) => lines.push({ level: 'info', obj, msg }), warn: (obj: object, msg: string) => lines.push({ level: 'warn', obj, msg }) };
+  const identity = { brokerId: 4, endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9092, securityProtocol: 0 }], rack: null };
+  const lifecycle = new BrokerLifecycle(identity, channel, follower, { heartbeatIntervalMs: INTERVAL_MS, sessionTimeoutMs: 2000 }, log);
+  lifecycle.start();
+  t.after(() => lifecycle.stop());
+  await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 8));
+  channel.learn(1);
+  await lifecycle.unfenced();
+  const unanswered = lines.filter((l) => l.msg.startsWith('no answer from the active controller'));
+  assert.equal(unanswered.length, 1, 'one line for the whole run');
+  assert.deepEqual(unanswered[0]!.obj, { request: 'registerBroker', error: 'REQUEST_TIMED_OUT' });
+  const back = lines.find((l) => l.msg === 'the active controller answers again');
+  assert.ok(back !== undefined && (back.obj as { failedAttempts: number }).failedAttempts >= 3, JSON.stringify(back));
+});
