@@ -1067,8 +1067,8 @@ function interBrokerListenerOf(c: Resolved): ClientListener | undefined {
   return c.interBrokerListener === '' ? all[0] : all.find((l) => l.name === c.interBrokerListener);
 }
 
-const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
-const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
+export const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
+export const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
 
 function expand(values: Resolved): BrokerConfig {
   const clientListeners = derivedListeners(values);

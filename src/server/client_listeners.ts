@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import type { ImageClusterView } from '../cluster/metadata/image_view.js';
 import { scramKey } from '../cluster/metadata/image.js';
 import type { DescriptorBudget } from '../common/descriptor_budget.js';
-import type { BrokerConfig, ClientListener } from '../config.js';
+import { usesSasl, usesTls, type BrokerConfig, type ClientListener } from '../config.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import type { ConnectionServices } from '../net/connection.js';
 import { ConnectionQuotas, MAX_CONNECTION_THROTTLE_MS } from '../net/connection_quotas.js';
@@ -28,7 +28,7 @@ import { PlainUsers, TlsMaterial } from '../net/listener_security.js';
 import type { NativeSender } from '../net/native_sender.js';
 import { FAILED_AUTHENTICATION_DELAY_MS, SaslAuthenticator, failedAuthenticationLog } from '../net/sasl_session.js';
 import { AclAuthority } from '../net/acl_authority.js';
-import { interBrokerListener, superUsersOf, usesSasl } from './peer_security.js';
+import { interBrokerListener, superUsersOf } from './peer_security.js';
 import { ANONYMOUS_PRINCIPAL } from '../coordinator/acl/acl.js';
 import { resolveConnectionRate } from '../coordinator/client_quotas.js';
 
@@ -58,7 +58,7 @@ export class ClientListeners {
   constructor(config: BrokerConfig, ports: readonly number[], deps: ClientListenerDeps) {
     const { log } = deps;
     const secured = config.clientListeners;
-    const anyTls = secured.some((l) => l.protocol === 'SSL' || l.protocol === 'SASL_SSL');
+    const anyTls = secured.some((l) => usesTls(l.protocol));
     const anySasl = secured.some((l) => usesSasl(l.protocol));
     this.tls = anyTls ? new TlsMaterial({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth }) : null;
     this.plainUsers = anySasl && config.saslEnabledMechanisms.includes('PLAIN') ? new PlainUsers(config.saslPlainUsersFile) : null;
@@ -89,7 +89,7 @@ export class ClientListeners {
     ];
     this.servers = secured.map((listener, i) => {
       const sasl = usesSasl(listener.protocol);
-      const tls = listener.protocol === 'SSL' || listener.protocol === 'SASL_SSL' ? this.tls : null;
+      const tls = usesTls(listener.protocol) ? this.tls : null;
       const view = deps.view.forListener(listener.name);
       const handlers = buildHandlers({ ...deps.services, cluster: view }, sasl ? saslHandlers : []);
       const admission: ListenerAdmission = {

@@ -13,14 +13,12 @@ import type { Logger } from 'pino';
 import type { MetadataImage } from '../cluster/metadata/image.js';
 import type { PeerCredentials, PeerSecurity } from '../common/peer_socket.js';
 import { isScramMechanism, scramCredential, secretsEqual, SCRAM_MIN_ITERATIONS, type ScramCredential } from '../common/sasl_mechanisms.js';
-import type { BrokerConfig, ClientListener, SecurityProtocol } from '../config.js';
+import { usesSasl, usesTls, type BrokerConfig, type ClientListener, type SecurityProtocol } from '../config.js';
 import { AclAuthority } from '../net/acl_authority.js';
 import type { ListenerSecurity } from '../net/kafka_server.js';
 import { TlsMaterial } from '../net/listener_security.js';
 import { FAILED_AUTHENTICATION_DELAY_MS, SaslAuthenticator, failedAuthenticationLog, type AuthenticationFailureMetrics } from '../net/sasl_session.js';
 
-const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
-export const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
 
 /** The listener other brokers' replica fetchers connect to: the one inter-broker-listener names, else the primary. */
 export function interBrokerListener(config: Pick<BrokerConfig, 'clientListeners' | 'interBrokerListener'>): ClientListener {
