@@ -10,6 +10,8 @@ import { BrokerMetrics } from '../../src/metrics/metrics.js';
 import { OffsetHistory } from '../../src/metrics/offset_history.js';
 import type { RaftMetricsSource } from '../../src/metrics/raft_metrics.js';
 import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot, ShardTraffic } from '../../src/actors/shard_snapshot.js';
+import { BucketHistogram, DISK_FLUSH_BOUNDS } from '../../src/common/bucket_histogram.js';
+import type { CommitTimings } from '../../src/log/group_commit.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
   return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0, consumerWaits: wakeups, producerWaits: 0 };
@@ -22,8 +24,18 @@ function part(topic: string, partition: number, end: number): PartitionSnapshot 
 const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] };
 const NO_TRAFFIC: ShardTraffic = { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 };
 
+/** A shard's group commit timings with these durations and queue waits (seconds). */
+function commitTimings(durations: number[], queueWaits: number[]): CommitTimings {
+  const histogramOf = (seconds: number[]): BucketHistogram => {
+    const h = new BucketHistogram(DISK_FLUSH_BOUNDS);
+    for (const s of seconds) h.observe(s);
+    return h;
+  };
+  return { durations: histogramOf(durations).take(), queueWait: histogramOf(queueWaits).take() };
+}
+
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS, traffic = NO_TRAFFIC): ShardSnapshot {
-  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic };
+  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic, logFlush: commitTimings([], []) };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
