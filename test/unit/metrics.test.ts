@@ -1,6 +1,7 @@
 // BrokerMetrics: shard snapshots become gauges/counters, vanished partitions and shards lose their
 // label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded;
-// raft figures appear only once a quorum is watched, and voter lag series follow leadership.
+// raft figures appear only once a quorum is watched, and voter lag series follow leadership;
+// shards' group commit timings add up into cumulative histograms.
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -91,6 +92,31 @@ test('cumulative shard totals stay monotonic across a shard restart', async (t) 
   const text = await m.metricsText();
   assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="0"'), 30);
   assert.equal(sample(text, 'sluice_ring_wakeups_total', 'shard="0",direction="to_shard",side="consumer"'), 7);
+});
+
+test('group commit timings: cumulative le buckets per shard, summed across snapshots, gone with their shard', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.applyShardSnapshots([{ ...shard(0, []), logFlush: commitTimings([0.0008, 0.003], [0.02]) }, shard(1, [])]);
+  m.applyShardSnapshots([{ ...shard(0, []), logFlush: commitTimings([0.0004, 7], [0.0001]) }, shard(1, [])]);
+  let text = await m.metricsText();
+  assert.match(text, /^# TYPE sluice_log_flush_seconds histogram$/m);
+  const flush = (le: string): number | undefined => sample(text, 'sluice_log_flush_seconds_bucket', `shard="0",le="${le}"`);
+  assert.deepEqual(['0.0001', '0.0005', '0.001', '0.0025', '0.005', '5', '+Inf'].map(flush), [0, 1, 2, 2, 3, 3, 4]);
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="0"'), 4);
+  assert.ok(Math.abs(sample(text, 'sluice_log_flush_seconds_sum', 'shard="0"')! - 7.0042) < 1e-9);
+  const wait = (le: string): number | undefined => sample(text, 'sluice_log_flush_queue_seconds_bucket', `shard="0",le="${le}"`);
+  assert.deepEqual(['0.0001', '0.01', '0.025', '+Inf'].map(wait), [1, 1, 2, 2]);
+  assert.equal(sample(text, 'sluice_log_flush_queue_seconds_count', 'shard="0"'), 2);
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="1"'), 0, 'a shard without commits has its series from the start');
+  const json = await m.registry.getMetricsAsJSON();
+  assert.equal(json.find((x) => x.name === 'sluice_log_flush_queue_seconds')?.values.length, (DISK_FLUSH_BOUNDS.length + 3) * 2);
+
+  m.applyShardSnapshots([shard(0, [])]);
+  text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="0"'), 4, 'an empty delta adds nothing');
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="1"'), undefined);
+  assert.equal(sample(text, 'sluice_log_flush_queue_seconds_bucket', 'shard="1",le="+Inf"'), undefined);
 });
 
 test('main-thread recording: requests, bytes, connections, bounded reasons', async (t) => {
