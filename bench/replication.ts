@@ -11,7 +11,9 @@
 //    acknowledged; "leader share" is node 1's part of it.
 // 2. End-to-end latency (bench/load/e2e_latency.ts) on an RF 3 topic with acks=all at fixed rates,
 //    the consumer reading from the leader (it sees a record once the high watermark passes it),
-//    and during the same load the replication lag (bench/load/replica_lag.ts).
+//    and during the same load the replication lag (bench/load/replica_lag.ts) and the leader's
+//    group commits (its /metrics before and after the load, warm-up included): flush p50/p99 and
+//    the p99 wait for a commit to start.
 // 3. Catch-up: node 3 stopped (SIGTERM), N MiB produced (acks=1) to an RF 3 topic, node 3
 //    started again on its data; timed until the leader's Metadata lists it in every ISR.
 // Prints median (min–max) tables over the repeats and writes bench/results/replication-<ts>.json.
@@ -27,6 +29,7 @@ import { percentile } from '../test/cluster/process_cluster.js';
 import { BrokerCluster } from './broker_cluster.js';
 import { BrokerProcess } from '../src/bench/broker_process.js';
 import { runE2eLatency } from '../src/bench/load/e2e_latency.js';
+import { histogramGrowth, histogramQuantile } from '../src/cli/cluster_metrics.js';
 import { connectClient, createTopic, produceVersion } from '../src/bench/load/kafka_setup.js';
 import { runProduceLoad } from '../src/bench/load/produce_load.js';
 import type { ProduceLoadResult } from '../src/bench/load/produce_load.js';
@@ -253,6 +256,7 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   const batchRecords = e2eBatchRecords(rate, s.batchRecords);
   const sampler = new LagSampler(cluster.running(), topic, s.sampleMs);
   const cpu0 = cpuOf(cluster.running());
+  const flush0 = await leader.logFlush();
   sampler.start(s.warmupMs);
   const r = await runE2eLatency(conn, {
     host: leader.host, port: leader.kafkaPort, topic, partitions: s.partitions, batchRecords,
@@ -261,6 +265,9 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   });
   const lag = await sampler.stop();
   const cpu = cpuOf(cluster.running()).reduce((a, c, i) => a + c - (cpu0[i] as number), 0);
+  const flush1 = await leader.logFlush();
+  const flushes = histogramGrowth(flush1.flush, flush0.flush);
+  const queued = histogramGrowth(flush1.queue, flush0.queue);
   if (r.received < r.acked) notes.push(`${topic}: consumed ${r.received} of ${r.acked} acknowledged records`);
   if (r.lateSends > 0) notes.push(`${topic}: ${r.lateSends} ticks found no free slot (producer fell behind)`);
   if (lag.failedSamples > 0) notes.push(`${topic}: ${lag.failedSamples} of ${lag.samples + lag.failedSamples} lag samples failed`);
@@ -270,6 +277,8 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
     lag_p50_msgs: percentile(lag.followerLag, 50), lag_p99_msgs: percentile(lag.followerLag, 99), lag_max_msgs: Math.max(...lag.followerLag),
     hw_lag_p50_msgs: percentile(lag.hwLag, 50), hw_lag_p99_msgs: percentile(lag.hwLag, 99), lag_samples: lag.samples,
     cpu_us_msg: (cpu / Math.max(1, r.acked)) * 1e6, batch_records: batchRecords,
+    flush_p50_ms: histogramQuantile(0.5, flushes) * 1000, flush_p99_ms: histogramQuantile(0.99, flushes) * 1000,
+    flush_queue_p99_ms: histogramQuantile(0.99, queued) * 1000,
   };
 }
 
@@ -316,6 +325,7 @@ const E2E_COLUMNS: readonly (readonly [string, string])[] = [
   ['achieved/s', 'achieved_msgs_s'], ['e2e p50 ms', 'e2e_p50_ms'], ['e2e p99 ms', 'e2e_p99_ms'], ['e2e p99.9 ms', 'e2e_p999_ms'],
   ['e2e max ms', 'e2e_max_ms'], ['produce p99 ms', 'produce_p99_ms'], ['lag p50', 'lag_p50_msgs'], ['lag p99', 'lag_p99_msgs'],
   ['lag max', 'lag_max_msgs'], ['HW lag p50', 'hw_lag_p50_msgs'], ['HW lag p99', 'hw_lag_p99_msgs'], ['CPU µs/msg', 'cpu_us_msg'],
+  ['flush p50 ms', 'flush_p50_ms'], ['flush p99 ms', 'flush_p99_ms'], ['flush queue p99 ms', 'flush_queue_p99_ms'],
 ];
 const CATCHUP_COLUMNS: readonly (readonly [string, string])[] = [
   ['behind MB', 'behind_MB'], ['ready ms', 'ready_ms'], ['in ISR ms', 'in_isr_ms'], ['MB/s from ready', 'catchup_MB_s'],
@@ -377,7 +387,8 @@ async function main(): Promise<number> {
         try {
           const m = await e2eRun(cluster, admin, conn, s, rate, version, notes);
           e2e.push({ name: `rf3-acks-all @ ${rate}/s`, runs: [m], summary: summarize([m]) });
-          console.log(`[e2e ${rate}/s] p50 ${m['e2e_p50_ms']} ms, p99 ${m['e2e_p99_ms']} ms, lag p99 ${m['lag_p99_msgs']} msgs`);
+          console.log(`[e2e ${rate}/s] p50 ${m['e2e_p50_ms']} ms, p99 ${m['e2e_p99_ms']} ms, lag p99 ${m['lag_p99_msgs']} msgs, `
+            + `leader flush p50 ${fmt(m['flush_p50_ms'] as number)} ms, p99 ${fmt(m['flush_p99_ms'] as number)} ms, queue p99 ${fmt(m['flush_queue_p99_ms'] as number)} ms`);
         } catch (err) {
           notes.push(`e2e at ${rate}/s failed: ${(err as Error).message}`);
           console.log(`[e2e ${rate}/s] FAILED: ${(err as Error).message}`);

@@ -11,8 +11,7 @@
 // leaders, places group coordinators on the `__consumer_offsets` partitions it leads, and passes
 // its leaders' ISR changes to main as events.
 import { deserialize, serialize } from 'node:v8';
-import type { FlushPolicy } from '../log/group_commit.js';
-import { GroupCommitter } from '../log/group_commit.js';
+import { GroupCommitter, type CommitTimings, type FlushPolicy } from '../log/group_commit.js';
 import { closeLogsTogether } from '../log/clean_close.js';
 import { reviveEntry, writeCleanShutdown, type CleanCloseEntry } from '../log/clean_shutdown.js';
 import type { IoBackend } from '../log/io_backend.js';
@@ -276,6 +275,11 @@ export class Shard {
       });
     }
     return out;
+  }
+
+  /** Group commit durations and queue waits since the previous call (the metrics scrape's). */
+  takeCommitTimings(): CommitTimings {
+    return this.committer.takeTimings();
   }
 
   /** Record batch bytes appended to this shard's logs since it started (cumulative). */

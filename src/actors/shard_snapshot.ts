@@ -1,7 +1,8 @@
-// What a shard reports at each metrics scrape: its partitions, rings, event loop and group
-// coordinators. Built on the shard worker, read by the main thread's BrokerMetrics and
-// GroupMetrics; kept free of prom-client so workers do not load it.
+// What a shard reports at each metrics scrape: its partitions, rings, event loop, group commit
+// timings and group coordinators. Built on the shard worker, read by the main thread's
+// BrokerMetrics and GroupMetrics; kept free of prom-client so workers do not load it.
 import type { LoopDelay } from '../common/loop_delay.js';
+import type { CommitTimings } from '../log/group_commit.js';
 import type { RingStats } from './ring_buffer.js';
 
 /** Per-(group, topic, partition) offset series the broker exposes; shards send no more. */
@@ -46,6 +47,8 @@ export interface ShardSnapshot {
   rescannedSegments: number;
   groups: GroupShardSnapshot;
   traffic: ShardTraffic;
+  /** The shard's group commit durations and queue waits since the previous snapshot. */
+  logFlush: CommitTimings;
 }
 
 /** Byte totals of a shard since it started (cumulative). */

@@ -210,6 +210,7 @@ const control: ShardControl = {
         replicaBytesFetched: fetchers.traffic.records,
         logBytesWritten: shard.logBytesWritten(),
       },
+      logFlush: shard.takeCommitTimings(),
     };
     rebalanceMs = [];
     return snap;

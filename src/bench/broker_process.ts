@@ -12,6 +12,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { histogramOf, type Histogram } from '../cli/cluster_metrics.js';
+import { parsePrometheusText } from '../cli/prometheus_text.js';
 import { CLI_ARGV } from '../native/embedded.js';
 
 export interface BrokerOptions {
@@ -74,6 +76,14 @@ export interface ShardLag {
   readonly maxMs: number;
   readonly ownP99Ms: number;
   readonly cpuWaitPct: number;
+}
+
+/** A broker's group commit histograms, all shards summed; cumulative since start (diff two readings). */
+export interface LogFlushHistograms {
+  /** sluice_log_flush_seconds: submission to completion. */
+  readonly flush: Histogram;
+  /** sluice_log_flush_queue_seconds: earliest request to the start of its submission. */
+  readonly queue: Histogram;
 }
 
 /** The fields of a /v1/actors entry the replication bench reads. */
@@ -150,7 +160,7 @@ export class BrokerProcess {
    * a CPU, and the largest share of time a shard waited for a CPU (%).
    */
   async shardLag(): Promise<ShardLag> {
-    const text = await (await fetch(`http://127.0.0.1:${this.adminPort}/metrics`)).text();
+    const text = await this.metricsText();
     const worst = (name: string, scale: number): number => {
       let v = 0;
       for (const m of text.matchAll(new RegExp(`^${name}\\{thread="shard-\\d+"\\} (\\S+)$`, 'gm'))) v = Math.max(v, Number(m[1]) * scale);
@@ -162,6 +172,22 @@ export class BrokerProcess {
       ownP99Ms: worst('sluice_event_loop_own_lag_p99_seconds', 1000),
       cpuWaitPct: worst('sluice_thread_cpu_wait_ratio', 100),
     };
+  }
+
+  /** The group commit histograms so far (a /metrics scrape: it restarts the shards' delay windows too). */
+  async logFlush(): Promise<LogFlushHistograms> {
+    const samples = parsePrometheusText(await this.metricsText());
+    const everyShard = (): boolean => true;
+    return {
+      flush: histogramOf(samples, 'sluice_log_flush_seconds', everyShard),
+      queue: histogramOf(samples, 'sluice_log_flush_queue_seconds', everyShard),
+    };
+  }
+
+  private async metricsText(): Promise<string> {
+    const res = await fetch(`http://${HOST}:${this.adminPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) throw new Error(`GET /metrics: HTTP ${res.status}`);
+    return res.text();
   }
 
   /** Every partition replica the broker's shards hold, as GET /v1/actors lists them. */

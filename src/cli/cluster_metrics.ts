@@ -44,15 +44,20 @@ export interface Capacities {
   readonly diskBytesPerSec: number;
 }
 
-function histogramOf(samples: readonly PromSample[], name: string, label: string, value: string): Histogram {
-  const out: [number, number][] = [];
+/**
+ * Histogram `name` of one scrape: the series whose labels `selects`, summed bucket by bucket
+ * (the series of one family share their bounds, as one broker's do).
+ */
+export function histogramOf(samples: readonly PromSample[], name: string, selects: (labels: Readonly<Record<string, string>>) => boolean): Histogram {
+  const byLe = new Map<number, number>();
   for (const s of samples) {
-    if (s.name !== `${name}_bucket` || s.labels[label] !== value) continue;
+    if (s.name !== `${name}_bucket` || !selects(s.labels)) continue;
     const le = s.labels['le'];
     if (le === undefined) continue;
-    out.push([le === '+Inf' ? Infinity : Number(le), s.value]);
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    byLe.set(bound, (byLe.get(bound) ?? 0) + s.value);
   }
-  return out.sort((a, b) => a[0] - b[0]);
+  return [...byLe].sort((a, b) => a[0] - b[0]);
 }
 
 export function scrapeOf(samples: readonly PromSample[], atMs: number): BrokerScrape {
@@ -89,8 +94,8 @@ export function scrapeOf(samples: readonly PromSample[], atMs: number): BrokerSc
   }
   return {
     atMs,
-    produce: histogramOf(samples, 'sluice_request_duration_seconds', 'api', 'Produce'),
-    fetch: histogramOf(samples, 'sluice_fetch_serve_seconds', 'kind', 'consumer'),
+    produce: histogramOf(samples, 'sluice_request_duration_seconds', (l) => l['api'] === 'Produce'),
+    fetch: histogramOf(samples, 'sluice_fetch_serve_seconds', (l) => l['kind'] === 'consumer'),
     cpuSeconds, cores, networkIn, networkOut, replicationIn, replicationOut, logBytesWritten, committed, lag, members, logEnd,
   };
 }

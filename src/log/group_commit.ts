@@ -5,7 +5,11 @@
 // Invariants: a waiter resolves only after the data its log had staged before commit() is
 // written (synced under 'always') and readable; on failure every waiter whose data was rolled back
 // (this cycle's and those queued behind it for the same logs) is rejected with the StorageError.
+// Timings, taken by the metrics scrape (takeTimings): each submission's duration, and each
+// cycle's queue wait, from its earliest request to the start of its submission (a request made
+// while another submission is in flight waits for that one first).
 import { performance } from 'node:perf_hooks';
+import { BucketHistogram, DISK_FLUSH_BOUNDS, type BucketCounts } from '../common/bucket_histogram.js';
 import type { PartitionLog } from './partition_log.js';
 import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
 
@@ -21,6 +25,14 @@ export interface CommitStats {
   avgBatchLogs: number;
   lastCommitMs: number;
   inFlight: boolean;
+}
+
+/** Group commit timings since the previous takeTimings(), in seconds. */
+export interface CommitTimings {
+  /** IoBackend submissions, from submission to completion. */
+  durations: BucketCounts;
+  /** Cycles with requests, from their earliest request to the start of their submission. */
+  queueWait: BucketCounts;
 }
 
 interface Waiter {
@@ -44,7 +56,8 @@ interface Cycle {
   readonly participants: Set<PartitionLog>;
   readonly requested: PartitionLog[];
   readonly synced: boolean;
-  readonly startedAt: number;
+  /** performance.now() of the earliest commit() among the waiters; null for a sync-only cycle. */
+  readonly requestedAt: number | null;
 }
 
 export class GroupCommitter {
@@ -60,6 +73,12 @@ export class GroupCommitter {
   private commits = 0;
   private logsCommitted = 0;
   private lastCommitMs = 0;
+  /** performance.now() of the first commit() since the last collect(); null while none is queued. */
+  private firstRequestAt: number | null = null;
+  /** performance.now() at which the in-flight submission was handed to the IoBackend. */
+  private submittedAt = 0;
+  private readonly durations = new BucketHistogram(DISK_FLUSH_BOUNDS);
+  private readonly queueWait = new BucketHistogram(DISK_FLUSH_BOUNDS);
 
   constructor(
     private readonly io: IoBackend,
@@ -77,6 +96,7 @@ export class GroupCommitter {
     if (this.closed) return Promise.reject(new StorageError('group committer is closed'));
     let w = this.next.get(log);
     if (!w) {
+      this.firstRequestAt ??= performance.now();
       w = makeWaiter();
       this.next.set(log, w);
     }
@@ -91,6 +111,11 @@ export class GroupCommitter {
       lastCommitMs: this.lastCommitMs,
       inFlight: this.inFlight,
     };
+  }
+
+  /** The timings since the previous call (the metrics scrape's deltas). */
+  takeTimings(): CommitTimings {
+    return { durations: this.durations.take(), queueWait: this.queueWait.take() };
   }
 
   /** Refuses new commits, runs the queued ones (and a last sync under 'interval'), then resolves. */
@@ -120,8 +145,11 @@ export class GroupCommitter {
     for (const log of cycle.requested) for (const op of log.commitPort.take() ?? []) writes.push(op);
     const syncFds: number[] = [];
     if (cycle.synced) for (const log of cycle.participants) for (const fd of log.commitPort.syncTargets()) syncFds.push(fd);
+    const now = performance.now();
+    if (cycle.requestedAt !== null) this.queueWait.observe((now - cycle.requestedAt) / 1000);
     if (writes.length === 0 && syncFds.length === 0) return this.settle(cycle, null);
     this.inFlight = true;
+    this.submittedAt = now;
     this.io.commit(writes, syncFds).then(
       () => this.settle(cycle, null),
       (err: unknown) => this.settle(cycle, StorageError.from(err, 'group commit')),
@@ -132,6 +160,8 @@ export class GroupCommitter {
   private collect(): Cycle {
     const waiters = this.next;
     this.next = new Map();
+    const requestedAt = this.firstRequestAt;
+    this.firstRequestAt = null;
     const synced = this.policy.kind === 'always' || this.syncDue;
     const participants = new Set<PartitionLog>();
     const requested: PartitionLog[] = [];
@@ -149,7 +179,7 @@ export class GroupCommitter {
       this.unsynced.clear();
       this.syncDue = false;
     }
-    return { waiters, participants, requested, synced, startedAt: performance.now() };
+    return { waiters, participants, requested, synced, requestedAt };
   }
 
   private settle(cycle: Cycle, err: StorageError | null): void {
@@ -157,7 +187,8 @@ export class GroupCommitter {
       this.inFlight = false;
       this.commits++;
       this.logsCommitted += cycle.participants.size;
-      this.lastCommitMs = performance.now() - cycle.startedAt;
+      this.lastCommitMs = performance.now() - this.submittedAt;
+      this.durations.observe(this.lastCommitMs / 1000);
     }
     if (err) this.fail(cycle, err);
     else this.succeed(cycle);
@@ -181,6 +212,8 @@ export class GroupCommitter {
         queued.reject(err);
       }
     }
+    // The queue's earliest request may have been among those; the next one starts a fresh wait.
+    if (this.next.size === 0) this.firstRequestAt = null;
     for (const w of cycle.waiters.values()) w.reject(err);
     this.onError(err);
   }

@@ -1,7 +1,7 @@
 // Broker metrics in Prometheus form, owned by the main thread. Request, byte, message and
 // connection figures are recorded as they happen on the main thread; shard-side figures
-// (partitions, rings, shard event loops) arrive as ShardSnapshots pulled at scrape time and are
-// applied just before the registry is rendered.
+// (partitions, rings, shard event loops, group commit timings) arrive as ShardSnapshots pulled at
+// scrape time and are applied just before the registry is rendered.
 // Invariants: one private Registry per BrokerMetrics (never prom-client's global one, so several
 // brokers can live in one process, e.g. in tests); every label value set is bounded — partition
 // and shard label sets mirror the latest snapshots (stale ones are removed), and free-form labels
@@ -17,7 +17,9 @@ import { availableParallelism } from 'node:os';
 import { LoopDelayMonitor, type LoopDelay } from '../common/loop_delay.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.js';
+import { DISK_FLUSH_BOUNDS } from '../common/bucket_histogram.js';
 import { CumulativeCounter } from './cumulative_counter.js';
+import { DeltaHistogram } from './delta_histogram.js';
 import { GroupMetrics } from './group_metrics.js';
 import { OffsetHistory } from './offset_history.js';
 import { RaftMetrics, type RaftMetricsSource } from './raft_metrics.js';
@@ -184,6 +186,20 @@ export class BrokerMetrics {
   private readonly rescanned = new CumulativeCounter(
     counter(this.registry, 'sluice_log_recovery_rescanned_segments_total', 'Segments log recovery rescanned as partitions opened (a clean shutdown leaves none)', ['shard']),
   );
+  private readonly logFlush = new DeltaHistogram({
+    name: 'sluice_log_flush_seconds',
+    help: 'Duration of a shard\'s group commits: write and, per the flush policy, fdatasync, from submission to completion',
+    labelNames: ['shard'],
+    bounds: DISK_FLUSH_BOUNDS,
+    registry: this.registry,
+  });
+  private readonly logFlushQueue = new DeltaHistogram({
+    name: 'sluice_log_flush_queue_seconds',
+    help: 'Time produced or replicated data waited for its shard\'s group commit to start',
+    labelNames: ['shard'],
+    bounds: DISK_FLUSH_BOUNDS,
+    registry: this.registry,
+  });
 
   private readonly fetchServe = new Histogram<'kind'>({
     name: 'sluice_fetch_serve_seconds',
@@ -365,6 +381,8 @@ export class BrokerMetrics {
     this.networkBytes.feed({ direction: 'out' }, `shard-${shard}/out`, s.traffic.linkBytesOut);
     this.replicationBytes.feed({ direction: 'in' }, `shard-${shard}/in`, s.traffic.replicaBytesFetched);
     this.logBytesWritten.feed({}, `shard-${shard}`, s.traffic.logBytesWritten);
+    this.logFlush.add({ shard }, s.logFlush.durations);
+    this.logFlushQueue.add({ shard }, s.logFlush.queueWait);
     for (const direction of DIRECTIONS) {
       const ring = direction === 'to_shard' ? s.toShard : s.toMain;
       this.ringUsed.set({ shard, direction }, ring.usedBytes);
@@ -385,6 +403,8 @@ export class BrokerMetrics {
     this.busy.remove({ shard }, shard);
     this.storageErrors.remove({ shard }, shard);
     this.rescanned.remove({ shard }, shard);
+    this.logFlush.remove({ shard });
+    this.logFlushQueue.remove({ shard });
     for (const direction of DIRECTIONS) {
       this.ringUsed.remove({ shard, direction });
       this.ringCapacity.remove({ shard, direction });

@@ -1,6 +1,7 @@
 // BrokerMetrics: shard snapshots become gauges/counters, vanished partitions and shards lose their
 // label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded;
-// raft figures appear only once a quorum is watched, and voter lag series follow leadership.
+// raft figures appear only once a quorum is watched, and voter lag series follow leadership;
+// shards' group commit timings add up into cumulative histograms.
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,8 @@ import { BrokerMetrics } from '../../src/metrics/metrics.js';
 import { OffsetHistory } from '../../src/metrics/offset_history.js';
 import type { RaftMetricsSource } from '../../src/metrics/raft_metrics.js';
 import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot, ShardTraffic } from '../../src/actors/shard_snapshot.js';
+import { BucketHistogram, DISK_FLUSH_BOUNDS } from '../../src/common/bucket_histogram.js';
+import type { CommitTimings } from '../../src/log/group_commit.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
   return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0, consumerWaits: wakeups, producerWaits: 0 };
@@ -22,8 +25,18 @@ function part(topic: string, partition: number, end: number): PartitionSnapshot 
 const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] };
 const NO_TRAFFIC: ShardTraffic = { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 };
 
+/** A shard's group commit timings with these durations and queue waits (seconds). */
+function commitTimings(durations: number[], queueWaits: number[]): CommitTimings {
+  const histogramOf = (seconds: number[]): BucketHistogram => {
+    const h = new BucketHistogram(DISK_FLUSH_BOUNDS);
+    for (const s of seconds) h.observe(s);
+    return h;
+  };
+  return { durations: histogramOf(durations).take(), queueWait: histogramOf(queueWaits).take() };
+}
+
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS, traffic = NO_TRAFFIC): ShardSnapshot {
-  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic };
+  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic, logFlush: commitTimings([], []) };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
@@ -79,6 +92,31 @@ test('cumulative shard totals stay monotonic across a shard restart', async (t) 
   const text = await m.metricsText();
   assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="0"'), 30);
   assert.equal(sample(text, 'sluice_ring_wakeups_total', 'shard="0",direction="to_shard",side="consumer"'), 7);
+});
+
+test('group commit timings: cumulative le buckets per shard, summed across snapshots, gone with their shard', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  m.applyShardSnapshots([{ ...shard(0, []), logFlush: commitTimings([0.0008, 0.003], [0.02]) }, shard(1, [])]);
+  m.applyShardSnapshots([{ ...shard(0, []), logFlush: commitTimings([0.0004, 7], [0.0001]) }, shard(1, [])]);
+  let text = await m.metricsText();
+  assert.match(text, /^# TYPE sluice_log_flush_seconds histogram$/m);
+  const flush = (le: string): number | undefined => sample(text, 'sluice_log_flush_seconds_bucket', `shard="0",le="${le}"`);
+  assert.deepEqual(['0.0001', '0.0005', '0.001', '0.0025', '0.005', '5', '+Inf'].map(flush), [0, 1, 2, 2, 3, 3, 4]);
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="0"'), 4);
+  assert.ok(Math.abs(sample(text, 'sluice_log_flush_seconds_sum', 'shard="0"')! - 7.0042) < 1e-9);
+  const wait = (le: string): number | undefined => sample(text, 'sluice_log_flush_queue_seconds_bucket', `shard="0",le="${le}"`);
+  assert.deepEqual(['0.0001', '0.01', '0.025', '+Inf'].map(wait), [1, 1, 2, 2]);
+  assert.equal(sample(text, 'sluice_log_flush_queue_seconds_count', 'shard="0"'), 2);
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="1"'), 0, 'a shard without commits has its series from the start');
+  const json = await m.registry.getMetricsAsJSON();
+  assert.equal(json.find((x) => x.name === 'sluice_log_flush_queue_seconds')?.values.length, (DISK_FLUSH_BOUNDS.length + 3) * 2);
+
+  m.applyShardSnapshots([shard(0, [])]);
+  text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="0"'), 4, 'an empty delta adds nothing');
+  assert.equal(sample(text, 'sluice_log_flush_seconds_count', 'shard="1"'), undefined);
+  assert.equal(sample(text, 'sluice_log_flush_queue_seconds_bucket', 'shard="1",le="+Inf"'), undefined);
 });
 
 test('main-thread recording: requests, bytes, connections, bounded reasons', async (t) => {

@@ -1,9 +1,12 @@
-// GroupCommitter: one submission per macrotask across logs, pipelining, flush policies, and rollback
-// of everything a failed submission (or a failed interval fdatasync) put at risk.
+// GroupCommitter: one submission per macrotask across logs, pipelining, flush policies, rollback
+// of everything a failed submission (or a failed interval fdatasync) put at risk, and the
+// submission durations and queue waits it records.
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
+import { DISK_FLUSH_BOUNDS, type BucketCounts } from '../../../src/common/bucket_histogram.js';
 import { GroupCommitter } from '../../../src/log/group_commit.js';
 import { StorageError } from '../../../src/log/io_backend.js';
 import { PartitionLog } from '../../../src/log/partition_log.js';
@@ -37,6 +40,11 @@ function shard(n: number, policy: ConstructorParameters<typeof GroupCommitter>[1
       for (const d of dirs) removeDir(d);
     },
   };
+}
+
+/** Observations in the buckets whose upper bound reaches `seconds`: any one at least that long is among them. */
+function observedAtLeast(h: BucketCounts, seconds: number): number {
+  return h.counts.reduce((n, c, i) => (i >= DISK_FLUSH_BOUNDS.length || DISK_FLUSH_BOUNDS[i] >= seconds ? n + c : n), 0);
 }
 
 const segmentFile = (log: PartitionLog): string => join(log.dir, '00000000000000000000.log');
@@ -88,6 +96,37 @@ describe('GroupCommitter', () => {
       assert.equal(s.io.calls.length, 2);
       assert.equal(s.io.calls[1]!.writes.length, 2);
       assert.deepEqual([a.highWatermark, b.highWatermark], [2, 1]);
+    } finally {
+      s.io.release();
+      await s.dispose();
+    }
+  });
+
+  it('records each submission\'s duration and each cycle\'s wait for its submission to start', async () => {
+    const s = shard(1);
+    try {
+      const log = s.logs[0]!;
+      s.io.hold();
+      append(log, batchOf(1, 10));
+      const first = s.committer.commit(log);
+      await new Promise((r) => setImmediate(r));
+      const firstSubmitted = performance.now();
+      append(log, batchOf(1, 10));
+      const second = s.committer.commit(log);
+      const secondRequested = performance.now();
+      await new Promise((r) => setTimeout(r, 30));
+      const released = performance.now();
+      s.io.release();
+      await Promise.all([first, second]);
+      const { durations, queueWait } = s.committer.takeTimings();
+      assert.equal(durations.count, 2, 'both submissions');
+      assert.ok(observedAtLeast(durations, (released - firstSubmitted) / 1000) >= 1, 'the held submission took as long as it was held');
+      assert.equal(queueWait.count, 2, 'both cycles');
+      const held = (released - secondRequested) / 1000;
+      assert.ok(observedAtLeast(queueWait, held) >= 1, 'the second request waited for the held submission');
+      assert.ok(queueWait.sum >= held);
+      const none = s.committer.takeTimings();
+      assert.deepEqual([none.durations.count, none.queueWait.count], [0, 0], 'taken timings start over');
     } finally {
       s.io.release();
       await s.dispose();

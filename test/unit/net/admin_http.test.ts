@@ -13,6 +13,7 @@ import { BearerToken } from '../../../src/net/listener_security.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { BrokerMetrics } from '../../../src/metrics/metrics.js';
 import type { ShardSnapshot } from '../../../src/actors/shard_snapshot.js';
+import { BucketHistogram, DISK_FLUSH_BOUNDS } from '../../../src/common/bucket_histogram.js';
 import { startAdminServer } from '../../../src/net/admin_http.js';
 import type { AdminServerOptions, HealthStatus } from '../../../src/net/admin_http.js';
 
@@ -29,6 +30,7 @@ const snapshot: ShardSnapshot = {
   rescannedSegments: 0,
   groups: { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] },
   traffic: { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 },
+  logFlush: { durations: new BucketHistogram(DISK_FLUSH_BOUNDS).take(), queueWait: new BucketHistogram(DISK_FLUSH_BOUNDS).take() },
 };
 
 async function withServer(
