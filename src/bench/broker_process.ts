@@ -95,6 +95,14 @@ export interface ReplicaState {
   readonly role: string;
 }
 
+/** Every partition replica the shards of the broker whose admin listener is 127.0.0.1:`adminPort` hold (GET /v1/actors). */
+export async function replicasAt(adminPort: number): Promise<ReplicaState[]> {
+  const res = await fetch(`http://${HOST}:${adminPort}/v1/actors`, { signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`GET /v1/actors: HTTP ${res.status}`);
+  const shards = (await res.json()) as { actors: ReplicaState[] }[];
+  return shards.flatMap((s) => s.actors);
+}
+
 export class BrokerProcess {
   readonly host = HOST;
   private stderrTail = '';
@@ -191,11 +199,8 @@ export class BrokerProcess {
   }
 
   /** Every partition replica the broker's shards hold, as GET /v1/actors lists them. */
-  async replicas(): Promise<ReplicaState[]> {
-    const res = await fetch(`http://127.0.0.1:${this.adminPort}/v1/actors`, { signal: AbortSignal.timeout(10_000) });
-    if (!res.ok) throw new Error(`GET /v1/actors: HTTP ${res.status}`);
-    const shards = (await res.json()) as { actors: ReplicaState[] }[];
-    return shards.flatMap((s) => s.actors);
+  replicas(): Promise<ReplicaState[]> {
+    return replicasAt(this.adminPort);
   }
 
   /** SIGTERM, wait for exit (SIGKILL after timeoutMs), remove the data dir if it owns it; the exit code. */

@@ -1,11 +1,14 @@
 // Tests of the replication bench's lag arithmetic (bench/load/replica_lag.ts): from the replica
 // lists of several brokers, per partition the leader's log end minus each follower's, and minus
 // the leader's high watermark; other topics, partitions without a leader in the sample and
-// followers that answered after the leader (ahead of it) are handled as documented.
+// followers that answered after the leader (ahead of it) are handled as documented. And the
+// sampler's worker thread against two admin endpoints served here: its samples reach stop().
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import type { ReplicaState } from '../../../src/bench/broker_process.js';
-import { replicaLag } from '../../../bench/load/replica_lag.js';
+import { LagSampler, replicaLag } from '../../../bench/load/replica_lag.js';
 
 const replica = (topic: string, partition: number, role: string, logEndOffset: number, highWatermark: number): ReplicaState =>
   ({ topic, partition, role, logEndOffset, highWatermark });
@@ -23,4 +26,30 @@ test('replicaLag: a follower sampled after the leader (ahead of it) counts 0; a 
   const lag = replicaLag([[replica('t', 0, 'leader', 100, 100)], [replica('t', 0, 'follower', 104, 100), replica('t', 1, 'follower', 7, 7)]], 't');
   assert.deepEqual(lag.followerLag, [0]);
   assert.deepEqual(lag.hwLag, [0]);
+});
+
+test('LagSampler: its worker samples every admin endpoint until stop(), which returns the samples', async (t) => {
+  const serve = (actors: ReplicaState[]): Promise<Server> => new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/v1/actors' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify([{ shard: 0, actors }]));
+    });
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+  const leader = await serve([replica('t', 0, 'leader', 100, 97)]);
+  const follower = await serve([replica('t', 0, 'follower', 96, 90)]);
+  t.after(() => {
+    leader.close();
+    follower.close();
+  });
+  const port = (s: Server): number => (s.address() as AddressInfo).port;
+  const sampler = new LagSampler([{ adminPort: port(leader) }, { adminPort: port(follower) }], 't', 10);
+  sampler.start(0);
+  await new Promise((r) => setTimeout(r, 300));
+  const got = await sampler.stop();
+  assert.ok(got.samples >= 3, `samples: ${got.samples}`);
+  assert.equal(got.failedSamples, 0);
+  assert.deepEqual(new Set(got.followerLag), new Set([4]));
+  assert.deepEqual(new Set(got.hwLag), new Set([3]));
+  assert.equal(got.followerLag.length, got.samples);
 });
