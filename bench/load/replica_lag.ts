@@ -4,9 +4,10 @@
 // answers of one sample are not one instant: the brokers are asked concurrently, so a sample can
 // be off by what arrives within one admin round trip (a negative difference is kept as 0).
 // Threads: LagSampler lives on the bench's main thread; the sampling loop runs on a worker thread
-// of its own (this module, started with SAMPLER_DATA), because the e2e latency load stamps and
-// reads records on the main thread: ten HTTP round trips and JSON parses a second there delayed
-// its consumer and added their time to the latency it measures (p99 14 -> 23 ms at 2000/s).
+// of its own (this module, started with a SamplerData), because the e2e latency load stamps and
+// reads records on the main thread, and the sampler's HTTP round trips and JSON parses there
+// could delay its consumer and add their time to the latency it measures. (In an A/B of two
+// runs per side the difference was within the run-to-run spread; the confound is gone either way.)
 // Bounds: one sample in flight at a time; at most MAX_SAMPLES values; stop() ends the worker.
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
