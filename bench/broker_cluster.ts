@@ -5,27 +5,15 @@
 // every node and removes the data dirs. Each node's V8 helper pool is sized to its share of the
 // cores (colocatedNodeArgs) unless the caller passes node flags of its own.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts } from '../src/cli/dev_cluster.js';
+import { colocatedNodeArgs, freePorts } from '../src/cli/dev_cluster.js';
 import { BrokerProcess } from '../src/bench/broker_process.js';
 import type { BrokerOptions, ClusterMember } from '../src/bench/broker_process.js';
 
 const HOST = '127.0.0.1';
 /** A cluster's first start includes the quorum's first election. */
 const START_TIMEOUT_MS = 60_000;
-
-/**
- * Node flags for one of `count` brokers sharing this machine: V8's helper pool (concurrent GC
- * marking and sweeping, compilation) sized to the broker's share of the cores. Node makes it 4
- * threads whatever the machine, so three brokers on two cores ran twelve helpers that preempted
- * the brokers' main and shard threads. In one sitting (RF 3, acks=all, flush always, 1 KiB, two
- * runs per rate and side) e2e p99 went from 19.2-24.5 to 18.0-20.4 ms and p99.9 from 34.5-48.9 to
- * 25.3-32.5 ms at 2000 and 10000 msgs/s. A broker alone on its machine keeps Node's default.
- */
-export function colocatedNodeArgs(count: number, cores = availableParallelism()): string[] {
-  return [`--v8-pool-size=${Math.max(1, Math.floor(cores / count))}`];
-}
 
 export class BrokerCluster {
   private readonly nodes = new Map<number, BrokerProcess>();
