@@ -64,6 +64,9 @@ export class DeadlineWheel<K> {
   /** Expires `key` once the clock reaches `deadline` (same time base as the clock's now()). */
   add(key: K, deadline: number): void {
     this.delete(key);
+    // An empty wheel has nothing in the ticks since it emptied: skip them, so the first advance
+    // after a quiet hour does not walk every tick of it.
+    if (this.tickOf.size === 0) this.cursor = Math.max(this.cursor, Math.floor(this.clock.now() / this.tickMs));
     // The end of the tick holding the deadline, and never a tick the cursor already passed.
     const tick = Math.max(Math.ceil(deadline / this.tickMs), this.cursor + 1);
     let bucket = this.buckets.get(tick);
