@@ -45,7 +45,7 @@ const USAGE = `usage: node dist/bench/replication.js [options]
 options: --repeat N (3, throughput runs)  --shards N (1 per broker)  --partitions N (6)
          --size BYTES (1024)  --batch RECORDS (0 = 64 KiB batches)  --connections N (1)  --inflight N (16)
          --duration-s S (10 per load)  --warmup-s S (1)  --flush always|never|MS (always)
-         --rates R,R (2000,10000: e2e + lag rates, msgs/s)  --e2e-duration-s S (10)  --sample-ms MS (100)
+         --rates R,R (2000,10000: e2e + lag rates, msgs/s)  --e2e-duration-s S (10)  --sample-ms MS (100; 0: no lag sampling)
          --catchup-mib N (256; 1024 = 1 GiB behind)  --quiet-wait S (20; 0 = no quiet gate)
          --replica-fetch-wait-max-ms MS (the broker default) for the cluster's brokers
          --skip throughput,flush-never,e2e,catchup  --request-timeout-ms MS (30000)`;
@@ -91,6 +91,13 @@ const CATCHUP_TIMEOUT_MS = 600_000;
 /** The e2e producer's batching interval (Kafka's linger.ms; 5 ms is its default since 4.0). */
 const E2E_LINGER_MS = 5;
 
+/** --sample-ms: 0 (no lag sampling) or at least 10 ms. */
+function sampleIntervalOf(raw: string | undefined): number {
+  const ms = num(raw, 'sample-ms', 100, 0);
+  if (ms > 0 && ms < 10) throw new Error(`--sample-ms must be 0 or >= 10 (got "${raw ?? ''}")`);
+  return ms;
+}
+
 function num(raw: string | undefined, name: string, fallback: number, min = 0): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
@@ -117,7 +124,7 @@ function settingsOf(v: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>
     flush: v.flush ?? 'always',
     rates,
     e2eDurationMs: num(v['e2e-duration-s'], 'e2e-duration-s', 10, 1) * 1000,
-    sampleMs: num(v['sample-ms'], 'sample-ms', 100, 10),
+    sampleMs: sampleIntervalOf(v['sample-ms']),
     catchupMiB: num(v['catchup-mib'], 'catchup-mib', 256, 1),
     quietWaitS: num(v['quiet-wait'], 'quiet-wait', 20),
     skip,
@@ -258,7 +265,8 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   const sampler = new LagSampler(cluster.running(), topic, s.sampleMs);
   const cpu0 = cpuOf(cluster.running());
   const flush0 = await leader.logFlush();
-  sampler.start(s.warmupMs);
+  // --sample-ms 0 measures the e2e latency without the brokers answering lag samples meanwhile.
+  if (s.sampleMs > 0) sampler.start(s.warmupMs);
   const r = await runE2eLatency(conn, {
     host: leader.host, port: leader.kafkaPort, topic, partitions: s.partitions, batchRecords,
     recordBytes: s.recordBytes, acks: -1, ratePerSec: rate, messages: Number.MAX_SAFE_INTEGER, durationMs: s.e2eDurationMs,
@@ -275,7 +283,7 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   return {
     rate_msgs_s: rate, achieved_msgs_s: r.achievedRate, e2e_p50_ms: r.latency.p50Ms, e2e_p99_ms: r.latency.p99Ms,
     e2e_p999_ms: r.latency.p999Ms, e2e_max_ms: r.latency.maxMs, produce_p50_ms: r.produceLatency.p50Ms, produce_p99_ms: r.produceLatency.p99Ms,
-    lag_p50_msgs: percentile(lag.followerLag, 50), lag_p99_msgs: percentile(lag.followerLag, 99), lag_max_msgs: Math.max(...lag.followerLag),
+    lag_p50_msgs: percentile(lag.followerLag, 50), lag_p99_msgs: percentile(lag.followerLag, 99), lag_max_msgs: percentile(lag.followerLag, 100),
     hw_lag_p50_msgs: percentile(lag.hwLag, 50), hw_lag_p99_msgs: percentile(lag.hwLag, 99), lag_samples: lag.samples,
     cpu_us_msg: (cpu / Math.max(1, r.acked)) * 1e6, batch_records: batchRecords,
     flush_p50_ms: histogramQuantile(0.5, flushes) * 1000, flush_p99_ms: histogramQuantile(0.99, flushes) * 1000,
