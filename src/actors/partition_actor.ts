@@ -116,7 +116,7 @@ export class PartitionActor implements Expirable {
   private readonly internal: PendingAcks<(errorCode: number) => void>;
   /** The high watermark and durable end parked fetches were last told about. */
   private wokeAt: number;
-  private wokeDurable: number;
+  private wokeWritten: number;
   /** When this actor's deadline-wheel entry fires (Infinity: none scheduled). */
   private expiresAt = Infinity;
   private batchesIn = 0;
@@ -146,7 +146,7 @@ export class PartitionActor implements Expirable {
     this.replicated = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, settle);
     this.internal = new PendingAcks<(errorCode: number) => void>(MAX_PENDING_ACKS, (done, code) => done(code));
     this.wokeAt = log.highWatermark;
-    this.wokeDurable = log.durableOffset;
+    this.wokeWritten = log.writtenOffset;
     this.checkpointedHw = log.highWatermark;
   }
 
@@ -362,6 +362,8 @@ export class PartitionActor implements Expirable {
         }
       }
       const assignment = this.assignmentOf(role);
+      // Followers may read what is written before it is synced; alone, a split commit buys nothing.
+      this.log.earlyReads = role.replicas.length > 1 ? this.written : null;
       if (this.leader !== null && role.leaderEpoch >= this.leader.leaderEpoch) {
         this.applyLeader(this.leader.onMetadata(assignment, now));
         return;
@@ -428,6 +430,7 @@ export class PartitionActor implements Expirable {
   private dropLeadership(): void {
     if (this.leader === null) return;
     this.leader = null;
+    this.log.earlyReads = null;
     this.replicated.failThrough(this.replicated.lastSeq, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     this.internal.failThrough(this.internal.lastSeq, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   }
@@ -473,13 +476,22 @@ export class PartitionActor implements Expirable {
     this.acks.advance(this.log.durableOffset);
   }
 
-  /** Parked fetches look again when consumers' (high watermark) or followers' (durable end) readable end moved. */
+  /**
+   * The log's earlyReads listener while leading others: a commit's writes landed before its sync.
+   * The leader learns the new log end (a follower may fetch from past the durable end once it has
+   * the bytes), and followers' parked fetches need not wait for the leader's fdatasync.
+   */
+  private readonly written = (): void => {
+    if (this.leader !== null) this.applyLeader(this.leader.onLocalLog(this.localLog(), this.replicas.now()));
+  };
+
+  /** Parked fetches look again when consumers' (high watermark) or followers' (written end) readable end moved. */
   private wakeFetches(): void {
     const hw = this.log.highWatermark;
-    const durable = this.log.durableOffset;
-    const grew = hw > this.wokeAt || (durable > this.wokeDurable && this.leader !== null);
+    const written = this.log.writtenOffset;
+    const grew = hw > this.wokeAt || (written > this.wokeWritten && this.leader !== null);
     this.wokeAt = hw;
-    this.wokeDurable = durable;
+    this.wokeWritten = written;
     if (grew) for (const reqId of [...this.waiters]) this.ports.fetchMayProceed(reqId);
   }
 

@@ -2,17 +2,23 @@
 // are handed over for one group commit and how the outcome comes back. Internal to src/log: the
 // partition actor never calls these; it calls GroupCommitter.commit(log).
 // Protocol per commit cycle: take() (and, when the cycle syncs, syncTargets()) before io.commit,
-// then exactly one of completed() / failed() after it settles. At most one cycle is in flight per log.
+// then exactly one of completed() / failed() after it settles. A cycle of a log that splitsSync
+// writes first, calls written() once the writes landed, then takes syncTargets() for a second,
+// sync-only submission. At most one cycle is in flight per log.
 import type { StorageError, WriteOp } from './io_backend.js';
 
 export interface CommitPort {
   /** False once the log is closing, closed or offline: waiters for it must fail, its staged data is discarded. */
   readonly isOpen: boolean;
+  /** Its commits should be written and synced in two submissions, with written() between (PartitionLog.earlyReads). */
+  readonly splitsSync: boolean;
   /** Moves everything staged in flight; null when nothing is staged. */
   take(): WriteOp[] | null;
   /** Files whose written or in-flight bytes are not yet durable (captured for this cycle's fdatasync). */
   syncTargets(): number[];
-  /** The cycle's writes (and syncs, when `synced`) succeeded: in-flight data becomes readable. */
+  /** The cycle's writes landed and its sync is still to come: in-flight data becomes readable by followers. */
+  written(): void;
+  /** The cycle's writes (and syncs, when `synced`) succeeded: in-flight data becomes durable and readable. */
   completed(synced: boolean): void;
   /**
    * The cycle failed: in-flight and later staged data are rolled back. Returns false when the log

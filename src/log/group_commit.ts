@@ -2,6 +2,9 @@
 // macrotask is written (and, per the flush policy, fdatasync'ed) in ONE IoBackend submission.
 // Runs on the shard worker that owns the logs. One submission is in flight at a time; requests
 // arriving meanwhile form the next one, which starts as soon as the current one settles.
+// Under 'always', a cycle with a log that splitsSync (a replicated leader) is two submissions:
+// the writes, then, once every log was told they landed (followers may fetch them now), the syncs.
+// The followers' fetch and fdatasync then overlap the leader's fdatasync instead of following it.
 // Invariants: a waiter resolves only after the data its log had staged before commit() is
 // written (synced under 'always') and readable; on failure every waiter whose data was rolled back
 // (this cycle's and those queued behind it for the same logs) is rejected with the StorageError.
@@ -143,10 +146,18 @@ export class GroupCommitter {
     const cycle = this.collect();
     const writes: WriteOp[] = [];
     for (const log of cycle.requested) for (const op of log.commitPort.take() ?? []) writes.push(op);
-    const syncFds: number[] = [];
-    if (cycle.synced) for (const log of cycle.participants) for (const fd of log.commitPort.syncTargets()) syncFds.push(fd);
     const now = performance.now();
     if (cycle.requestedAt !== null) this.queueWait.observe((now - cycle.requestedAt) / 1000);
+    if (cycle.synced && writes.length > 0 && cycle.requested.some((log) => log.commitPort.splitsSync)) {
+      this.inFlight = true;
+      this.submittedAt = now;
+      this.io.commit(writes, []).then(
+        () => this.syncWritten(cycle),
+        (err: unknown) => this.settle(cycle, StorageError.from(err, 'group commit')),
+      );
+      return;
+    }
+    const syncFds = cycle.synced ? this.syncTargetsOf(cycle) : [];
     if (writes.length === 0 && syncFds.length === 0) return this.settle(cycle, null);
     this.inFlight = true;
     this.submittedAt = now;
@@ -155,6 +166,22 @@ export class GroupCommitter {
       (err: unknown) => this.settle(cycle, StorageError.from(err, 'group commit')),
     );
   };
+
+  /** A split cycle's writes landed: its logs learn it, then their files are synced in a second submission. */
+  private syncWritten(cycle: Cycle): void {
+    for (const log of cycle.participants) log.commitPort.written();
+    this.io.commit([], this.syncTargetsOf(cycle)).then(
+      () => this.settle(cycle, null),
+      (err: unknown) => this.settle(cycle, StorageError.from(err, 'group commit sync')),
+    );
+  }
+
+  /** Captures what the cycle's fdatasyncs make durable (once per cycle: the capture opens the directory's descriptor). */
+  private syncTargetsOf(cycle: Cycle): number[] {
+    const fds: number[] = [];
+    for (const log of cycle.participants) for (const fd of log.commitPort.syncTargets()) fds.push(fd);
+    return fds;
+  }
 
   /** Takes the queued requests as this cycle's; waiters of closed logs fail at once. */
   private collect(): Cycle {

@@ -5,8 +5,12 @@
 // lands, and are rolled back if it fails. Segments roll by size and age; once a rolled segment is
 // wholly committed it is sealed in the background (fdatasync, indexes persisted, producer snapshot)
 // and the recovery point moves past it, so a crash rescans only the unsealed tail.
-// Three offsets: logEndOffset (next offset to assign, staged data included), durableOffset
-// (everything below is in the files) and highWatermark (clients read below it). The high watermark
+// Four offsets: logEndOffset (next offset to assign, staged data included), writtenOffset
+// (everything below is in the files; followers read below it), durableOffset (everything below is
+// in the files and, under flush=always, fdatasync'ed) and highWatermark (clients read below it).
+// They differ in written and durable only while a replicated leader's commit is between its write
+// and its sync (see `earlyReads`): a follower may then fetch bytes the leader has not synced, and
+// make them durable in parallel with the leader's own sync. The high watermark
 // follows the durable offset on each commit by default (a single-node broker); under the 'owner'
 // policy only updateHighWatermark moves it (a replicated leader or follower), and it is restored
 // from `high-watermark-checkpoint` on open. The high watermark never passes the durable offset,
@@ -19,9 +23,11 @@
 // resetTo empties the log and starts it again at any offset, for a follower whose log lies wholly
 // outside its leader's.
 // Invariants (asserted where they change): logStartOffset <= highWatermark <= durableOffset <=
-// logEndOffset; all three only grow except through truncateTo and resetTo (and a failed commit's
-// rollback, which moves logEndOffset back to durableOffset); bytes below the durable offset never
-// change except by truncateTo and resetTo; at most one commit is in flight.
+// writtenOffset <= logEndOffset; all only grow except through truncateTo and resetTo (and a failed
+// commit's rollback, which moves writtenOffset and logEndOffset back to durableOffset); bytes below
+// the durable offset never change except by truncateTo and resetTo; at most one commit is in
+// flight, from its write to its sync. A sync that fails after its bytes were written, and so may
+// have been read by followers, takes the log offline: it cannot roll back what others hold.
 import { closeSync, fdatasyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -72,7 +78,7 @@ export interface PartitionLogOptions {
   cleanShutdown?: CleanCloseEntry | null;
 }
 
-/** Where reads stop: the high watermark (clients) or the durable log end (followers). */
+/** Where reads stop: the high watermark (clients) or the written log end (followers). */
 export type ReadIsolation = 'high-watermark' | 'log-end';
 
 /**
@@ -131,7 +137,7 @@ interface StateFile {
   readonly content: Buffer;
 }
 
-/** A read limit inside the durable data: the batch boundary `pos` in `seg`, where offset `offset` starts. */
+/** A read limit inside the written data: the batch boundary `pos` in `seg`, where offset `offset` starts. */
 interface ReadBound {
   readonly seg: Segment;
   readonly pos: number;
@@ -158,15 +164,18 @@ export class PartitionLog {
   private readonly onWarning: ((what: string, err: StorageError) => void) | undefined;
   private warning: StorageError | null = null;
   private leo: number;
+  private written: number;
   private durable: number;
   private hw: number;
-  /** Where high-watermark reads stop while the high watermark is below the durable offset; null when they are equal. */
+  /** Where high-watermark reads stop while the high watermark is below the written offset; null when they are equal. */
   private hwBound: ReadBound | null = null;
   private committedBytes = 0;
   private checkpointedRecoveryPoint = -1;
   private leaderEpoch = -1;
   private pending = new StagingArea();
   private inFlight: StagingArea | null = null;
+  /** The in-flight commit's writes landed (readable up to writtenOffset) and its sync is still to come. */
+  private inFlightWritten = false;
   private spare = new StagingArea();
   private dirDirty = false;
   /**
@@ -188,6 +197,13 @@ export class PartitionLog {
   private hintSeg: Segment | null = null;
   private hintOffset = -1;
   private hintPos = 0;
+  /**
+   * Set by a replicated leader under flush=always and called each time a commit's writes land:
+   * the shard's GroupCommitter then writes this log's commits and syncs them in two steps, so that
+   * followers can fetch (and sync) the bytes while the leader's fdatasync runs. The high watermark
+   * still waits for the sync. Null: a commit is written and synced in one step.
+   */
+  earlyReads: (() => void) | null = null;
 
   private constructor(
     readonly dir: string,
@@ -204,7 +220,7 @@ export class PartitionLog {
     this.producers = rec.producers;
     this.epochs = rec.epochs;
     this.recovery = rec.stats;
-    this.leo = this.durable = this.active.nextOffset;
+    this.leo = this.written = this.durable = this.active.nextOffset;
     this.hw = this.hwFollowsDurable ? this.durable : rec.highWatermark;
     this.refreshHwBound();
     this.checkOffsets();
@@ -214,8 +230,14 @@ export class PartitionLog {
       get isOpen() {
         return log.state === 'open' && !log.offline;
       },
+      get splitsSync() {
+        return log.earlyReads !== null;
+      },
       take: () => this.take(),
       syncTargets: () => this.syncTargets(),
+      written: () => {
+        if (this.landWrites()) this.earlyReads?.();
+      },
       completed: (synced) => this.completed(synced),
       failed: () => this.failed(),
     };
@@ -255,6 +277,11 @@ export class PartitionLog {
   /** Everything below is written to the segment files (and fdatasync'ed under flush=always). */
   get durableOffset(): number {
     return this.durable;
+  }
+
+  /** Everything below is written to the segment files, synced or not: followers read below it. */
+  get writtenOffset(): number {
+    return this.written;
   }
 
   get highWatermark(): number {
@@ -455,13 +482,15 @@ export class PartitionLog {
   /**
    * Whole durable batches from the one containing fetchOffset, up to maxBytes (at least one batch
    * when minOneBatch, KIP-74); empty at or past the bound: the high watermark for clients (a batch
-   * the high watermark falls inside is not returned), the durable log end for followers.
+   * the high watermark falls inside is not returned), the written log end for followers. An
+   * offline log still serves what it acknowledged (below the high watermark) but no follower: its
+   * files may hold bytes past its log end that it wrote and could not sync.
    */
   read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, isolation: ReadIsolation = 'high-watermark'): ReadResult {
-    if (this.state === 'closed') return readError(ErrorCode.KAFKA_STORAGE_ERROR);
+    if (this.state === 'closed' || (this.offline && isolation === 'log-end')) return readError(ErrorCode.KAFKA_STORAGE_ERROR);
     if (fetchOffset < this.logStartOffset || fetchOffset > this.leo) return readError(ErrorCode.OFFSET_OUT_OF_RANGE);
     const bound = isolation === 'high-watermark' ? this.hwBound : null;
-    if (fetchOffset >= (bound ? bound.offset : this.durable)) return readError(ErrorCode.NONE);
+    if (fetchOffset >= (bound ? bound.offset : this.written)) return readError(ErrorCode.NONE);
     try {
       return this.readDurable(fetchOffset, maxBytes, minOneBatch, bound);
     } catch (err) {
@@ -470,7 +499,7 @@ export class PartitionLog {
     }
   }
 
-  /** Reads below `bound` (a position in the durable data), or up to the durable end when null. */
+  /** Reads below `bound` (a position in the written data), or up to the written end when null. */
   private readDurable(fetchOffset: number, maxBytes: number, minOneBatch: boolean, bound: ReadBound | null): ReadResult {
     let i = this.segmentIndexFor(fetchOffset);
     let seg = this.segments[i]!;
@@ -507,9 +536,11 @@ export class PartitionLog {
     return { error: ErrorCode.NONE, ranges, bytes };
   }
 
-  /** Recomputes where high-watermark reads stop, after the high watermark or the durable offset moved. */
+  /** Recomputes where high-watermark reads stop, after the high watermark or the written offset moved. */
   private refreshHwBound(): void {
-    if (this.hw === this.durable) {
+    // Unbounded reads run to the end of the files' committed data: the written offset, except in a
+    // log that went offline when a split commit's sync failed (its written bytes stay in the files).
+    if (this.hw === this.active.committedNextOffset) {
       this.hwBound = null;
       return;
     }
@@ -700,7 +731,7 @@ export class PartitionLog {
     writeFileAtomicSync(join(this.dir, LEADER_EPOCH_FILE), this.epochs.encode(), true);
     this.segments.push(Segment.create(this.dir, offset, this.now()));
     fsyncDirSync(this.dir);
-    this.leo = this.durable = this.hw = offset;
+    this.leo = this.written = this.durable = this.hw = offset;
     this.refreshHwBound();
     this.hintSeg = null;
     this.committedBytes = 0;
@@ -719,7 +750,7 @@ export class PartitionLog {
     const end = truncateSegments(this.segments, offset, this.config.indexIntervalBytes);
     fdatasyncSync(this.active.fd);
     fsyncDirSync(this.dir);
-    this.leo = this.durable = end;
+    this.leo = this.written = this.durable = end;
     this.hw = Math.min(this.hw, end);
     this.refreshHwBound();
     this.hintSeg = null;
@@ -938,27 +969,40 @@ export class PartitionLog {
     return fds;
   }
 
+  /** The in-flight commit's writes landed, its sync (if any) still to come: followers may read them. False when there was nothing new. */
+  private landWrites(): boolean {
+    const area = this.inFlight;
+    if (area === null || this.inFlightWritten) return false;
+    for (const run of area.runs) {
+      const seg = run.seg;
+      seg.committedSize = run.end;
+      seg.committedNextOffset = run.nextOffset;
+      if (run.maxTimestamp > seg.committedMaxTimestamp) {
+        seg.committedMaxTimestamp = run.maxTimestamp;
+        seg.committedOffsetOfMaxTimestamp = run.offsetOfMaxTimestamp;
+      }
+    }
+    if (area.endOffset <= this.written) throw new Error(`log ${this.dir}: commit ending at ${area.endOffset} does not pass ${this.written}`);
+    this.written = area.endOffset;
+    this.committedBytes += area.bytes;
+    this.inFlightWritten = true;
+    this.refreshHwBound();
+    this.checkOffsets();
+    return true;
+  }
+
   private completed(synced: boolean): void {
     const area = this.inFlight;
     if (area) {
-      for (const run of area.runs) {
-        const seg = run.seg;
-        seg.committedSize = run.end;
-        seg.committedNextOffset = run.nextOffset;
-        if (run.maxTimestamp > seg.committedMaxTimestamp) {
-          seg.committedMaxTimestamp = run.maxTimestamp;
-          seg.committedOffsetOfMaxTimestamp = run.offsetOfMaxTimestamp;
-        }
-      }
-      if (area.endOffset <= this.durable) throw new Error(`log ${this.dir}: commit ending at ${area.endOffset} does not pass ${this.durable}`);
-      this.durable = area.endOffset;
+      this.landWrites();
+      this.durable = this.written;
       if (this.hwFollowsDurable) this.hw = this.durable;
       this.refreshHwBound();
       this.checkOffsets();
-      this.committedBytes += area.bytes;
       area.reset();
       this.spare = area;
       this.inFlight = null;
+      this.inFlightWritten = false;
     }
     if (synced) this.endSync(true);
     this.afterCommit();
@@ -975,6 +1019,7 @@ export class PartitionLog {
         this.inFlight.reset();
         this.spare = this.inFlight;
         this.inFlight = null;
+        this.inFlightWritten = false;
       }
       this.pending.reset();
       this.rollbackToCommitted();
@@ -1016,7 +1061,7 @@ export class PartitionLog {
       this.warn('roll back staged appends', err);
     }
     this.active.snapshotAtEnd = null;
-    this.leo = this.durable;
+    this.leo = this.written = this.durable;
     this.producers.truncateFrom(this.durable);
     if (this.epochs.truncateFromEnd(this.durable)) this.saveEpochs();
   }
@@ -1134,7 +1179,7 @@ export class PartitionLog {
 
   /** Cheap invariant check where offsets move; a failure is a bug in the log. */
   private checkOffsets(): void {
-    if (this.logStartOffset <= this.hw && this.hw <= this.durable && this.durable <= this.leo) return;
-    throw new Error(`log ${this.dir}: offsets out of order: start ${this.logStartOffset}, hw ${this.hw}, durable ${this.durable}, end ${this.leo}`);
+    if (this.logStartOffset <= this.hw && this.hw <= this.durable && this.durable <= this.written && this.written <= this.leo) return;
+    throw new Error(`log ${this.dir}: offsets out of order: start ${this.logStartOffset}, hw ${this.hw}, durable ${this.durable}, written ${this.written}, end ${this.leo}`);
   }
 }

@@ -45,7 +45,8 @@
 //   are caught up and could join (so a joining replica is not outrun), the leader's own being its
 //   durable end under flush-always and its log end otherwise; it never decreases and does not move
 //   while the committed ISR is below min ISR (KIP-966's strict rule). A follower's acknowledged
-//   offset is its fetch offset; under flush-always the follower fetches only from its durable end.
+//   offset is its fetch offset; under flush-always the follower fetches only from its durable end,
+//   which may pass the leader's durable end (followers read what the leader wrote before it synced).
 //   A new leadership knows no follower's offset, so its high watermark waits for their fetches.
 // - A partition epoch or leader epoch older than the state's never overwrites it.
 // - Truncation on fetch (KIP-320): a fetch whose last fetched epoch ends earlier here than its
