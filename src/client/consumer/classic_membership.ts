@@ -125,6 +125,8 @@ export class ClassicMembership extends MembershipLoop implements Membership {
       protocolType: PROTOCOL_TYPE, protocolName: COOPERATIVE_STICKY, assignments,
     }, undefined, { timeoutMs: this.config.rebalanceTimeoutMs + REBALANCE_MARGIN_MS });
     if (synced.errorCode !== ErrorCode.NONE) throw brokerError(synced.errorCode, `SyncGroup of group ${this.config.groupId}`, null);
+    // The generation is complete: commits waiting out REBALANCE_IN_PROGRESS can go now.
+    this.settled.notify();
     const assigned: TopicPartition[] = [];
     if (synced.assignment.length > 0) {
       for (const t of decodeAssignment(synced.assignment).assignedPartitions) {
