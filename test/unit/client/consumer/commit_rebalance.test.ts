@@ -1,7 +1,9 @@
 // Our consumer's commits while its classic group is between JoinGroup and SyncGroup, against a
 // fake coordinator (a one-member group that refuses commits with REBALANCE_IN_PROGRESS in
 // CompletingRebalance, as Kafka's validateOffsetCommit): a commit refused there is retried once
-// the sync completes, with the generation then current, and for at most commitTimeoutMs.
+// the sync completes, with the generation then current, and for at most commitTimeoutMs; a member
+// that closes after its JoinGroup was answered still syncs that generation, so the commit its
+// onRevoked makes lands.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Consumer } from '../../../../src/client/consumer/consumer.js';
@@ -226,6 +228,40 @@ describe('consumer commits during a classic rebalance', () => {
       assert.ok(took >= 550 && took < 3000, `gave up after ${took} ms`);
       assert.ok(group.commits.length >= 2, 'retried before giving up');
       assert.ok(group.commits.every((x) => x.answer === ErrorCode.REBALANCE_IN_PROGRESS && x.generation === 1));
+    } finally {
+      await c.close();
+      await brokers.stop();
+    }
+  });
+
+  it('a member closing after its JoinGroup is answered syncs that generation, so its commit in onRevoked lands', { timeout: 20_000 }, async () => {
+    const group = new FakeGroup();
+    const { brokers, port } = await started(group);
+    const failures: string[] = [];
+    const c: Consumer = new Consumer({
+      brokers: [`127.0.0.1:${port()}`], groupId: 'g', groupProtocol: 'classic', heartbeatIntervalMs: 50,
+      // Short: without the sync nothing ends the rebalance, and the commit would retry this long.
+      commitTimeoutMs: 1000,
+      listener: {
+        onRevoked: async (ps) => {
+          await c.commit(ps.map((p) => ({ ...p, offset: 7 }))).catch((err: unknown) => failures.push((err as Error).message));
+        },
+      },
+    });
+    try {
+      await c.subscribe(['t']);
+      await until('t-0 assigned', () => c.assignment().length === 1);
+      group.holdNextJoin = true;
+      group.rebalanceAsked = true;
+      await until('the join of generation 2 held', () => group.heldJoin !== null);
+      // close() marks the membership closing before the join is answered.
+      const closing = c.close();
+      await new Promise((r) => setTimeout(r, 50));
+      group.heldJoin?.release();
+      await closing;
+      assert.deepEqual(failures, []);
+      assert.deepEqual(group.syncs, [1, 2], 'generation 2 synced although closing');
+      assert.deepEqual(group.commits.at(-1), { generation: 2, memberId: MEMBER, offset: 7, answer: ErrorCode.NONE });
     } finally {
       await c.close();
       await brokers.stop();
