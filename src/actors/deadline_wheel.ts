@@ -1,26 +1,39 @@
 // A coarse timer wheel: many deadlines, one timer. Deadlines fall into ticks of `tickMs`; while
-// any deadline is pending one repeating timer advances the wheel once a tick and expires every
-// key whose tick has passed. Used on the main thread by PartitionRouter (produce timeouts, the
-// fetch safety net) and on each shard worker (parked-fetch deadlines, pending-ack timeouts),
-// where Kafka's millisecond timeouts need no finer granularity than a few tens of milliseconds.
+// any deadline is pending one one-shot timer is armed for the end of the earliest pending tick,
+// and when it fires the wheel expires every key whose tick has passed and arms for the next.
+// Used on the main thread by PartitionRouter (produce timeouts, the fetch safety net) and on each
+// shard worker (parked-fetch deadlines, pending-ack timeouts), where Kafka's millisecond timeouts
+// need no finer granularity than a few tens of milliseconds.
+// Why one-shot: most deadlines are deleted long before they fall due (a produce answered in
+// milliseconds against a 30 s timeout), so a timer repeating every tick while anything was
+// pending woke its thread 100 times a second under steady traffic to find nothing due. Now a
+// thread wakes when the earliest deadline it armed for falls due; if that key left meanwhile,
+// the wake-up only re-arms for the earliest one still pending.
 // Invariants: a key never expires before its deadline, and expires at the first advance at or
-// after the end of its deadline's tick (so within one tick of it when the timer runs on time).
-// A key is pending at most once; adding it again moves its deadline.
+// after the end of its deadline's tick (so within one tick of it when the timer runs on time);
+// while any key is pending exactly one timer is armed, at or before the end of the earliest
+// pending tick; none while the wheel is empty. A key is pending at most once; adding it again
+// moves its deadline.
 
-/** Where the wheel reads time and how it repeats; injectable so tests can drive time by hand. */
+/** Where the wheel reads time and sets its timer; injectable so tests can drive time by hand. */
 export interface WheelClock {
   now(): number;
-  /** Calls `fn` every `ms` until the returned stop function is called. */
-  every(ms: number, fn: () => void): () => void;
+  /** Calls `fn` once, `ms` from now, unless the returned cancel function is called first. */
+  after(ms: number, fn: () => void): () => void;
 }
 
 export const REAL_CLOCK: WheelClock = {
   now: () => performance.now(),
-  every: (ms, fn) => {
-    const timer = setInterval(fn, ms);
-    return () => clearInterval(timer);
+  after: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
   },
 };
+
+interface Armed {
+  readonly tick: number;
+  readonly cancel: () => void;
+}
 
 export class DeadlineWheel<K> {
   private readonly buckets = new Map<number, Set<K>>();
@@ -29,7 +42,7 @@ export class DeadlineWheel<K> {
   private cursor: number;
   /** The tick advance() is expiring, or -1. */
   private expiring = -1;
-  private stop: (() => void) | null = null;
+  private timer: Armed | null = null;
 
   constructor(
     private readonly tickMs: number,
@@ -57,7 +70,7 @@ export class DeadlineWheel<K> {
     if (!bucket) this.buckets.set(tick, (bucket = new Set()));
     bucket.add(key);
     this.tickOf.set(key, tick);
-    this.stop ??= this.clock.every(this.tickMs, () => this.advance(this.clock.now()));
+    if (this.timer === null || tick < this.timer.tick) this.arm(tick);
   }
 
   delete(key: K): void {
@@ -93,7 +106,10 @@ export class DeadlineWheel<K> {
     if (this.tickOf.size === 0) {
       this.cursor = Math.max(this.cursor, until);
       this.idle();
+      return;
     }
+    const earliest = this.earliestTick();
+    if (this.timer === null || this.timer.tick !== earliest) this.arm(earliest);
   }
 
   /** Stops the timer; pending keys stay and expire at a later advance(). */
@@ -102,7 +118,27 @@ export class DeadlineWheel<K> {
   }
 
   private idle(): void {
-    this.stop?.();
-    this.stop = null;
+    this.timer?.cancel();
+    this.timer = null;
+  }
+
+  /** (Re)arms the one timer for the end of `tick`. */
+  private arm(tick: number): void {
+    this.timer?.cancel();
+    // Whole milliseconds, rounded up: a timer that fires before its tick ended only re-arms.
+    const cancel = this.clock.after(Math.max(0, Math.ceil(tick * this.tickMs - this.clock.now())), this.fire);
+    this.timer = { tick, cancel };
+  }
+
+  private readonly fire = (): void => {
+    this.timer = null;
+    this.advance(this.clock.now());
+  };
+
+  /** The earliest tick with a pending key; runs once per timer firing, not per add or delete. */
+  private earliestTick(): number {
+    let earliest = Infinity;
+    for (const tick of this.buckets.keys()) if (tick < earliest && tick !== this.expiring) earliest = tick;
+    return earliest;
   }
 }

@@ -1,6 +1,7 @@
-// DeadlineWheel on a hand-driven clock: no key expires before its deadline, every key expires
-// no later than the first advance at or past deadline + one tick, each at most once, deleted
-// keys never expire, and the wheel's timer runs only while a deadline is pending.
+// DeadlineWheel on a hand-driven clock whose timers the test fires as time passes: no key expires
+// before its deadline, every key expires by its own timer no later than deadline + one tick, each
+// at most once, deleted keys never expire, exactly one timer is armed while a deadline is pending
+// and none when idle, and the timer does not fire while nothing is due.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -8,16 +9,37 @@ import { DeadlineWheel, type WheelClock } from '../../../src/actors/deadline_whe
 
 class ManualClock implements WheelClock {
   t: number;
-  running = 0;
+  /** Armed timers, by id. */
+  readonly timers = new Map<number, { due: number; fn: () => void }>();
+  fired = 0;
+  private nextId = 0;
   constructor(start: number) {
     this.t = start;
   }
   now(): number {
     return this.t;
   }
-  every(): () => void {
-    this.running++;
-    return () => this.running--;
+  after(ms: number, fn: () => void): () => void {
+    const id = this.nextId++;
+    this.timers.set(id, { due: this.t + ms, fn });
+    return () => this.timers.delete(id);
+  }
+  get running(): number {
+    return this.timers.size;
+  }
+  /** Moves time on by `ms`, firing each timer that falls due on the way, at its due time. */
+  pass(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      let next: [number, { due: number; fn: () => void }] | undefined;
+      for (const e of this.timers) if (e[1].due <= end && (next === undefined || e[1].due < next[1].due)) next = e;
+      if (next === undefined) break;
+      this.timers.delete(next[0]);
+      this.t = Math.max(this.t, next[1].due);
+      this.fired++;
+      next[1].fn();
+    }
+    this.t = end;
   }
 }
 
@@ -52,8 +74,7 @@ describe('DeadlineWheel', () => {
             deadlineOf.delete(o.key);
             wheel.delete(o.key);
           } else {
-            clock.t += o.ms;
-            wheel.advance(clock.t);
+            clock.pass(o.ms);
             for (const [key, deadline] of deadlineOf) {
               assert.ok(clock.t < deadline + tickMs, `key ${key} (deadline ${deadline}) still pending at ${clock.t}, tick ${tickMs}`);
             }
@@ -79,5 +100,31 @@ describe('DeadlineWheel', () => {
     wheel.advance(10);
     assert.equal(fired.length, 1);
     assert.equal(wheel.size, 0);
+  });
+});
+
+describe('DeadlineWheel timer', () => {
+  it('wakes once per deadline that falls due, not once per tick, while deadlines are pending', () => {
+    const clock = new ManualClock(0);
+    const expired: number[] = [];
+    const wheel = new DeadlineWheel<number>(10, (key) => expired.push(key), clock);
+    // A steady stream of requests answered long before their 30 s timeout: none falls due.
+    for (let i = 0; i < 1000; i++) {
+      wheel.add(i, clock.t + 30_000);
+      clock.pass(5);
+      wheel.delete(i);
+      wheel.add(i + 10_000, clock.t + 30_000);
+      clock.pass(5);
+      wheel.delete(i + 10_000);
+    }
+    assert.equal(clock.fired, 0, 'no wake-up in 10 s of traffic whose deadlines were all 30 s away');
+    wheel.add(1, clock.t + 30_000);
+    wheel.add(2, clock.t + 100);
+    clock.pass(200);
+    assert.deepEqual(expired, [2]);
+    assert.equal(clock.fired, 1);
+    clock.pass(30_000);
+    assert.deepEqual(expired, [2, 1]);
+    assert.equal(clock.running, 0);
   });
 });
