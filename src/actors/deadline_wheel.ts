@@ -12,8 +12,9 @@
 // Invariants: a key never expires before its deadline, and expires at the first advance at or
 // after the end of its deadline's tick (so within one tick of it when the timer runs on time);
 // while any key is pending exactly one timer is armed, at or before the end of the earliest
-// pending tick; none while the wheel is empty. A key is pending at most once; adding it again
-// moves its deadline.
+// pending tick, and never for a tick already passed (the cursor moves only in advance(), one
+// tick at a time through every bucket it passes, so no key is left behind it); none while the
+// wheel is empty. A key is pending at most once; adding it again moves its deadline.
 
 /** Where the wheel reads time and sets its timer; injectable so tests can drive time by hand. */
 export interface WheelClock {
@@ -125,8 +126,10 @@ export class DeadlineWheel<K> {
   /** (Re)arms the one timer for the end of `tick`. */
   private arm(tick: number): void {
     this.timer?.cancel();
-    // Whole milliseconds, rounded up: a timer that fires before its tick ended only re-arms.
-    const cancel = this.clock.after(Math.max(0, Math.ceil(tick * this.tickMs - this.clock.now())), this.fire);
+    // The exact remaining time, not rounded up to whole milliseconds: rounding up would let the
+    // timer fire after deadline + one tick for a deadline just past a tick boundary. A timer that
+    // fires before its tick ended (the event loop's clock lags now()) only re-arms.
+    const cancel = this.clock.after(Math.max(0, tick * this.tickMs - this.clock.now()), this.fire);
     this.timer = { tick, cancel };
   }
 
