@@ -9,12 +9,15 @@
 // pending woke its thread 100 times a second under steady traffic to find nothing due. Now a
 // thread wakes when the earliest deadline it armed for falls due; if that key left meanwhile,
 // the wake-up only re-arms for the earliest one still pending.
+// advance() jumps the cursor over ticks that hold nothing, so a firing after a quiet spell costs
+// a scan of the pending ticks, not a step per tick of the spell.
 // Invariants: a key never expires before its deadline, and expires at the first advance at or
 // after the end of its deadline's tick (so within one tick of it when the timer runs on time);
 // while any key is pending exactly one timer is armed, at or before the end of the earliest
-// pending tick, and never for a tick already passed (the cursor moves only in advance(), one
-// tick at a time through every bucket it passes, so no key is left behind it); none while the
-// wheel is empty. A key is pending at most once; adding it again moves its deadline.
+// pending tick, and never for a tick already passed (the cursor moves only in advance(): a jump
+// before any key expires, then one tick at a time through every bucket it passes, so no key is
+// left behind it); none while the wheel is empty. A key is pending at most once; adding it
+// again moves its deadline.
 
 /** Where the wheel reads time and sets its timer; injectable so tests can drive time by hand. */
 export interface WheelClock {
@@ -88,6 +91,14 @@ export class DeadlineWheel<K> {
   /** Expires every key whose tick ended at or before `now`. */
   advance(now: number): void {
     const until = Math.floor(now / this.tickMs);
+    // With one-shot timers advance() can come hours after the last one (the wheel sat empty, or
+    // held only keys deleted before they fell due): jump to just before the earliest pending tick
+    // rather than visit every tick between. Only here, before any key expires — onExpire may add
+    // keys at cursor + 1, and moving the cursor under a running walk strands a bucket behind it.
+    // Worth a scan of the buckets only when the walk would be longer.
+    if (until - this.cursor > this.buckets.size) {
+      this.cursor = Math.max(this.cursor, Math.min(this.earliestTick() - 1, until));
+    }
     while (this.cursor < until && this.tickOf.size > 0) {
       this.cursor++;
       const bucket = this.buckets.get(this.cursor);

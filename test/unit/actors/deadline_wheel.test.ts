@@ -4,7 +4,7 @@
 // and none when idle, and the timer does not fire while nothing is due. The same holds with timers
 // firing late (within one tick plus the lateness), with keys re-added from expiry callbacks and
 // across quiet spells of hours; no timer is ever re-armed for a time already past (counted), the
-// timer is not rounded up to whole milliseconds.
+// timer is not rounded up to whole milliseconds, and a quiet spell is not walked tick by tick.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -245,5 +245,31 @@ describe('DeadlineWheel with late timers, re-adds from expiry callbacks and quie
     wheel.add('k', 10.125);
     clock.pass(19.5);
     assert.deepEqual(expiredAt, [20]);
+  });
+
+  it('walks no quiet spell tick by tick: neither an empty wheel\'s nor a pending far deadline\'s', () => {
+    const clock = new ManualClock(0.5);
+    const expired: number[] = [];
+    const wheel = new DeadlineWheel<number>(1, (key) => expired.push(key), clock);
+    wheel.add(1, 5);
+    clock.pass(10);
+    // 55 hours of 1 ms ticks with the wheel empty, then a key arrives.
+    clock.pass(2e8);
+    const armedBefore = clock.armed;
+    wheel.add(2, clock.t + 20.5);
+    let began = performance.now();
+    clock.pass(30);
+    let took = performance.now() - began;
+    assert.deepEqual(expired, [1, 2]);
+    assert.equal(clock.armed - armedBefore, 1, 'one timer for the new key, no re-arms');
+    assert.ok(took < 250, `the first firing after an empty spell took ${took.toFixed(0)} ms`);
+    // A deadline 55 hours away is the only one pending all along: its firing skips the ticks before it.
+    wheel.add(3, clock.t + 2e8);
+    began = performance.now();
+    clock.pass(2e8 + 1);
+    took = performance.now() - began;
+    assert.deepEqual(expired, [1, 2, 3]);
+    assert.ok(took < 250, `the firing of a far deadline took ${took.toFixed(0)} ms`);
+    assert.equal(clock.fired, 3);
   });
 });
