@@ -1,26 +1,43 @@
 // A coarse timer wheel: many deadlines, one timer. Deadlines fall into ticks of `tickMs`; while
-// any deadline is pending one repeating timer advances the wheel once a tick and expires every
-// key whose tick has passed. Used on the main thread by PartitionRouter (produce timeouts, the
-// fetch safety net) and on each shard worker (parked-fetch deadlines, pending-ack timeouts),
-// where Kafka's millisecond timeouts need no finer granularity than a few tens of milliseconds.
+// any deadline is pending one one-shot timer is armed for the end of the earliest pending tick,
+// and when it fires the wheel expires every key whose tick has passed and arms for the next.
+// Used on the main thread by PartitionRouter (produce timeouts, the fetch safety net) and on each
+// shard worker (parked-fetch deadlines, pending-ack timeouts), where Kafka's millisecond timeouts
+// need no finer granularity than a few tens of milliseconds.
+// Why one-shot: most deadlines are deleted long before they fall due (a produce answered in
+// milliseconds against a 30 s timeout), so a timer repeating every tick while anything was
+// pending woke its thread 100 times a second under steady traffic to find nothing due. Now a
+// thread wakes when the earliest deadline it armed for falls due; if that key left meanwhile,
+// the wake-up only re-arms for the earliest one still pending.
+// advance() jumps the cursor over ticks that hold nothing, so a firing after a quiet spell costs
+// a scan of the pending ticks, not a step per tick of the spell.
 // Invariants: a key never expires before its deadline, and expires at the first advance at or
-// after the end of its deadline's tick (so within one tick of it when the timer runs on time).
-// A key is pending at most once; adding it again moves its deadline.
+// after the end of its deadline's tick (so within one tick of it when the timer runs on time);
+// while any key is pending exactly one timer is armed, at or before the end of the earliest
+// pending tick, and never for a tick already passed (the cursor moves only in advance(): a jump
+// before any key expires, then one tick at a time through every bucket it passes, so no key is
+// left behind it); none while the wheel is empty. A key is pending at most once; adding it
+// again moves its deadline.
 
-/** Where the wheel reads time and how it repeats; injectable so tests can drive time by hand. */
+/** Where the wheel reads time and sets its timer; injectable so tests can drive time by hand. */
 export interface WheelClock {
   now(): number;
-  /** Calls `fn` every `ms` until the returned stop function is called. */
-  every(ms: number, fn: () => void): () => void;
+  /** Calls `fn` once, `ms` from now, unless the returned cancel function is called first. */
+  after(ms: number, fn: () => void): () => void;
 }
 
 export const REAL_CLOCK: WheelClock = {
   now: () => performance.now(),
-  every: (ms, fn) => {
-    const timer = setInterval(fn, ms);
-    return () => clearInterval(timer);
+  after: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
   },
 };
+
+interface Armed {
+  readonly tick: number;
+  readonly cancel: () => void;
+}
 
 export class DeadlineWheel<K> {
   private readonly buckets = new Map<number, Set<K>>();
@@ -29,7 +46,7 @@ export class DeadlineWheel<K> {
   private cursor: number;
   /** The tick advance() is expiring, or -1. */
   private expiring = -1;
-  private stop: (() => void) | null = null;
+  private timer: Armed | null = null;
 
   constructor(
     private readonly tickMs: number,
@@ -57,7 +74,7 @@ export class DeadlineWheel<K> {
     if (!bucket) this.buckets.set(tick, (bucket = new Set()));
     bucket.add(key);
     this.tickOf.set(key, tick);
-    this.stop ??= this.clock.every(this.tickMs, () => this.advance(this.clock.now()));
+    if (this.timer === null || tick < this.timer.tick) this.arm(tick);
   }
 
   delete(key: K): void {
@@ -74,6 +91,14 @@ export class DeadlineWheel<K> {
   /** Expires every key whose tick ended at or before `now`. */
   advance(now: number): void {
     const until = Math.floor(now / this.tickMs);
+    // With one-shot timers advance() can come hours after the last one (the wheel sat empty, or
+    // held only keys deleted before they fell due): jump to just before the earliest pending tick
+    // rather than visit every tick between. Only here, before any key expires — onExpire may add
+    // keys at cursor + 1, and moving the cursor under a running walk strands a bucket behind it.
+    // Worth a scan of the buckets only when the walk would be longer.
+    if (until - this.cursor > this.buckets.size) {
+      this.cursor = Math.max(this.cursor, Math.min(this.earliestTick() - 1, until));
+    }
     while (this.cursor < until && this.tickOf.size > 0) {
       this.cursor++;
       const bucket = this.buckets.get(this.cursor);
@@ -93,7 +118,10 @@ export class DeadlineWheel<K> {
     if (this.tickOf.size === 0) {
       this.cursor = Math.max(this.cursor, until);
       this.idle();
+      return;
     }
+    const earliest = this.earliestTick();
+    if (this.timer === null || this.timer.tick !== earliest) this.arm(earliest);
   }
 
   /** Stops the timer; pending keys stay and expire at a later advance(). */
@@ -102,7 +130,29 @@ export class DeadlineWheel<K> {
   }
 
   private idle(): void {
-    this.stop?.();
-    this.stop = null;
+    this.timer?.cancel();
+    this.timer = null;
+  }
+
+  /** (Re)arms the one timer for the end of `tick`. */
+  private arm(tick: number): void {
+    this.timer?.cancel();
+    // The exact remaining time, not rounded up to whole milliseconds: rounding up would let the
+    // timer fire after deadline + one tick for a deadline just past a tick boundary. A timer that
+    // fires before its tick ended (the event loop's clock lags now()) only re-arms.
+    const cancel = this.clock.after(Math.max(0, tick * this.tickMs - this.clock.now()), this.fire);
+    this.timer = { tick, cancel };
+  }
+
+  private readonly fire = (): void => {
+    this.timer = null;
+    this.advance(this.clock.now());
+  };
+
+  /** The earliest tick with a pending key; runs once per timer firing, not per add or delete. */
+  private earliestTick(): number {
+    let earliest = Infinity;
+    for (const tick of this.buckets.keys()) if (tick < earliest && tick !== this.expiring) earliest = tick;
+    return earliest;
   }
 }

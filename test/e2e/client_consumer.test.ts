@@ -1,8 +1,9 @@
 // Our consumer (src/client/consumer) against a real Sluice broker process, with kafkajs as the
 // reference producer: manual assignment reads 10k records byte-identical (plus seek and the
 // OFFSET_OUT_OF_RANGE reset); groups on the KIP-848 and classic (cooperative) protocols split
-// partitions, hand them over incrementally when a member joins, and — committing in onRevoked —
-// consume everything exactly once and leave committed offsets at the log ends; commit metadata
+// partitions, hand them over incrementally when a member joins, and — committing in onRevoked,
+// where any failed commit is a violation — consume everything exactly once and leave committed
+// offsets at the log ends; commit metadata
 // reaches the next owner through onAssigned.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -147,7 +148,11 @@ class GroupWatch {
           const keeps = [...owned].filter((p) => !ps.some((x) => x.partition === p)).length;
           if (this.staying.has(name) && keeps === 0) this.violations.push(`${name} gave up all its partitions`);
           const offsets = ps.filter((p) => next.has(p.partition)).map((p) => ({ ...p, offset: next.get(p.partition) as number, metadata: `by ${name}` }));
-          await c.commit(offsets);
+          // A failed commit here loses the member's last offsets; recorded so that it fails the
+          // test by name rather than as committed offsets behind the log end.
+          await c.commit(offsets).catch((err: unknown) => {
+            this.violations.push(`${name} commit in onRevoked failed: ${(err as Error).message}`);
+          });
           // Slow revocation: the next owner must wait for it.
           await sleep(200);
           for (const p of ps) {

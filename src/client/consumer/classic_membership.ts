@@ -5,7 +5,8 @@
 // Invariants: a rebalance keeps what the member owns; only partitions the new assignment no longer
 // holds are revoked (onRevoked awaited), and revoking anything triggers a follow-up rejoin so the
 // group can hand them on; ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID lose everything (onLost) first;
-// every request is bounded (join and sync by the rebalance timeout plus a margin).
+// every request is bounded (join and sync by the rebalance timeout plus a margin); a joined
+// generation is synced even when closing, so the group is not left in CompletingRebalance.
 import { HeartbeatApi } from '../../protocol/apis/heartbeat.js';
 import { JoinGroupApi } from '../../protocol/apis/join_group.js';
 import type { JoinGroupResponse } from '../../protocol/apis/join_group.js';
@@ -117,7 +118,11 @@ export class ClassicMembership extends MembershipLoop implements Membership {
     if (joined.errorCode !== ErrorCode.NONE) throw brokerError(joined.errorCode, `JoinGroup of group ${this.config.groupId}`, null);
     this.memberId = joined.memberId;
     this.generation = joined.generationId;
-    if (this.closing) return;
+    // Even when closing, a member that has joined a generation syncs it: until the leader's
+    // SyncGroup the group sits in CompletingRebalance, where the coordinator refuses commits with
+    // REBALANCE_IN_PROGRESS, so a closing leader that skipped it would lose the commits made in
+    // onRevoked at close (a follower's would race the leader's). apply() assigns nothing new
+    // while closing, so the generation is completed without starting to fetch.
     const assignments = joined.leader === joined.memberId && !joined.skipAssignment ? await this.lead(joined) : [];
     const conn = await this.cluster.coordinator(this.config.groupId);
     const synced = await conn.request(SyncGroupApi, {
@@ -125,6 +130,8 @@ export class ClassicMembership extends MembershipLoop implements Membership {
       protocolType: PROTOCOL_TYPE, protocolName: COOPERATIVE_STICKY, assignments,
     }, undefined, { timeoutMs: this.config.rebalanceTimeoutMs + REBALANCE_MARGIN_MS });
     if (synced.errorCode !== ErrorCode.NONE) throw brokerError(synced.errorCode, `SyncGroup of group ${this.config.groupId}`, null);
+    // The generation is complete: commits waiting out REBALANCE_IN_PROGRESS can go now.
+    this.settled.notify();
     const assigned: TopicPartition[] = [];
     if (synced.assignment.length > 0) {
       for (const t of decodeAssignment(synced.assignment).assignedPartitions) {

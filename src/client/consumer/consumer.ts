@@ -6,12 +6,14 @@
 // between assign() calls in manual mode); a failure from the background (listener, fatal group
 // error) is handed to the caller by the next poll, once; after close() every call but close rejects;
 // onRevoked runs only after any poll() that could still return the revoked partitions' messages
-// has returned and its caller's synchronous continuation has run (so it can commit them).
+// has returned and its caller's synchronous continuation has run (so it can commit them); a
+// commit refused with REBALANCE_IN_PROGRESS is retried for at most commitTimeoutMs.
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { Cluster } from '../cluster.js';
 import { ClassicMembership } from './classic_membership.js';
 import { Fetcher } from './fetcher.js';
 import { Kip848Membership } from './kip848_membership.js';
+import { errorCodeOf } from './membership.js';
 import type { AssignmentHost, Membership, MembershipConfig } from './membership.js';
 import { commitOffsets, fetchCommitted } from './offsets.js';
 import type { CommitIdentity } from './offsets.js';
@@ -22,6 +24,12 @@ import type {
 
 const CONSUMER_GROUP_HEARTBEAT_KEY = 68;
 const NO_GROUP_IDENTITY: CommitIdentity = { memberId: '', generationIdOrMemberEpoch: -1, groupInstanceId: null };
+const DEFAULT_COMMIT_TIMEOUT_MS = 30_000;
+
+/** Pause before retry number `attempt` of a commit refused with REBALANCE_IN_PROGRESS: 50 ms doubling to 800 ms. */
+function rebalanceRetryDelay(attempt: number): number {
+  return 50 * 2 ** Math.min(attempt, 4);
+}
 
 export class Consumer {
   private readonly cluster: Cluster;
@@ -141,12 +149,33 @@ export class Consumer {
     return partitions.map((p) => found.get(tpKey(p.topic, p.partition)) ?? null);
   }
 
-  /** OffsetCommit with the group's current generation/epoch; rejects with KafkaError (e.g. on a fenced or unknown member). */
+  /**
+   * OffsetCommit with the group's current generation/epoch; rejects with KafkaError (e.g. on a
+   * fenced or unknown member). A refusal with REBALANCE_IN_PROGRESS (the group is between
+   * JoinGroup and SyncGroup, as when another member joins or leaves while this one revokes) is
+   * retried until the membership completes the rebalance or commitTimeoutMs runs out: the
+   * commit is still valid once the generation is synced, and a commit made in onRevoked at close
+   * has no later chance.
+   */
   async commit(offsets: readonly OffsetToCommit[]): Promise<void> {
     this.checkOpen();
     const groupId = this.options.groupId;
     if (groupId === undefined) throw new KafkaError(ErrorCode.INVALID_GROUP_ID, 'commit needs options.groupId');
-    await commitOffsets(this.cluster, groupId, this.membership?.identity() ?? NO_GROUP_IDENTITY, offsets);
+    const deadline = Date.now() + (this.options.commitTimeoutMs ?? DEFAULT_COMMIT_TIMEOUT_MS);
+    for (let attempt = 0; ; attempt++) {
+      const membership = this.membership;
+      try {
+        // The identity is read on every attempt: the retry must carry the generation just synced.
+        await commitOffsets(this.cluster, groupId, membership?.identity() ?? NO_GROUP_IDENTITY, offsets);
+        return;
+      } catch (err) {
+        const left = deadline - Date.now();
+        if (membership === null || errorCodeOf(err) !== ErrorCode.REBALANCE_IN_PROGRESS || left <= 0) throw err;
+        // Woken early by a completed sync; the backoff alone covers a commit made from inside the
+        // membership's own rebalance (onRevoked), which cannot wait for that rebalance to finish.
+        await membership.rebalanceSettled(Math.min(left, rebalanceRetryDelay(attempt)));
+      }
+    }
   }
 
   /** Leaves the group (listener.onRevoked awaited first) and closes connections. */

@@ -43,6 +43,12 @@ export interface Membership {
   owned(): TopicPartition[];
   /** Stops the loop, revokes everything owned (onRevoked awaited), leaves the group. */
   close(): Promise<void>;
+  /**
+   * Resolves when the member next completes a rebalance (classic: its SyncGroup is answered) or
+   * after `maxWaitMs`, whichever comes first; never rejects. A commit the coordinator refused with
+   * REBALANCE_IN_PROGRESS waits on this before trying again with the then current identity.
+   */
+  rebalanceSettled(maxWaitMs: number): Promise<void>;
 }
 
 /** Failures after which the same call is worth repeating after a pause (with the coordinator looked up again). */
@@ -70,6 +76,8 @@ export abstract class MembershipLoop {
   protected readonly held = new Map<string, TopicPartition>();
   protected closing = false;
   protected readonly waker = new Waker();
+  /** Notified when a rebalance completes; commits waiting out REBALANCE_IN_PROGRESS sleep on it. */
+  protected readonly settled = new Waker();
   private loop: Promise<void> | null = null;
 
   constructor(protected readonly cluster: Cluster, protected readonly config: MembershipConfig, protected readonly host: AssignmentHost) {}
@@ -80,6 +88,10 @@ export abstract class MembershipLoop {
 
   owned(): TopicPartition[] {
     return normalized([...this.held.values()]);
+  }
+
+  rebalanceSettled(maxWaitMs: number): Promise<void> {
+    return this.settled.wait(maxWaitMs);
   }
 
   /** The membership's loop until `closing`; never rejects. */

@@ -91,5 +91,10 @@ export interface ConsumerOptions extends ClusterOptions, FetchSizeOptions {
   /** Commit the positions of polled messages every autoCommitIntervalMs; default false. */
   autoCommit?: boolean;
   autoCommitIntervalMs?: number;
+  /**
+   * How long commit() keeps retrying while the coordinator refuses it with REBALANCE_IN_PROGRESS
+   * (the group is between JoinGroup and SyncGroup); default 30 s. Other errors are not retried here.
+   */
+  commitTimeoutMs?: number;
   listener?: RebalanceListener;
 }

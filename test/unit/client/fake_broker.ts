@@ -1,8 +1,8 @@
 // Test-only fake Kafka broker on 127.0.0.1 (tests only). It frames naively, answers ApiVersions
 // itself (like an old broker when asked for a version above `apiVersionsMax`) and hands every
-// other request to a per-API handler; answers leave strictly in arrival order, each after
-// `answerDelayMs`, so pipelined requests pile up and can be counted. twoBrokers() pairs two of
-// them behind one fixed Metadata answer.
+// other request to a per-API handler (which may hold its answer back); answers leave strictly in
+// arrival order, each after `answerDelayMs`, so pipelined requests pile up and can be counted.
+// twoBrokers() pairs two of them behind one fixed Metadata answer.
 import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { ErrorCode } from '../../../src/protocol/errors.js';
@@ -19,8 +19,11 @@ import { ZERO_UUID } from '../../../src/protocol/schema.js';
 import type { Api } from '../../../src/protocol/schema.js';
 import { Writer } from '../../../src/protocol/writer.js';
 
-/** Answers one request: an encoded response frame (see respond()), or null for no answer. */
-export type FakeHandler = (header: RequestHeader, body: Reader) => Buffer | null;
+/**
+ * Answers one request: an encoded response frame (see respond()), null for no answer, or a promise
+ * of the frame for an answer held back (the answers after it on that connection wait for it).
+ */
+export type FakeHandler = (header: RequestHeader, body: Reader) => Buffer | null | Promise<Buffer>;
 
 export interface FakeOptions {
   apiVersionsMax?: number;
@@ -85,15 +88,16 @@ export class FakeBroker {
         this.outstanding++;
         this.maxOutstanding = Math.max(this.maxOutstanding, this.outstanding);
         answering = answering.then(async () => {
+          const answer = await reply;
           await new Promise((r) => setTimeout(r, this.opts.answerDelayMs ?? 0));
           this.outstanding--;
-          if (!socket.destroyed) socket.write(reply);
+          if (!socket.destroyed) socket.write(answer);
         });
       }
     });
   }
 
-  private handle(frame: Buffer): Buffer | null {
+  private handle(frame: Buffer): Buffer | null | Promise<Buffer> {
     const r = new Reader(frame);
     const h = readRequestHeader(r, isFlexibleRequest);
     this.seen.push(h);
