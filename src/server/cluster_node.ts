@@ -179,15 +179,18 @@ class QuorumControllerChannel implements ControllerChannel {
     return this.quorum.driver.leader.leaderId;
   }
 
-  controllerChange(ms: number): Promise<void> {
+  controllerChange(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
         this.waiting.delete(wake);
+        signal?.removeEventListener('abort', wake);
         resolve();
       };
+      if (signal?.aborted) return resolve();
       const timer = setTimeout(wake, ms);
       this.waiting.add(wake);
+      signal?.addEventListener('abort', wake, { once: true });
     });
   }
 
