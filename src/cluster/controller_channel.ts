@@ -40,10 +40,12 @@ export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
   activeController(): number;
   /**
-   * Resolves when activeController() changes, or after `ms` at the latest, or once `signal`
-   * aborts; each way its timer is cleared (a waiter that lost interest costs no wake-up later).
+   * Resolves when activeController() changes, or after `ms` at the latest, or once `until`
+   * settles; each way its timer is cleared (a waiter that lost interest costs no wake-up later).
+   * A promise rather than an AbortSignal: abort() builds a DOMException with a stack, which a
+   * profile of an idle broker showed on every heartbeat.
    */
-  controllerChange(ms: number, signal?: AbortSignal): Promise<void>;
+  controllerChange(ms: number, until?: Promise<unknown>): Promise<void>;
   /**
    * Sends one request to controller `id`. A node that is not the active controller answers with
    * NOT_CONTROLLER in the reply; a node that cannot be reached within `timeoutMs` rejects with a
@@ -102,13 +104,8 @@ const IN_FLIGHT_CHECK_MS = 250;
  */
 async function sendWhileActive(channel: ControllerChannel, id: number, request: ControllerRequest, timeoutMs: number): Promise<ControllerReply | 'moved'> {
   let settled = false;
-  // Ends the watch below as soon as the answer is in: a local controller answers within the same
-  // turn, and the watch's 250 ms timer, left armed, was half of an idle single node's main-thread
-  // wake-ups (one stray wake-up per heartbeat).
-  const answered = new AbortController();
   const sent = channel.send(id, request, timeoutMs).finally(() => {
     settled = true;
-    answered.abort();
   });
   // An abandoned send may still fail later; that failure is nobody's answer any more.
   sent.catch(() => undefined);
@@ -119,7 +116,9 @@ async function sendWhileActive(channel: ControllerChannel, id: number, request: 
       if (active !== id && active !== -1) return 'moved';
       const left = deadline - performance.now();
       if (left <= 0) return null;
-      await channel.controllerChange(Math.min(left, IN_FLIGHT_CHECK_MS), answered.signal);
+      // Ends as soon as the answer is in: a local controller answers within the same turn, and
+      // the 250 ms timer, left armed, was one stray wake-up per heartbeat on an idle single node.
+      await channel.controllerChange(Math.min(left, IN_FLIGHT_CHECK_MS), sent);
     }
     return null;
   })();

@@ -179,18 +179,16 @@ class QuorumControllerChannel implements ControllerChannel {
     return this.quorum.driver.leader.leaderId;
   }
 
-  controllerChange(ms: number, signal?: AbortSignal): Promise<void> {
+  controllerChange(ms: number, until?: Promise<unknown>): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
         this.waiting.delete(wake);
-        signal?.removeEventListener('abort', wake);
         resolve();
       };
-      if (signal?.aborted) return resolve();
       const timer = setTimeout(wake, ms);
       this.waiting.add(wake);
-      signal?.addEventListener('abort', wake, { once: true });
+      until?.then(wake, wake);
     });
   }
 

@@ -51,18 +51,16 @@ export class FakeControllerChannel implements ControllerChannel {
     return this.known;
   }
 
-  controllerChange(ms: number, signal?: AbortSignal): Promise<void> {
+  controllerChange(ms: number, until?: Promise<unknown>): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
         this.changed = this.changed.filter((w) => w !== wake);
-        signal?.removeEventListener('abort', wake);
         resolve();
       };
-      if (signal?.aborted) return resolve();
       const timer = setTimeout(wake, ms);
       this.changed.push(wake);
-      signal?.addEventListener('abort', wake, { once: true });
+      until?.then(wake, wake);
     });
   }
 

@@ -20,7 +20,7 @@ class CountingChannel implements ControllerChannel {
     return this.active;
   }
 
-  controllerChange(ms: number, signal?: AbortSignal): Promise<void> {
+  controllerChange(ms: number, until?: Promise<unknown>): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
@@ -28,11 +28,10 @@ class CountingChannel implements ControllerChannel {
         this.changes.delete(wake);
         resolve();
       };
-      if (signal?.aborted) return resolve();
       const timer = setTimeout(wake, ms);
       this.armed.add(timer);
       this.changes.add(wake);
-      signal?.addEventListener('abort', wake, { once: true });
+      until?.then(wake, wake);
     });
   }
 
