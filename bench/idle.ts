@@ -164,7 +164,12 @@ async function oneRun(o: { settleS: number; windowS: number; consumer: boolean; 
       machineBusyPct: quiet.busyPct,
     };
   } finally {
-    kcat?.kill('SIGTERM');
+    // kcat first, and gone before the broker stops: otherwise it reports the broker's loss on stderr.
+    if (kcat !== null && kcat.exitCode === null) {
+      const exited = new Promise((resolve) => kcat?.once('exit', resolve));
+      kcat.kill('SIGTERM');
+      await exited;
+    }
     await broker.stop();
   }
 }
