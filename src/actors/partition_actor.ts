@@ -233,6 +233,10 @@ export class PartitionActor implements Expirable {
   awaitReplicated(endOffset: number, timeoutMs: number): Promise<number> {
     if (this.leader === null) return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     if (this.internal.full) return Promise.resolve(ErrorCode.REQUEST_TIMED_OUT);
+    // The caller's append has just been committed: the leader learns its log's new (durable) end
+    // now, as committed() makes it for produces. It used to learn it at the next replica tick, up
+    // to 250 ms later, and a lone leader is no longer ticked at all.
+    this.applyLeader(this.leader.onLocalLog(this.localLog(), this.replicas.now()));
     return new Promise((resolve) => {
       const deadline = this.ports.deadlines.now() + timeoutMs;
       this.internal.add(endOffset, deadline, resolve);
@@ -392,6 +396,11 @@ export class PartitionActor implements Expirable {
   /** Time passed: a leader drops followers that stopped catching up, and resends proposals due again. */
   tick(now: number): void {
     if (this.leader !== null) this.applyLeader(this.leader.onLocalLog(this.localLog(), now));
+  }
+
+  /** Whether tick() can still change anything here (a follower's timing lives in its fetcher). */
+  get needsTicks(): boolean {
+    return this.leader !== null && this.leader.timeDriven;
   }
 
   onAlterPartitionResult(sent: AlterPartitionItem, result: AlterPartitionResult): void {

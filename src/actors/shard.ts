@@ -193,10 +193,19 @@ export class Shard {
     this.actors.get(handle)?.onAlterPartitionResult(sent, result);
   }
 
-  /** Periodic: leaders drop lagging followers and resend due proposals. */
-  tickReplicas(): void {
+  /**
+   * Periodic: leaders drop lagging followers and resend due proposals. Returns whether any
+   * partition still needs ticks (the worker stops its timer when none does, and starts it again
+   * on the control calls that can change that: roles, brokers, AlterPartition results, opens).
+   */
+  tickReplicas(): boolean {
     const now = performance.now();
-    for (const actor of this.actors.values()) actor.tick(now);
+    let needed = false;
+    for (const actor of this.actors.values()) {
+      actor.tick(now);
+      needed ||= actor.needsTicks;
+    }
+    return needed;
   }
 
   /** Periodic: high watermarks that moved are written to their checkpoint files. */
@@ -262,6 +271,9 @@ export class Shard {
 
   enforceRetention(): void {
     for (const a of this.actors.values()) a.log.enforceRetention();
+    // A leader's view of its own log (its start, sent in fetch answers) used to be refreshed by
+    // the replica tick, which no longer runs for a lone leader: refresh it where retention moves it.
+    this.tickReplicas();
   }
 
   /** Each open partition's size and offsets, from the logs' own counters (metrics scrapes, DescribeLogDirs). */

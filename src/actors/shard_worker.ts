@@ -13,6 +13,7 @@ import type { CleanCloseEntry } from '../log/clean_shutdown.js';
 import type { LogConfig } from '../log/partition_log.js';
 import { createLogger } from '../common/logger.js';
 import { LoopDelayMonitor, NO_LOOP_DELAY, type LoopDelay } from '../common/loop_delay.js';
+import { ParkingTicker } from '../common/parking_ticker.js';
 import { RepeatLimiter } from '../common/repeat_limiter.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot, type PartitionSnapshot, type ShardSnapshot } from './shard_snapshot.js';
 import { exposeControl } from './control_channel.js';
@@ -155,8 +156,19 @@ const shard = new Shard(data.index, inbound, outbound, io.backend, data.flush, l
 const lag = new LoopDelayMonitor();
 const retention = setInterval(() => shard.enforceRetention(), data.retentionCheckMs);
 retention.unref();
-const replicaTicks = setInterval(() => shard.tickReplicas(), REPLICA_TICK_MS);
-replicaTicks.unref();
+// Only leaders with followers (or an ISR beyond themselves, or a proposal to resend) change as
+// time passes; a shard of lone leaders, or of none, parks this timer (an idle broker's shard
+// otherwise woke 4 times a second for it). Every control call that can give a leader followers
+// or a proposal to resend pokes it (below), and from then on it ticks every REPLICA_TICK_MS.
+const replicaTicks = new ParkingTicker(REPLICA_TICK_MS, () => shard.tickReplicas());
+replicaTicks.poke();
+/** A control call that can change which partitions need replica ticks. */
+function changed<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
+  return (...args) => {
+    fn(...args);
+    replicaTicks.poke();
+  };
+}
 const hwCheckpoints = setInterval(() => shard.checkpointHighWatermarks(), HW_CHECKPOINT_MS);
 hwCheckpoints.unref();
 
@@ -176,17 +188,17 @@ function groupSnapshot(view: ShardIntrospection): GroupShardSnapshot {
 }
 
 const control: ShardControl = {
-  openPartition: (handle, topic, partition, dir, config, cleanShutdown) => shard.openPartition(handle, topic, partition, dir, config, cleanShutdown),
+  openPartition: changed((handle, topic, partition, dir, config, cleanShutdown) => shard.openPartition(handle, topic, partition, dir, config, cleanShutdown)),
   closePartition: (handle, deleteData) => shard.closePartition(handle, deleteData),
-  updateConfig: (handle, config) => shard.updateConfig(handle, config),
+  updateConfig: changed((handle, config) => shard.updateConfig(handle, config)),
   setTopics: (topics) => shard.setTopics(topics),
-  setBrokers: (localBrokerId, brokers) => {
+  setBrokers: changed((localBrokerId: number, brokers: ReplicaBrokerInfo[]) => {
     localBrokerEpoch = brokers.find((b) => b.id === localBrokerId)?.epoch ?? -1;
     shard.setBrokers(localBrokerId, brokers);
-  },
-  setRoles: (updates) => shard.setRoles(updates),
+  }),
+  setRoles: changed((updates) => shard.setRoles(updates)),
   setFollowerThrottle: (bytesPerSecond) => fetchers.setThrottleRate(bytesPerSecond),
-  alterPartitionResult: (handle, sent, result) => shard.alterPartitionResult(handle, sent, result),
+  alterPartitionResult: changed((handle, sent, result) => shard.alterPartitionResult(handle, sent, result)),
   introspect: () => ({ ...shard.introspect(), loopDelay: lag.peek() ?? NO_LOOP_DELAY, toShard: inbound.stats(), toMain: outbound.stats() }),
   ioChoice: () => ioChoice,
   partitions: () => shard.partitionSnapshots(),
@@ -217,7 +229,7 @@ const control: ShardControl = {
   },
   shutdown: async (closeLanes) => {
     clearInterval(retention);
-    clearInterval(replicaTicks);
+    replicaTicks.close();
     clearInterval(hwCheckpoints);
     const started = performance.now();
     const partitions = await shard.shutdown(closeLanes);

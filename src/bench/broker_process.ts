@@ -17,9 +17,10 @@ import { parsePrometheusText } from '../cli/prometheus_text.js';
 import { CLI_ARGV } from '../native/embedded.js';
 
 export interface BrokerOptions {
-  /** always | never | <ms> */
-  readonly flush: string;
-  readonly shards: number;
+  /** always | never | <ms>; left out, the broker's own default (as a plain `sluice start`). */
+  readonly flush?: string;
+  /** Left out, the broker's own default (one per core). */
+  readonly shards?: number;
   /** Extra node flags for the broker process (e.g. --cpu-prof); not inside the single executable. */
   readonly nodeArgs?: readonly string[];
   /** Extra broker flags (e.g. group settings). */
@@ -137,7 +138,8 @@ export class BrokerProcess {
     };
     const node = m === undefined ? [] : ['--node-id', String(m.nodeId), '--controller-voters', m.voters];
     const args = [...(o.nodeArgs ?? []), ...CLI_ARGV, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:${m?.kafkaPort ?? 0}`,
-      '--admin-addr', `${HOST}:${m?.adminPort ?? 0}`, ...node, '--shards', String(o.shards), '--flush', o.flush, '--log-level', 'warn',
+      '--admin-addr', `${HOST}:${m?.adminPort ?? 0}`, ...node,
+      ...(o.shards === undefined ? [] : ['--shards', String(o.shards)]), ...(o.flush === undefined ? [] : ['--flush', o.flush]), '--log-level', 'warn',
       ...(o.args ?? [])];
     // As the launchers (bin/sluice, npm start) do: the pool must be sized before the process starts.
     const env = { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' };

@@ -39,8 +39,13 @@ export type ControllerRequest =
 export interface ControllerChannel {
   /** The active controller as the local quorum member last learned it; -1 when none is known. */
   activeController(): number;
-  /** Resolves when activeController() changes, or after `ms` at the latest. */
-  controllerChange(ms: number): Promise<void>;
+  /**
+   * Resolves when activeController() changes, or after `ms` at the latest, or once `until`
+   * settles; each way its timer is cleared (a waiter that lost interest costs no wake-up later).
+   * A promise rather than an AbortSignal: abort() builds a DOMException with a stack, which a
+   * profile of an idle broker showed on every heartbeat.
+   */
+  controllerChange(ms: number, until?: Promise<unknown>): Promise<void>;
   /**
    * Sends one request to controller `id`. A node that is not the active controller answers with
    * NOT_CONTROLLER in the reply; a node that cannot be reached within `timeoutMs` rejects with a
@@ -111,7 +116,9 @@ async function sendWhileActive(channel: ControllerChannel, id: number, request: 
       if (active !== id && active !== -1) return 'moved';
       const left = deadline - performance.now();
       if (left <= 0) return null;
-      await channel.controllerChange(Math.min(left, IN_FLIGHT_CHECK_MS));
+      // Ends as soon as the answer is in: a local controller answers within the same turn, and
+      // the 250 ms timer, left armed, was one stray wake-up per heartbeat on an idle single node.
+      await channel.controllerChange(Math.min(left, IN_FLIGHT_CHECK_MS), sent);
     }
     return null;
   })();

@@ -5,11 +5,13 @@
 // machine with more busy threads than cores shows in the wait. Without schedstat (not Linux) the
 // wait reads 0 and all delay counts as the thread's own.
 // Resolution: `resolutionMs` while the thread works; while it sleeps (ran under IDLE_RUN_SHARE of
-// the last interval and the tick was on time) the interval doubles up to `idleMaxMs`. Every wake-up
-// costs a sleeping thread 100 us or more of CPU on a busy VM, so ticking at 10 ms cost an idle
-// broker ~2% of a core per thread. The price: on a sleeping thread, a block shorter than the
-// relaxed interval may end before the tick is due and go unseen; the next busy interval is back at
-// full resolution.
+// the last interval and the tick was on time) the interval doubles up to `idleMaxMs` (1 s). Every
+// wake-up costs a sleeping thread 100 us or more of CPU on a busy VM, so ticking at 10 ms cost an
+// idle broker ~2% of a core per thread, and at the earlier 100 ms cap the monitors of the main
+// thread and two shards were still 30 of an idle broker's ~50 wake-ups a second (bench/idle.ts).
+// The price: on a sleeping thread, a block shorter than the relaxed interval may end before the
+// tick is due and go unseen (a block of L ms is seen with odds of about L/1000); a block that is
+// seen, or any interval in which the thread ran 5% of the time, brings full resolution back.
 // Any thread, one monitor per thread, created on the thread it measures. Bounded: the most recent
 // MAX_SAMPLES ticks are kept between two take() calls.
 import { closeSync, openSync, readSync } from 'node:fs';
@@ -34,12 +36,20 @@ export const NO_LOOP_DELAY: LoopDelay = { samples: 0, meanMs: 0, p99Ms: 0, maxMs
 const MAX_SAMPLES = 6000;
 /** A thread that ran less than this share of an interval, with the tick on time, is sleeping. */
 const IDLE_RUN_SHARE = 0.05;
-/** A tick later than this by the thread's own doing is not "on time" (timer slack stays below it). */
+/** The longest interval of a sleeping thread's ticks: one wake-up a second per monitored thread. */
+export const IDLE_MAX_MS = 1000;
+/**
+ * A tick later than this by the thread's own doing is not "on time": ON_TIME_MS, or ON_TIME_SHARE
+ * of a longer interval. Timer slack stays below 2 ms on short intervals, but timers of 300 ms and
+ * more came 1.5-2.6 ms late on this VM with the thread asleep, and with a fixed 2 ms rule those
+ * sent a sleeping thread back to 10 ms ticks every few seconds (20 ticks in 4 s instead of 10).
+ */
 const ON_TIME_MS = 2;
+const ON_TIME_SHARE = 0.01;
 
 /** The next tick's interval (pure): relaxed by doubling while the thread sleeps, `baseMs` once it works. */
 export function nextTickMs(intervalMs: number, baseMs: number, idleMaxMs: number, ranMs: number, elapsedMs: number, ownLateMs: number): number {
-  const sleeping = ownLateMs < ON_TIME_MS && ranMs < IDLE_RUN_SHARE * elapsedMs;
+  const sleeping = ownLateMs < Math.max(ON_TIME_MS, ON_TIME_SHARE * intervalMs) && ranMs < IDLE_RUN_SHARE * elapsedMs;
   return sleeping ? Math.min(idleMaxMs, Math.max(baseMs, intervalMs * 2)) : baseMs;
 }
 
@@ -97,7 +107,7 @@ export class LoopDelayMonitor {
 
   constructor(
     private readonly resolutionMs = 10,
-    private readonly idleMaxMs = 100,
+    private readonly idleMaxMs = IDLE_MAX_MS,
   ) {
     this.lastWaitMs = this.windowWaitMs = this.sched.waitMs;
     this.lastRunMs = this.sched.runMs;

@@ -179,7 +179,7 @@ class QuorumControllerChannel implements ControllerChannel {
     return this.quorum.driver.leader.leaderId;
   }
 
-  controllerChange(ms: number): Promise<void> {
+  controllerChange(ms: number, until?: Promise<unknown>): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
@@ -188,6 +188,7 @@ class QuorumControllerChannel implements ControllerChannel {
       };
       const timer = setTimeout(wake, ms);
       this.waiting.add(wake);
+      until?.then(wake, wake);
     });
   }
 

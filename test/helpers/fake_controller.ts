@@ -51,7 +51,7 @@ export class FakeControllerChannel implements ControllerChannel {
     return this.known;
   }
 
-  controllerChange(ms: number): Promise<void> {
+  controllerChange(ms: number, until?: Promise<unknown>): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
@@ -60,6 +60,7 @@ export class FakeControllerChannel implements ControllerChannel {
       };
       const timer = setTimeout(wake, ms);
       this.changed.push(wake);
+      until?.then(wake, wake);
     });
   }
 

@@ -55,7 +55,10 @@ export class MetadataQuorum implements QuorumStateMachine {
   constructor(private readonly opts: MetadataQuorumOptions) {
     this.log = opts.log;
     this.controller = new MetadataController(opts.controller, MetadataImage.EMPTY);
-    this.driver = new QuorumDriver({ ...opts, stateMachine: this, onTick: (now) => this.onTick(now), onPeerRefused: (id, now) => this.peerRefused(id, now) });
+    this.driver = new QuorumDriver({
+      ...opts, stateMachine: this, onTick: (now) => this.onTick(now), nextTimedWork: () => this.controller.nextTimedWork(),
+      onPeerRefused: (id, now) => this.peerRefused(id, now),
+    });
     this.driver.onLeaderChange((c) => {
       if (c.leaderId >= 0 && c.leaderId !== opts.id) this.previousLeader = c.leaderId;
       if (c.role !== 'leader' && this.controller.isActive) this.deactivate();
@@ -117,11 +120,13 @@ export class MetadataQuorum implements QuorumStateMachine {
   /** Broker `brokerId` (that incarnation) refused a connection to its Kafka listener after its controller connection closed: its session ends now. */
   brokerGone(brokerId: number, brokerEpoch: number): void {
     if (this.controller.processGone(brokerId, Date.now(), brokerEpoch)) this.log.info({ brokerId }, 'a disconnected broker refuses connections: its session ends now');
+    this.driver.timedWorkChanged();
   }
 
   /** Broker `brokerId`'s connection to this controller closed: its session ends after a short grace unless it heartbeats again. */
   brokerDisconnected(brokerId: number, brokerEpoch: number): void {
     this.controller.endSession(brokerId, brokerEpoch, Date.now());
+    this.driver.timedWorkChanged();
   }
 
   heartbeat(req: HeartbeatRequest): Promise<ControllerReply> {
@@ -205,7 +210,11 @@ export class MetadataQuorum implements QuorumStateMachine {
   private run(decide: (nextOffset: number) => Outcome): Promise<ControllerReply> {
     if (!this.controller.isActive) return Promise.reject(this.notController());
     const outcome = decide(this.driver.status().logEndOffset);
-    if (outcome.kind === 'answered') return Promise.resolve(outcome.reply);
+    if (outcome.kind === 'answered') {
+      // A heartbeat can record the first heartbeat time of a broker: its session's end is new timed work.
+      this.driver.timedWorkChanged();
+      return Promise.resolve(outcome.reply);
+    }
     let offset: number;
     try {
       offset = this.propose(outcome.offset, outcome);

@@ -96,6 +96,11 @@ export interface QuorumDriverOptions {
   readonly onPeerRefused?: (id: NodeId, nowMs: number) => void;
   /** Called on every tick with the wall clock (the controller's session expiry runs on it). */
   readonly onTick?: (nowMs: number) => void;
+  /**
+   * The earliest wall-clock ms at which onTick has work (Infinity: none until something changes).
+   * Without it a lone voter's leader keeps its 100 ms timer whenever onTick is given.
+   */
+  readonly nextTimedWork?: () => number;
   readonly tickMs?: number;
   readonly electionTimeoutTicks?: number;
   readonly fetchTimeoutTicks?: number;
@@ -128,6 +133,14 @@ export const QUORUM_DEFAULTS = {
  * on a busy VM. onTimer catches up the ticks due, so Raft time still advances at tickMs.
  */
 const SOLO_TIMER_MS = 100;
+/**
+ * A lone leader that no other replica has fetched from this epoch (so no fetch is parked on it)
+ * and with no Ready to run has nothing for Raft time to do: it sleeps until the state machine's
+ * next timed work (a broker session running out, the leader balance check), at least
+ * SOLO_TIMER_MS and at most this. At 100 ms this timer was 10 of an idle single node's ~50
+ * wake-ups a second. Anything that can bring work sooner re-arms it (pump, timedWorkChanged).
+ */
+const SOLO_IDLE_MAX_MS = 5_000;
 /** A timer that fires late by many ticks catches up by at most this many (a stalled loop does not storm the core). */
 const MAX_CATCH_UP_TICKS = 20;
 /** How long stop() gives a leader's hand-off to a caught-up voter before closing anyway. */
@@ -149,6 +162,11 @@ export class QuorumDriver {
   private readonly tickMs: number;
   private readonly electionTimeoutTicks: number;
   private timer: NodeJS.Timeout;
+  /** The period the timer was armed with, and when it is due (Date.now() ms). */
+  private armedMs = 0;
+  private timerDueAt = 0;
+  /** The longest period armed since the core was last given ticks: how far behind Raft time may rightly be. */
+  private sleptMs = 0;
   private lastTickAt: number;
   /** A Ready is being executed; the next waits for its advance(). */
   private busy = false;
@@ -316,8 +334,19 @@ export class QuorumDriver {
 
   private deliver(m: Message): void {
     if (this.stopped) return;
+    // After a long idle sleep Raft time lags the clock by up to SOLO_IDLE_MAX_MS: bring it up to
+    // date first, so a fetch parked now waits its full fetchWaitTicks (and not the lag less).
+    if (this.sleptMs > SOLO_TIMER_MS) this.advanceTicks(Date.now(), this.catchUpLimit());
     this.node.step(m);
     this.pump();
+  }
+
+  /**
+   * The state machine's timed work may have come nearer (a broker's session was cut short, a
+   * heartbeat recorded where none was): a lone leader sleeping longer than that wakes in time.
+   */
+  timedWorkChanged(): void {
+    if (!this.stopped) this.rearmIfLater();
   }
 
   /**
@@ -338,32 +367,66 @@ export class QuorumDriver {
     this.pump();
   }
 
-  private armTimer(): NodeJS.Timeout {
+  /** The timer's next period: tickMs; a lone leader's SOLO_TIMER_MS, or longer while nothing is due. */
+  private timerPeriodMs(): number {
     const s = this.node.status();
-    const timer = setTimeout(() => this.onTimer(), s.role === 'leader' && s.voters.length === 1 ? SOLO_TIMER_MS : this.tickMs);
+    if (s.role !== 'leader' || s.voters.length !== 1) return this.tickMs;
+    // Another replica (an observer) fetches here, or the core has work: Raft time matters.
+    if (s.replicas.length > 1 || this.busy || this.node.hasReady()) return SOLO_TIMER_MS;
+    const nextWork = this.opts.nextTimedWork?.() ?? (this.opts.onTick === undefined ? Infinity : -Infinity);
+    return Math.min(SOLO_IDLE_MAX_MS, Math.max(SOLO_TIMER_MS, Math.ceil(nextWork - Date.now())));
+  }
+
+  private armTimer(): NodeJS.Timeout {
+    this.armedMs = this.timerPeriodMs();
+    this.timerDueAt = Date.now() + this.armedMs;
+    this.sleptMs = Math.max(this.sleptMs, this.armedMs);
+    const timer = setTimeout(() => this.onTimer(), this.armedMs);
     timer.unref();
     return timer;
   }
 
+  /** Re-arms a long idle timer that would fire later than the period due now. */
+  private rearmIfLater(): void {
+    if (this.armedMs <= SOLO_TIMER_MS) return;
+    if (Date.now() + this.timerPeriodMs() >= this.timerDueAt) return;
+    clearTimeout(this.timer);
+    this.timer = this.armTimer();
+  }
+
   private onTimer(): void {
     if (this.stopped) return;
-    this.timer = this.armTimer();
     const now = Date.now();
+    // Ticks missed while the timer slept as armed are caught up in full; beyond that (a stalled
+    // loop) at most MAX_CATCH_UP_TICKS, so a stall does not storm the core.
+    const limit = this.catchUpLimit();
+    this.timer = this.armTimer();
+    if (this.advanceTicks(now, limit)) this.pump();
+  }
+
+  private catchUpLimit(): number {
+    return this.sleptMs > SOLO_TIMER_MS ? Math.ceil(this.sleptMs / this.tickMs) + MAX_CATCH_UP_TICKS : MAX_CATCH_UP_TICKS;
+  }
+
+  /** Gives the core the ticks due by `now` (at most `limit`) and the state machine its tick; false when none was due. */
+  private advanceTicks(now: number, limit: number): boolean {
     const due = Math.floor((now - this.lastTickAt) / this.tickMs);
-    if (due <= 0) return;
-    const n = Math.min(due, MAX_CATCH_UP_TICKS);
+    if (due <= 0) return false;
+    const n = Math.min(due, limit);
     this.lastTickAt = n === due ? this.lastTickAt + due * this.tickMs : now;
     for (let i = 0; i < n; i++) {
       this.node.tick();
       this.ticks++;
     }
+    this.sleptMs = this.armedMs;
     this.opts.onTick?.(now);
-    this.pump();
+    return true;
   }
 
   /** Starts executing the next Ready if none is in progress. */
   private pump(): void {
     this.noticeLeaderChange();
+    if (!this.stopped) this.rearmIfLater();
     if (this.busy || this.stopped || !this.node.hasReady()) return;
     this.busy = true;
     const r = this.node.ready();

@@ -399,6 +399,23 @@ export class MetadataController {
   }
 
   /**
+   * The earliest wall-clock ms at which expireSessions or balanceLeaders can act, or Infinity while
+   * neither can until some input changes the state: the quorum driver of a lone voter sleeps until
+   * then instead of waking every 100 ms. A session runs out once now - lastHeartbeat exceeds the
+   * session timeout (lastHeartbeat + timeout + 1 in whole ms); a broker without a recorded
+   * heartbeat counts as just heard from in expireSessions, so it never runs out on time alone.
+   */
+  nextTimedWork(): number {
+    if (!this.active) return Infinity;
+    let at = this.nextBalanceAt;
+    for (const b of this.image.brokers.values()) {
+      const last = this.lastHeartbeat.get(b.id);
+      if (!b.fenced && last !== undefined) at = Math.min(at, last + this.config.sessionTimeoutMs + 1);
+    }
+    return at;
+  }
+
+  /**
    * Fences the unfenced broker whose session ran out longest ago, if any (one batch per call:
    * the driver calls again while it returns a proposal).
    */

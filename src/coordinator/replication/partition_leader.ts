@@ -17,6 +17,7 @@
 //                                 when the image names another leader the driver drops this state
 //                                 and fails its waiting produces with NOT_LEADER_OR_FOLLOWER
 //   tick(now)                      time passed: lagging followers leave the ISR
+//   timeDriven                     whether tick() can change anything (false: a lone leader, nothing to resend)
 //   admit(acks), acksAllOutcome(endOffset)   produce admission and a waiting acks=all produce's fate
 // LeaderOutput: the high watermark (never lower than before), whether waiting acks=all produces
 // should be looked at again, and at most one AlterPartition proposal to send.
@@ -246,6 +247,18 @@ export class PartitionLeader {
 
   tick(now: number): LeaderOutput {
     return this.settle(this.snapshot(), now);
+  }
+
+  /**
+   * Whether tick() can change anything as time passes. Time enters only through followers (lag
+   * takes them out of the ISR and out of the high watermark's count), an ISR member other than
+   * this broker (without progress it counts as lagging) and a proposal waiting to be resent. A
+   * leader alone in its replicas and ISR with nothing to resend is moved by its inputs only, so
+   * the shard need not wake to tick it.
+   */
+  get timeDriven(): boolean {
+    const self = this.identity.localBrokerId;
+    return this.followers.size > 0 || this.pending?.state === 'resend' || this.assignment.isr.some((id) => id !== self);
   }
 
   onAlterPartitionResult(sent: AlterPartitionItem, result: AlterPartitionResult, now: number): LeaderOutput {

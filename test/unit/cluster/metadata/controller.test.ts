@@ -131,6 +131,30 @@ describe('MetadataController', () => {
     }), { numRuns: 200 });
   });
 
+  it('names in nextTimedWork the first moment a session runs out: expiry finds nothing before it and fences at it', () => {
+    // A lone voter's quorum driver sleeps until nextTimedWork (issue 16): it must be neither late nor absent.
+    type Op = readonly ['beat' | 'disconnect', 1 | 2, number];
+    const op = fc.tuple(fc.constantFrom('beat' as const, 'disconnect' as const), fc.constantFrom(1 as const, 2 as const), fc.integer({ min: 0, max: SESSION_MS }));
+    fc.assert(fc.property(fc.array(op, { maxLength: 12 }), (ops: Op[]) => {
+      const h = new Harness();
+      h.brokers([1, 2]);
+      let now = 0;
+      for (const [kind, id, gap] of ops) {
+        now += gap;
+        // Only while nothing ran out yet: past that the driver would have fenced already.
+        if (h.c.nextTimedWork() <= now) break;
+        if (kind === 'beat') h.now((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: h.next, wantFence: false, wantShutDown: false, warm: true }, next, now));
+        else h.c.endSession(id, h.epochs.get(id)!, now);
+      }
+      const at = h.c.nextTimedWork();
+      assert.ok(Number.isFinite(at), 'two unfenced brokers with sessions: a deadline');
+      assert.equal(h.c.expireSessions(h.next, at - 1), null, `nothing runs out before ${at}`);
+      assert.equal(h.c.expireSessions(h.next, at)?.kind, 'propose', `a session runs out at ${at}`);
+    }), { numRuns: 300 });
+    const idle = new Harness();
+    assert.equal(idle.c.nextTimedWork(), Infinity, 'no brokers, no balance check: nothing timed');
+  });
+
   it('ends the session of a broker whose connection closed after a short grace, for that incarnation only; a heartbeat meanwhile keeps it', () => {
     const h = new Harness();
     h.brokers([1, 2]);

@@ -3,6 +3,7 @@
 // state, fetch validation and truncation answers, min ISR and flush-always.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
 import { LAG_MS, RETRY_MS, accepted, assignment, brokers, failed, fetchFrom, isrOf, leaderAt, localLog } from './replication_fixture.js';
 
@@ -267,5 +268,52 @@ describe('PartitionLeader: acks=all and min ISR', () => {
     assert.equal(leader.acksAllOutcome(55), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
     assert.equal(leader.admit(-1), ErrorCode.NOT_ENOUGH_REPLICAS);
     assert.equal(out.highWatermark, 50, 'frozen below min ISR');
+  });
+});
+
+// The shard stops its replica tick when no leader is time-driven (issue 16: an idle broker's
+// wake-ups), so timeDriven false must mean that no tick, however late, changes anything.
+describe('PartitionLeader: timeDriven', () => {
+  it('a lone leader is not time-driven, and ticks at any later time change nothing', () => {
+    fc.assert(fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 1000 })), { maxLength: 5 }),
+      fc.array(fc.integer({ min: 0, max: 100 * LAG_MS }), { minLength: 1, maxLength: 5 }),
+      fc.boolean(),
+      (appends, later, flushAlways) => {
+        const leader = leaderAt(50, 30, { isr: [0], replicas: [0] }, flushAlways);
+        let end = 50;
+        let now = 0;
+        leader.onLocalLog(localLog(end), now); // as the actor does on becoming leader
+        for (const [n, durableLag] of appends) {
+          end += n;
+          leader.onLocalLog(localLog(end, Math.max(50, end - durableLag)), ++now);
+        }
+        assert.equal(leader.timeDriven, false);
+        const hw = leader.highWatermark;
+        for (const dt of later.sort((a, b) => a - b)) {
+          const out = leader.tick(now + dt);
+          assert.deepEqual(out, { highWatermark: hw, acksChanged: false, alterPartition: null });
+        }
+      },
+    ));
+  });
+
+  it('a leader with followers is time-driven: a silent follower leaves the ISR on a tick alone', () => {
+    const leader = leaderAt(50, 30, { isr: [0, 1], replicas: [0, 1] });
+    assert.equal(leader.timeDriven, true);
+    assert.deepEqual(isrOf(leader.tick(LAG_MS + 1).alterPartition), [0]);
+  });
+
+  it('an ISR member outside the replicas, and a proposal to resend, keep a lone leader time-driven until settled', () => {
+    const leader = leaderAt(50, 30, { isr: [0, 1], replicas: [0] });
+    assert.equal(leader.timeDriven, true, 'broker 1 in the ISR without progress counts as lagging');
+    const shrink = leader.tick(1).alterPartition!;
+    assert.deepEqual(isrOf(shrink), [0]);
+    leader.onAlterPartitionResult(shrink, failed(shrink, ErrorCode.REQUEST_TIMED_OUT), 2);
+    assert.equal(leader.timeDriven, true, 'the same proposal is due again after the retry time');
+    const again = leader.tick(2 + RETRY_MS).alterPartition;
+    assert.deepEqual(isrOf(again), [0], 'the resend comes from a tick alone');
+    leader.onAlterPartitionResult(again!, accepted(again!), 3 + RETRY_MS);
+    assert.equal(leader.timeDriven, false);
   });
 });
