@@ -30,7 +30,7 @@ test('a lone leader\'s own committed append is replicated at once, with no repli
   // As the shard opens partitions: the high watermark moves only as the replication leader says.
   h = openHarness(logConfig(), { kind: 'always' }, undefined, { highWatermark: 'owner' });
   // A wheel whose timer never fires: nothing here may settle by a deadline.
-  const deadlines = new DeadlineWheel<Expirable>(10, (e) => e.expire(performance.now()), { now: () => performance.now(), every: () => () => undefined });
+  const deadlines = new DeadlineWheel<Expirable>(10, (e) => e.expire(performance.now()), { now: () => performance.now(), after: () => () => undefined });
   const actor = new PartitionActor(0, '__consumer_offsets', 0, h.log, logConfig(), ports(h, deadlines), testReplicaContext());
   actor.setRole(soleLeader());
   for (let round = 1; round <= 3; round++) {
