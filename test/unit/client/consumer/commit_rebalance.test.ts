@@ -158,16 +158,26 @@ async function started(group: FakeGroup): Promise<{ brokers: TwoBrokers; port: (
   return { brokers, port: () => port };
 }
 
+/** A consumer of topic t in group g (classic) against `group`, subscribed and holding t-0 while `body` runs; closed after. */
+async function withMember(group: FakeGroup, commitTimeoutMs: number, body: (c: Consumer) => Promise<void>): Promise<void> {
+  const { brokers, port } = await started(group);
+  const c = new Consumer({
+    brokers: [`127.0.0.1:${port()}`], groupId: 'g', groupProtocol: 'classic', heartbeatIntervalMs: 50, commitTimeoutMs,
+  });
+  try {
+    await c.subscribe(['t']);
+    await until('t-0 assigned', () => c.assignment().length === 1);
+    await body(c);
+  } finally {
+    await c.close();
+    await brokers.stop();
+  }
+}
+
 describe('consumer commits during a classic rebalance', () => {
   it('retries a commit refused with REBALANCE_IN_PROGRESS, with the new generation, once the sync completes', { timeout: 20_000 }, async () => {
     const group = new FakeGroup();
-    const { brokers, port } = await started(group);
-    const c = new Consumer({
-      brokers: [`127.0.0.1:${port()}`], groupId: 'g', groupProtocol: 'classic', heartbeatIntervalMs: 50, commitTimeoutMs: 5000,
-    });
-    try {
-      await c.subscribe(['t']);
-      await until('t-0 assigned', () => c.assignment().length === 1);
+    await withMember(group, 5000, async (c) => {
       assert.equal(group.generation, 1);
       // The next heartbeat starts a rebalance; the member rejoins (generation 2) and its sync is held.
       group.holdNextSync = true;
@@ -179,21 +189,12 @@ describe('consumer commits during a classic rebalance', () => {
         { generation: 2, memberId: MEMBER, offset: 5, answer: ErrorCode.REBALANCE_IN_PROGRESS },
         { generation: 2, memberId: MEMBER, offset: 5, answer: ErrorCode.NONE },
       ]);
-    } finally {
-      await c.close();
-      await brokers.stop();
-    }
+    });
   });
 
   it('a retried commit carries the generation of the rebalance that completed, not the one it was refused in', { timeout: 20_000 }, async () => {
     const group = new FakeGroup();
-    const { brokers, port } = await started(group);
-    const c = new Consumer({
-      brokers: [`127.0.0.1:${port()}`], groupId: 'g', groupProtocol: 'classic', heartbeatIntervalMs: 50, commitTimeoutMs: 5000,
-    });
-    try {
-      await c.subscribe(['t']);
-      await until('t-0 assigned', () => c.assignment().length === 1);
+    await withMember(group, 5000, async (c) => {
       // Generation 2's sync fails (another rebalance began): the member joins generation 3 and syncs it.
       group.holdNextSync = true;
       group.heldSyncAnswer = ErrorCode.REBALANCE_IN_PROGRESS;
@@ -204,21 +205,12 @@ describe('consumer commits during a classic rebalance', () => {
       assert.deepEqual(group.commits[0], { generation: 2, memberId: MEMBER, offset: 6, answer: ErrorCode.REBALANCE_IN_PROGRESS });
       assert.deepEqual(group.commits.at(-1), { generation: 3, memberId: MEMBER, offset: 6, answer: ErrorCode.NONE });
       assert.deepEqual(group.syncs, [1, 2, 3]);
-    } finally {
-      await c.close();
-      await brokers.stop();
-    }
+    });
   });
 
   it('gives up on REBALANCE_IN_PROGRESS after commitTimeoutMs when the coordinator keeps refusing', { timeout: 20_000 }, async () => {
     const group = new FakeGroup();
-    const { brokers, port } = await started(group);
-    const c = new Consumer({
-      brokers: [`127.0.0.1:${port()}`], groupId: 'g', groupProtocol: 'classic', heartbeatIntervalMs: 50, commitTimeoutMs: 600,
-    });
-    try {
-      await c.subscribe(['t']);
-      await until('t-0 assigned', () => c.assignment().length === 1);
+    await withMember(group, 600, async (c) => {
       // Held syncs would hold the commit answers behind them (one connection, answers in order), so
       // the coordinator simply keeps refusing.
       group.refuseCommits = true;
@@ -228,10 +220,7 @@ describe('consumer commits during a classic rebalance', () => {
       assert.ok(took >= 550 && took < 3000, `gave up after ${took} ms`);
       assert.ok(group.commits.length >= 2, 'retried before giving up');
       assert.ok(group.commits.every((x) => x.answer === ErrorCode.REBALANCE_IN_PROGRESS && x.generation === 1));
-    } finally {
-      await c.close();
-      await brokers.stop();
-    }
+    });
   });
 
   it('a member closing after its JoinGroup is answered syncs that generation, so its commit in onRevoked lands', { timeout: 20_000 }, async () => {
