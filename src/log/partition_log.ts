@@ -185,6 +185,12 @@ export class PartitionLog {
   private dirSyncFd = -1;
   private offline = false;
   /**
+   * A split commit's sync failed after its writes landed: the files hold bytes past the log end
+   * that followers may have read and that the segments' read limits still cover, so the (offline)
+   * log serves no reads at all, as Kafka serves none from an offline log directory.
+   */
+  private strandedWrites = false;
+  /**
    * By file name, the encodings of the state this log opened with from a clean close, whose files
    * are durable (vouched for by the marker it opened with); null once a commit started or a state
    * file was rewritten. A clean close skips the segments and the files whose state did not change
@@ -483,11 +489,11 @@ export class PartitionLog {
    * Whole durable batches from the one containing fetchOffset, up to maxBytes (at least one batch
    * when minOneBatch, KIP-74); empty at or past the bound: the high watermark for clients (a batch
    * the high watermark falls inside is not returned), the written log end for followers. An
-   * offline log still serves what it acknowledged (below the high watermark) but no follower: its
-   * files may hold bytes past its log end that it wrote and could not sync.
+   * offline log still serves what it acknowledged (below the high watermark) but no follower,
+   * unless its files hold bytes past its log end (stranded writes): then it serves nobody.
    */
   read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, isolation: ReadIsolation = 'high-watermark'): ReadResult {
-    if (this.state === 'closed' || (this.offline && isolation === 'log-end')) return readError(ErrorCode.KAFKA_STORAGE_ERROR);
+    if (this.state === 'closed' || this.strandedWrites || (this.offline && isolation === 'log-end')) return readError(ErrorCode.KAFKA_STORAGE_ERROR);
     if (fetchOffset < this.logStartOffset || fetchOffset > this.leo) return readError(ErrorCode.OFFSET_OUT_OF_RANGE);
     const bound = isolation === 'high-watermark' ? this.hwBound : null;
     if (fetchOffset >= (bound ? bound.offset : this.written)) return readError(ErrorCode.NONE);
@@ -538,9 +544,7 @@ export class PartitionLog {
 
   /** Recomputes where high-watermark reads stop, after the high watermark or the written offset moved. */
   private refreshHwBound(): void {
-    // Unbounded reads run to the end of the files' committed data: the written offset, except in a
-    // log that went offline when a split commit's sync failed (its written bytes stay in the files).
-    if (this.hw === this.active.committedNextOffset) {
+    if (this.hw === this.written) {
       this.hwBound = null;
       return;
     }
@@ -1012,6 +1016,7 @@ export class PartitionLog {
   private failed(): boolean {
     // Bytes already acknowledged whose fdatasync failed may be lost: the log cannot vouch for itself.
     for (const seg of this.segments) if (seg.syncCapture >= 0 && seg.committedSize > seg.syncedSize) this.offline = true;
+    if (this.inFlightWritten) this.strandedWrites = this.offline = true;
     this.endSync(false);
     const discard = this.inFlight !== null || this.offline;
     if (discard) {
