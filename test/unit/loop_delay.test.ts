@@ -80,8 +80,9 @@ describe('LoopDelayMonitor', () => {
       await sleep(4000);
       const idle = monitor.take();
       assert.ok(idle !== null);
-      // Doubling from 10 ms reaches the 1 s cap after ~1.3 s: about 10 ticks in 4 s (the 100 ms cap took ~35).
-      assert.ok(idle.samples <= 14, `${idle.samples} ticks in 4 s of sleep`);
+      // Doubling from 10 ms reaches the 1 s cap after ~1.3 s: about 10 ticks in 4 s (the 100 ms cap
+      // took 35-45). The bound leaves room for a loaded CI machine (16 seen there) and still bites.
+      assert.ok(idle.samples <= 24, `${idle.samples} ticks in 4 s of sleep`);
       const until = performance.now() + 1200;
       while (performance.now() < until); // longer than the relaxed interval: the tick due in it is late
       await sleep(300);
