@@ -114,7 +114,7 @@ export class PartitionActor implements Expirable {
   private readonly replicated: PendingAcks<ProduceResult>;
   /** The group coordinator's appends, waiting like acks=all produces (awaitReplicated). */
   private readonly internal: PendingAcks<(errorCode: number) => void>;
-  /** The high watermark and durable end parked fetches were last told about. */
+  /** The high watermark and written end parked fetches were last told about. */
   private wokeAt: number;
   private wokeWritten: number;
   /** When this actor's deadline-wheel entry fires (Infinity: none scheduled). */
@@ -236,7 +236,7 @@ export class PartitionActor implements Expirable {
     // The caller's append has just been committed: the leader learns its log's new (durable) end
     // now, as committed() makes it for produces. It used to learn it at the next replica tick, up
     // to 250 ms later, and a lone leader is no longer ticked at all.
-    this.applyLeader(this.leader.onLocalLog(this.localLog(), this.replicas.now()));
+    this.leaderSeesLog(this.replicas.now());
     return new Promise((resolve) => {
       const deadline = this.ports.deadlines.now() + timeoutMs;
       this.internal.add(endOffset, deadline, resolve);
@@ -395,6 +395,11 @@ export class PartitionActor implements Expirable {
 
   /** Time passed: a leader drops followers that stopped catching up, and resends proposals due again. */
   tick(now: number): void {
+    this.leaderSeesLog(now);
+  }
+
+  /** A leader re-reads its own log (start, end, durable end): the high watermark and ISR may move. */
+  private leaderSeesLog(now: number): void {
     if (this.leader !== null) this.applyLeader(this.leader.onLocalLog(this.localLog(), now));
   }
 
@@ -490,9 +495,7 @@ export class PartitionActor implements Expirable {
    * The leader learns the new log end (a follower may fetch from past the durable end once it has
    * the bytes), and followers' parked fetches need not wait for the leader's fdatasync.
    */
-  private readonly written = (): void => {
-    if (this.leader !== null) this.applyLeader(this.leader.onLocalLog(this.localLog(), this.replicas.now()));
-  };
+  private readonly written = (): void => this.leaderSeesLog(this.replicas.now());
 
   /** Parked fetches look again when consumers' (high watermark) or followers' (written end) readable end moved. */
   private wakeFetches(): void {
