@@ -1,8 +1,9 @@
 // The main thread's seam to one shard (types only): what PartitionRouter sends a shard
 // (`ShardPort`) and what a shard's answers call back on the router (`ShardResultSink`).
-// `ShardHost` implements the port over the shard's SPSC ring pair (a worker thread). The router
-// depends on nothing else of a shard, so a port into a `Shard` on its own thread can sit behind
-// it too (issue 16: shard threads serving the connections they adopt).
+// `ShardHost` implements the port over the shard's SPSC ring pair (a worker thread);
+// `LocalShardPort` delivers into a lane of a `Shard` on the sender's own thread, no ring (issue
+// 16: shard threads serving the connections they adopt). The router depends on nothing else of a
+// shard, so either can sit behind it.
 import type {
   FetchAsk,
   FetchPartitionResult,
