@@ -7,13 +7,12 @@
 // fetch with data, a ListOffsets or an unknown partition at once), and a ring port's answers are
 // always later too. The lane's answers wait at most until that microtask, so its bound is the
 // router's own (requests in flight); the port is never blocked.
-import type { LaneSink } from './lanes.js';
 import type { Outgoing } from './outbox.js';
 import type { FetchAsk, ListOffsetsAsk, ProduceAsk } from './ring_messages.js';
 import type { Shard } from './shard.js';
 import type { ShardPort, ShardResultSink } from './shard_port.js';
 
-export class LocalShardPort implements ShardPort, LaneSink {
+export class LocalShardPort implements ShardPort {
   readonly blocked = false;
   private readonly lane: number;
   private answers: Outgoing[] = [];
@@ -24,7 +23,7 @@ export class LocalShardPort implements ShardPort, LaneSink {
     readonly index: number,
     private readonly sink: ShardResultSink,
   ) {
-    this.lane = shard.openLane(this);
+    this.lane = shard.openLane({ send: (msg) => this.answer(msg) });
   }
 
   whenUnblocked(): Promise<void> {
@@ -55,8 +54,8 @@ export class LocalShardPort implements ShardPort, LaneSink {
     this.shard.releaseFetch(this.lane, reqId);
   }
 
-  /** LaneSink: the shard's answer on this port's lane. */
-  send(msg: Outgoing): void {
+  /** The shard's answer on this port's lane: queued for the next delivery. */
+  private answer(msg: Outgoing): void {
     this.answers.push(msg);
     if (!this.delivering) {
       this.delivering = true;
