@@ -2,7 +2,8 @@
 // LocalShardPort (a lane of its own, no worker, no ring), while the test plays main on each
 // shard's lane 0 rings: produces (acks=1 and acks=all on an RF 1 partition), a fetch that parks
 // and is woken by a produce, a fetch over both shards released at the sum of its parts, offset
-// lookups, and a request id both lanes use at once, each answered and released on its own lane.
+// lookups, a group call, and a request id both lanes use at once, each answered and released on
+// its own lane.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { LocalShardPort } from '../../../src/actors/local_shard_port.js';
@@ -164,11 +165,13 @@ function mainFetchAsk(reqId: number, handle: number, minBytes: number): FetchAsk
   };
 }
 
-// Produce timeouts short enough that an answer lost on the way fails the test quickly.
+// Produce timeouts short enough that an answer lost on the way fails the test quickly; group
+// calls have no timeout on the router, so the test itself is bounded.
 const PRODUCE_TIMEOUT_MS = 2000;
+const BOUNDED = { timeout: 15_000 };
 
 describe('LocalShardPort: a router and shards on one thread', () => {
-  it('answers produces (acks=1, acks=all on RF 1) and offset lookups on the local lane, none on lane 0', async () => {
+  it('answers produces (acks=1, acks=all on RF 1), offset lookups and group calls on the local lane, none on lane 0', BOUNDED, async () => {
     const r = rig();
     const [h0, h1] = r.handles as [number, number];
     const one = await r.router.produce([{ handle: h0, records: batchOf(3, 10), leaderEpoch: 0 }], PRODUCE_TIMEOUT_MS, 1);
@@ -182,10 +185,13 @@ describe('LocalShardPort: a router and shards on one thread', () => {
     assert.deepEqual(latest.map((o) => [o.errorCode, o.offset]), [[ErrorCode.NONE, 5], [ErrorCode.NONE, 4], [ErrorCode.NONE, 0]]);
     const epochEnds = await r.router.epochEndOffsets([{ handle: h0, leaderEpoch: 0 }]);
     assert.deepEqual(epochEnds.map((o) => [o.errorCode, o.leaderEpoch, o.offset]), [[ErrorCode.NONE, 0, 5]]);
+    // 't' has no group coordinator: the shard's refusal comes back through the lane too.
+    const reply = await r.router.groupCall(h0, { kind: 'heartbeat', groupId: 'g', generationId: 1, memberId: 'm', groupInstanceId: null });
+    assert.deepEqual(reply, { kind: 'heartbeat', errorCode: ErrorCode.NOT_COORDINATOR });
     for (const h of r.hosted) assert.deepEqual(h.collect(), [], 'nothing went to main\'s lane');
   });
 
-  it('parks a fetch on the local lane and answers it once a produce lands', async () => {
+  it('parks a fetch on the local lane and answers it once a produce lands', BOUNDED, async () => {
     const r = rig();
     const [h0] = r.handles as [number];
     const fetched = r.router.fetch([fetchItem(h0)], 10_000, 1, ONE_MB);
@@ -200,7 +206,7 @@ describe('LocalShardPort: a router and shards on one thread', () => {
     assert.equal(r.parked(0), 0);
   });
 
-  it('releases a fetch over both shards once their parts together hold min_bytes', async () => {
+  it('releases a fetch over both shards once their parts together hold min_bytes', BOUNDED, async () => {
     const r = rig();
     const [h0, h1] = r.handles as [number, number];
     const batch = batchOf(1, 100);
@@ -220,7 +226,7 @@ describe('LocalShardPort: a router and shards on one thread', () => {
     assert.equal(r.parked(0) + r.parked(1), 0);
   });
 
-  it('keeps a request id both lanes use apart: each parks, is released and is answered on its own lane', async () => {
+  it('keeps a request id both lanes use apart: each parks, is released and is answered on its own lane', BOUNDED, async () => {
     const r = rig();
     const [h0] = r.handles as [number];
     const hosted = r.hosted[0]!;
