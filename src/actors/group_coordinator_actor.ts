@@ -9,6 +9,8 @@
 // then deleted, so the log stays within about two segments plus the live state. The image holds
 // what it loaded re-encoded by the codec, so records in an older layout are written in Kafka's
 // schemas by the first rewrite after a start (or sooner, by the next write of their key).
+// A call's ref is opaque here: the shard makes it the call's lane-qualified key (lanes.ts), so a
+// reply given a rebalance later still goes back to the lane the call came from.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { decodeRecordBatches, encodeRecordBatch } from '../protocol/records.js';
 import type { GroupCommitter } from '../log/group_commit.js';
@@ -27,6 +29,7 @@ const REWRITE_BATCH_BYTES = 1 << 20;
 const REWRITE_MIN_BYTES = 1 << 20;
 
 export interface GroupActorHooks {
+  /** The answer to the call made with `ref`. */
   reply(ref: number, reply: GroupReply): void;
   rebalanced(e: Extract<GroupEffect, { kind: 'rebalanced' }>): void;
   /** A record the coordinator wrote earlier cannot be read back: logged, then skipped. */

@@ -1,5 +1,6 @@
-// A shard's outbound path (shard worker thread): writes results into the outbound ring, in order,
-// and queues them while the ring is full. The queue's bound is enforced by the shard's drain loop,
+// A shard's outbound path to main (shard worker thread), the sink of its lane 0 (lanes.ts): writes
+// results into the outbound ring, in order, and queues them while the ring is full. `Outgoing` is
+// what every lane's sink receives. The queue's bound is enforced by the shard's drain loop,
 // not by dropping: once more than `maxBytes` wait, `overLimit` is true and the shard stops
 // draining its inbound ring until `whenUnderLimit()` resolves. Results of work already under way
 // (commits in flight, parked fetches, group timers) may still join, so the queue can exceed the

@@ -1,17 +1,20 @@
-// The fetches one shard has parked (shard worker thread), by main's request id. A fetch may span
-// several partition actors of the shard yet must be answered exactly once, so its record lives
-// here rather than on any one actor; each actor keeps the ids of the fetches waiting on it and
-// says when they may proceed (its readable end moved). A parked fetch is answered when the
-// partitions it reads hold min_bytes, at its max_wait deadline on the shard's deadline wheel, on
-// FETCH_RELEASE from main, or when one of its partitions closes. When the request spans several
-// shards, min_bytes counts all of them: a parked part reports each growth of its bytes to main,
-// which releases every part once their sum reaches min_bytes.
+// The fetches one shard has parked (shard worker thread), by lane and request id (lanes.ts: two
+// origins may use the same request id, so the registry keys a fetch by its lane-qualified key and
+// answers it on its lane). A fetch may span several partition actors of the shard yet must be
+// answered exactly once, so its record lives here rather than on any one actor; each actor keeps
+// the keys of the fetches waiting on it and says when they may proceed (its readable end moved).
+// A parked fetch is answered when the partitions it reads hold min_bytes, at its max_wait
+// deadline on the shard's deadline wheel, on a FETCH_RELEASE from its lane, or when one of its
+// partitions closes. When the request spans several shards, min_bytes counts all of them: a
+// parked part reports each growth of its bytes to its lane, which releases every part once their
+// sum reaches min_bytes.
 // A follower's fetch (replicaId >= 0) is counted by the leader once, when it arrives (its fetch
 // offsets are the follower's acknowledgement), and reads to the leader's log end; every later
 // read of a parked one only checks the actor still leads at the epoch the follower named.
-// Invariant (checked): one parked fetch per request id.
+// Invariant (checked): one parked fetch per (lane, request id).
 import { ErrorCode } from '../protocol/errors.js';
 import type { DeadlineWheel } from './deadline_wheel.js';
+import { laneKey } from './lanes.js';
 import type { Expirable, PartitionActor } from './partition_actor.js';
 import { FETCH_FLAG_MULTI_SHARD, type FetchAsk, type FetchPartitionResult } from './ring_messages.js';
 
@@ -33,12 +36,15 @@ class ParkedFetch implements Expirable {
   reported = 0;
 
   constructor(
+    readonly lane: number,
+    /** laneKey(lane, ask.reqId): the registry's key and what the actors' waiters hold. */
+    readonly key: number,
     readonly ask: FetchAsk,
     private readonly registry: ParkedFetches,
   ) {}
 
   expire(): void {
-    this.registry.complete(this.ask.reqId);
+    this.registry.complete(this.key);
   }
 }
 
@@ -48,59 +54,60 @@ export class ParkedFetches {
   constructor(
     private readonly actorOf: (handle: number) => PartitionActor | undefined,
     private readonly deadlines: DeadlineWheel<Expirable>,
-    /** `waited`: the fetch was parked before this answer. */
-    private readonly send: (reqId: number, parts: FetchPartitionResult[], waited: boolean) => void,
-    private readonly progress: (reqId: number, bytes: number) => void,
+    /** Answers fetch `reqId` on `lane`; `waited`: the fetch was parked before this answer. */
+    private readonly send: (lane: number, reqId: number, parts: FetchPartitionResult[], waited: boolean) => void,
+    private readonly progress: (lane: number, reqId: number, bytes: number) => void,
   ) {}
 
   get size(): number {
     return this.parked.size;
   }
 
-  /** Answers `ask` now if it has enough data (or may not wait), else parks it. */
-  fetch(ask: FetchAsk, mayPark: boolean): void {
+  /** Answers `ask` from `lane` now if it has enough data (or may not wait), else parks it. */
+  fetch(lane: number, ask: FetchAsk, mayPark: boolean): void {
     const r = this.readAll(ask, true);
     if (!mayPark || ask.maxWaitMs === 0 || r.answerNow || this.enough(ask, r.bytes) || this.parked.size >= MAX_PARKED_FETCHES) {
-      this.send(ask.reqId, r.parts, false);
+      this.send(lane, ask.reqId, r.parts, false);
       return;
     }
-    // Main never reuses the id of a request in flight; a clash would leave one fetch unanswered.
-    if (this.parked.has(ask.reqId)) throw new Error(`fetch ${ask.reqId} is already parked`);
-    const parked = new ParkedFetch(ask, this);
-    this.parked.set(ask.reqId, parked);
+    // An origin never reuses the id of a request in flight; a clash would leave one fetch unanswered.
+    const key = laneKey(lane, ask.reqId);
+    if (this.parked.has(key)) throw new Error(`fetch ${ask.reqId} of lane ${lane} is already parked`);
+    const parked = new ParkedFetch(lane, key, ask, this);
+    this.parked.set(key, parked);
     this.deadlines.add(parked, this.deadlines.now() + ask.maxWaitMs);
-    for (const p of ask.partitions) this.actorOf(p.handle)?.waiters.add(ask.reqId);
+    for (const p of ask.partitions) this.actorOf(p.handle)?.waiters.add(key);
     this.report(parked, r.bytes);
   }
 
-  /** One of the fetch's partitions has new data: answer if the fetch now has enough, else report it. */
-  mayProceed(reqId: number): void {
-    const parked = this.parked.get(reqId);
+  /** One of the partitions of parked fetch `key` has new data: answer if the fetch now has enough, else report it. */
+  mayProceed(key: number): void {
+    const parked = this.parked.get(key);
     if (!parked) return;
     const bytes = this.readAll(parked.ask, false).bytes;
-    if (this.enough(parked.ask, bytes)) this.complete(reqId);
+    if (this.enough(parked.ask, bytes)) this.complete(key);
     else this.report(parked, bytes);
   }
 
-  /** Tells main a multi-shard fetch's part grew, so it can weigh min_bytes against every shard's bytes. */
+  /** Tells the fetch's lane a multi-shard fetch's part grew, so it can weigh min_bytes against every shard's bytes. */
   private report(parked: ParkedFetch, bytes: number): void {
     if ((parked.ask.flags & FETCH_FLAG_MULTI_SHARD) === 0 || bytes <= parked.reported) return;
     parked.reported = bytes;
-    this.progress(parked.ask.reqId, bytes);
+    this.progress(parked.lane, parked.ask.reqId, bytes);
   }
 
-  /** Answers the parked fetch `reqId` with what its partitions hold now; no-op if it is not parked. */
-  complete(reqId: number): void {
-    const parked = this.parked.get(reqId);
+  /** Answers the parked fetch `key` (laneKey) with what its partitions hold now; no-op if it is not parked. */
+  complete(key: number): void {
+    const parked = this.parked.get(key);
     if (!parked) return;
-    this.parked.delete(reqId);
+    this.parked.delete(key);
     this.deadlines.delete(parked);
-    for (const p of parked.ask.partitions) this.actorOf(p.handle)?.waiters.delete(reqId);
-    this.send(reqId, this.readAll(parked.ask, false).parts, true);
+    for (const p of parked.ask.partitions) this.actorOf(p.handle)?.waiters.delete(key);
+    this.send(parked.lane, parked.ask.reqId, this.readAll(parked.ask, false).parts, true);
   }
 
   completeAll(): void {
-    for (const reqId of [...this.parked.keys()]) this.complete(reqId);
+    for (const key of [...this.parked.keys()]) this.complete(key);
   }
 
   private enough(ask: FetchAsk, bytes: number): boolean {

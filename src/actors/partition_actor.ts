@@ -3,8 +3,11 @@
 // hand the log to the shard's group commit, and acknowledge through PendingAcks once the
 // acknowledgement condition covers the records), its reads, its offset lookups (ListOffsets,
 // OffsetsForLeaderEpoch), and decides when the fetches parked on it should look again.
-// It never blocks and never calls up to main: results leave through the shard's outbound ring,
-// ISR changes through the shard's event port.
+// It never blocks and never calls up to main: results go back through the shard to the lane the
+// request came from (lanes.ts; lane 0 is main's outbound ring), ISR changes through the shard's
+// event port. A produce carries its lane in its answer (`LanedProduceResult`), which is also what
+// PendingAcks holds, so the lane costs no object of its own; parked fetches are known here by
+// their lane-qualified keys.
 //
 // Replication: main tells the actor its role from each metadata image (setRole). As leader it
 // keeps a PartitionLeader (coordinator/replication): follower fetches feed it, it moves the high
@@ -56,13 +59,19 @@ export interface Expirable {
   expire(now: number): void;
 }
 
+/** A produce's answer and the lane it goes back to (lanes.ts). */
+export interface LanedProduceResult extends ProduceResult {
+  readonly lane: number;
+}
+
 /** What the hosting shard lends its actors: the shared commit, clock, and outbound paths. */
 export interface ActorPorts {
   readonly committer: GroupCommitter;
   readonly deadlines: DeadlineWheel<Expirable>;
-  sendProduceResult(result: ProduceResult): void;
-  /** The parked fetch `reqId` includes a partition that has new readable data. */
-  fetchMayProceed(reqId: number): void;
+  /** Sends `result` to its lane. */
+  sendProduceResult(result: LanedProduceResult): void;
+  /** The parked fetch `key` (lane-qualified, lanes.ts) includes a partition that has new readable data. */
+  fetchMayProceed(key: number): void;
   /** An ISR change for the controller; its answer comes back through onAlterPartitionResult. */
   sendAlterPartition(handle: number, item: AlterPartitionItem): void;
   /** The actor started or stopped following a leader, or the leader it follows changed. */
@@ -93,6 +102,7 @@ const MAX_HELD_PRODUCES = 1024;
 const MAX_HOLD_MS = 2000;
 
 interface HeldProduce {
+  readonly lane: number;
   readonly ask: ProduceAsk;
   readonly records: Buffer;
   readonly released: () => void;
@@ -106,12 +116,12 @@ const MAX_TIMESTAMP = -3;
 
 
 export class PartitionActor implements Expirable {
-  /** Request ids of parked fetches that include this partition. */
+  /** Lane-qualified keys (lanes.ts) of the parked fetches that include this partition. */
   readonly waiters = new Set<number>();
   /** acks=0/1 produces: complete once their records are in the log's files. */
-  private readonly acks: PendingAcks<ProduceResult>;
+  private readonly acks: PendingAcks<LanedProduceResult>;
   /** acks=all produces: complete once the high watermark covers them. */
-  private readonly replicated: PendingAcks<ProduceResult>;
+  private readonly replicated: PendingAcks<LanedProduceResult>;
   /** The group coordinator's appends, waiting like acks=all produces (awaitReplicated). */
   private readonly internal: PendingAcks<(errorCode: number) => void>;
   /** The high watermark and written end parked fetches were last told about. */
@@ -141,9 +151,9 @@ export class PartitionActor implements Expirable {
     private readonly ports: ActorPorts,
     private readonly replicas: ReplicaContext,
   ) {
-    const settle = (result: ProduceResult, code: number): void => this.acknowledge(result, code);
-    this.acks = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, settle);
-    this.replicated = new PendingAcks<ProduceResult>(MAX_PENDING_ACKS, settle);
+    const settle = (result: LanedProduceResult, code: number): void => this.acknowledge(result, code);
+    this.acks = new PendingAcks<LanedProduceResult>(MAX_PENDING_ACKS, settle);
+    this.replicated = new PendingAcks<LanedProduceResult>(MAX_PENDING_ACKS, settle);
     this.internal = new PendingAcks<(errorCode: number) => void>(MAX_PENDING_ACKS, (done, code) => done(code));
     this.wokeAt = log.highWatermark;
     this.wokeWritten = log.writtenOffset;
@@ -168,18 +178,18 @@ export class PartitionActor implements Expirable {
   }
 
   /**
-   * A produced batch: appended, committed with the shard's next group commit, and answered once
-   * its acknowledgement condition holds (or failed). `released` runs once the log no longer
-   * needs `records` (its commit settled, or it was never staged).
+   * A produced batch from `lane`: appended, committed with the shard's next group commit, and
+   * answered on that lane once its acknowledgement condition holds (or failed). `released` runs
+   * once the log no longer needs `records` (its commit settled, or it was never staged).
    */
-  produce(ask: ProduceAsk, records: Buffer, released: () => void): void {
+  produce(lane: number, ask: ProduceAsk, records: Buffer, released: () => void): void {
     if (ask.leaderEpoch > (this.role?.leaderEpoch ?? -1) && this.held.length < MAX_HELD_PRODUCES) {
       const deadline = this.ports.deadlines.now() + Math.min(ask.timeoutMs, MAX_HOLD_MS);
-      this.held.push({ ask, records, released, deadline });
+      this.held.push({ lane, ask, records, released, deadline });
       if (deadline < this.expiresAt) this.scheduleExpiry(deadline);
       return;
     }
-    const result: ProduceResult = { reqId: ask.reqId, slot: ask.slot, errorCode: 0, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
+    const result: LanedProduceResult = { reqId: ask.reqId, slot: ask.slot, errorCode: 0, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, lane };
     const queue = ask.acks === ACKS_ALL ? this.replicated : this.acks;
     // Refused before appending: an append whose acknowledgement could not be tracked would be
     // written without anyone learning its offset.
@@ -344,12 +354,12 @@ export class PartitionActor implements Expirable {
     this.applyRole(role);
     const held = this.held;
     this.held = [];
-    for (const h of held) this.produce(h.ask, h.records, h.released);
+    for (const h of held) this.produce(h.lane, h.ask, h.records, h.released);
   }
 
   private refuse(h: HeldProduce, errorCode: ErrorCode): void {
     h.released();
-    this.ports.sendProduceResult({ reqId: h.ask.reqId, slot: h.ask.slot, errorCode, baseOffset: -1, logAppendTime: -1, logStartOffset: this.log.logStartOffset });
+    this.ports.sendProduceResult({ reqId: h.ask.reqId, slot: h.ask.slot, errorCode, baseOffset: -1, logAppendTime: -1, logStartOffset: this.log.logStartOffset, lane: h.lane });
   }
 
   private applyRole(role: PartitionRole): void {
@@ -504,7 +514,7 @@ export class PartitionActor implements Expirable {
     const grew = hw > this.wokeAt || (written > this.wokeWritten && this.leader !== null);
     this.wokeAt = hw;
     this.wokeWritten = written;
-    if (grew) for (const reqId of [...this.waiters]) this.ports.fetchMayProceed(reqId);
+    if (grew) for (const key of [...this.waiters]) this.ports.fetchMayProceed(key);
   }
 
   // ---- follower (the shard's replica fetcher drives it: FollowedPartition) ----
@@ -657,7 +667,7 @@ export class PartitionActor implements Expirable {
     };
   }
 
-  private acknowledge(result: ProduceResult, errorCode: number): void {
+  private acknowledge(result: LanedProduceResult, errorCode: number): void {
     if (errorCode !== ErrorCode.NONE) {
       result.errorCode = errorCode;
       result.baseOffset = -1;

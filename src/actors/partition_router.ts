@@ -1,5 +1,7 @@
-// The main thread's façade over all shards: turns a request's per-partition work into ring
-// messages for the owning shards and gathers the answers back into one result array.
+// The main thread's façade over all shards: turns a request's per-partition work into messages
+// for the owning shards' ports and gathers the answers back into one result array. It knows a
+// shard only as a `ShardPort` (shard_port.ts): a ring to a worker (`ShardHost`) or a lane of a
+// `Shard` on this thread (`LocalShardPort`); the answers come back to it as the ports' sink.
 // Owns the in-flight request maps (bounded by connections x in-flight requests per
 // connection, enforced by the network layer) and one deadline wheel for all their timeouts.
 // Invariant (checked): each slot of a request is answered at most once, by main or by a shard.
@@ -18,7 +20,7 @@ import {
   type ListOffsetsPartitionResult,
   type ProduceResult,
 } from './ring_messages.js';
-import type { ShardHost, ShardResultSink } from './shard_host.js';
+import type { ShardPort, ShardResultSink } from './shard_port.js';
 import type { ShardTable } from './shard_table.js';
 
 export interface ProduceItem {
@@ -145,7 +147,7 @@ function checkSlot(slot: number, results: readonly unknown[], what: string): voi
 }
 
 export class PartitionRouter implements ShardResultSink {
-  private hosts: ShardHost[] = [];
+  private ports: readonly ShardPort[] = [];
   private nextReqId = 1;
   private readonly produces = new Map<number, PendingProduce>();
   private readonly fetches = new Map<number, PendingFetch>();
@@ -172,17 +174,14 @@ export class PartitionRouter implements ShardResultSink {
     this.leaderships.ended(handle);
   }
 
-  attach(hosts: ShardHost[]): void {
-    this.hosts = hosts;
+  /** Shard i's port is `ports[i]`, the index the ShardTable maps partitions to. */
+  attach(ports: readonly ShardPort[]): void {
+    this.ports = ports;
   }
 
-  host(shard: number): ShardHost {
-    return this.hosts[shard]!;
-  }
-
-  /** Shards whose inbound rings are full; a connection that just fed work pauses its socket until they drain. */
-  blockedShards(): ShardHost[] {
-    return this.hosts.filter((h) => h.blocked);
+  /** Shards whose ports are blocked (a full inbound ring); a connection that just fed work pauses its socket until they drain. */
+  blockedShards(): ShardPort[] {
+    return this.ports.filter((p) => p.blocked);
   }
 
   /** Resolves when every partition answered (acks=0 too: its errors close the connection). */
@@ -195,7 +194,7 @@ export class PartitionRouter implements ShardResultSink {
       const item = items[slot]!;
       const shard = this.table.shardOf(item.handle);
       if (shard < 0) results[slot] = failedOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-      else if (!this.hosts[shard]!.produce({ reqId, slot, handle: item.handle, acks, timeoutMs: timeout, leaderEpoch: item.leaderEpoch }, item.records)) {
+      else if (!this.ports[shard]!.produce({ reqId, slot, handle: item.handle, acks, timeoutMs: timeout, leaderEpoch: item.leaderEpoch }, item.records)) {
         results[slot] = failedOutcome(ErrorCode.REQUEST_TIMED_OUT);
       } else missing++;
     }
@@ -230,7 +229,7 @@ export class PartitionRouter implements ShardResultSink {
     const flags = byShard.size > 1 ? FETCH_FLAG_MULTI_SHARD : 0;
     const shardsLeft = new Set<number>();
     for (const [shard, partitions] of byShard) {
-      const ok = this.hosts[shard]!.fetch({ reqId, flags, replicaId: fetcher.replicaId, replicaEpoch: fetcher.replicaEpoch, maxWaitMs, minBytes, maxBytes, partitions });
+      const ok = this.ports[shard]!.fetch({ reqId, flags, replicaId: fetcher.replicaId, replicaEpoch: fetcher.replicaEpoch, maxWaitMs, minBytes, maxBytes, partitions });
       if (ok) shardsLeft.add(shard);
       else for (const p of partitions) results[p.slot] = failedFetch(p.slot, ErrorCode.REQUEST_TIMED_OUT);
     }
@@ -272,7 +271,7 @@ export class PartitionRouter implements ShardResultSink {
     }
     const shardsLeft = new Set<number>();
     for (const [shard, partitions] of byShard) {
-      if (this.hosts[shard]!.listOffsets({ reqId, by, partitions })) shardsLeft.add(shard);
+      if (this.ports[shard]!.listOffsets({ reqId, by, partitions })) shardsLeft.add(shard);
       else for (const p of partitions) results[p.slot] = failedListOffsets(ErrorCode.REQUEST_TIMED_OUT);
     }
     if (shardsLeft.size === 0) return Promise.resolve(results);
@@ -287,7 +286,7 @@ export class PartitionRouter implements ShardResultSink {
     const shard = this.table.shardOf(handle);
     if (shard < 0) return Promise.reject(new KafkaError(ErrorCode.NOT_COORDINATOR, 'offsets partition is not open'));
     const reqId = this.allocReqId();
-    if (!this.hosts[shard]!.groupCall(reqId, handle, serialize(call))) {
+    if (!this.ports[shard]!.groupCall(reqId, handle, serialize(call))) {
       return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'coordinator shard is overloaded'));
     }
     return new Promise((resolve, reject) => this.groupCalls.set(reqId, { shard, resolve, reject }));
@@ -367,7 +366,7 @@ export class PartitionRouter implements ShardResultSink {
   private releaseFetch(reqId: number, f: PendingFetch): void {
     if (f.released) return;
     f.released = true;
-    for (const s of f.shardsLeft) this.hosts[s]!.release(reqId);
+    for (const s of f.shardsLeft) this.ports[s]!.release(reqId);
   }
 
   onListOffsetsResult(shard: number, reqId: number, parts: ListOffsetsPartitionResult[]): void {

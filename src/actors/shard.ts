@@ -2,14 +2,20 @@
 // (partition actors, and group-coordinator actors for `__consumer_offsets` partitions). It drains
 // the inbound ring in batches and hands each message to the actor it addresses; the actors do the
 // work and answer through the shard's Outbox on the outbound ring.
+// Lanes (lanes.ts): every request has an origin, and its answer goes back there. Lane 0 is main's
+// ring pair, as described above; `openLane` adds an origin on this thread, which calls the data
+// plane methods (produce, fetch, releaseFetch, listOffsets, groupCall) directly and gets its
+// answers through the sink it opened the lane with. The lane travels with the request: in the
+// produce answer PendingAcks holds, in the parked fetch's (lane, reqId) key, in the group call's
+// coordinator ref.
 // Owns: actors by handle, the GroupCommitter (one write + fsync per pass across all partitions of
 // the shard: every append of a drain pass joins the same commit), the recycled slabs produce
 // batches are copied into, the registry of parked fetches, the deadline wheel (one timer for
-// fetch deadlines and acknowledgement timeouts), and the Outbox, whose bound it enforces by
-// pausing the drain loop. Replication: main tells it the registered brokers and each replica's
-// role (setBrokers, setRoles); the shard hands its followers to the replica fetchers of their
-// leaders, places group coordinators on the `__consumer_offsets` partitions it leads, and passes
-// its leaders' ISR changes to main as events.
+// fetch deadlines and acknowledgement timeouts), the lanes' sinks, and the Outbox (lane 0's
+// sink), whose bound it enforces by pausing the drain loop. Replication: main tells it the
+// registered brokers and each replica's role (setBrokers, setRoles); the shard hands its
+// followers to the replica fetchers of their leaders, places group coordinators on the
+// `__consumer_offsets` partitions it leads, and passes its leaders' ISR changes to main as events.
 import { deserialize, serialize } from 'node:v8';
 import { GroupCommitter, type CommitTimings, type FlushPolicy } from '../log/group_commit.js';
 import { closeLogsTogether } from '../log/clean_close.js';
@@ -23,6 +29,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { BatchSlabs } from './batch_slabs.js';
 import { DeadlineWheel } from './deadline_wheel.js';
 import { GroupCoordinatorActor } from './group_coordinator_actor.js';
+import { MAIN_LANE, MAX_LANES, laneKey, laneOfKey, reqIdOfKey, type LaneSink } from './lanes.js';
 import { Outbox, MAX_OUTBOX_BYTES } from './outbox.js';
 import { ParkedFetches } from './parked_fetches.js';
 import { PartitionActor, type ActorPorts, type ActorStats, type Expirable, type ReplicaContext } from './partition_actor.js';
@@ -39,8 +46,10 @@ import {
   OffsetLookupBy,
   readListOffsets,
   readProduce,
+  type FetchAsk,
   type ListOffsetsAsk,
   type ListOffsetsPartitionResult,
+  type ProduceAsk,
 } from './ring_messages.js';
 
 /** How a shard hosts group coordinators: which topic is the offsets topic, and what a coordinator is built with. */
@@ -100,6 +109,8 @@ export class Shard {
   private readonly slabs = new BatchSlabs();
   private readonly deadlines = new DeadlineWheel<Expirable>(DEADLINE_TICK_MS, (key) => key.expire(this.deadlines.now()));
   private readonly outbox: Outbox;
+  /** Where each lane's answers go, by lane id; lane 0 is the Outbox. */
+  private readonly lanes: LaneSink[];
   private readonly parked: ParkedFetches;
   private readonly ports: ActorPorts;
   private readonly brokers = new Map<number, ReplicaBrokerInfo>();
@@ -132,17 +143,18 @@ export class Shard {
       this.storageFailure('group commit failed', err);
     });
     this.outbox = new Outbox(outbound, maxOutboxBytes);
+    this.lanes = [this.outbox];
     this.parked = new ParkedFetches(
       (handle) => this.actors.get(handle),
       this.deadlines,
-      (reqId, parts, waited) => this.outbox.send({ kind: 'fetch', reqId, parts, waited }),
-      (reqId, bytes) => this.outbox.send({ kind: 'fetchProgress', reqId, bytes }),
+      (lane, reqId, parts, waited) => this.lanes[lane]!.send({ kind: 'fetch', reqId, parts, waited }),
+      (lane, reqId, bytes) => this.lanes[lane]!.send({ kind: 'fetchProgress', reqId, bytes }),
     );
     this.ports = {
       committer: this.committer,
       deadlines: this.deadlines,
-      sendProduceResult: (result) => this.outbox.send({ kind: 'produce', result }),
-      fetchMayProceed: (reqId) => this.parked.mayProceed(reqId),
+      sendProduceResult: (result) => this.lanes[result.lane]!.send({ kind: 'produce', result }),
+      fetchMayProceed: (key) => this.parked.mayProceed(key),
       sendAlterPartition: (handle, item) => this.replication.events({ kind: 'alterPartition', handle, item }),
       followingChanged: (actor) => this.followLeaderOf(actor),
     };
@@ -152,6 +164,24 @@ export class Shard {
       settings: replication.settings,
       now: () => performance.now(),
     };
+  }
+
+  /**
+   * A new origin on this thread: its requests come through the data plane methods with the lane
+   * id returned, its answers go to `sink`, in the order the shard sends them.
+   * Backpressure: lane 0's bound (the Outbox's) pauses the ring drain, which is lane 0's intake
+   * only. An opened lane has no intake here to pause: its origin calls in on this thread, so the
+   * bound of its answers is the origin's to keep (a connection stops reading its socket while the
+   * responses it owes pass its queued-bytes bound, and submits nothing meanwhile). The shard never
+   * drops or holds back a lane's answers: results of work already under way (commits in flight,
+   * parked fetches, group timers) reach the sink whatever its state, as they reach the Outbox. One
+   * lane's bound never pauses another's intake, so a slow main thread does not stall the
+   * shard's own origins, nor they it.
+   */
+  openLane(sink: LaneSink): number {
+    if (this.lanes.length >= MAX_LANES) throw new RangeError(`a shard holds at most ${MAX_LANES} lanes`);
+    this.lanes.push(sink);
+    return this.lanes.length - 1;
   }
 
   // ---- control plane (comlink) ----
@@ -259,7 +289,7 @@ export class Shard {
     this.replication.fetching.unfollow(actor);
     this.coordinators.get(handle)?.close();
     this.coordinators.delete(handle);
-    for (const reqId of [...actor.waiters]) this.parked.complete(reqId);
+    for (const key of [...actor.waiters]) this.parked.complete(key);
     this.closedLogsAppendedBytes += actor.log.appendedBytes;
     if (deleteData) actor.log.deleteAll();
     else actor.log.close();
@@ -348,10 +378,12 @@ export class Shard {
 
   // ---- data plane ----
 
+  /** Drains main's inbound ring (lane 0's intake) until shutdown. */
   async run(): Promise<void> {
     const ring = this.inbound;
     while (this.running) {
-      // Backpressure instead of dropping results: no new work while too many results wait.
+      // Backpressure instead of dropping results: no new work from main while too many of its
+      // results wait (lane 0's bound; openLane says what another lane's is).
       if (this.outbox.overLimit) await this.outbox.whenUnderLimit();
       await ring.waitForData();
       const started = performance.now();
@@ -381,62 +413,78 @@ export class Shard {
     }
   }
 
+  /** One message of main's inbound ring: lane 0's request. */
   private dispatch(b: Buffer, off: number, len: number): void {
     switch (b[off]) {
       case MsgType.PRODUCE:
-        this.produce(b, off, len);
+        this.produce(MAIN_LANE, readProduce(b, off), b, off + PRODUCE_HEADER_BYTES, off + len);
         return;
       case MsgType.FETCH:
-        this.parked.fetch(readFetch(b, off), this.running);
+        this.fetch(MAIN_LANE, readFetch(b, off));
         return;
       case MsgType.FETCH_RELEASE:
-        this.parked.complete(b.readUInt32LE(off + 4));
+        this.releaseFetch(MAIN_LANE, b.readUInt32LE(off + 4));
         return;
       case MsgType.GROUP_CALL:
-        this.groupCall(b.readUInt32LE(off + 4), b.readUInt32LE(off + 8), b.subarray(off + GROUP_CALL_HEADER_BYTES, off + len));
+        this.groupCall(MAIN_LANE, b.readUInt32LE(off + 4), b.readUInt32LE(off + 8), b.subarray(off + GROUP_CALL_HEADER_BYTES, off + len));
         return;
       case MsgType.LIST_OFFSETS:
-        this.listOffsets(readListOffsets(b, off));
+        this.listOffsets(MAIN_LANE, readListOffsets(b, off));
         return;
       default:
         throw new Error(`unknown ring message type ${b[off]}`);
     }
   }
 
-  private produce(b: Buffer, off: number, len: number): void {
-    const ask = readProduce(b, off);
+  /** A produce from `lane` whose batch is `src[start, end)`, copied before this returns. */
+  produce(lane: number, ask: ProduceAsk, src: Buffer, start: number, end: number): void {
     const actor = this.actors.get(ask.handle);
     if (!actor) {
-      const result = { reqId: ask.reqId, slot: ask.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, logAppendTime: -1, logStartOffset: -1 };
-      this.outbox.send({ kind: 'produce', result });
+      const result = { reqId: ask.reqId, slot: ask.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, lane };
+      this.lanes[lane]!.send({ kind: 'produce', result });
       return;
     }
-    // The log keeps the batch until its commit settles, so it must leave the ring's memory before
-    // release(); its slab space is reused once the actor says the log let go of it.
-    const lease = this.slabs.take(len - PRODUCE_HEADER_BYTES);
-    b.copy(lease.buf, 0, off + PRODUCE_HEADER_BYTES, off + len);
-    actor.produce(ask, lease.buf, () => this.slabs.release(lease.slab));
+    // The log keeps the batch until its commit settles, so it must leave the sender's memory (the
+    // ring's, released after this message) first; its slab space is reused once the actor says
+    // the log let go of it.
+    const lease = this.slabs.take(end - start);
+    src.copy(lease.buf, 0, start, end);
+    actor.produce(lane, ask, lease.buf, () => this.slabs.release(lease.slab));
   }
 
-  private listOffsets(ask: ListOffsetsAsk): void {
+  /** A fetch from `lane`: answered now or parked (not parked once the shard is stopping). */
+  fetch(lane: number, ask: FetchAsk): void {
+    this.parked.fetch(lane, ask, this.running);
+  }
+
+  /** Answers `lane`'s parked fetch `reqId` now (no-op if it is not parked). */
+  releaseFetch(lane: number, reqId: number): void {
+    this.parked.complete(laneKey(lane, reqId));
+  }
+
+  /** ListOffsets or OffsetsForLeaderEpoch from `lane`, answered at once. */
+  listOffsets(lane: number, ask: ListOffsetsAsk): void {
     const parts: ListOffsetsPartitionResult[] = ask.partitions.map((p) => {
       const actor = this.actors.get(p.handle);
       if (!actor) return { slot: p.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, offset: -1, timestamp: -1, leaderEpoch: -1 };
       return ask.by === OffsetLookupBy.EPOCH_END ? actor.epochEndOffset(p.slot, p.key) : actor.listOffset(p.slot, p.key);
     });
-    this.outbox.send({ kind: 'listOffsets', reqId: ask.reqId, parts });
+    this.lanes[lane]!.send({ kind: 'listOffsets', reqId: ask.reqId, parts });
   }
 
-  private groupCall(reqId: number, handle: number, payload: Buffer): void {
+  /** A serialized GroupCall from `lane` for the coordinator of offsets partition `handle`; `payload` is read during the call only. */
+  groupCall(lane: number, reqId: number, handle: number, payload: Buffer): void {
     // A copy: deserialized byte arrays are views of the input, and the coordinator keeps member
     // metadata long after this ring message is released.
     const call = deserialize(Buffer.from(payload)) as GroupCall;
+    // The coordinator's ref is the lane-qualified key, so its reply (maybe a rebalance later) finds the lane.
+    const ref = laneKey(lane, reqId);
     const coordinator = this.coordinators.get(handle);
-    if (!coordinator) this.replyGroup(reqId, errorReply(call, ErrorCode.NOT_COORDINATOR));
-    else coordinator.call(reqId, call);
+    if (!coordinator) this.replyGroup(ref, errorReply(call, ErrorCode.NOT_COORDINATOR));
+    else coordinator.call(ref, call);
   }
 
-  private replyGroup(reqId: number, reply: GroupReply): void {
-    this.outbox.send({ kind: 'group', reqId, payload: serialize(reply) });
+  private replyGroup(ref: number, reply: GroupReply): void {
+    this.lanes[laneOfKey(ref)]!.send({ kind: 'group', reqId: reqIdOfKey(ref), payload: serialize(reply) });
   }
 }

@@ -1,5 +1,7 @@
-// Main-thread side of one shard: spawns its worker, owns the producer end of the inbound ring
-// and the consumer end of the outbound ring, and holds the control-channel proxy.
+// Main-thread side of one shard on a worker thread: spawns its worker, owns the producer end of
+// the inbound ring and the consumer end of the outbound ring (the shard's lane 0, shard.ts), and
+// holds the control-channel proxy. It is the ring's `ShardPort` (shard_port.ts): the router sends
+// through it and the outbound ring's answers are handed to the router's `ShardResultSink`.
 // Backpressure: when the inbound ring is full, messages wait in a bounded overflow queue (in
 // order) and `blocked` is true; the network layer stops reading the sockets that feed a
 // blocked shard until `whenUnblocked()` resolves.
@@ -34,12 +36,10 @@ import {
   writeListOffsets,
   writeProduce,
   type FetchAsk,
-  type FetchPartitionResult,
   type ListOffsetsAsk,
-  type ListOffsetsPartitionResult,
   type ProduceAsk,
-  type ProduceResult,
 } from './ring_messages.js';
+import type { ShardPort, ShardResultSink } from './shard_port.js';
 import type { IoChoice, ShardControl, ShardReplicationConfig, ShardWorkerData } from './shard_worker.js';
 import type { ShardEvent } from './shard.js';
 
@@ -65,17 +65,6 @@ function messageBytes(msg: Pending): number {
   }
 }
 
-export interface ShardResultSink {
-  onProduceResult(shard: number, r: ProduceResult): void;
-  /** `waited`: the shard parked the fetch before answering. */
-  onFetchResult(shard: number, reqId: number, parts: FetchPartitionResult[], waited: boolean): void;
-  /** The shard's parked part of multi-shard fetch `reqId` holds `bytes` readable bytes. */
-  onFetchProgress(shard: number, reqId: number, bytes: number): void;
-  /** `payload` is a view into the ring, valid only during the call. */
-  onGroupResult(shard: number, reqId: number, payload: Buffer): void;
-  onListOffsetsResult(shard: number, reqId: number, parts: ListOffsetsPartitionResult[]): void;
-}
-
 export interface ShardHostOptions {
   index: number;
   ringBytes: number;
@@ -93,7 +82,7 @@ export interface ShardHostOptions {
   onExit: (index: number, code: number) => void;
 }
 
-export class ShardHost {
+export class ShardHost implements ShardPort {
   readonly control: Remote<ShardControl>;
   private readonly overflow: Pending[] = [];
   private overflowBytes = 0;

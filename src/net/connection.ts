@@ -27,7 +27,7 @@
 // records as leased segment-file ranges until they are handed to the sink).
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { ShardHost } from '../actors/shard_host.js';
+import type { ShardPort } from '../actors/shard_port.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import { CloseConnection, EncodedBody, MAX_CLOSE_HOOKS, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
@@ -96,8 +96,8 @@ export interface ConnectionServices {
   readonly metrics: Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'addSocketBytesIn' | 'addSocketBytesOut'>;
   /** Gives back segment fds a response's file chunks leased. */
   releaseLeases(leases: number[]): void;
-  /** Shards whose inbound ring is full right now. */
-  blockedShards(): readonly Pick<ShardHost, 'whenUnblocked'>[];
+  /** Shards whose port is blocked (inbound ring full) right now. */
+  blockedShards(): readonly Pick<ShardPort, 'whenUnblocked'>[];
   /** Orders decoded requests by priority class when the main thread is saturated; absent: each runs at once. */
   readonly scheduler?: Pick<RequestScheduler, 'tryRunNow' | 'submit'>;
   /** Told of every request answered (the debug request log, slow requests); absent: nothing logged. */

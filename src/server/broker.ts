@@ -195,7 +195,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       },
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;
-        void alterPartitions.send(event.item).then((result) => router.host(shard).control.alterPartitionResult(event.handle, event.item, result)).catch(
+        void alterPartitions.send(event.item).then((result) => hosts[shard]!.control.alterPartitionResult(event.handle, event.item, result)).catch(
           (err: unknown) => logger.warn({ err }, 'AlterPartition answer not delivered to the shard'),
         );
       },
@@ -232,7 +232,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   // Read and removed before any partition opens (so no record outlives a change to the files it vouches for).
   const cleanShutdown = CleanShutdownEntries.take(config.dataDir);
   const reconciler = new PartitionReconciler(
-    config, cluster, shardTable, (shard) => router.host(shard).control, (dir) => segments.dropDir(dir), cleanShutdown,
+    config, cluster, shardTable, (shard) => hosts[shard]!.control, (dir) => segments.dropDir(dir), cleanShutdown,
     // Followers fetch from the leaders' inter-broker listener.
     config.interBrokerListener === '' ? cluster : node.view.forListener(config.interBrokerListener),
   );

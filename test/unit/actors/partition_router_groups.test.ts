@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deserialize, serialize } from 'node:v8';
 import { PartitionRouter } from '../../../src/actors/partition_router.js';
-import type { ShardHost } from '../../../src/actors/shard_host.js';
+import type { ShardPort } from '../../../src/actors/shard_port.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
 import type { GroupCall, GroupReply } from '../../../src/coordinator/groups/group_api.js';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
@@ -17,7 +17,7 @@ function setup(): { router: PartitionRouter; handle: number; sent: { reqId: numb
   const router = new PartitionRouter(table);
   const sent: { reqId: number; call: GroupCall }[] = [];
   const host = { groupCall: (reqId: number, _h: number, payload: Buffer) => sent.push({ reqId, call: deserialize(payload) as GroupCall }) > 0 };
-  router.attach([host, host] as unknown as ShardHost[]);
+  router.attach([host, host] as unknown as ShardPort[]);
   return { router, handle, sent };
 }
 

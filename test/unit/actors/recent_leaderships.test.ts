@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { PartitionRouter } from '../../../src/actors/partition_router.js';
 import { CATCH_UP_FETCH_WAIT_MS, RECENT_LEADERSHIP_WINDOW_MS, RecentLeaderships } from '../../../src/actors/recent_leaderships.js';
 import type { FetchAsk } from '../../../src/actors/ring_messages.js';
-import type { ShardHost } from '../../../src/actors/shard_host.js';
+import type { ShardPort } from '../../../src/actors/shard_port.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
 
 test('a follower Fetch leaving out a partition it replicates, led here lately, waits briefly; others wait as asked', () => {
@@ -51,7 +51,7 @@ test('the router answers the parked Fetches of a new leadership\'s followers at 
   const asks: FetchAsk[] = [];
   const released: number[] = [];
   const host = { fetch: (ask: FetchAsk) => asks.push(ask) > 0, release: (reqId: number) => released.push(reqId) };
-  router.attach([host] as unknown as ShardHost[]);
+  router.attach([host] as unknown as ShardPort[]);
   const item = { handle: a.handle, fetchOffset: 0, partitionMaxBytes: 1 << 20, lastFetchedEpoch: -1, currentLeaderEpoch: -1, logStartOffset: 0 };
   void router.fetch([item], 500, 1, 1 << 20, { replicaId: 2, replicaEpoch: 1 });
   void router.fetch([item], 500, 1, 1 << 20, { replicaId: 3, replicaEpoch: 1 });

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { DeadlineWheel } from '../../../src/actors/deadline_wheel.js';
+import { MAIN_LANE } from '../../../src/actors/lanes.js';
 import { PartitionActor, type ActorPorts, type Expirable } from '../../../src/actors/partition_actor.js';
 import type { ProduceResult } from '../../../src/actors/ring_messages.js';
 import { ACKS_ALL } from '../../../src/coordinator/replication/min_isr.js';
@@ -193,7 +194,7 @@ describe('a replicated leader actor', () => {
     const l = leaderOf([TEST_BROKER_ID, follower]);
     l.actor.waiters.add(7);
     l.io.holdSyncs();
-    l.actor.produce(ask, batchOf(4, 100), () => undefined);
+    l.actor.produce(MAIN_LANE, ask, batchOf(4, 100), () => undefined);
     await waitFor(() => l.io.heldSyncCount === 1, 'the leader sync submission');
     assert.deepEqual(l.woken, [7], 'the parked fetch was told before the sync');
     const read = l.actor.readForReplica(0, 1 << 20, true, 1);
@@ -212,7 +213,7 @@ describe('a replicated leader actor', () => {
 
   it('a sole replica writes and syncs in one submission', async () => {
     const l = leaderOf([TEST_BROKER_ID]);
-    l.actor.produce(ask, batchOf(1, 10), () => undefined);
+    l.actor.produce(MAIN_LANE, ask, batchOf(1, 10), () => undefined);
     await waitFor(() => l.results.length === 1, 'the produce answer');
     assert.equal(l.io.submissions.length, 1);
     assert.equal(l.actor.log.highWatermark, 1);
