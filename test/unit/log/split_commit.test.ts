@@ -23,6 +23,7 @@ interface Submission {
 /** The real backend behind a record of submissions; sync-only submissions can be held, and the next one failed. */
 class SyncGateIo implements IoBackend {
   readonly name = 'sync-gate';
+  readonly reportsWritten = false;
   readonly submissions: Submission[] = [];
   private readonly real = testIoBackend();
   private heldSyncs: Array<() => void> | null = null;
