@@ -39,7 +39,7 @@ export class NativeIoBackend implements IoBackend {
 
   commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new StorageError('native I/O backend is closed'));
-    if (onWritten && !this.reportsWritten) return Promise.reject(new Error('this native addon cannot report landed writes (rebuild it)'));
+    if (onWritten && !this.reportsWritten) return Promise.reject(new StorageError('this native addon cannot report landed writes (rebuild it)'));
     const meta = new Float64Array(writes.length * 3);
     const chunks: Buffer[] = [];
     for (let i = 0; i < writes.length; i++) {
