@@ -24,8 +24,10 @@ const MAX_BATCH = 64 * 1024;
 /** The blocking reference: every write and fdatasync on the calling thread (no short writes on a regular file here). */
 const syncIo: IoBackend = {
   name: 'sync',
-  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
+  reportsWritten: true,
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     for (const w of writes) writevSync(w.fd, w.chunks, w.position);
+    onWritten?.();
     for (const fd of syncFds) fdatasyncSync(fd);
     return Promise.resolve();
   },

@@ -1,6 +1,8 @@
 //! The commit engine behind one ring: turns a commit (positioned writev ops + fds to fdatasync)
 //! into io_uring submissions, follows their completions on a dedicated completion thread
-//! (short writes resubmitted, errors recorded) and hands each finished commit to a sink.
+//! (short writes resubmitted, errors recorded) and hands each finished commit to a sink. A commit
+//! may also ask for an intermediate report once all its writes landed, while its linked
+//! fdatasyncs still run: one submission, yet the caller can act between write and sync.
 //!
 //! Ordering choice: each fd's ops form one IO_LINK chain (its writes in commit order, then its
 //! fdatasync). A link makes the sync start only after that fd's writes succeeded, and a failed
@@ -8,10 +10,13 @@
 //! did not land. IO_DRAIN was rejected: it orders against *every* earlier SQE of the ring, which
 //! would serialize independent fds and pipelined commits; chains of different fds run in parallel.
 //!
-//! Invariants: a commit reaches the sink only after every SQE it submitted has completed (so the
-//! buffers its iovecs point at may be released then); in-flight ops never exceed the SQ size, so
-//! push() cannot fail and the CQ (twice the SQ) cannot overflow; the state mutex is never held
-//! while waiting on the ring.
+//! Invariants: a commit reaches the sink as `Report::Done` exactly once, and only after every SQE
+//! it submitted has completed (so the buffers its iovecs point at may be released then); a commit
+//! that asked for it reaches the sink as `Report::Written` at most once, exactly when every one of
+//! its write ops completed in full (a short write counts once its resubmitted remainder did) and
+//! none failed, and always before its `Done` (one thread pushes both, in order, through one sink);
+//! in-flight ops never exceed the SQ size, so push() cannot fail and the CQ (twice the SQ) cannot
+//! overflow; the state mutex is never held while waiting on the ring.
 
 use crate::sys::{self, IoVec};
 use crate::uring::{self, Cqe, Sqe, Uring};
@@ -34,6 +39,14 @@ pub struct Done {
     pub token: usize,
     /// (errno, what failed) of the first failure, None on success.
     pub error: Option<(i32, String)>,
+}
+
+/// What the completion thread hands the sink about a commit.
+pub enum Report {
+    /// Every write op of the commit landed; its syncs may still run. Its buffers stay pinned.
+    Written(usize),
+    /// The commit finished: every SQE completed.
+    Done(Done),
 }
 
 /// Why a commit was refused before anything was submitted.
@@ -68,6 +81,10 @@ struct Commit {
     open_chains: usize,
     ops: u32,
     bytes: u64,
+    /// Write ops not yet completed in full; one that failed never is, so it stays above zero.
+    writes_left: u32,
+    /// A `Report::Written` is asked for and not yet sent.
+    report_written: bool,
     error: Option<(i32, String)>,
 }
 
@@ -80,7 +97,7 @@ struct State {
     closing: bool,
 }
 
-pub type Sink = Box<dyn Fn(Done) + Send + Sync>;
+pub type Sink = Box<dyn Fn(Report) + Send + Sync>;
 
 pub struct Engine {
     state: Mutex<State>,
@@ -177,14 +194,17 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Submits one commit. Ok(false): nothing to do (no bytes, no syncs), the sink is not called.
-    pub fn commit(&self, writes: Vec<WriteSpec>, sync_fds: &[i32], token: usize) -> Result<bool, Refused> {
+    /// Submits one commit; `report_written` asks for a `Report::Written` before its `Done` (with
+    /// no bytes to write, at its first completion). Ok(false): nothing to do (no bytes, no syncs),
+    /// the sink is not called.
+    pub fn commit(&self, writes: Vec<WriteSpec>, sync_fds: &[i32], token: usize, report_written: bool) -> Result<bool, Refused> {
         let mut chains = build_chains(writes, sync_fds);
         if chains.iter().all(|c| c.ops.is_empty()) {
             return Ok(false);
         }
         chains.retain(|c| !c.ops.is_empty());
         let ops: u32 = chains.iter().map(|c| c.ops.len() as u32).sum();
+        let writes_left = chains.iter().flat_map(|c| &c.ops).filter(|o| matches!(o.kind, OpKind::Write { .. })).count() as u32;
         let bytes: u64 = chains.iter().flat_map(|c| &c.ops).map(|o| match &o.kind { OpKind::Write { remaining, .. } => *remaining, OpKind::Sync => 0 }).sum();
         let mut st = lock(&self.state);
         self.admit(&st, ops, bytes)?;
@@ -206,7 +226,7 @@ impl Engine {
             // thread resubmits what is left in the SQ.
         }
         let open_chains = chains.len();
-        st.commits.insert(id, Commit { token, chains, open_chains, ops, bytes, error: None });
+        st.commits.insert(id, Commit { token, chains, open_chains, ops, bytes, writes_left, report_written, error: None });
         st.inflight_ops += ops;
         st.inflight_bytes += bytes;
         Ok(true)
@@ -246,7 +266,7 @@ impl Engine {
 
     fn complete_loop(&self, sink: Sink) {
         let mut cqes: Vec<Cqe> = Vec::with_capacity(256);
-        let mut done: Vec<Done> = Vec::new();
+        let mut reports: Vec<Report> = Vec::new();
         let mut exit_seen = false;
         loop {
             if let Err(e) = Uring::wait_fd(self.ring_fd) {
@@ -257,17 +277,17 @@ impl Engine {
                 let mut st = lock(&self.state);
                 st.ring.reap(&mut cqes);
                 for cqe in cqes.drain(..) {
-                    if cqe.user_data == EXIT_TAG { exit_seen = true; } else { Self::on_cqe(&mut st, cqe, &mut done); }
+                    if cqe.user_data == EXIT_TAG { exit_seen = true; } else { Self::on_cqe(&mut st, cqe, &mut reports); }
                 }
                 if st.ring.pending() > 0 { let _ = st.ring.submit(); }
                 exit_seen && st.commits.is_empty()
             };
-            for d in done.drain(..) { sink(d); }
+            for r in reports.drain(..) { sink(r); }
             if finished { return; }
         }
     }
 
-    fn on_cqe(st: &mut State, cqe: Cqe, done: &mut Vec<Done>) {
+    fn on_cqe(st: &mut State, cqe: Cqe, reports: &mut Vec<Report>) {
         let id = (cqe.user_data >> 32) as u32;
         let (ci, oi) = (((cqe.user_data >> 16) & 0xFFFF) as usize, (cqe.user_data & 0xFFFF) as usize);
         let Some(commit) = st.commits.get_mut(&id) else { return };
@@ -280,7 +300,11 @@ impl Engine {
             (OpKind::Write { .. }, r) if r < 0 => Some((-r, format!("write fd {fd}"))),
             (OpKind::Sync, r) if r < 0 => Some((-r, format!("fdatasync fd {fd}"))),
             (OpKind::Sync, _) => { op.done = true; None }
-            (OpKind::Write { remaining, .. }, r) if r as u64 >= *remaining => { op.done = true; None }
+            (OpKind::Write { remaining, .. }, r) if r as u64 >= *remaining => {
+                op.done = true;
+                commit.writes_left -= 1;
+                None
+            }
             (OpKind::Write { .. }, 0) => Some((sys::EIO, format!("write fd {fd}: no progress"))),
             (OpKind::Write { iov, position, remaining }, r) => {
                 advance(iov, r as u64);
@@ -293,6 +317,10 @@ impl Engine {
         if let Some(f) = failure {
             chain.failed = true;
             commit.error.get_or_insert(f);
+        }
+        if commit.report_written && commit.writes_left == 0 {
+            commit.report_written = false;
+            reports.push(Report::Written(commit.token));
         }
         if chain.inflight > 0 { return; }
         if chain.retry && !chain.failed {
@@ -315,7 +343,7 @@ impl Engine {
         if let Some(c) = st.commits.remove(&id) {
             st.inflight_ops -= c.ops;
             st.inflight_bytes -= c.bytes;
-            done.push(Done { token: c.token, error: c.error });
+            reports.push(Report::Done(Done { token: c.token, error: c.error }));
         }
     }
 }

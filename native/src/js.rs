@@ -26,6 +26,18 @@ pub fn args<const N: usize>(env: napi_env, info: napi_callback_info) -> JsResult
     if st == NAPI_OK { Ok(argv) } else { Err("cannot read arguments") }
 }
 
+/// None for `undefined`, the function itself for a function; anything else is an error.
+pub fn optional_function(env: napi_env, v: napi_value, what: &'static str) -> JsResult<Option<napi_value>> {
+    let mut kind = 0;
+    // SAFETY: kind is a valid out-param.
+    if unsafe { napi_typeof(env, v, &mut kind) } != NAPI_OK { return Err(what); }
+    match kind {
+        VALUETYPE_UNDEFINED => Ok(None),
+        VALUETYPE_FUNCTION => Ok(Some(v)),
+        _ => Err(what),
+    }
+}
+
 pub fn number(env: napi_env, v: napi_value) -> JsResult<f64> {
     let mut out = 0.0;
     // SAFETY: out is a valid f64 slot; a non-number fails with a status.

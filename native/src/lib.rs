@@ -1,8 +1,12 @@
 //! sluice_native: the N-API module. Exports
 //!   openRing(entries, maxInflightBytes) -> handle (an External owning one ring + its thread)
 //!   commit(handle, meta: Float64Array [fd, position, chunkCount]*, chunks: Buffer[],
-//!          syncFds: Int32Array, callback(errno: string|null, message: string|null)) -> boolean
-//!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean,
+//!          syncFds: Int32Array, callback(errno: string|null, message: string|null),
+//!          written?: () => void) -> boolean
+//!          (written, when given, runs once every write landed, before the callback, only if no
+//!          write failed; the engine's Report::Written)
+//!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean, reportsWritten: true (commit
+//!   takes `written`; absent from older builds),
 //!   senderOpen / senderAttach / senderEnqueue / senderDetach: the socket sender (sender_napi.rs),
 //!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited).
 //! Every call runs on the JS thread that loaded the module; completions come back to that thread
@@ -20,7 +24,7 @@ mod uring;
 
 use core::ffi::c_void;
 use core::ptr;
-use engine::{Done, Engine, WriteSpec};
+use engine::{Engine, Report, WriteSpec};
 use napi::*;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -42,6 +46,30 @@ impl AtomicTsfn {
     fn get(&self) -> napi_threadsafe_function {
         self.0.load(Ordering::Acquire)
     }
+}
+
+/// One commit's JS callbacks; the engine carries a raw pointer to them as the commit's token,
+/// from its submission to the delivery of its Done, which frees them. Used only on the JS thread.
+struct Callbacks {
+    done: napi_ref,
+    written: Option<napi_ref>,
+}
+
+impl Callbacks {
+    /// Drops the references (the commit is finished or was never submitted).
+    unsafe fn release(self: Box<Self>, env: napi_env) {
+        napi_delete_reference(env, self.done);
+        if let Some(w) = self.written { napi_delete_reference(env, w); }
+    }
+}
+
+/// Calls the function behind `r` with `argv` and `undefined` as `this`.
+unsafe fn call_ref(env: napi_env, r: napi_ref, argv: &[napi_value]) {
+    let mut f = ptr::null_mut();
+    napi_get_reference_value(env, r, &mut f);
+    let mut undefined = ptr::null_mut();
+    napi_get_undefined(env, &mut undefined);
+    napi_call_function(env, undefined, f, argv.len(), argv.as_ptr(), ptr::null_mut());
 }
 
 /// Owned by the External handle the JS holds; used only on the JS thread.
@@ -74,19 +102,27 @@ unsafe extern "C" fn tsfn_finalize(_env: napi_env, data: *mut c_void, _hint: *mu
     shared.tsfn_gone.store(true, Ordering::Release);
 }
 
-/// Runs on the JS thread for each finished commit.
+/// Runs on the JS thread for each report of a commit: its writes landed, or it finished.
 unsafe extern "C" fn deliver(env: napi_env, _f: napi_value, context: *mut c_void, data: *mut c_void) {
-    // SAFETY: data is the Box<Done> the sink leaked; context the Arc<Shared> the tsfn owns.
-    let done = Box::from_raw(data as *mut Done);
+    // SAFETY: data is the Box<Report> the sink leaked; context the Arc<Shared> the tsfn owns.
+    let report = Box::from_raw(data as *mut Report);
     if env.is_null() { return; } // env tearing down: nobody is left to call
+    let done = match *report {
+        Report::Written(token) => {
+            // SAFETY: the token's Callbacks live until this commit's Done, which the engine
+            // reports after this one, through the same queue.
+            let callbacks = &*(token as *const Callbacks);
+            if let Some(w) = callbacks.written { call_ref(env, w, &[]); }
+            return;
+        }
+        Report::Done(done) => done,
+    };
     let shared = &*(context as *const Shared);
     if shared.js_inflight.fetch_sub(1, Ordering::Relaxed) == 1 {
         napi_unref_threadsafe_function(env, shared.tsfn.get());
     }
-    let cb_ref = done.token as napi_ref;
-    let mut cb = ptr::null_mut();
-    napi_get_reference_value(env, cb_ref, &mut cb);
-    napi_delete_reference(env, cb_ref);
+    // SAFETY: the token is the Box<Callbacks> commit() leaked; this Done is its last use.
+    let callbacks = Box::from_raw(done.token as *mut Callbacks);
     let argv = match &done.error {
         None => [js::null(env), js::null(env)],
         Some((errno, what)) => {
@@ -94,9 +130,8 @@ unsafe extern "C" fn deliver(env: napi_env, _f: napi_value, context: *mut c_void
             [js::string(env, &name), js::string(env, &format!("{what}: {name}"))]
         }
     };
-    let mut undefined = ptr::null_mut();
-    napi_get_undefined(env, &mut undefined);
-    napi_call_function(env, undefined, cb, 2, argv.as_ptr(), ptr::null_mut());
+    call_ref(env, callbacks.done, &argv);
+    callbacks.release(env);
 }
 
 unsafe extern "C" fn env_cleanup(arg: *mut c_void) {
@@ -155,8 +190,8 @@ unsafe extern "C" fn open_ring(env: napi_env, info: napi_callback_info) -> napi_
     };
     shared.tsfn.0.store(tsfn, Ordering::Release);
     let tsfn_addr = tsfn as usize;
-    let sink = Box::new(move |done: Done| {
-        let data = Box::into_raw(Box::new(done)) as *mut c_void;
+    let sink = Box::new(move |report: Report| {
+        let data = Box::into_raw(Box::new(report)) as *mut c_void;
         // SAFETY: the tsfn outlives the completion thread: it is released only after the thread
         // was joined (Ring::shutdown). If the env is closing the call fails and the Box leaks,
         // which is harmless at teardown.
@@ -206,21 +241,31 @@ fn read_writes(env: napi_env, meta: napi_value, chunks: napi_value) -> js::JsRes
 }
 
 unsafe extern "C" fn commit(env: napi_env, info: napi_callback_info) -> napi_value {
-    let parsed = js::args::<5>(env, info).and_then(|[h, meta, chunks, sync, cb]| {
+    let parsed = js::args::<6>(env, info).and_then(|[h, meta, chunks, sync, cb, written]| {
         let ring = ring_of(env, h)?;
         let writes = read_writes(env, meta, chunks)?;
         let sync: &[i32] = js::typed(env, sync, TYPEDARRAY_INT32, "syncFds must be an Int32Array")?;
-        Ok((ring, writes, sync, cb))
+        let written = js::optional_function(env, written, "written must be a function or undefined")?;
+        Ok((ring, writes, sync, cb, written))
     });
-    let (ring, writes, sync, cb) = match parsed {
+    let (ring, writes, sync, cb, written) = match parsed {
         Ok(p) => p,
         Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
     };
-    let mut cb_ref = ptr::null_mut();
-    if napi_create_reference(env, cb, 1, &mut cb_ref) != NAPI_OK {
+    let mut done_ref = ptr::null_mut();
+    if napi_create_reference(env, cb, 1, &mut done_ref) != NAPI_OK {
         return js::throw(env, "ERR_INVALID_ARG_TYPE", "callback must be a function");
     }
-    let queued = ring.engine.commit(writes, sync, cb_ref as usize);
+    let written = written.map(|w| {
+        let mut r = ptr::null_mut();
+        // A function is an object: the reference cannot be refused.
+        napi_create_reference(env, w, 1, &mut r);
+        r
+    });
+    let callbacks = Box::new(Callbacks { done: done_ref, written });
+    let report_written = callbacks.written.is_some();
+    let token = Box::into_raw(callbacks);
+    let queued = ring.engine.commit(writes, sync, token as usize, report_written);
     let mut out = ptr::null_mut();
     match queued {
         Ok(true) => {
@@ -230,11 +275,11 @@ unsafe extern "C" fn commit(env: napi_env, info: napi_callback_info) -> napi_val
             napi_get_boolean(env, true, &mut out);
         }
         Ok(false) => {
-            napi_delete_reference(env, cb_ref);
+            Box::from_raw(token).release(env);
             napi_get_boolean(env, false, &mut out);
         }
         Err(refused) => {
-            napi_delete_reference(env, cb_ref);
+            Box::from_raw(token).release(env);
             return js::throw(env, refused.code, &refused.message);
         }
     }
@@ -300,6 +345,9 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     let mut hw = ptr::null_mut();
     napi_get_boolean(env, crc32c::has_hardware(), &mut hw);
     js::set(env, exports, "crc32cHardware", hw);
+    let mut reports_written = ptr::null_mut();
+    napi_get_boolean(env, true, &mut reports_written);
+    js::set(env, exports, "reportsWritten", reports_written);
     exports
 }
 

@@ -22,6 +22,9 @@ pub const TSFN_BLOCKING: c_int = 1;
 pub const TSFN_RELEASE: c_int = 0;
 pub const TYPEDARRAY_INT32: c_int = 5;
 pub const TYPEDARRAY_FLOAT64: c_int = 8;
+/// napi_valuetype values this addon tells apart.
+pub const VALUETYPE_UNDEFINED: c_int = 0;
+pub const VALUETYPE_FUNCTION: c_int = 7;
 
 extern "C" {
     pub fn napi_create_function(env: napi_env, name: *const c_char, len: usize, cb: napi_callback, data: *mut c_void, result: *mut napi_value) -> napi_status;
@@ -32,6 +35,7 @@ extern "C" {
     pub fn napi_get_array_length(env: napi_env, value: napi_value, result: *mut u32) -> napi_status;
     pub fn napi_get_element(env: napi_env, obj: napi_value, index: u32, result: *mut napi_value) -> napi_status;
     pub fn napi_get_value_double(env: napi_env, value: napi_value, result: *mut f64) -> napi_status;
+    pub fn napi_typeof(env: napi_env, value: napi_value, result: *mut c_int) -> napi_status;
     pub fn napi_create_double(env: napi_env, value: f64, result: *mut napi_value) -> napi_status;
     pub fn napi_set_instance_data(env: napi_env, data: *mut c_void, finalize: napi_finalize, hint: *mut c_void) -> napi_status;
     pub fn napi_get_instance_data(env: napi_env, data: *mut *mut c_void) -> napi_status;

@@ -3,18 +3,20 @@
 // partition actor never calls these; it calls GroupCommitter.commit(log).
 // Protocol per commit cycle: take() (and, when the cycle syncs, syncTargets()) before io.commit,
 // then exactly one of completed() / failed() after it settles. A cycle of a log that splitsSync
-// writes first, calls written() once the writes landed, then takes syncTargets() for a second,
-// sync-only submission. At most one cycle is in flight per log.
+// also calls written() once the writes landed, while the syncs still run: from the backend's
+// writes-landed report within the one submission, or, on a backend without it, between a
+// write-only submission and a sync-only one (syncTargets() then taken after written()). A failed()
+// after written() strands the log (PartitionLog.failed). At most one cycle is in flight per log.
 import type { StorageError, WriteOp } from './io_backend.js';
 
 export interface CommitPort {
   /** False once the log is closing, closed or offline: waiters for it must fail, its staged data is discarded. */
   readonly isOpen: boolean;
-  /** Its commits should be written and synced in two submissions, with written() between (PartitionLog.earlyReads). */
+  /** Its commits should call written() between their writes landing and their syncs finishing (PartitionLog.earlyReads). */
   readonly splitsSync: boolean;
   /** Moves everything staged in flight; null when nothing is staged. */
   take(): WriteOp[] | null;
-  /** Files whose written or in-flight bytes are not yet durable (captured for this cycle's fdatasync). */
+  /** Files whose written or in-flight bytes are not yet durable (captured for this cycle's fdatasync, before or after written()). */
   syncTargets(): number[];
   /** The cycle's writes landed and its sync is still to come: in-flight data becomes readable by followers. */
   written(): void;

@@ -2,9 +2,11 @@
 // macrotask is written (and, per the flush policy, fdatasync'ed) in ONE IoBackend submission.
 // Runs on the shard worker that owns the logs. One submission is in flight at a time; requests
 // arriving meanwhile form the next one, which starts as soon as the current one settles.
-// Under 'always', a cycle with a log that splitsSync (a replicated leader) is two submissions:
-// the writes, then, once every log was told they landed (followers may fetch them now), the syncs.
-// The followers' fetch and fdatasync then overlap the leader's fdatasync instead of following it.
+// Under 'always', a cycle with a log that splitsSync (a replicated leader) tells every log of the
+// cycle once its writes landed, before their syncs finish (followers may fetch the bytes now), so
+// the followers' fetch and fdatasync overlap the leader's fdatasync instead of following it. On a
+// backend that reportsWritten that is still one submission (the backend's writes-landed report);
+// on one that cannot, two: the writes, then, after the logs were told, the syncs.
 // Invariants: a waiter resolves only after the data its log had staged before commit() is
 // written (synced under 'always') and readable; on failure every waiter whose data was rolled back
 // (this cycle's and those queued behind it for the same logs) is rejected with the StorageError.
@@ -148,7 +150,8 @@ export class GroupCommitter {
     for (const log of cycle.requested) for (const op of log.commitPort.take() ?? []) writes.push(op);
     const now = performance.now();
     if (cycle.requestedAt !== null) this.queueWait.observe((now - cycle.requestedAt) / 1000);
-    if (cycle.synced && writes.length > 0 && cycle.requested.some((log) => log.commitPort.splitsSync)) {
+    const split = cycle.synced && writes.length > 0 && cycle.requested.some((log) => log.commitPort.splitsSync);
+    if (split && !this.io.reportsWritten) {
       this.inFlight = true;
       this.submittedAt = now;
       this.io.commit(writes, []).then(
@@ -157,19 +160,26 @@ export class GroupCommitter {
       );
       return;
     }
+    // Captured before the writes land, also for a split cycle: syncTargets() counts the in-flight
+    // bytes, so the fdatasyncs cover them.
     const syncFds = cycle.synced ? this.syncTargetsOf(cycle) : [];
     if (writes.length === 0 && syncFds.length === 0) return this.settle(cycle, null);
     this.inFlight = true;
     this.submittedAt = now;
-    this.io.commit(writes, syncFds).then(
+    this.io.commit(writes, syncFds, split ? () => this.tellWritten(cycle) : undefined).then(
       () => this.settle(cycle, null),
       (err: unknown) => this.settle(cycle, StorageError.from(err, 'group commit')),
     );
   };
 
-  /** A split cycle's writes landed: its logs learn it, then their files are synced in a second submission. */
-  private syncWritten(cycle: Cycle): void {
+  /** A split cycle's writes landed (its syncs may still run): its logs let followers read them. */
+  private tellWritten(cycle: Cycle): void {
     for (const log of cycle.participants) log.commitPort.written();
+  }
+
+  /** A split cycle's writes landed on a backend that cannot report it: its logs learn it, then their files are synced in a second submission. */
+  private syncWritten(cycle: Cycle): void {
+    this.tellWritten(cycle);
     this.io.commit([], this.syncTargetsOf(cycle)).then(
       () => this.settle(cycle, null),
       (err: unknown) => this.settle(cycle, StorageError.from(err, 'group commit sync')),

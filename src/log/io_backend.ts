@@ -4,7 +4,10 @@
 // disk; a native io_uring backend can replace it behind the same interface.
 // Invariants: a commit settles only after every operation it started has finished (so callers may
 // truncate or close the files afterwards); an fd is synced only after all of its writes in the
-// same commit succeeded.
+// same commit succeeded. A commit's onWritten, when given, runs exactly once if and only if every
+// write op of the commit succeeded (short writes resumed to their end; at once when it has none),
+// after those bytes are in the files and before the commit's promise settles; the syncs may still
+// be running, and may still fail (the promise then rejects after onWritten ran).
 import { fdatasync, writev } from 'node:fs';
 
 export interface WriteOp {
@@ -15,8 +18,17 @@ export interface WriteOp {
 
 export interface IoBackend {
   readonly name: string;
-  /** Writes every op (short writes resumed), then fdatasyncs each fd in syncFds. Rejects with StorageError. */
-  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void>;
+  /**
+   * Whether commit() takes onWritten (the writes-landed report, see the invariants above). A
+   * caller of a backend that cannot must submit writes and syncs separately to act between them.
+   */
+  readonly reportsWritten: boolean;
+  /**
+   * Writes every op (short writes resumed), then fdatasyncs each fd in syncFds. Rejects with
+   * StorageError. onWritten (only where reportsWritten; it must not throw) learns that every write
+   * landed while the syncs go on.
+   */
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void>;
   /** Releases what the backend holds (e.g. an io_uring ring and its thread) once in-flight commits settle. */
   close(): Promise<void>;
 }
@@ -58,16 +70,21 @@ function remainder(chunks: readonly Buffer[], written: number): Buffer[] {
   return out;
 }
 
-/** One commit's bookkeeping: per-fd pending write counts gate that fd's fdatasync. */
+/**
+ * One commit's bookkeeping: per-fd pending write counts gate that fd's fdatasync; the count of
+ * writes left over all fds gates onWritten.
+ */
 class NodeCommit {
   private readonly pendingWrites = new Map<number, number>();
   private readonly failedFds = new Set<number>();
   private readonly syncFds: ReadonlySet<number>;
   private outstanding = 0;
+  private writesLeft = 0;
   private error: StorageError | null = null;
 
   constructor(
     syncFds: readonly number[],
+    private readonly onWritten: (() => void) | undefined,
     private readonly resolve: () => void,
     private readonly reject: (err: StorageError) => void,
   ) {
@@ -76,7 +93,9 @@ class NodeCommit {
 
   start(writes: readonly WriteOp[]): void {
     for (const w of writes) this.pendingWrites.set(w.fd, (this.pendingWrites.get(w.fd) ?? 0) + 1);
+    this.writesLeft = writes.length;
     this.outstanding = writes.length + this.syncFds.size;
+    if (writes.length === 0) this.onWritten?.();
     if (this.outstanding === 0) return this.resolve();
     for (const fd of this.syncFds) if (!this.pendingWrites.has(fd)) this.sync(fd);
     for (const w of writes) this.write(w.fd, w.chunks, w.position, totalLength(w.chunks));
@@ -103,6 +122,7 @@ class NodeCommit {
       if (this.failedFds.has(fd)) this.done(); // the data is already lost; its sync counts as finished
       else this.sync(fd);
     }
+    if (--this.writesLeft === 0 && this.failedFds.size === 0) this.onWritten?.();
     this.done();
   }
 
@@ -122,9 +142,10 @@ class NodeCommit {
 
 export class NodeIoBackend implements IoBackend {
   readonly name = 'node';
+  readonly reportsWritten = true;
 
-  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
-    return new Promise((resolve, reject) => new NodeCommit(syncFds, resolve, reject).start(writes));
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+    return new Promise((resolve, reject) => new NodeCommit(syncFds, onWritten, resolve, reject).start(writes));
   }
 
   /** Nothing to release: libuv's thread pool belongs to the process. */

@@ -3,7 +3,8 @@
 // the addon's threadsafe function, so nothing polls. Runs on whichever thread creates the backend
 // (each shard worker loads its own addon instance and ring).
 // Invariants: every Buffer of a commit stays referenced here until its completion callback ran
-// (the addon keeps only raw pointers); 'native' mode never falls back silently.
+// (the addon keeps only raw pointers; its writes-landed report does not release them);
+// 'native' mode never falls back silently.
 import { readFileSync } from 'node:fs';
 import { loadAddon, type Completion, type IoMode, type NativeAddon, type NativeRing } from '../native/addon.js';
 import { NodeIoBackend, StorageError, type IoBackend, type WriteOp } from './io_backend.js';
@@ -24,6 +25,7 @@ function uringDisabledNote(): string {
 
 export class NativeIoBackend implements IoBackend {
   readonly name = 'native';
+  readonly reportsWritten: boolean;
   private inFlight = 0;
   private idle: Array<() => void> = [];
   private closed = false;
@@ -31,10 +33,13 @@ export class NativeIoBackend implements IoBackend {
   constructor(
     private readonly native: NativeAddon,
     private readonly ring: NativeRing,
-  ) {}
+  ) {
+    this.reportsWritten = native.reportsWritten === true;
+  }
 
-  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new StorageError('native I/O backend is closed'));
+    if (onWritten && !this.reportsWritten) return Promise.reject(new StorageError('this native addon cannot report landed writes (rebuild it)'));
     const meta = new Float64Array(writes.length * 3);
     const chunks: Buffer[] = [];
     for (let i = 0; i < writes.length; i++) {
@@ -52,7 +57,10 @@ export class NativeIoBackend implements IoBackend {
         else reject(new StorageError(`native ${message ?? errno}`, errno));
       };
       try {
-        if (!this.native.commit(this.ring, meta, chunks, Int32Array.from(syncFds), done)) return resolve();
+        if (!this.native.commit(this.ring, meta, chunks, Int32Array.from(syncFds), done, onWritten)) {
+          onWritten?.(); // nothing to write: every (empty) write landed
+          return resolve();
+        }
       } catch (err) {
         return reject(StorageError.from(err, 'native commit'));
       }

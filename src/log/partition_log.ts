@@ -205,9 +205,10 @@ export class PartitionLog {
   private hintPos = 0;
   /**
    * Set by a replicated leader under flush=always and called each time a commit's writes land:
-   * the shard's GroupCommitter then writes this log's commits and syncs them in two steps, so that
-   * followers can fetch (and sync) the bytes while the leader's fdatasync runs. The high watermark
-   * still waits for the sync. Null: a commit is written and synced in one step.
+   * the shard's GroupCommitter then reports this log's landed writes before their sync finishes
+   * (commitPort.written()), so that followers can fetch (and sync) the bytes while the leader's
+   * fdatasync runs. The high watermark still waits for the sync. Null: a commit's writes become
+   * readable only with its sync.
    */
   earlyReads: (() => void) | null = null;
 

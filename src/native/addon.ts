@@ -19,8 +19,14 @@ export type Completion = (errno: string | null, message: string | null) => void;
 /** The addon's exports; the sender* functions are the socket sender (src/net/native_sender.ts). */
 export interface NativeAddon {
   openRing(entries: number, maxInflightBytes: number): NativeRing;
-  /** meta holds [fd, position, chunkCount] per op; false = nothing to do, the callback will not run. */
-  commit(ring: NativeRing, meta: Float64Array, chunks: Buffer[], syncFds: Int32Array, done: Completion): boolean;
+  /**
+   * meta holds [fd, position, chunkCount] per op; false = nothing to do, no callback will run.
+   * `written` (addons with reportsWritten) runs once every write landed, before `done`, and not
+   * at all when a write failed.
+   */
+  commit(ring: NativeRing, meta: Float64Array, chunks: Buffer[], syncFds: Int32Array, done: Completion, written?: () => void): boolean;
+  /** commit() takes `written`. Absent from addons built before it. */
+  readonly reportsWritten?: boolean;
   close(ring: NativeRing): void;
   crc32c(buf: Uint8Array): number;
   readonly crc32cHardware: boolean;

@@ -1,6 +1,7 @@
 // IoBackend behaviours, run against every backend (node, and native when the addon is built):
 // positioned multi-chunk writes, fdatasync, errors surfacing as StorageError with the errno,
-// recovery after a failure, concurrency and ENOSPC on a tiny tmpfs.
+// recovery after a failure, concurrency, ENOSPC on a tiny tmpfs, and the writes-landed report
+// (once, with the bytes in the files, before the commit settles; never after a failed write).
 // The native half is skipped only when the addon is missing, unless SLUICE_REQUIRE_NATIVE=1.
 import assert from 'node:assert/strict';
 import { closeSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
@@ -35,6 +36,17 @@ const BACKENDS: readonly BackendKind[] = [
   },
 ];
 if ('backend' in nativeProbe) await nativeProbe.backend.close();
+
+/** An onWritten that records, at each call, whether the commit had settled and what `look` saw then. */
+function landedProbe<T>(look: () => T): { onWritten: () => void; calls: Array<{ settled: boolean; seen: T }>; settles<P>(p: Promise<P>): Promise<P> } {
+  let settled = false;
+  const calls: Array<{ settled: boolean; seen: T }> = [];
+  return {
+    onWritten: () => calls.push({ settled, seen: look() }),
+    calls,
+    settles: (p) => p.finally(() => (settled = true)),
+  };
+}
 
 async function rejection(p: Promise<unknown>): Promise<StorageError> {
   const err = await p.then(() => null, (e: unknown) => e);
@@ -117,6 +129,64 @@ for (const kind of BACKENDS) {
       }
     }));
 
+    it('reports landed writes once, with the bytes in the files, before the commit settles', withBackend(kind, async (io, dir) => {
+      assert.equal(io.reportsWritten, true);
+      const a = openSync(join(dir, 'a'), 'w+');
+      const b = openSync(join(dir, 'b'), 'w+');
+      try {
+        const files = () => [readFileSync(join(dir, 'a'), 'utf8'), readFileSync(join(dir, 'b'), 'utf8')];
+        const landed = landedProbe(files);
+        await landed.settles(io.commit(
+          [
+            { fd: a, chunks: [Buffer.from('hello '), Buffer.from('world')], position: 0 },
+            { fd: b, chunks: [Buffer.alloc(64 * 1024, 0x61)], position: 0 },
+            { fd: a, chunks: [Buffer.from('!')], position: 11 },
+          ],
+          [a, b],
+          landed.onWritten,
+        ));
+        assert.deepEqual(landed.calls, [{ settled: false, seen: ['hello world!', 'a'.repeat(64 * 1024)] }]);
+        // Nothing to write: every (no) write landed, still once and before the commit settles.
+        for (const syncFds of [[a], []]) {
+          const none = landedProbe(() => null);
+          await none.settles(io.commit([], syncFds, none.onWritten));
+          assert.deepEqual(none.calls, [{ settled: false, seen: null }], `syncFds ${syncFds.length}`);
+        }
+      } finally {
+        closeSync(a);
+        closeSync(b);
+      }
+    }));
+
+    it('never reports landed writes when a write failed; does when only a sync failed', withBackend(kind, async (io, dir) => {
+      const good = openSync(join(dir, 'good'), 'w+');
+      const readOnly = openSync(join(dir, 'good'), 'r');
+      const dead = openSync(join(dir, 'dead'), 'w+');
+      closeSync(dead);
+      try {
+        const failedWrite = landedProbe(() => null);
+        const err = await rejection(failedWrite.settles(io.commit(
+          [
+            { fd: good, chunks: [Buffer.from('data')], position: 0 },
+            { fd: readOnly, chunks: [Buffer.from('nope')], position: 0 },
+          ],
+          [good],
+          failedWrite.onWritten,
+        )));
+        assert.equal(err.errno, 'EBADF');
+        assert.deepEqual(failedWrite.calls, []);
+        // Nothing opened while it runs (the probe reads no file): the dead fd's number stays free.
+        const failedSync = landedProbe(() => null);
+        const syncErr = await rejection(failedSync.settles(io.commit([{ fd: good, chunks: [Buffer.from('more')], position: 4 }], [good, dead], failedSync.onWritten)));
+        assert.equal(syncErr.errno, 'EBADF');
+        assert.deepEqual(failedSync.calls, [{ settled: false, seen: null }]);
+        assert.equal(readFileSync(join(dir, 'good'), 'utf8'), 'datamore');
+      } finally {
+        closeSync(good);
+        closeSync(readOnly);
+      }
+    }));
+
     it('writes many files and ops in one commit byte-identically (property)', withBackend(kind, async (io, dir) => {
       const fileOps = fc.array(
         fc.record({
@@ -185,9 +255,12 @@ for (const kind of BACKENDS) {
       const { io, close } = kind.open();
       const fd = openSync(join(fs.dir, 'big'), 'w+');
       try {
-        // The first writev lands partly (short write), the resumed remainder hits ENOSPC.
-        const err = await rejection(io.commit([{ fd, chunks: [Buffer.alloc(2 << 20, 7)], position: 0 }], [fd]));
+        // The first writev lands partly (short write), the resumed remainder hits ENOSPC: a
+        // partly landed write is not reported as landed.
+        let landed = 0;
+        const err = await rejection(io.commit([{ fd, chunks: [Buffer.alloc(2 << 20, 7)], position: 0 }], [fd], () => landed++));
         assert.equal(err.errno, 'ENOSPC');
+        assert.equal(landed, 0);
         ftruncateSync(fd, 0);
         await io.commit([{ fd, chunks: [Buffer.from('fits now')], position: 0 }], [fd]);
         assert.equal(readFileSync(join(fs.dir, 'big'), 'utf8'), 'fits now');

@@ -67,16 +67,17 @@ export interface IoCall {
 /**
  * Records every submission, then performs it with the real backend. `hold()` parks the next
  * submissions until `release()`; `failNext(afterWrite)` rejects the next one to run, optionally after
- * really writing its data (a failed fdatasync).
+ * really writing its data (a failed fdatasync, after the writes-landed report).
  */
 export class RecordingIo implements IoBackend {
   readonly name = 'recording';
   readonly calls: IoCall[] = [];
   private readonly real = testIoBackend();
+  readonly reportsWritten = this.real.reportsWritten;
   private held: Array<() => void> | null = null;
   private failure: { afterWrite: boolean } | null = null;
 
-  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     this.calls.push({
       writes: writes.map((w) => ({ fd: w.fd, position: w.position, bytes: w.chunks.reduce((n, c) => n + c.length, 0) })),
       syncFds: [...syncFds],
@@ -85,7 +86,7 @@ export class RecordingIo implements IoBackend {
       const failure = this.failure;
       this.failure = null;
       if (failure && !failure.afterWrite) throw new StorageError('injected write failure', 'EIO');
-      await this.real.commit(writes, syncFds);
+      await this.real.commit(writes, syncFds, onWritten);
       if (failure) throw new StorageError('injected fdatasync failure', 'EIO');
     };
     if (!this.held) return run();

@@ -1,6 +1,7 @@
 // The native I/O addon beyond the shared IoBackend suite (io_backend.test.ts): backend selection,
-// CRC-32C against @node-rs/crc32, ring limits, close, and per-thread instances that do not keep
-// an idle thread alive. Skipped when the addon is not built, unless SLUICE_REQUIRE_NATIVE=1.
+// CRC-32C against @node-rs/crc32, ring limits, an addon older than the writes-landed report, close,
+// and per-thread instances that do not keep an idle thread alive. Skipped when the addon is not
+// built, unless SLUICE_REQUIRE_NATIVE=1.
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,8 +10,8 @@ import { Worker } from 'node:worker_threads';
 import { crc32c } from '@node-rs/crc32';
 import fc from 'fast-check';
 import { StorageError } from '../../../src/log/io_backend.js';
-import { nativeCrc32cFunction } from '../../../src/native/addon.js';
-import { loadNativeIo, selectIoBackend, type NativeIoBackend } from '../../../src/log/native_io.js';
+import { loadAddon, nativeCrc32cFunction, type NativeAddon } from '../../../src/native/addon.js';
+import { loadNativeIo, NativeIoBackend, selectIoBackend } from '../../../src/log/native_io.js';
 import { removeDir, tempDir } from './log_fixture.js';
 
 const probe = loadNativeIo();
@@ -81,6 +82,26 @@ describe('native addon', { skip }, () => {
       assert.ok(err instanceof StorageError);
       assert.equal(err.errno, 'ERR_SLUICE_COMMIT_TOO_LARGE');
       assert.match(err.message, /exceeds the ring's limits/);
+      await io.commit([{ fd, chunks: [Buffer.from('ok')], position: 0 }], [fd]);
+      assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 'ok');
+    } finally {
+      closeSync(fd);
+      await io.close();
+      removeDir(dir);
+    }
+  });
+
+  it('over an addon built before the writes-landed report, says so and refuses onWritten rather than drop it', async () => {
+    const addon = loadAddon() as NativeAddon;
+    const older: NativeAddon = { ...addon, reportsWritten: undefined };
+    const io = new NativeIoBackend(older, older.openRing(8, 1 << 20));
+    const dir = tempDir();
+    const fd = openSync(join(dir, 'f'), 'w+');
+    try {
+      assert.equal(io.reportsWritten, false);
+      let landed = 0;
+      await assert.rejects(io.commit([{ fd, chunks: [Buffer.from('x')], position: 0 }], [fd], () => landed++), StorageError);
+      assert.equal(landed, 0);
       await io.commit([{ fd, chunks: [Buffer.from('ok')], position: 0 }], [fd]);
       assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 'ok');
     } finally {

@@ -1,7 +1,9 @@
-// Split commits under flush=always: a replicated leader's log (PartitionLog.earlyReads) is written
-// in one submission and synced in a second, and followers may read what is written before the
-// leader's fdatasync, while the high watermark and acknowledgements still wait for it. A sync that
-// fails after followers could read the bytes takes the log offline.
+// Split commits under flush=always: a replicated leader's log (PartitionLog.earlyReads) is told
+// when its writes landed, within the one submission that also syncs them (the backend's
+// writes-landed report), or between a write and a sync submission on a backend without that
+// report; followers may read what is written before the leader's fdatasync, while the high
+// watermark and acknowledgements still wait for it. A sync that fails after followers could read
+// the bytes takes the log offline.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { DeadlineWheel } from '../../../src/actors/deadline_wheel.js';
@@ -19,27 +21,44 @@ import { append, batchOf, Clock, logConfig, removeDir, tempDir, testIoBackend, w
 interface Submission {
   writes: number;
   syncFds: number[];
+  /** The submission asked for the writes-landed report. */
+  reportsWritten: boolean;
 }
 
-/** The real backend behind a record of submissions; sync-only submissions can be held, and the next one failed. */
+/**
+ * The real backend behind a record of submissions, run in two phases: the writes, then (after
+ * the writes-landed report, when asked for) the syncs. The sync phases can be held, the next one
+ * failed, and the next write phase failed; `reportsWritten` false stands for a backend without the
+ * report.
+ */
 class SyncGateIo implements IoBackend {
   readonly name = 'sync-gate';
   readonly submissions: Submission[] = [];
   private readonly real = testIoBackend();
   private heldSyncs: Array<() => void> | null = null;
   private failNextSync = false;
+  private failNextWrite = false;
 
-  commit(writes: readonly WriteOp[], syncFds: readonly number[]): Promise<void> {
-    this.submissions.push({ writes: writes.length, syncFds: [...syncFds] });
-    const syncOnly = writes.length === 0;
-    const fail = syncOnly && this.failNextSync;
-    if (syncOnly) this.failNextSync = false;
-    const run = async (): Promise<void> => {
-      await this.real.commit(writes, syncFds);
-      if (fail) throw new StorageError('injected fdatasync failure', 'EIO');
+  constructor(readonly reportsWritten = true) {}
+
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+    this.submissions.push({ writes: writes.length, syncFds: [...syncFds], reportsWritten: onWritten !== undefined });
+    const failWrite = writes.length > 0 && this.failNextWrite;
+    if (writes.length > 0) this.failNextWrite = false;
+    const failSync = syncFds.length > 0 && this.failNextSync;
+    if (syncFds.length > 0) this.failNextSync = false;
+    const sync = async (): Promise<void> => {
+      await this.real.commit([], syncFds);
+      if (failSync) throw new StorageError('injected fdatasync failure', 'EIO');
     };
-    if (!syncOnly || this.heldSyncs === null) return run();
-    return new Promise<void>((resolve) => this.heldSyncs!.push(resolve)).then(run);
+    return (async () => {
+      if (failWrite) throw new StorageError('injected write failure', 'EIO');
+      await this.real.commit(writes, []);
+      onWritten?.();
+      if (syncFds.length === 0) return;
+      if (this.heldSyncs !== null) await new Promise<void>((resolve) => this.heldSyncs!.push(resolve));
+      await sync();
+    })();
   }
 
   holdSyncs(): void {
@@ -60,6 +79,10 @@ class SyncGateIo implements IoBackend {
     this.failNextSync = true;
   }
 
+  failWrite(): void {
+    this.failNextWrite = true;
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }
@@ -70,14 +93,15 @@ afterEach(async () => {
   for (const d of disposers.splice(0).reverse()) await d();
 });
 
-function setUp(count: number, options: PartitionLogOptions = {}): { io: SyncGateIo; committer: GroupCommitter; logs: PartitionLog[]; errors: StorageError[] } {
-  const io = new SyncGateIo();
+function setUp(count: number, options: PartitionLogOptions = {}, reportsWritten = true): { io: SyncGateIo; committer: GroupCommitter; logs: PartitionLog[]; errors: StorageError[] } {
+  const io = new SyncGateIo(reportsWritten);
   const errors: StorageError[] = [];
   const committer = new GroupCommitter(io, { kind: 'always' }, (e) => errors.push(e));
   const clock = new Clock();
   const dirs = Array.from({ length: count }, () => tempDir());
   const logs = dirs.map((d) => PartitionLog.open(d, logConfig(), io, clock.now, options));
   disposers.push(async () => {
+    io.releaseSyncs(); // a failed test may leave one held
     await committer.close();
     for (const log of logs) log.close();
     for (const d of dirs) removeDir(d);
@@ -90,7 +114,7 @@ const followerBytes = (log: PartitionLog): number => log.read(0, 1 << 20, true, 
 const consumerBytes = (log: PartitionLog): number => log.read(0, 1 << 20, true).bytes;
 
 describe('split commits (flush=always, replicated leader)', () => {
-  it('write, then tell the log (followers may read), then sync in a second submission; the waiter waits for the sync', async () => {
+  it('one submission: write, then tell the log (followers may read), then sync; the waiter waits for the sync', async () => {
     const { io, committer, logs } = setUp(2);
     const [leader, plain] = logs as [PartitionLog, PartitionLog];
     const seen: Array<{ written: number; durable: number; follower: number; consumer: number }> = [];
@@ -100,7 +124,7 @@ describe('split commits (flush=always, replicated leader)', () => {
     io.holdSyncs();
     let done = false;
     const both = Promise.all([committer.commit(leader), committer.commit(plain)]).then(() => (done = true));
-    await waitFor(() => io.heldSyncCount === 1, 'the held sync submission');
+    await waitFor(() => io.heldSyncCount === 1, 'the held sync');
     assert.equal(seen.length, 1, 'told once, after the writes and before the sync');
     assert.equal(seen[0]!.written, 3);
     assert.equal(seen[0]!.durable, 0);
@@ -111,11 +135,26 @@ describe('split commits (flush=always, replicated leader)', () => {
     assert.equal(done, false, 'no waiter resolves before its sync');
     io.releaseSyncs();
     await both;
-    assert.deepEqual(io.submissions.map((s) => s.writes), [2, 0], 'the writes, then a sync-only submission');
-    assert.deepEqual(io.submissions[0]!.syncFds, []);
-    assert.equal(io.submissions[1]!.syncFds.length, 2, 'both logs are synced');
+    assert.deepEqual(io.submissions.map((s) => [s.writes, s.syncFds.length, s.reportsWritten]), [[2, 2, true]], 'writes and both logs\' syncs in one submission, with the report');
     for (const log of logs) assert.equal(log.durableOffset, log.writtenOffset);
     assert.deepEqual([leader.highWatermark, plain.highWatermark], [3, 2]);
+  });
+
+  it('on a backend without the writes-landed report: the writes, then the log is told, then a sync-only submission', async () => {
+    const { io, committer, logs } = setUp(1, {}, false);
+    const [leader] = logs as [PartitionLog];
+    const seen: number[] = [];
+    leader.earlyReads = () => seen.push(followerBytes(leader));
+    append(leader, batchOf(3, 40));
+    io.holdSyncs();
+    const done = committer.commit(leader);
+    await waitFor(() => io.heldSyncCount === 1, 'the held sync submission');
+    assert.equal(seen.length, 1, 'told once, before the sync');
+    assert.ok(seen[0]! > 0, 'a follower reads the written, unsynced batch');
+    io.releaseSyncs();
+    await done;
+    assert.deepEqual(io.submissions.map((s) => [s.writes, s.syncFds.length, s.reportsWritten]), [[1, 0, false], [0, 1, false]]);
+    assert.deepEqual([leader.durableOffset, leader.highWatermark], [3, 3]);
   });
 
   it('a cycle without a log that reads early writes and syncs in one submission', async () => {
@@ -123,9 +162,7 @@ describe('split commits (flush=always, replicated leader)', () => {
     const [log] = logs as [PartitionLog];
     append(log, batchOf(1, 10));
     await committer.commit(log);
-    assert.equal(io.submissions.length, 1);
-    assert.equal(io.submissions[0]!.writes, 1);
-    assert.equal(io.submissions[0]!.syncFds.length, 1);
+    assert.deepEqual(io.submissions.map((s) => [s.writes, s.syncFds.length, s.reportsWritten]), [[1, 1, false]]);
   });
 
   it('a sync failing after the write takes the log offline: it serves no reads, not even of what it acknowledged', async () => {
@@ -145,6 +182,27 @@ describe('split commits (flush=always, replicated leader)', () => {
     assert.equal(log.updateHighWatermark(3), 1);
     assert.equal(log.read(0, 1 << 20, true, 'log-end').error, ErrorCode.KAFKA_STORAGE_ERROR);
     assert.equal(log.read(0, 1 << 20, true).error, ErrorCode.KAFKA_STORAGE_ERROR);
+  });
+
+  it('a write failing is never reported as landed: the commit rolls back and the log stays online', async () => {
+    const { io, committer, logs, errors } = setUp(1, { highWatermark: 'owner' });
+    const [log] = logs as [PartitionLog];
+    let told = 0;
+    log.earlyReads = () => told++;
+    append(log, batchOf(1, 10));
+    await committer.commit(log);
+    assert.equal(told, 1);
+    append(log, batchOf(2, 10));
+    io.failWrite();
+    await assert.rejects(committer.commit(log), StorageError);
+    assert.equal(told, 1, 'not told of the failed writes');
+    assert.equal(errors.length, 1);
+    assert.equal(log.isOffline, false);
+    assert.deepEqual([log.durableOffset, log.writtenOffset, log.logEndOffset], [1, 1, 1]);
+    assert.ok(followerBytes(log) > 0, 'what was synced is still read');
+    append(log, batchOf(1, 10));
+    await committer.commit(log);
+    assert.deepEqual([log.durableOffset, log.writtenOffset, told], [2, 2, 2]);
   });
 });
 
@@ -179,6 +237,7 @@ describe('a replicated leader actor', () => {
     const actor = new PartitionActor(1, 't', 0, log, logConfig(), ports, { ...context, brokers });
     actor.setRole({ kind: 'leader', topicId: TEST_TOPIC_ID, leaderEpoch: 1, partitionEpoch: 1, replicas, isr: replicas, minInsyncReplicas: 1 });
     disposers.push(async () => {
+      io.releaseSyncs(); // a failed test may leave one held
       await committer.close();
       deadlines.close();
       log.close();

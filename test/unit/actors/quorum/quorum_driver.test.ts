@@ -343,8 +343,11 @@ describe('controller RPCs on the controller listener', { concurrency: false, tim
 /** A write path whose fdatasyncs start failing once `failing` is set. */
 class FailingIo implements IoBackend {
   readonly name = 'failing';
+  readonly reportsWritten: boolean;
   failing = false;
-  constructor(private readonly inner: IoBackend) {}
+  constructor(private readonly inner: IoBackend) {
+    this.reportsWritten = inner.reportsWritten;
+  }
   commit(...args: Parameters<IoBackend['commit']>): Promise<void> {
     return this.failing ? Promise.reject(new StorageError('injected fdatasync failure', 'EIO')) : this.inner.commit(...args);
   }
