@@ -3,7 +3,8 @@
 //!   commit(handle, meta: Float64Array [fd, position, chunkCount]*, chunks: Buffer[],
 //!          syncFds: Int32Array, callback(errno: string|null, message: string|null)) -> boolean
 //!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean,
-//!   senderOpen / senderAttach / senderEnqueue / senderDetach: the socket sender (sender_napi.rs),
+//!   senderOpen / senderAttach / senderEnqueue / senderTrySend / senderDetach: the socket sender
+//!   (sender_napi.rs),
 //!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited).
 //! Every call runs on the JS thread that loaded the module; completions come back to that thread
 //! through a threadsafe function. Each load (main thread or worker) gets its own rings: nothing
@@ -295,6 +296,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     js::export(env, exports, "senderOpen", sender_napi::sender_open);
     js::export(env, exports, "senderAttach", sender_napi::sender_attach);
     js::export(env, exports, "senderEnqueue", sender_napi::sender_enqueue);
+    js::export(env, exports, "senderTrySend", sender_napi::sender_try_send);
     js::export(env, exports, "senderDetach", sender_napi::sender_detach);
     js::export(env, exports, "raiseNofile", raise_nofile);
     let mut hw = ptr::null_mut();
