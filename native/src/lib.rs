@@ -7,7 +7,8 @@
 //!          write failed; the engine's Report::Written)
 //!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean, reportsWritten: true (commit
 //!   takes `written`; absent from older builds),
-//!   senderOpen / senderAttach / senderEnqueue / senderDetach: the socket sender (sender_napi.rs),
+//!   senderOpen / senderAttach / senderEnqueue / senderTrySend / senderDetach: the socket sender
+//!   (sender_napi.rs),
 //!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited).
 //! Every call runs on the JS thread that loaded the module; completions come back to that thread
 //! through a threadsafe function. Each load (main thread or worker) gets its own rings: nothing
@@ -340,6 +341,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     js::export(env, exports, "senderOpen", sender_napi::sender_open);
     js::export(env, exports, "senderAttach", sender_napi::sender_attach);
     js::export(env, exports, "senderEnqueue", sender_napi::sender_enqueue);
+    js::export(env, exports, "senderTrySend", sender_napi::sender_try_send);
     js::export(env, exports, "senderDetach", sender_napi::sender_detach);
     js::export(env, exports, "raiseNofile", raise_nofile);
     let mut hw = ptr::null_mut();

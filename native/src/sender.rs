@@ -14,6 +14,15 @@
 //! socket from epoll before closing it. Connection ids are never reused, so a stale event or
 //! command for a detached id is ignored. The JS side never blocks on this thread: commands go
 //! through a mutex held only to push or swap a Vec, plus an eventfd wake-up.
+//!
+//! Inline sends (`send_now`, called by sender_napi.rs on the JS thread): a small response may be
+//! written by the JS thread itself, on this module's dup of the socket, skipping this thread's
+//! wake-up and its report. Two more invariants keep that safe. The JS thread writes only while
+//! none of the connection's items are with this thread (every one enqueued was reported finished
+//! or dropped), so the two threads never write one socket at once and bytes stay in order. And
+//! it writes only while the id is attached on its side: this thread closes a dup only after
+//! Detach (or at exit), which the JS thread pushes after it forgot the id (or after it marked the
+//! sender closed), so the number it writes to is still this connection's socket.
 
 use crate::sys::{self, EpollEvent, IoVec, MsgHdr};
 use std::collections::{HashMap, VecDeque};
@@ -25,8 +34,8 @@ use std::thread::JoinHandle;
 const WAKE_TOKEN: u64 = 0;
 /// Bytes one connection may write per turn before the others get theirs (fairness).
 const TURN_BYTES: u64 = 8 << 20;
-/// Consecutive byte items gathered into one sendmsg.
-const GATHER_MAX: usize = 64;
+/// Consecutive byte items (or inline buffers) gathered into one sendmsg.
+pub const GATHER_MAX: usize = 64;
 /// sendfile moves at most this much per call on Linux anyway.
 const SENDFILE_MAX: u64 = 0x7fff_f000;
 
@@ -313,6 +322,31 @@ fn send_front(sock: i32, items: &mut VecDeque<Item>, budget: u64) -> Step {
     }
 }
 
+/// One non-blocking sendmsg of `iov` (MSG_NOSIGNAL: a closed peer is an EPIPE, never a signal).
+///
+/// # Safety
+/// Every IoVec must name bytes alive and unmodified for the call.
+unsafe fn send_iov(sock: i32, iov: &[IoVec], more: bool) -> isize {
+    let msg = MsgHdr { name: core::ptr::null_mut(), namelen: 0, iov: iov.as_ptr(), iovlen: iov.len(), control: core::ptr::null_mut(), controllen: 0, flags: 0 };
+    let flags = sys::MSG_NOSIGNAL | sys::MSG_DONTWAIT | if more { sys::MSG_MORE } else { 0 };
+    sys::sendmsg(sock, &msg, flags)
+}
+
+/// Writes what the socket takes of `iov` at once, on the calling thread (an inline send, see the
+/// header for when the JS thread may): Ok(bytes written), 0 when the socket is full; Err(errno)
+/// when the socket failed.
+///
+/// # Safety
+/// As send_iov; `sock` must be a connection's dup that this thread does not write at the moment.
+pub unsafe fn send_now(sock: i32, iov: &[IoVec]) -> Result<u64, i32> {
+    let r = send_iov(sock, iov, false);
+    if r >= 0 { return Ok(r as u64); }
+    match sys::errno() {
+        sys::EAGAIN | sys::EINTR => Ok(0),
+        e => Err(e),
+    }
+}
+
 /// sendmsg over the leading run of byte items; MSG_MORE when a file range follows, so a
 /// response header and its records leave in the same segments despite TCP_NODELAY.
 fn gather_send(sock: i32, items: &mut VecDeque<Item>) -> isize {
@@ -324,10 +358,8 @@ fn gather_send(sock: i32, items: &mut VecDeque<Item>) -> isize {
         iov[n] = IoVec { base: data[*off..].as_ptr(), len: data.len() - off };
         n += 1;
     }
-    let more = if items.len() > n { sys::MSG_MORE } else { 0 };
-    let msg = MsgHdr { name: core::ptr::null_mut(), namelen: 0, iov: iov.as_ptr(), iovlen: n, control: core::ptr::null_mut(), controllen: 0, flags: 0 };
-    // SAFETY: msg names n iovecs over byte items owned by `items`, alive for the call.
-    let r = unsafe { sys::sendmsg(sock, &msg, sys::MSG_NOSIGNAL | sys::MSG_DONTWAIT | more) };
+    // SAFETY: the n iovecs name byte items owned by `items`, alive for the call.
+    let r = unsafe { send_iov(sock, &iov[..n], items.len() > n) };
     let mut left = if r > 0 { r as usize } else { 0 };
     for item in items.iter_mut() {
         if left == 0 { break; }

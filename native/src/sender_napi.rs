@@ -8,6 +8,12 @@
 //!     fd -1 = the next Buffer of bufs (copied now); else a file range whose fd is dup()ed now,
 //!     so the caller may close its own fd as soon as this returns. Throws
 //!     ERR_SLUICE_SEND_QUEUE_FULL past the limits, ERR_SLUICE_SEND_FAILED after a failure.
+//!   senderTrySend(id, bufs: Buffer[]) -> bytes written now, on this thread, by one non-blocking
+//!     sendmsg of (at most GATHER_MAX of) bufs on the sender's dup of the socket: 0 when the
+//!     socket is full or when anything of this connection is still with the sender thread (its
+//!     earlier bytes must leave first); the caller enqueues what was not written. Throws
+//!     ERR_SLUICE_SEND_FAILED after a failure, or the errno's name when this send failed (the
+//!     connection is then failed as after a 'failed' report: JS should close it).
 //!   senderDetach(id)            drops the queue; reported as 'detached' once the fds are closed.
 //! Accounting (queued bytes/items per connection, the limits, whether the threadsafe function
 //! keeps the loop alive) lives here, on the JS thread only: incremented at enqueue, decremented
@@ -16,7 +22,7 @@
 use crate::js;
 use crate::napi::*;
 use crate::sender::{self, Item, Report, ReportKind, Sender};
-use crate::sys;
+use crate::sys::{self, IoVec};
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
 use core::ptr;
@@ -27,6 +33,9 @@ struct Acct {
     bytes: u64,
     items: u64,
     failed: bool,
+    /// The sender's dup of the socket, for inline sends: open while this entry exists (see the
+    /// inline-send invariants in sender.rs).
+    sock: i32,
 }
 
 struct Limits {
@@ -203,7 +212,7 @@ pub unsafe extern "C" fn sender_attach(env: napi_env, info: napi_callback_info) 
     };
     let id = st.next_id;
     st.next_id += 1;
-    st.conns.insert(id, Acct { bytes: 0, items: 0, failed: false });
+    st.conns.insert(id, Acct { bytes: 0, items: 0, failed: false, sock: sock.0 });
     sender.attach(id, sock);
     js::double(env, id as f64)
 }
@@ -269,6 +278,38 @@ pub unsafe extern "C" fn sender_enqueue(env: napi_env, info: napi_callback_info)
     outstanding_add(env, st, count);
     sender.enqueue(id, items);
     ptr::null_mut()
+}
+
+pub unsafe extern "C" fn sender_try_send(env: napi_env, info: napi_callback_info) -> napi_value {
+    let parsed = js::args::<2>(env, info).and_then(|[id, bufs]| Ok((front(env)?, js::number(env, id)? as u64, bufs, js::array_len(env, bufs)?)));
+    let ((st, _), id, bufs, nbufs) = match parsed {
+        Ok(p) => p,
+        Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
+    };
+    let Some(acct) = st.conns.get_mut(&id) else { return js::throw(env, "ERR_SLUICE_NOT_ATTACHED", &format!("connection {id} is not attached")) };
+    if acct.failed { return js::throw(env, "ERR_SLUICE_SEND_FAILED", &format!("connection {id} failed; detach it")); }
+    // Items still counted are with the sender thread (queued, being written, or reported but not
+    // delivered yet): bytes written now would overtake them, and the two threads would share
+    // the socket.
+    if acct.items > 0 { return js::double(env, 0.0); }
+    let mut iov = [IoVec { base: ptr::null(), len: 0 }; sender::GATHER_MAX];
+    let n = (nbufs as usize).min(sender::GATHER_MAX);
+    for (i, slot) in iov[..n].iter_mut().enumerate() {
+        match js::element(env, bufs, i as u32).and_then(|b| js::bytes(env, b)) {
+            Ok((base, len)) => *slot = IoVec { base, len },
+            Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
+        }
+    }
+    // SAFETY: the iovecs name the argument Buffers' bytes, alive for this call; acct.sock is the
+    // attached connection's dup (open while its entry exists) and the sender thread holds no
+    // item of it, so it does not write that socket now.
+    match sender::send_now(acct.sock, &iov[..n]) {
+        Ok(bytes) => js::double(env, bytes as f64),
+        Err(e) => {
+            acct.failed = true;
+            js::throw(env, &sys::errno_name(e), &format!("inline send on connection {id} failed"))
+        }
+    }
 }
 
 pub unsafe extern "C" fn sender_detach(env: napi_env, info: napi_callback_info) -> napi_value {

@@ -1,8 +1,11 @@
 // The addon's socket sender as seen from JS (main thread; one per thread that uses it, opened on
 // first use). A connection attached here has its whole write side owned by the addon's sender
 // thread: one ordered queue of copied bytes and file ranges per connection (sendfile for the
-// ranges), so JS must never write to that socket itself. Reports (bytes sent, failure, detach
-// done) come back on this thread and are routed to the connection's listener by id.
+// ranges), so JS must never write to that socket itself. The one exception goes through the
+// addon too: trySend writes buffers at once on this thread, on the sender's dup, and only while
+// the sender thread holds nothing of the connection (the addon checks), so order is kept and the
+// sender thread's wake-up and its report are skipped. Reports (bytes sent, failure, detach done)
+// come back on this thread and are routed to the connection's listener by id.
 // Invariants: a listener stays registered until its 'detached' report, so late reports of a
 // detached connection are dropped here; ids are never reused. Limits bound connections, items
 // per connection and in total (each file range holds a dup'd fd), and bytes per connection.
@@ -74,6 +77,16 @@ export class NativeSender {
     return bytes;
   }
 
+  /**
+   * Writes what the socket takes of `bufs` now, on this thread, if nothing of the connection is
+   * with the sender thread; returns the bytes written (0: something is, or the socket is full),
+   * which the caller must not enqueue again. Throws with the errno's name when the socket failed:
+   * the connection is failed then, as after a failed() report (which does not follow).
+   */
+  trySend(id: number, bufs: readonly Buffer[]): number {
+    return this.addon.senderTrySend(id, bufs);
+  }
+
   /** Drops the queue; the listener hears detached() once the fds are closed. */
   detach(id: number): void {
     this.addon.senderDetach(id);
@@ -98,7 +111,8 @@ export function nativeSender(limits: SenderLimits = DEFAULT_SENDER_LIMITS): Nati
   if (sender !== undefined) return sender;
   const addon = loadAddon();
   if (typeof addon === 'string') return (sender = addon);
-  if (typeof addon.senderOpen !== 'function') return (sender = 'native addon predates the socket sender: rebuild it');
+  // senderTrySend is the sender's newest export: an addon with it has the rest.
+  if (typeof addon.senderTrySend !== 'function') return (sender = 'native addon predates the socket sender\'s inline sends: rebuild it');
   const s = new NativeSender(addon);
   try {
     addon.senderOpen((id, bytes, _items, status) => s.report(id, bytes, status), limits.maxConnections, limits.maxConnectionBytes, limits.maxConnectionItems, limits.maxItems);

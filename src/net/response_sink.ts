@@ -4,7 +4,10 @@
 // later) and end the socket only after the last queued response, when asked to close gracefully.
 // Invariants of NativeSink: JS never calls socket.write(); socket.destroy() runs only after the
 // sender detached, so no queued byte is written after the connection is gone and the sender's
-// dup of the fd keeps the socket open until it is done with it.
+// dup of the fd keeps the socket open until it is done with it. A small write of buffers only,
+// made while nothing is queued, is first tried inline (NativeSender.trySend: one sendmsg on this
+// thread, on the sender's dup); only what the socket did not take is queued. Bytes sent inline
+// never count as queued, so queuedBytes, backpressure and a graceful close see them as sent.
 import { readSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { NativeSender, SenderListener } from './native_sender.js';
@@ -75,6 +78,29 @@ const HIGH_WATER_BYTES = 1 << 20;
 const LOW_WATER_BYTES = 256 * 1024;
 /** Node refreshes a socket's idle timer on writes; native sends refresh it at most this often. */
 const ACTIVITY_REFRESH_MS = 1_000;
+/**
+ * Largest buffer-only write tried inline. A cap keeps main from spending long in one sendmsg (on
+ * loopback the receiving side's TCP work runs inside it too); what inline sends save is the
+ * sender thread's wake-up and its report, which matter for small answers (produce acks, offset
+ * commits, heartbeats) and little next to the copy of a large one. Fetches with records carry
+ * file ranges and always go to the sender thread.
+ */
+const INLINE_MAX_BYTES = 64 * 1024;
+
+function buffersOnly(chunks: readonly MessageChunk[]): chunks is readonly Buffer[] {
+  for (const c of chunks) if (!Buffer.isBuffer(c)) return false;
+  return true;
+}
+
+/** What is left of `bufs` after its first `sent` bytes. */
+function unsent(bufs: readonly Buffer[], sent: number): Buffer[] {
+  let i = 0;
+  let left = sent;
+  while (i < bufs.length && left >= bufs[i]!.length) left -= bufs[i++]!.length;
+  const rest = bufs.slice(i);
+  if (rest.length > 0) rest[0] = rest[0]!.subarray(left);
+  return rest;
+}
 
 export class NativeSink implements ResponseSink, SenderListener {
   readonly sendsFiles = true;
@@ -82,6 +108,8 @@ export class NativeSink implements ResponseSink, SenderListener {
   private blocked = false;
   private closing = false;
   private detaching = false;
+  /** A write failed: onError is on its way, nothing more is written. */
+  private broken = false;
   private lastRefresh = 0;
   private closeTimer: NodeJS.Timeout | null = null;
 
@@ -120,15 +148,34 @@ export class NativeSink implements ResponseSink, SenderListener {
   }
 
   write(chunks: readonly MessageChunk[]): boolean {
-    if (this.closing) return false;
+    if (this.closing || this.broken) return false;
     try {
-      this.queued += this.sender.enqueue(this.id, chunks);
+      const rest = this.queued === 0 ? this.sendInline(chunks) : chunks;
+      if (rest.length > 0) this.queued += this.sender.enqueue(this.id, rest);
     } catch {
+      // Told after this write returns: the connection closes itself from onError.
+      this.broken = true;
       queueMicrotask(() => this.events.onError());
       return false;
     }
     if (this.queued > HIGH_WATER_BYTES) this.blocked = true;
     return !this.blocked;
+  }
+
+  /**
+   * Sends a small buffer-only write at once (nothing of this connection is queued: the caller
+   * checked, and the addon checks again against what the sender thread still holds); returns
+   * what is left to queue behind the bytes the socket took.
+   */
+  private sendInline(chunks: readonly MessageChunk[]): readonly MessageChunk[] {
+    if (!buffersOnly(chunks)) return chunks;
+    let bytes = 0;
+    for (const c of chunks) bytes += c.length;
+    if (bytes > INLINE_MAX_BYTES) return chunks;
+    const sent = this.sender.trySend(this.id, chunks);
+    if (sent === 0) return chunks;
+    this.refreshActivity();
+    return unsent(chunks, sent);
   }
 
   close(graceful: boolean): void {
@@ -147,14 +194,19 @@ export class NativeSink implements ResponseSink, SenderListener {
       if (this.queued <= 0) this.detach();
       return;
     }
+    this.refreshActivity();
+    if (this.blocked && this.queued <= LOW_WATER_BYTES) {
+      this.blocked = false;
+      this.events.onDrain();
+    }
+  }
+
+  /** Bytes left for the peer: the socket's idle timer restarts, as Node's own writes do. */
+  private refreshActivity(): void {
     const now = Date.now();
     if (now - this.lastRefresh >= ACTIVITY_REFRESH_MS) {
       this.lastRefresh = now;
       this.socket.setTimeout(this.idleTimeoutMs);
-    }
-    if (this.blocked && this.queued <= LOW_WATER_BYTES) {
-      this.blocked = false;
-      this.events.onDrain();
     }
   }
 

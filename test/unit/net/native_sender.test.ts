@@ -1,6 +1,8 @@
 // The addon's socket sender over real loopback sockets: ordering of bytes and file ranges, large
 // ranges to a slow reader without blocking the event loop, peer failures, detach freeing every
-// fd, and no bytes reaching a socket that reuses a detached connection's fd number.
+// fd, and no bytes reaching a socket that reuses a detached connection's fd number. Then inline
+// sends (trySend, NativeSink): never ahead of queued bytes, split on a full socket with the rest
+// queued in order, a reset reported once, and inline bytes counted as sent by a Connection.
 import assert from 'node:assert/strict';
 import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
@@ -8,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { createLogger } from '../../../src/common/logger.js';
+import { Connection, HeldBytes } from '../../../src/net/connection.js';
+import type { BoundHandler } from '../../../src/net/handler.js';
 import { nativeSender, type NativeSender, type SenderListener } from '../../../src/net/native_sender.js';
+import { NativeSink } from '../../../src/net/response_sink.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
+import { encodeRequestFrame, FrameReader } from '../../../src/protocol/framing.js';
 import type { MessageChunk } from '../../../src/protocol/writer.js';
 
 const FILE_BYTES = 1 << 20;
@@ -55,6 +63,18 @@ class Recorder implements SenderListener {
   detached(): void {
     this.isDetached = true;
   }
+}
+
+/** `length` bytes that differ with `seed`, so a misplaced run shows. */
+function patterned(length: number, seed: number): Buffer {
+  const b = Buffer.allocUnsafe(length);
+  for (let i = 0; i < length; i++) b[i] = (seed * 131 + i * 7 + (i >> 9)) & 0xff;
+  return b;
+}
+
+/** The bytes a chunk stands for. */
+function bytesOf(c: MessageChunk, file: Buffer): Buffer {
+  return Buffer.isBuffer(c) ? c : file.subarray(c.position, c.position + c.length);
 }
 
 /** Collects what the client reads until `expected` bytes arrived. */
@@ -276,5 +296,152 @@ describe('native socket sender', () => {
     const many: MessageChunk[] = Array.from({ length: 16_385 }, () => Buffer.from('x'));
     assert.throws(() => sender.enqueue(id, many), /queue full/);
     await closePair(p, id, rec);
+  });
+  it('trySend writes nothing while the sender thread holds earlier items of the connection', async () => {
+    const p = await pair();
+    const { id, rec } = attach(p);
+    p.client.pause();
+    const ranges: MessageChunk[] = Array.from({ length: 16 }, () => ({ fd: fileFd, position: 0, length: FILE_BYTES }));
+    const first = Buffer.from('first');
+    const late = Buffer.from('late');
+    assert.equal(sender.trySend(id, [first]), first.length, 'an idle connection is written at once');
+    sender.enqueue(id, ranges);
+    assert.equal(sender.trySend(id, [late]), 0, 'bytes behind queued ranges wait for them');
+    sender.enqueue(id, [late]);
+    const expected = Buffer.concat([first, ...ranges.map((c) => bytesOf(c, fileBytes)), late]);
+    const received = collect(p.client, expected.length);
+    p.client.resume();
+    assert.ok((await received).equals(expected), 'bytes differ');
+    // Only what the sender thread wrote is reported: inline bytes were counted by the caller.
+    await waitFor('drained', () => rec.drainedBytes === 16 * FILE_BYTES + late.length);
+    const again = collect(p.client, 5);
+    assert.equal(sender.trySend(id, [Buffer.from('again')]), 5, 'once everything was reported, inline again');
+    assert.equal((await again).toString(), 'again');
+    assert.equal(rec.failure, null);
+    await closePair(p, id, rec);
+  });
+
+  /** A NativeSink on the pair's server side, counting what it tells its connection. */
+  function sinkOf(p: Pair): { sink: NativeSink; events: { drains: number; errors: number } } {
+    const events = { drains: 0, errors: 0 };
+    const sink = NativeSink.open(p.server, sender, { onDrain: () => events.drains++, onError: () => events.errors++ }, 60_000);
+    assert.ok(sink !== null, 'the server socket has a usable fd');
+    return { sink, events };
+  }
+
+  /** Closes the sink at once and waits for the sender to let go of its dup (Node may have destroyed the socket first, after a reset). */
+  async function closeSink(p: Pair, sink: NativeSink): Promise<void> {
+    const attached = sender.attached;
+    sink.close(false);
+    await waitFor('detached', () => sender.attached < attached && p.server.destroyed);
+    p.client.destroy();
+  }
+
+  it('sends small buffer-only writes inline, never ahead of queued file ranges', async () => {
+    const p = await pair();
+    const { sink, events } = sinkOf(p);
+    const received: Buffer[] = [];
+    p.client.on('data', (b: Buffer) => received.push(b));
+    const sent: Buffer[] = [];
+    const write = (chunks: MessageChunk[]): void => {
+      for (const c of chunks) sent.push(bytesOf(c, fileBytes));
+      sink.write(chunks);
+    };
+    const small = (seed: number): Buffer[] => [patterned(40, seed), patterned(700, seed + 1), patterned(3, seed + 2)];
+    write(small(1));
+    assert.equal(sink.queuedBytes, 0, 'an idle sink sends a small answer inline');
+    // A fetch-like answer the socket has room for: only the sender thread may send it, and its
+    // report cannot arrive before this synchronous code ends, so what follows must queue behind
+    // it although the socket would take it now.
+    write([patterned(64, 9), ...[0, 1, 2].map((i): MessageChunk => ({ fd: fileFd, position: i * 70_001, length: 10_000 + i }))]);
+    const queued = sink.queuedBytes;
+    assert.equal(queued, 64 + 30_003, 'file ranges go to the sender thread');
+    write(small(20));
+    write(small(30));
+    assert.equal(sink.queuedBytes, queued + 2 * 743, 'small answers behind queued ranges are queued too');
+    await waitFor('queue drained', () => sink.queuedBytes === 0);
+    write(small(40));
+    assert.equal(sink.queuedBytes, 0, 'inline again once everything queued was sent');
+    const expected = Buffer.concat(sent);
+    await waitFor('all bytes', () => received.reduce((n, b) => n + b.length, 0) >= expected.length);
+    assert.ok(Buffer.concat(received).equals(expected), 'bytes differ');
+    assert.equal(events.errors, 0);
+    await closeSink(p, sink);
+  });
+
+  it('queues what a full socket did not take of an inline write, in order behind it', async () => {
+    const p = await pair();
+    const { sink, events } = sinkOf(p);
+    p.client.pause();
+    const sent: Buffer[] = [];
+    const size = 20_000 + 17 + 30_000;
+    let split = -1;
+    // Bounded: the loopback socket buffers hold a few MiB at most.
+    for (let i = 0; i < 2_000 && split < 0; i++) {
+      const chunks = [patterned(20_000, 3 * i), patterned(17, 3 * i + 1), patterned(30_000, 3 * i + 2)];
+      sent.push(...chunks);
+      sink.write(chunks);
+      if (sink.queuedBytes > 0) split = sink.queuedBytes;
+    }
+    assert.ok(split > 0 && split < size, `the first write the socket did not take whole was split (${split} of ${size} bytes queued)`);
+    const tail = patterned(100, 7);
+    sent.push(tail);
+    sink.write([tail]);
+    assert.equal(sink.queuedBytes, split + tail.length, 'later writes queue behind the rest');
+    const expected = Buffer.concat(sent);
+    const received = collect(p.client, expected.length);
+    p.client.resume();
+    assert.ok((await received).equals(expected), 'bytes differ');
+    await waitFor('queue drained', () => sink.queuedBytes === 0);
+    assert.equal(events.errors, 0);
+    await closeSink(p, sink);
+  });
+
+  it('reports a reset found by an inline send once', async () => {
+    const p = await pair();
+    const { sink, events } = sinkOf(p);
+    p.client.pause();
+    sink.write([Buffer.from('unread')]);
+    assert.equal(sink.queuedBytes, 0);
+    p.client.destroy(); // unread bytes in its receive buffer: the kernel answers with RST
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(sink.write([Buffer.from('a')]), false);
+    assert.equal(sink.write([Buffer.from('b')]), false);
+    assert.equal(sink.queuedBytes, 0, 'the reset was met inline: nothing went to the sender thread');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(events.errors, 1);
+    await closeSink(p, sink);
+  });
+
+  it('a connection counts inline-sent answers as sent: bytes-out metric and its queued-bytes bound', async () => {
+    const p = await pair();
+    let bytesOut = 0;
+    const handlers = new Map<number, BoundHandler>([[MetadataApi.key, { api: MetadataApi, barrier: false, handle: () => ({ topics: [] }) }]]);
+    const services = {
+      handlers,
+      metrics: { protocolError: () => {}, recordRequest: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: (n: number) => (bytesOut += n) },
+      releaseLeases: () => {},
+      blockedShards: () => [],
+    };
+    // Room for a few dozen answers: bytes wrongly left counted as queued would stop dispatch.
+    const limits = { maxRequestBytes: 1 << 20, maxInflight: 8, idleTimeoutMs: 60_000, maxQueuedResponseBytes: 2_048 };
+    const conn = new Connection(p.server, services, limits, new HeldBytes(1 << 24), createLogger('silent'), () => {}, sender);
+    const requests = 300;
+    const frames = new FrameReader(1 << 20);
+    const ids: number[] = [];
+    let bytesIn = 0;
+    p.client.on('data', (b: Buffer) => {
+      bytesIn += b.length;
+      frames.push(b, (f) => ids.push(f.readInt32BE(0)));
+    });
+    const req = { topics: [], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false };
+    p.client.write(Buffer.concat(Array.from({ length: requests }, (_, i) => Buffer.concat(encodeRequestFrame(MetadataApi, 12, i, 'test', req)))));
+    await waitFor(`${requests} answers`, () => ids.length === requests, 5_000);
+    assert.deepEqual(ids, Array.from({ length: requests }, (_, i) => i));
+    assert.equal(bytesOut, bytesIn, 'the bytes-out metric counts every byte sent');
+    const closed = new Promise((resolve) => p.server.once('close', resolve));
+    conn.close();
+    await closed;
+    p.client.destroy();
   });
 });
