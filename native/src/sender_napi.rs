@@ -8,12 +8,15 @@
 //!     fd -1 = the next Buffer of bufs (copied now); else a file range whose fd is dup()ed now,
 //!     so the caller may close its own fd as soon as this returns. Throws
 //!     ERR_SLUICE_SEND_QUEUE_FULL past the limits, ERR_SLUICE_SEND_FAILED after a failure.
-//!   senderTrySend(id, bufs: Buffer[]) -> bytes written now, on this thread, by one non-blocking
-//!     sendmsg of (at most GATHER_MAX of) bufs on the sender's dup of the socket: 0 when the
-//!     socket is full or when anything of this connection is still with the sender thread (its
-//!     earlier bytes must leave first); the caller enqueues what was not written. Throws
-//!     ERR_SLUICE_SEND_FAILED after a failure, or the errno's name when this send failed (the
-//!     connection is then failed as after a 'failed' report: JS should close it).
+//!   senderTrySend(id, meta, bufs) -> bytes written now, on this thread, by one non-blocking
+//!     sendmsg on the sender's dup of the socket; meta and bufs as for senderEnqueue (at most
+//!     GATHER_MAX chunks, INLINE_MAX_BYTES in all). File ranges are read first with
+//!     preadv2(RWF_NOWAIT), so only bytes already in the page cache are sent this way. Returns 0,
+//!     sending nothing, when the socket is full, when anything of this connection is still with
+//!     the sender thread (its earlier bytes must leave first), or when a range is not all cached;
+//!     the caller enqueues what was not written. Throws ERR_SLUICE_SEND_FAILED after a failure,
+//!     or the errno's name when this send failed (the connection is then failed as after a
+//!     'failed' report: JS should close it).
 //!   senderDetach(id)            drops the queue; reported as 'detached' once the fds are closed.
 //! Accounting (queued bytes/items per connection, the limits, whether the threadsafe function
 //! keeps the loop alive) lives here, on the JS thread only: incremented at enqueue, decremented
@@ -280,9 +283,38 @@ pub unsafe extern "C" fn sender_enqueue(env: napi_env, info: napi_callback_info)
     ptr::null_mut()
 }
 
+/// The most bytes, and chunks, one inline send takes: a small answer's worth. Main never spends
+/// long in one call, and file bytes are copied once more than sendfile would (page cache to a
+/// scratch buffer), which is nothing next to a thread wake-up at this size.
+const INLINE_MAX_BYTES: usize = 64 * 1024;
+
+/// A chunk of an inline send: an argument Buffer's bytes, or a range of the scratch buffer.
+enum Part {
+    Js(*const u8, usize),
+    Scratch(usize, usize),
+}
+
+/// Reads `len` bytes of `fd` at `pos` into the end of `scratch` if they are all in the page cache
+/// (preadv2 with RWF_NOWAIT); false when they are not, or the file is shorter.
+fn read_cached(fd: i32, pos: u64, len: usize, scratch: &mut Vec<u8>) -> bool {
+    let at = scratch.len();
+    scratch.resize(at + len, 0);
+    let mut done = 0;
+    while done < len {
+        let iov = IoVec { base: scratch[at + done..].as_ptr(), len: len - done };
+        // SAFETY: iov names the live, writable tail of `scratch`; preadv2 writes only into it.
+        let r = unsafe { sys::preadv2(fd, &iov, 1, (pos + done as u64) as i64, sys::RWF_NOWAIT) };
+        if r <= 0 { return false; } // EAGAIN: not cached; 0: the file ends early; else an error the sender reports
+        done += r as usize;
+    }
+    true
+}
+
 pub unsafe extern "C" fn sender_try_send(env: napi_env, info: napi_callback_info) -> napi_value {
-    let parsed = js::args::<2>(env, info).and_then(|[id, bufs]| Ok((front(env)?, js::number(env, id)? as u64, bufs, js::array_len(env, bufs)?)));
-    let ((st, _), id, bufs, nbufs) = match parsed {
+    let parsed = js::args::<3>(env, info).and_then(|[id, meta, bufs]| {
+        Ok((front(env)?, js::number(env, id)? as u64, js::typed::<f64>(env, meta, TYPEDARRAY_FLOAT64, "meta must be a Float64Array")?, bufs, js::array_len(env, bufs)?))
+    });
+    let ((st, _), id, meta, bufs, nbufs) = match parsed {
         Ok(p) => p,
         Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
     };
@@ -291,19 +323,46 @@ pub unsafe extern "C" fn sender_try_send(env: napi_env, info: napi_callback_info
     // Items still counted are with the sender thread (queued, being written, or reported but not
     // delivered yet): bytes written now would overtake them, and the two threads would share
     // the socket.
-    if acct.items > 0 { return js::double(env, 0.0); }
-    let mut iov = [IoVec { base: ptr::null(), len: 0 }; sender::GATHER_MAX];
-    let n = (nbufs as usize).min(sender::GATHER_MAX);
-    for (i, slot) in iov[..n].iter_mut().enumerate() {
-        match js::element(env, bufs, i as u32).and_then(|b| js::bytes(env, b)) {
-            Ok((base, len)) => *slot = IoVec { base, len },
-            Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
+    if acct.items > 0 || meta.len() / 3 > sender::GATHER_MAX { return js::double(env, 0.0); }
+    let mut parts: Vec<Part> = Vec::with_capacity(meta.len() / 3);
+    let mut scratch: Vec<u8> = Vec::new();
+    let (mut next, mut total) = (0u32, 0usize);
+    for m in meta.chunks_exact(3) {
+        if m[0] == -1.0 {
+            if next >= nbufs { return js::throw(env, "ERR_INVALID_ARG_TYPE", "meta names more buffers than given"); }
+            let (p, len) = match js::element(env, bufs, next).and_then(|b| js::bytes(env, b)) {
+                Ok(x) => x,
+                Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
+            };
+            next += 1;
+            total += len;
+            parts.push(Part::Js(p, len));
+        } else {
+            let (fd, pos, len) = (m[0], m[1], m[2]);
+            if !(fd >= 0.0 && fd <= i32::MAX as f64 && fd.fract() == 0.0 && pos >= 0.0 && pos.fract() == 0.0 && len >= 0.0 && len.fract() == 0.0) {
+                return js::throw(env, "ERR_INVALID_ARG_TYPE", "meta holds an invalid fd, position or length");
+            }
+            total = total.saturating_add(len as usize);
+            if total > INLINE_MAX_BYTES { return js::double(env, 0.0); }
+            let at = scratch.len();
+            if !read_cached(fd as i32, pos as u64, len as usize, &mut scratch) { return js::double(env, 0.0); }
+            parts.push(Part::Scratch(at, len as usize));
         }
+        if total > INLINE_MAX_BYTES { return js::double(env, 0.0); }
     }
-    // SAFETY: the iovecs name the argument Buffers' bytes, alive for this call; acct.sock is the
-    // attached connection's dup (open while its entry exists) and the sender thread holds no
-    // item of it, so it does not write that socket now.
-    match sender::send_now(acct.sock, &iov[..n]) {
+    if next != nbufs { return js::throw(env, "ERR_INVALID_ARG_TYPE", "buffers not named by meta"); }
+    // The iovecs are built only now: `scratch` may have moved while it grew.
+    let mut iov = [IoVec { base: ptr::null(), len: 0 }; sender::GATHER_MAX];
+    for (slot, part) in iov.iter_mut().zip(&parts) {
+        *slot = match *part {
+            Part::Js(base, len) => IoVec { base, len },
+            Part::Scratch(at, len) => IoVec { base: scratch[at..].as_ptr(), len },
+        };
+    }
+    // SAFETY: the iovecs name the argument Buffers' bytes and `scratch`, alive for this call;
+    // acct.sock is the attached connection's dup (open while its entry exists) and the sender
+    // thread holds no item of it, so it does not write that socket now.
+    match sender::send_now(acct.sock, &iov[..parts.len()]) {
         Ok(bytes) => js::double(env, bytes as f64),
         Err(e) => {
             acct.failed = true;

@@ -23,6 +23,7 @@ extern "C" {
     pub fn getrlimit(resource: c_int, rlim: *mut RLimit) -> c_int;
     pub fn setrlimit(resource: c_int, rlim: *const RLimit) -> c_int;
     pub fn sendfile(out_fd: c_int, in_fd: c_int, offset: *mut i64, count: usize) -> isize;
+    pub fn preadv2(fd: c_int, iov: *const IoVec, iovcnt: c_int, offset: i64, flags: c_int) -> isize;
 }
 
 const _: () = assert!(core::mem::size_of::<usize>() == 8, "sendfile's off_t is declared as i64: 64-bit targets only");
@@ -66,6 +67,8 @@ pub const EPOLLONESHOT: u32 = 1 << 30;
 pub const MSG_DONTWAIT: c_int = 0x40;
 pub const MSG_NOSIGNAL: c_int = 0x4000;
 pub const MSG_MORE: c_int = 0x8000;
+/// preadv2: fail with EAGAIN instead of waiting for the disk (the bytes are not in the page cache).
+pub const RWF_NOWAIT: c_int = 0x8;
 
 /// struct epoll_event: the kernel packs it on x86-64 only (12 bytes there, 16 elsewhere).
 #[cfg_attr(target_arch = "x86_64", repr(C, packed))]

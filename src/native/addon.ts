@@ -35,11 +35,12 @@ export interface NativeAddon {
   /** meta holds [fd, position, length]* with fd -1 naming the next Buffer of bufs. */
   senderEnqueue(id: number, meta: Float64Array, bufs: Buffer[]): void;
   /**
-   * One non-blocking sendmsg of bufs on this thread; the bytes written (0 while the sender thread
-   * still holds any of the connection's items, or when the socket is full). Throws the errno's
-   * name when the socket failed.
+   * One non-blocking sendmsg of the chunks (meta as for senderEnqueue) on this thread, file ranges
+   * read first from the page cache; the bytes written (0 while the sender thread still holds any
+   * of the connection's items, when a range is not cached, or when the socket is full). Throws
+   * the errno's name when the socket failed.
    */
-  senderTrySend(id: number, bufs: readonly Buffer[]): number;
+  senderTrySend(id: number, meta: Float64Array, bufs: readonly Buffer[]): number;
   senderDetach(id: number): void;
   /**
    * Raises RLIMIT_NOFILE's soft limit to its hard one (getrlimit + setrlimit) and returns

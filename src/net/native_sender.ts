@@ -38,6 +38,27 @@ export const DEFAULT_SENDER_LIMITS: SenderLimits = {
 
 const NO_BUFFERS: Buffer[] = [];
 
+/** The addon's form of chunks: [fd, position, length] per chunk (fd -1: the next Buffer of bufs). */
+function encodeChunks(chunks: readonly MessageChunk[]): { meta: Float64Array; bufs: Buffer[]; bytes: number } {
+  const meta = new Float64Array(chunks.length * 3);
+  let bufs = NO_BUFFERS;
+  let bytes = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i]!;
+    bytes += c.length;
+    if (Buffer.isBuffer(c)) {
+      if (bufs === NO_BUFFERS) bufs = [];
+      bufs.push(c);
+      meta[3 * i] = -1;
+    } else {
+      meta[3 * i] = c.fd;
+      meta[3 * i + 1] = c.position;
+      meta[3 * i + 2] = c.length;
+    }
+  }
+  return { meta, bufs, bytes };
+}
+
 export class NativeSender {
   private readonly listeners = new Map<number, SenderListener>();
 
@@ -57,34 +78,21 @@ export class NativeSender {
 
   /** Queues chunks in order; buffers are copied and file fds dup'd before this returns. Returns the bytes queued. */
   enqueue(id: number, chunks: readonly MessageChunk[]): number {
-    const meta = new Float64Array(chunks.length * 3);
-    let bufs = NO_BUFFERS;
-    let bytes = 0;
-    for (let i = 0; i < chunks.length; i++) {
-      const c = chunks[i]!;
-      bytes += c.length;
-      if (Buffer.isBuffer(c)) {
-        if (bufs === NO_BUFFERS) bufs = [];
-        bufs.push(c);
-        meta[3 * i] = -1;
-      } else {
-        meta[3 * i] = c.fd;
-        meta[3 * i + 1] = c.position;
-        meta[3 * i + 2] = c.length;
-      }
-    }
+    const { meta, bufs, bytes } = encodeChunks(chunks);
     this.addon.senderEnqueue(id, meta, bufs);
     return bytes;
   }
 
   /**
-   * Writes what the socket takes of `bufs` now, on this thread, if nothing of the connection is
-   * with the sender thread; returns the bytes written (0: something is, or the socket is full),
-   * which the caller must not enqueue again. Throws with the errno's name when the socket failed:
-   * the connection is failed then, as after a failed() report (which does not follow).
+   * Writes what the socket takes of `chunks` now, on this thread, if nothing of the connection is
+   * with the sender thread and every file range's bytes are in the page cache; returns the bytes
+   * written (0: none of that holds, or the socket is full), which the caller must not enqueue
+   * again. Throws with the errno's name when the socket failed: the connection is failed then, as
+   * after a failed() report (which does not follow).
    */
-  trySend(id: number, bufs: readonly Buffer[]): number {
-    return this.addon.senderTrySend(id, bufs);
+  trySend(id: number, chunks: readonly MessageChunk[]): number {
+    const { meta, bufs } = encodeChunks(chunks);
+    return this.addon.senderTrySend(id, meta, bufs);
   }
 
   /** Drops the queue; the listener hears detached() once the fds are closed. */

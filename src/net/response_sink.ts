@@ -4,9 +4,10 @@
 // later) and end the socket only after the last queued response, when asked to close gracefully.
 // Invariants of NativeSink: JS never calls socket.write(); socket.destroy() runs only after the
 // sender detached, so no queued byte is written after the connection is gone and the sender's
-// dup of the fd keeps the socket open until it is done with it. A small write of buffers only,
-// made while nothing is queued, is first tried inline (NativeSender.trySend: one sendmsg on this
-// thread, on the sender's dup); only what the socket did not take is queued. Bytes sent inline
+// dup of the fd keeps the socket open until it is done with it. A small write made while nothing
+// is queued is first tried inline (NativeSender.trySend: one sendmsg on this thread, on the
+// sender's dup, file ranges only if their bytes are in the page cache); only what the socket did
+// not take is queued. Bytes sent inline
 // never count as queued, so queuedBytes, backpressure and a graceful close see them as sent.
 import { readSync } from 'node:fs';
 import type { Socket } from 'node:net';
@@ -79,26 +80,26 @@ const LOW_WATER_BYTES = 256 * 1024;
 /** Node refreshes a socket's idle timer on writes; native sends refresh it at most this often. */
 const ACTIVITY_REFRESH_MS = 1_000;
 /**
- * Largest buffer-only write tried inline. A cap keeps main from spending long in one sendmsg (on
- * loopback the receiving side's TCP work runs inside it too); what inline sends save is the
- * sender thread's wake-up and its report, which matter for small answers (produce acks, offset
- * commits, heartbeats) and little next to the copy of a large one. Fetches with records carry
- * file ranges and always go to the sender thread.
+ * Largest write tried inline (the addon holds the same bound). A cap keeps main from spending
+ * long in one sendmsg (on loopback the receiving side's TCP work runs inside it too); what inline
+ * sends save is the sender thread's wake-up and its report, which matter for small answers
+ * (produce acks, offset commits, heartbeats, a tailing consumer's or follower's few batches) and
+ * little next to the copy of a large one. File ranges go inline only when all their bytes are in
+ * the page cache (the addon reads them with RWF_NOWAIT), so main never waits for the disk.
  */
 const INLINE_MAX_BYTES = 64 * 1024;
+/** The addon gathers at most this many chunks into one inline sendmsg. */
+const INLINE_MAX_CHUNKS = 64;
 
-function buffersOnly(chunks: readonly MessageChunk[]): chunks is readonly Buffer[] {
-  for (const c of chunks) if (!Buffer.isBuffer(c)) return false;
-  return true;
-}
-
-/** What is left of `bufs` after its first `sent` bytes. */
-function unsent(bufs: readonly Buffer[], sent: number): Buffer[] {
+/** What is left of `chunks` after its first `sent` bytes. */
+function unsent(chunks: readonly MessageChunk[], sent: number): MessageChunk[] {
   let i = 0;
   let left = sent;
-  while (i < bufs.length && left >= bufs[i]!.length) left -= bufs[i++]!.length;
-  const rest = bufs.slice(i);
-  if (rest.length > 0) rest[0] = rest[0]!.subarray(left);
+  while (i < chunks.length && left >= chunks[i]!.length) left -= chunks[i++]!.length;
+  const rest = chunks.slice(i);
+  const first = rest[0];
+  if (first === undefined || left === 0) return rest;
+  rest[0] = Buffer.isBuffer(first) ? first.subarray(left) : { fd: first.fd, position: first.position + left, length: first.length - left };
   return rest;
 }
 
@@ -163,12 +164,12 @@ export class NativeSink implements ResponseSink, SenderListener {
   }
 
   /**
-   * Sends a small buffer-only write at once (nothing of this connection is queued: the caller
-   * checked, and the addon checks again against what the sender thread still holds); returns
-   * what is left to queue behind the bytes the socket took.
+   * Sends a small write at once (nothing of this connection is queued: the caller checked, and
+   * the addon checks again against what the sender thread still holds); returns what is left to
+   * queue behind the bytes the socket took.
    */
   private sendInline(chunks: readonly MessageChunk[]): readonly MessageChunk[] {
-    if (!buffersOnly(chunks)) return chunks;
+    if (chunks.length > INLINE_MAX_CHUNKS) return chunks;
     let bytes = 0;
     for (const c of chunks) bytes += c.length;
     if (bytes > INLINE_MAX_BYTES) return chunks;

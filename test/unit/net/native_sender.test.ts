@@ -1,10 +1,12 @@
 // The addon's socket sender over real loopback sockets: ordering of bytes and file ranges, large
 // ranges to a slow reader without blocking the event loop, peer failures, detach freeing every
 // fd, and no bytes reaching a socket that reuses a detached connection's fd number. Then inline
-// sends (trySend, NativeSink): never ahead of queued bytes, split on a full socket with the rest
+// sends (trySend, NativeSink): never ahead of queued bytes, file ranges only from the page cache,
+// split on a full socket with the rest
 // queued in order, a reset reported once, and inline bytes counted as sent by a Connection.
 import assert from 'node:assert/strict';
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, fsyncSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,6 +98,7 @@ describe('native socket sender', () => {
   let dir: string;
   let fileFd: number;
   let fileBytes: Buffer;
+  let filePath: string;
   let server: Server;
 
   async function pair(): Promise<Pair> {
@@ -119,11 +122,12 @@ describe('native socket sender', () => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-sender-'));
     fileBytes = Buffer.alloc(FILE_BYTES);
     for (let i = 0; i < FILE_BYTES; i++) fileBytes[i] = (i * 131 + (i >> 11)) & 0xff;
-    const path = join(dir, 'segment.log');
-    const wfd = openSync(path, 'w');
+    filePath = join(dir, 'segment.log');
+    const wfd = openSync(filePath, 'w');
     writeSync(wfd, fileBytes);
+    fsyncSync(wfd); // clean pages, so a test can drop them from the page cache
     closeSync(wfd);
-    fileFd = openSync(path, 'r');
+    fileFd = openSync(filePath, 'r');
     server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -350,12 +354,12 @@ describe('native socket sender', () => {
     const small = (seed: number): Buffer[] => [patterned(40, seed), patterned(700, seed + 1), patterned(3, seed + 2)];
     write(small(1));
     assert.equal(sink.queuedBytes, 0, 'an idle sink sends a small answer inline');
-    // A fetch-like answer the socket has room for: only the sender thread may send it, and its
-    // report cannot arrive before this synchronous code ends, so what follows must queue behind
-    // it although the socket would take it now.
-    write([patterned(64, 9), ...[0, 1, 2].map((i): MessageChunk => ({ fd: fileFd, position: i * 70_001, length: 10_000 + i }))]);
+    // A fetch-like answer the socket has room for, too large to go inline: only the sender thread
+    // may send it, and its report cannot arrive before this synchronous code ends, so what
+    // follows must queue behind it although the socket would take it now.
+    write([patterned(64, 9), ...[0, 1, 2].map((i): MessageChunk => ({ fd: fileFd, position: i * 70_001, length: 30_000 + i }))]);
     const queued = sink.queuedBytes;
-    assert.equal(queued, 64 + 30_003, 'file ranges go to the sender thread');
+    assert.equal(queued, 64 + 90_003, 'a large answer goes to the sender thread');
     write(small(20));
     write(small(30));
     assert.equal(sink.queuedBytes, queued + 2 * 743, 'small answers behind queued ranges are queued too');
@@ -367,6 +371,76 @@ describe('native socket sender', () => {
     assert.ok(Buffer.concat(received).equals(expected), 'bytes differ');
     assert.equal(events.errors, 0);
     await closeSink(p, sink);
+  });
+
+  /** A small fetch-like answer: header bytes and two ranges of the file. */
+  const answer = (seed: number): MessageChunk[] => [patterned(50, seed), { fd: fileFd, position: 1_000 * seed, length: 8_000 }, patterned(9, seed + 1), { fd: fileFd, position: 3_333 * seed, length: 20_000 }];
+
+  /** Writes through `sink` and resolves once the client read every byte written, checking them. */
+  function recording(p: Pair, sink: NativeSink): { write(chunks: MessageChunk[]): void; check(): Promise<void> } {
+    const received: Buffer[] = [];
+    p.client.on('data', (b: Buffer) => received.push(b));
+    const sent: Buffer[] = [];
+    return {
+      write(chunks) {
+        for (const c of chunks) sent.push(bytesOf(c, fileBytes));
+        sink.write(chunks);
+      },
+      async check() {
+        const expected = Buffer.concat(sent);
+        await waitFor('all bytes', () => received.reduce((n, b) => n + b.length, 0) >= expected.length);
+        assert.ok(Buffer.concat(received).equals(expected), 'bytes differ');
+      },
+    };
+  }
+
+  it('sends a small answer with file ranges inline while their bytes are in the page cache', async () => {
+    const p = await pair();
+    const { sink, events } = sinkOf(p);
+    try {
+      const out = recording(p, sink);
+      readFileSync(filePath); // the file's pages are cached now
+      out.write(answer(1));
+      assert.equal(sink.queuedBytes, 0, 'cached ranges of a small answer leave inline');
+      out.write(answer(3));
+      assert.equal(sink.queuedBytes, 0);
+      await out.check();
+      assert.equal(events.errors, 0);
+    } finally {
+      await closeSink(p, sink);
+    }
+  });
+
+  // dd's nocache asks the kernel to drop a file's clean cached pages; a tmpfs has no other copy.
+  // The file is one of its own: pages another test sent with sendfile may still be held by
+  // socket buffers, and held pages stay cached.
+  const tmpfs = spawnSync('stat', ['-f', '-c', '%T', tmpdir()], { encoding: 'utf8' }).stdout.trim() === 'tmpfs';
+  it('queues an answer whose file ranges are not in the page cache, and what follows it', { skip: tmpfs && 'the temporary directory is a tmpfs: its pages cannot leave the cache' }, async () => {
+    const coldPath = join(dir, 'cold.log');
+    const cold = patterned(64 * 1024, 11);
+    const wfd = openSync(coldPath, 'w');
+    writeSync(wfd, cold);
+    fsyncSync(wfd);
+    closeSync(wfd);
+    const dropped = spawnSync('dd', ['if=/dev/null', `of=${coldPath}`, 'oflag=nocache', 'conv=notrunc,fdatasync', 'count=0'], { stdio: 'ignore' });
+    assert.equal(dropped.status, 0, 'dd dropped the file from the page cache');
+    const coldFd = openSync(coldPath, 'r');
+    const p = await pair();
+    const { sink, events } = sinkOf(p);
+    try {
+      const received = collect(p.client, 50 + 20_000 + 30);
+      sink.write([patterned(50, 2), { fd: coldFd, position: 4_096, length: 20_000 }]);
+      assert.equal(sink.queuedBytes, 20_050, 'uncached ranges go to the sender thread, which may wait for the disk');
+      sink.write([patterned(30, 5)]);
+      assert.equal(sink.queuedBytes, 20_080, 'and what follows queues behind them');
+      const expected = Buffer.concat([patterned(50, 2), cold.subarray(4_096, 24_096), patterned(30, 5)]);
+      assert.ok((await received).equals(expected), 'bytes differ');
+      await waitFor('queue drained', () => sink.queuedBytes === 0);
+      assert.equal(events.errors, 0);
+    } finally {
+      await closeSink(p, sink);
+      closeSync(coldFd);
+    }
   });
 
   it('queues what a full socket did not take of an inline write, in order behind it', async () => {
