@@ -5,8 +5,9 @@
 // Backpressure: when the inbound ring is full, messages wait in a bounded overflow queue (in
 // order) and `blocked` is true; the network layer stops reading the sockets that feed a
 // blocked shard until `whenUnblocked()` resolves.
-// The worker runs shard_worker.js beside this module, or inside the single executable the
-// embedded worker bundle (evaluated from memory: the executable has no files beside it).
+// The worker runs the entry module the server layer hands in (`ShardWorkerEntry`: a file URL,
+// or inside the single executable the embedded bundle's text, evaluated from memory), so this
+// layer never imports what the entry adds above it.
 // Startup: `started()` settles once the worker answered its first control call (with the storage
 // backend it chose) or died trying; until then an exit is reported there, not to `onExit`.
 import { MessageChannel, Worker } from 'node:worker_threads';
@@ -14,7 +15,6 @@ import type { GroupConfig } from '../coordinator/groups/group_api.js';
 import { MAX_CLOSES_IN_FLIGHT } from '../log/clean_close.js';
 import type { FlushPolicy } from '../log/group_commit.js';
 import type { IoMode } from '../native/addon.js';
-import { embeddedText } from '../native/embedded.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
@@ -40,7 +40,7 @@ import {
   type ProduceAsk,
 } from './ring_messages.js';
 import type { ShardPort, ShardResultSink } from './shard_port.js';
-import type { IoChoice, ShardControl, ShardReplicationConfig, ShardWorkerData } from './shard_worker.js';
+import type { IoChoice, ShardControl, ShardReplicationConfig, ShardWorkerData } from './shard_thread.js';
 import type { ShardEvent } from './shard.js';
 
 type Pending =
@@ -65,8 +65,12 @@ function messageBytes(msg: Pending): number {
   }
 }
 
+/** What a shard's worker runs: its entry module's URL, or its bundled text (evaluated). */
+export type ShardWorkerEntry = { readonly url: URL } | { readonly text: string };
+
 export interface ShardHostOptions {
   index: number;
+  entry: ShardWorkerEntry;
   ringBytes: number;
   maxOverflowBytes: number;
   flush: FlushPolicy;
@@ -152,9 +156,9 @@ export class ShardHost implements ShardPort {
       groupConfig: opts.groupConfig,
       replication: opts.replication,
     };
-    const embeddedWorker = embeddedText('shard_worker.js');
-    const worker = new Worker(embeddedWorker ?? new URL('./shard_worker.js', import.meta.url), {
-      eval: embeddedWorker !== null,
+    const entry = opts.entry;
+    const worker = new Worker('text' in entry ? entry.text : entry.url, {
+      eval: 'text' in entry,
       workerData,
       transferList: [toShardPorts.port2, toMainPorts.port2, eventPorts.port2],
       name: `shard-${opts.index}`,

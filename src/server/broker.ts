@@ -14,7 +14,7 @@ import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
 import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
-import type { IoChoice, ShardView } from '../actors/shard_worker.js';
+import type { IoChoice, ShardView } from '../actors/shard_thread.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
 import { quorumReport, type QuorumReport } from '../actors/quorum/quorum_report.js';
@@ -48,6 +48,7 @@ import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 import { ClientListeners } from './client_listeners.js';
 import { exposureWarnings } from './exposure_warnings.js';
+import { shardWorkerEntry } from './shard_entry.js';
 
 export interface Broker {
   /** The primary client listener's port. */
@@ -177,6 +178,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   const hosts = Array.from({ length: config.shards }, (_, index) =>
     ShardHost.spawn({
       index,
+      entry: shardWorkerEntry(),
       ringBytes: config.ringBytes,
       maxOverflowBytes: config.ringBytes,
       flush: config.flush,
