@@ -39,6 +39,8 @@ export interface ShardWorkerData {
   toMainDoorbell: MessagePort;
   /** Where the shard posts ShardEvents for main (transferred). */
   events: MessagePort;
+  /** The shard's end of its placement port: client connections main hands it (transferred; src/net/placement_messages.ts). */
+  connections: MessagePort;
   flush: FlushPolicy;
   io: IoMode;
   logLevel: string;
