@@ -59,6 +59,8 @@ export class PlacedConnection {
   private readonly queue: Forwarded[] = [];
   /** A request waits (its admission delay, its priority class's turn): the ones behind it wait too, keeping arrival order. */
   private waiting = false;
+  /** The listener refused the connection on its first request: what the shard forwarded behind it is not served. */
+  private refused = false;
   private closed = false;
   private readonly closeHooks = new CloseHooks();
   private readonly authorizer: ConnectionAuthorizer | null;
@@ -117,6 +119,7 @@ export class PlacedConnection {
   }
 
   private start({ seq, frame }: Forwarded): void {
+    if (this.refused) return this.answer(seq, { kind: 'none' });
     this.services.metrics.addSocketBytesIn(frame.length + 4);
     const version = frame.readInt16BE(2);
     // The shard's Connection looked the API and version up in the same table.
@@ -129,7 +132,9 @@ export class PlacedConnection {
       this.admit = null;
       const verdict = admit(h.api.key, version, req);
       if (verdict.kind === 'refuse') {
-        // The listener counted and logged the refusal; as on main, the client gets no answer.
+        // The listener counted and logged the refusal; as on main, the client gets no answer, to
+        // this request or any it pipelined behind it.
+        this.refused = true;
         this.post({ kind: 'drain', id: this.id });
         return this.answer(seq, { kind: 'none' });
       }
