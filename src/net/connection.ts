@@ -1,5 +1,8 @@
-// One client connection on the main thread: framing, request dispatch in arrival order,
-// responses written in request order, and every bound that protects the broker from it.
+// One client connection: framing, request dispatch in arrival order, responses written in
+// request order, and every bound that protects the broker from it. It runs on the main thread,
+// or (--connection-placement shards) on the shard thread main handed the socket to, with
+// handlers that forward each request's frame to main undecoded (BoundHandler.forwards;
+// placed_connections.ts).
 //
 // Flow: socket bytes -> chunks -> complete frames -> dispatch (decode header + body, run the
 // handler) -> response slots, flushed strictly in order. Dispatch stops (and the socket is

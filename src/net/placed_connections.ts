@@ -52,10 +52,6 @@ export class PlacedConnections {
     port.unref();
   }
 
-  get count(): number {
-    return this.open.size;
-  }
-
   private post(m: PlacementToMain, transfer?: ArrayBuffer[]): void {
     this.port.postMessage(m, transfer);
   }
