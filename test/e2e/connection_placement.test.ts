@@ -3,7 +3,7 @@
 // every request to main. kafkajs creates a topic, produces, joins a group, consumes and commits
 // offsets over placed connections; a raw client pipelining ApiVersions, Metadata and Produce in
 // one write gets every answer, in order; clients that vanish mid-request leave the broker serving
-// others and its connection count back at its base.
+// others and its connection count back at its base. Under --io node connections stay on main.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kafka as KafkaType } from 'kafkajs';
@@ -15,7 +15,7 @@ import { encodeRecordBatch } from '../../src/protocol/records.js';
 import { Reader } from '../../src/protocol/reader.js';
 import { BrokerProcess, sleep, withTimeout } from '../helpers/broker_process.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
-import { ZERO_UUID, connectTo, fetchRequest, readPartition, topicInfo } from '../helpers/read_back.js';
+import { ZERO_UUID, connectTo, fetchRequest, metadata, readPartition, topicInfo } from '../helpers/read_back.js';
 import { RawConn, lengthPrefix, requestFrame } from '../helpers/raw_socket.js';
 
 const TEST_TIMEOUT_MS = 60_000;
@@ -159,5 +159,23 @@ describe('connections placed on shards', { timeout: TEST_TIMEOUT_MS }, () => {
     assert.equal(end.connections, base, 'the count is back at its base');
     assert.deepEqual(end.placedConnections, [0, 0]);
     assert.equal(await broker.metric('sluice_connections'), base);
+  });
+});
+
+describe('where connections cannot be placed', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('keeps them on main under --io node, and serves them there', async () => {
+    const nodeIo = await BrokerProcess.start({ shards: 2, args: ['--connection-placement', 'shards', '--io', 'node'] });
+    try {
+      const res = await fetch(`http://127.0.0.1:${nodeIo.adminPort}/v1/health`, { signal: AbortSignal.timeout(5000) });
+      assert.equal(((await res.json()) as Health).placedConnections, null);
+      const conn = await connectTo(nodeIo.kafkaPort);
+      try {
+        assert.equal((await metadata(conn, [])).brokers.length, 1);
+      } finally {
+        await conn.close();
+      }
+    } finally {
+      await nodeIo.dispose();
+    }
   });
 });
