@@ -553,7 +553,9 @@ export class Connection {
         return this.failed(h, err);
       }
     }
-    const throttleMs = slot.charge != null ? this.chargeQuota(slot, slot.charge, header, version, h, requestBytes, res, started + ms) : 0;
+    const throttleMs = slot.charge != null
+      ? this.chargeQuota(slot, slot.charge, header, version, h, requestBytes, res, started + ms)
+      : res instanceof EncodedBody ? res.throttleMs : 0;
     slot.done = true;
     this.flush();
     if (throttleMs > 0) this.mute(throttleMs);

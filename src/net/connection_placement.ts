@@ -9,7 +9,7 @@
 // admission gate, requests run in arrival order through the request scheduler, under the
 // connection's ACL authorizer (its principal: ANONYMOUS, as placed listeners are plaintext
 // without SASL), with its close hooks, the request log, request metrics and client quotas (a
-// throttle is answered in throttle_time_ms; the shard does not mute the socket yet). Answers
+// throttle is answered in throttle_time_ms and the shard's Connection mutes that long). Answers
 // are encoded bodies (records as Buffers: fileLeases null), moved back without a copy; the
 // shard frames and sends them in request order. The record lives until the shard reports the
 // connection closed, which is when KafkaServer gives back its count, descriptors and per-IP slot.
@@ -196,10 +196,11 @@ export class PlacedConnection {
       if (res instanceof CloseConnection) return this.answer(seq, { kind: 'close', reason: res.kind, detail: res.detail, logged: res.logged });
       const completedAt = performance.now();
       let body: Uint8Array;
+      let throttleMs = 0;
       try {
         body = encodeBody(h, version, res);
         if (charge != null) {
-          const throttleMs = quotas!.charge(
+          throttleMs = quotas!.charge(
             charge, ANONYMOUS_USER, header.clientId ?? '', charge === 'fetch' ? body.length : requestBytes, handlerMs + (performance.now() - completedAt),
           );
           if (throttleMs > 0 && typeof res === 'object' && res !== null && !(res instanceof EncodedBody)) body = encodeBody(h, version, { ...res, throttleTimeMs: throttleMs });
@@ -209,7 +210,7 @@ export class PlacedConnection {
         return this.failed(seq, h, err);
       }
       this.services.metrics.addSocketBytesOut(body.length + responseFramingBytes(h, version));
-      this.answer(seq, { kind: 'body', body });
+      this.answer(seq, { kind: 'body', body, throttleMs });
     };
     if (result instanceof Promise) result.then(complete, (err: unknown) => this.failed(seq, h, err));
     else complete(result);

@@ -29,7 +29,11 @@ export class CloseConnection {
  * header (for answers shared by many requests, such as the all-topics Metadata response).
  */
 export class EncodedBody {
-  constructor(readonly chunks: readonly Buffer[]) {}
+  constructor(
+    readonly chunks: readonly Buffer[],
+    /** A client-quota throttle the body already answers (a request main served for a shard): the connection mutes that long. */
+    readonly throttleMs = 0,
+  ) {}
 }
 
 export type HandlerResult<Res> = Wire<Res> | typeof NO_RESPONSE | CloseConnection | EncodedBody;

@@ -31,7 +31,7 @@ const noop = (): void => undefined;
 function resultOf(answer: ForwardedAnswer): HandlerResult<unknown> {
   switch (answer.kind) {
     case 'body':
-      return new EncodedBody([Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength)]);
+      return new EncodedBody([Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength)], answer.throttleMs);
     case 'none':
       return NO_RESPONSE;
     case 'close':

@@ -19,7 +19,7 @@ export interface PlacedListenerInfo {
 
 /** Main's answer to one forwarded request: its encoded response body, none (acks=0), or close the connection. */
 export type ForwardedAnswer =
-  | { readonly kind: 'body'; readonly body: Uint8Array }
+  | { readonly kind: 'body'; readonly body: Uint8Array; readonly throttleMs: number }
   | { readonly kind: 'none' }
   | { readonly kind: 'close'; readonly reason: string; readonly detail: string; readonly logged: boolean };
 
