@@ -77,7 +77,7 @@ async function bundle(entry, outfile, banner) {
 // libuv sizes its thread pool (every shard's writes, fdatasyncs and fetch reads) at its first use,
 // after this line; bin/sluice raises the same default of 4 from its environment.
 await bundle('src/cli/main.ts', 'main.cjs', "process.env.UV_THREADPOOL_SIZE ??= '16';");
-await bundle('src/actors/shard_worker.ts', 'shard_worker.cjs', '');
+await bundle('src/server/shard_main.ts', 'shard_main.cjs', '');
 
 function gitCommit() {
   try {
@@ -115,7 +115,7 @@ writeFileSync(
     disableExperimentalSEAWarning: true,
     // The code cache speeds start-up but is tied to the exact Node build; this one is that build.
     useCodeCache: true,
-    assets: { 'shard_worker.js': join(work, 'shard_worker.cjs'), 'build.json': join(work, 'build.json'), ...natives, ...consoleAssets },
+    assets: { 'shard_main.js': join(work, 'shard_main.cjs'), 'build.json': join(work, 'build.json'), ...natives, ...consoleAssets },
   }),
 );
 execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], { stdio: 'pipe' });

@@ -148,6 +148,8 @@ export interface BrokerConfig {
   readonly flush: FlushPolicy;
   /** Storage I/O backend of the shards; 'native' fails startup when the io_uring addon is unavailable. */
   readonly io: IoMode;
+  /** Which thread serves client connections: main, or (experimental) the shards main hands them to. */
+  readonly connectionPlacement: ConnectionPlacementMode;
   readonly maxRequestBytes: number;
   /** Global bound on bytes held for requests whose frame has not fully arrived yet. */
   readonly maxPartialRequestBytes: number;
@@ -337,6 +339,20 @@ const io: Option<IoMode> = {
   parse(raw) {
     const mode = IO_MODES.find((m) => m === raw);
     if (mode === undefined) throw new InvalidValue(`"${raw}" must be one of ${IO_MODES.join(', ')}`);
+    return mode;
+  },
+};
+
+export type ConnectionPlacementMode = 'main' | 'shards';
+const CONNECTION_PLACEMENTS: readonly ConnectionPlacementMode[] = ['main', 'shards'];
+
+const connectionPlacement: Option<ConnectionPlacementMode> = {
+  help: 'which thread serves client connections: main, or shards (experimental: main accepts each connection on a plaintext listener without SASL and hands it to a shard, which forwards every request to main for now; TLS and SASL listeners, --io node and a missing addon stay on main; no native sends on shards yet)',
+  hint: 'main|shards',
+  default: () => 'main',
+  parse(raw) {
+    const mode = CONNECTION_PLACEMENTS.find((m) => m === raw);
+    if (mode === undefined) throw new InvalidValue(`"${raw}" must be one of ${CONNECTION_PLACEMENTS.join(', ')}`);
     return mode;
   },
 };
@@ -642,6 +658,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   shards: int('number of shard worker threads', () => availableParallelism(), 1, 256),
   flush,
   io,
+  connectionPlacement,
   maxRequestBytes: int('largest accepted request frame in bytes', 104857600, 1, INT32_MAX),
   maxPartialRequestBytes: int(
     'bound on bytes held, across all connections, for partially received requests',

@@ -9,7 +9,8 @@
 //!   takes `written`; absent from older builds),
 //!   senderOpen / senderAttach / senderEnqueue / senderTrySend / senderDetach: the socket sender
 //!   (sender_napi.rs),
-//!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited).
+//!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited),
+//!   dupFd(fd) -> a new close-on-exec descriptor for the same open file (throws with the errno name).
 //! Every call runs on the JS thread that loaded the module; completions come back to that thread
 //! through a threadsafe function. Each load (main thread or worker) gets its own rings: nothing
 //! here lives in a Rust static except the CRC tables, which are immutable.
@@ -332,6 +333,23 @@ unsafe extern "C" fn raise_nofile(env: napi_env, _info: napi_callback_info) -> n
     arr
 }
 
+/// Node has no dup(): main hands an accepted socket to a shard worker as a duplicate it then owns
+/// (new net.Socket({ fd })), while destroying its own handle closes only the original.
+unsafe extern "C" fn dup_fd(env: napi_env, info: napi_callback_info) -> napi_value {
+    let fd = match js::args::<1>(env, info).and_then(|[fd]| js::number(env, fd)) {
+        Ok(fd) if fd >= 0.0 && fd <= i32::MAX as f64 && fd.fract() == 0.0 => fd as i32,
+        _ => return js::throw(env, "ERR_INVALID_ARG_TYPE", "dupFd(fd) takes a non-negative integer"),
+    };
+    // F_DUPFD_CLOEXEC only creates a new descriptor; an invalid fd fails with EBADF. The new one
+    // is the caller's to close (not an Fd, which would close it on drop).
+    let n = sys::fcntl(fd, sys::F_DUPFD_CLOEXEC, 0);
+    if n < 0 {
+        let name = sys::errno_name(sys::errno());
+        return js::throw(env, &name, &format!("dupFd({fd}) failed: {name}"));
+    }
+    js::double(env, n as f64)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_value) -> napi_value {
     js::export(env, exports, "openRing", open_ring);
@@ -344,6 +362,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     js::export(env, exports, "senderTrySend", sender_napi::sender_try_send);
     js::export(env, exports, "senderDetach", sender_napi::sender_detach);
     js::export(env, exports, "raiseNofile", raise_nofile);
+    js::export(env, exports, "dupFd", dup_fd);
     let mut hw = ptr::null_mut();
     napi_get_boolean(env, crc32c::has_hardware(), &mut hw);
     js::set(env, exports, "crc32cHardware", hw);

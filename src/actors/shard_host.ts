@@ -5,16 +5,16 @@
 // Backpressure: when the inbound ring is full, messages wait in a bounded overflow queue (in
 // order) and `blocked` is true; the network layer stops reading the sockets that feed a
 // blocked shard until `whenUnblocked()` resolves.
-// The worker runs shard_worker.js beside this module, or inside the single executable the
-// embedded worker bundle (evaluated from memory: the executable has no files beside it).
+// The worker runs the entry module the server layer hands in (`ShardWorkerEntry`: a file URL,
+// or inside the single executable the embedded bundle's text, evaluated from memory), so this
+// layer never imports what the entry adds above it.
 // Startup: `started()` settles once the worker answered its first control call (with the storage
 // backend it chose) or died trying; until then an exit is reported there, not to `onExit`.
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { GroupConfig } from '../coordinator/groups/group_api.js';
 import { MAX_CLOSES_IN_FLIGHT } from '../log/clean_close.js';
 import type { FlushPolicy } from '../log/group_commit.js';
 import type { IoMode } from '../native/addon.js';
-import { embeddedText } from '../native/embedded.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
@@ -40,7 +40,7 @@ import {
   type ProduceAsk,
 } from './ring_messages.js';
 import type { ShardPort, ShardResultSink } from './shard_port.js';
-import type { IoChoice, ShardControl, ShardReplicationConfig, ShardWorkerData } from './shard_worker.js';
+import type { IoChoice, ShardControl, ShardReplicationConfig, ShardWorkerData } from './shard_thread.js';
 import type { ShardEvent } from './shard.js';
 
 type Pending =
@@ -65,8 +65,12 @@ function messageBytes(msg: Pending): number {
   }
 }
 
+/** What a shard's worker runs: its entry module's URL, or its bundled text (evaluated). */
+export type ShardWorkerEntry = { readonly url: URL } | { readonly text: string };
+
 export interface ShardHostOptions {
   index: number;
+  entry: ShardWorkerEntry;
   ringBytes: number;
   maxOverflowBytes: number;
   flush: FlushPolicy;
@@ -84,6 +88,11 @@ export interface ShardHostOptions {
 
 export class ShardHost implements ShardPort {
   readonly control: Remote<ShardControl>;
+  /**
+   * Main's end of the shard's placement port: client connections handed to the shard and their
+   * forwarded requests travel here, off the data-plane rings (the server layer speaks on it).
+   */
+  readonly connections: MessagePort;
   private readonly overflow: Pending[] = [];
   private overflowBytes = 0;
   private draining = false;
@@ -97,8 +106,10 @@ export class ShardHost implements ShardPort {
     private readonly worker: Worker,
     readonly toShard: SpscRing,
     readonly toMain: SpscRing,
+    connections: MessagePort,
     private readonly opts: ShardHostOptions,
   ) {
+    this.connections = connections;
     this.control = connectControl<ShardControl>(worker);
     let startFailed: (err: Error) => void = () => undefined;
     this.startup = new Promise<IoChoice>((resolve, reject) => {
@@ -137,6 +148,7 @@ export class ShardHost implements ShardPort {
     const toShardPorts = new MessageChannel();
     const toMainPorts = new MessageChannel();
     const eventPorts = new MessageChannel();
+    const connectionPorts = new MessageChannel();
     const workerData: ShardWorkerData = {
       index: opts.index,
       toShard: toShardSab,
@@ -144,6 +156,7 @@ export class ShardHost implements ShardPort {
       toShardDoorbell: toShardPorts.port2,
       toMainDoorbell: toMainPorts.port2,
       events: eventPorts.port2,
+      connections: connectionPorts.port2,
       flush: opts.flush,
       io: opts.io,
       logLevel: opts.logLevel,
@@ -152,18 +165,18 @@ export class ShardHost implements ShardPort {
       groupConfig: opts.groupConfig,
       replication: opts.replication,
     };
-    const embeddedWorker = embeddedText('shard_worker.js');
-    const worker = new Worker(embeddedWorker ?? new URL('./shard_worker.js', import.meta.url), {
-      eval: embeddedWorker !== null,
+    const entry = opts.entry;
+    const worker = new Worker('text' in entry ? entry.text : entry.url, {
+      eval: 'text' in entry,
       workerData,
-      transferList: [toShardPorts.port2, toMainPorts.port2, eventPorts.port2],
+      transferList: [toShardPorts.port2, toMainPorts.port2, eventPorts.port2, connectionPorts.port2],
       name: `shard-${opts.index}`,
     });
     const toShard = new SpscRing(toShardSab, new RingDoorbell(toShardPorts.port1));
     const toMain = new SpscRing(toMainSab, new RingDoorbell(toMainPorts.port1));
     eventPorts.port1.on('message', (event: ShardEvent) => opts.onEvent(opts.index, event));
     eventPorts.port1.unref();
-    return new ShardHost(opts.index, worker, toShard, toMain, opts);
+    return new ShardHost(opts.index, worker, toShard, toMain, connectionPorts.port1, opts);
   }
 
   get blocked(): boolean {

@@ -47,6 +47,12 @@ export interface NativeAddon {
    * [soft, hard] after the attempt (-1 for unlimited). Absent from addons built before it.
    */
   raiseNofile?(): [number, number];
+  /**
+   * A new close-on-exec descriptor for the open file `fd` names (fcntl F_DUPFD_CLOEXEC), the
+   * caller's to close; throws with the errno's name as `code`. How main hands an accepted socket
+   * to a shard worker. Absent from addons built before it.
+   */
+  dupFd?(fd: number): number;
 }
 
 export type IoMode = 'native' | 'node' | 'auto';

@@ -1,5 +1,8 @@
-// One client connection on the main thread: framing, request dispatch in arrival order,
-// responses written in request order, and every bound that protects the broker from it.
+// One client connection: framing, request dispatch in arrival order, responses written in
+// request order, and every bound that protects the broker from it. It runs on the main thread,
+// or (--connection-placement shards) on the shard thread main handed the socket to, with
+// handlers that forward each request's frame to main undecoded (BoundHandler.forwards;
+// placed_connections.ts).
 //
 // Flow: socket bytes -> chunks -> complete frames -> dispatch (decode header + body, run the
 // handler) -> response slots, flushed strictly in order. Dispatch stops (and the socket is
@@ -29,7 +32,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ShardPort } from '../actors/shard_port.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
-import { CloseConnection, EncodedBody, MAX_CLOSE_HOOKS, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
+import { CloseConnection, CloseHooks, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
 import { isFlexibleRequest } from '../protocol/apis/index.js';
@@ -119,6 +122,21 @@ function frameResponse(correlationId: number, h: BoundHandler, version: number, 
   return w.finishChunks();
 }
 
+/**
+ * A frame's request header and (with `body`) its body decoded by `h`, whose api and version the
+ * caller checked; without `body` the request is the frame itself (a forwarding handler's). A
+ * string: why it is malformed.
+ */
+export function decodeRequest(frame: Buffer, h: BoundHandler, version: number, body: boolean): { header: RequestHeader; req: unknown } | string {
+  try {
+    const r = new Reader(frame);
+    const header = readRequestHeader(r, isFlexibleRequest);
+    return { header, req: body ? h.api.decodeRequest(version, r) : frame };
+  } catch (err) {
+    return `malformed ${h.api.name} v${version} request: ${(err as Error).message}`;
+  }
+}
+
 export class Connection {
   private chunks: Buffer[] = [];
   private buffered = 0;
@@ -133,8 +151,7 @@ export class Connection {
   /** No more requests are read or dispatched; the connection closes once in-flight ones are answered. */
   private ending = false;
   private closed = false;
-  /** What handlers asked to run when this connection closes, by key (at most MAX_CLOSE_HOOKS). */
-  private readonly closeHooks = new Map<string, () => void>();
+  private readonly closeHooks = new CloseHooks();
   private onIdle: (() => void) | null = null;
   private readonly sink: ResponseSink;
   /** Sum of the in-flight slots' reservations. */
@@ -238,16 +255,7 @@ export class Connection {
     this.sink.close(graceful);
     this.onClose(this);
     this.onIdle?.();
-    const hooks = [...this.closeHooks.values()];
-    this.closeHooks.clear();
-    for (const fn of hooks) fn();
-  }
-
-  private addCloseHook(key: string, fn: () => void): boolean {
-    if (this.closeHooks.has(key)) return true;
-    if (this.closed || this.closeHooks.size >= MAX_CLOSE_HOOKS) return false;
-    this.closeHooks.set(key, fn);
-    return true;
+    this.closeHooks.run();
   }
 
   /** Room for responses left under the bound: what is queued to send and what is reserved count against it. */
@@ -428,15 +436,9 @@ export class Connection {
       if (apiKey !== ApiVersionsApi.key) return this.reject('unsupported-version', `unsupported version ${version} of api ${h.api.name}`);
       return this.respondUnsupportedApiVersions(frame.readInt32BE(4));
     }
-    let header;
-    let req: unknown;
-    try {
-      const r = new Reader(frame);
-      header = readRequestHeader(r, isFlexibleRequest);
-      req = h.api.decodeRequest(version, r);
-    } catch (err) {
-      return this.reject('malformed', `malformed ${h.api.name} v${version} request: ${(err as Error).message}`);
-    }
+    const decoded = decodeRequest(frame, h, version, h.forwards !== true);
+    if (typeof decoded === 'string') return this.reject('malformed', decoded);
+    const { header, req } = decoded;
     const admit = this.admit;
     if (admit !== null) {
       this.admit = null;
@@ -490,7 +492,7 @@ export class Connection {
       clientHost: this.clientHost,
       fileLeases: slot.leases,
       reserveResponseBytes: (want, atLeast) => this.reserveResponseBytes(slot, want, atLeast),
-      onConnectionClose: (key, fn) => this.addCloseHook(key, fn),
+      onConnectionClose: (key, fn) => this.closeHooks.add(key, fn),
       parked: (ms) => {
         slot.parkedMs += ms;
       },
@@ -551,7 +553,9 @@ export class Connection {
         return this.failed(h, err);
       }
     }
-    const throttleMs = slot.charge != null ? this.chargeQuota(slot, slot.charge, header, version, h, requestBytes, res, started + ms) : 0;
+    const throttleMs = slot.charge != null
+      ? this.chargeQuota(slot, slot.charge, header, version, h, requestBytes, res, started + ms)
+      : res instanceof EncodedBody ? res.throttleMs : 0;
     slot.done = true;
     this.flush();
     if (throttleMs > 0) this.mute(throttleMs);

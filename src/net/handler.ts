@@ -29,7 +29,11 @@ export class CloseConnection {
  * header (for answers shared by many requests, such as the all-topics Metadata response).
  */
 export class EncodedBody {
-  constructor(readonly chunks: readonly Buffer[]) {}
+  constructor(
+    readonly chunks: readonly Buffer[],
+    /** A client-quota throttle the body already answers (a request main served for a shard): the connection mutes that long. */
+    readonly throttleMs = 0,
+  ) {}
 }
 
 export type HandlerResult<Res> = Wire<Res> | typeof NO_RESPONSE | CloseConnection | EncodedBody;
@@ -73,6 +77,28 @@ export interface HandlerContext {
 /** Close hooks one connection keeps (the controller listener registers one per broker incarnation seen). */
 export const MAX_CLOSE_HOOKS = 8;
 
+/** What handlers asked to run when one connection closes (HandlerContext.onConnectionClose), by key. */
+export class CloseHooks {
+  private readonly hooks = new Map<string, () => void>();
+  private ran = false;
+
+  /** A key already registered is kept as it is; false when refused (closed already, or MAX_CLOSE_HOOKS held). */
+  add(key: string, fn: () => void): boolean {
+    if (this.hooks.has(key)) return true;
+    if (this.ran || this.hooks.size >= MAX_CLOSE_HOOKS) return false;
+    this.hooks.set(key, fn);
+    return true;
+  }
+
+  /** Runs every hook once; later adds are refused. */
+  run(): void {
+    this.ran = true;
+    const hooks = [...this.hooks.values()];
+    this.hooks.clear();
+    for (const fn of hooks) fn();
+  }
+}
+
 export interface Handler<Req, Res, Deps> {
   readonly api: Api<Req, Res>;
   readonly barrier?: boolean;
@@ -83,6 +109,12 @@ export interface Handler<Req, Res, Deps> {
 export interface BoundHandler {
   readonly api: Api<unknown, unknown>;
   readonly barrier: boolean;
+  /**
+   * The handler takes the request frame (header and body bytes) as its request, undecoded: a
+   * connection placed on a shard forwards it whole to main, which decodes it once there. The
+   * connection still reads the header (correlation id, request log) and checks the version.
+   */
+  readonly forwards?: boolean;
   handle(ctx: HandlerContext, req: unknown): HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
 }
 

@@ -14,6 +14,11 @@
 // SaslSession); a client that fails the TLS handshake (a plaintext client on a TLS port, a
 // missing or untrusted client certificate under mTLS) is dropped before any request is read.
 // reloadTls() swaps the certificate for new connections; open ones keep theirs.
+// With `placement` (--connection-placement shards, a plaintext listener without SASL) each
+// accepted connection, paused, is handed to a shard (connection_placement.ts) once the accept-time
+// bounds (connection count, descriptors) admit it; main keeps a record of it, counted here until
+// the shard reports it closed, and serves the requests the shard forwards. A socket that cannot
+// be handed over is served here.
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
@@ -24,6 +29,7 @@ import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
 import { Connection, HeldBytes, type ConnectionLimits, type ConnectionServices, type FirstRequestGate } from './connection.js';
 import type { Admission, ConnectionQuotas } from './connection_quotas.js';
 import type { NativeSender } from './native_sender.js';
+import type { ConnectionPlacement, PlacedConnection } from './connection_placement.js';
 import { subjectPrincipal, type TlsMaterial } from './listener_security.js';
 import type { SaslAuthenticator } from './sasl_session.js';
 
@@ -58,6 +64,8 @@ export interface ListenerSecurity {
 
 export class KafkaServer {
   private readonly connections = new Set<Connection>();
+  /** Connections handed to shards, until each shard reports its close. */
+  private readonly placed = new Set<PlacedConnection>();
   private readonly held: HeldBytes;
   private server: Server | TlsServer | null = null;
   /** One kind of line per refusal reason. */
@@ -71,18 +79,33 @@ export class KafkaServer {
     private readonly native: NativeSender | null = null,
     private readonly admission: ListenerAdmission | null = null,
     private readonly security: ListenerSecurity | null = null,
+    private readonly placement: ConnectionPlacement | null = null,
   ) {
     this.held = new HeldBytes(opts.maxPartialRequestBytes);
   }
 
   get connectionCount(): number {
-    return this.connections.size;
+    return this.connections.size + this.placed.size;
+  }
+
+  private get name(): string {
+    return this.security?.name ?? 'PLAINTEXT';
   }
 
   async listen(): Promise<number> {
     const tls = this.security?.tls ?? null;
+    const placement = this.placement;
+    if (placement !== null) {
+      placement.addListener({
+        name: this.name,
+        limits: { maxRequestBytes: this.opts.maxRequestBytes, maxInflight: this.opts.maxInflight, idleTimeoutMs: this.opts.idleTimeoutMs, maxQueuedResponseBytes: this.opts.maxQueuedResponseBytes },
+        apis: [...this.services.handlers.values()].map((h) => [h.api.key, h.barrier] as const),
+        maxPartialRequestBytes: Math.max(1, Math.floor(this.opts.maxPartialRequestBytes / placement.perShard.length)),
+      });
+    }
+    // A connection to place is accepted paused: main never reads its bytes, the shard does.
     const server = tls === null
-      ? createServer({ noDelay: true }, (socket) => this.accept(socket))
+      ? createServer({ noDelay: true, pauseOnConnect: placement !== null }, (socket) => this.accept(socket))
       : createTlsServer({ ...tls.context, noDelay: true, requestCert: tls.requestCert, rejectUnauthorized: tls.requireCert }, (socket) => this.acceptTls(socket, tls));
     server.maxConnections = this.opts.maxConnections;
     server.on('drop', () => this.services.metrics.connectionRejected('max-connections'));
@@ -130,6 +153,12 @@ export class KafkaServer {
   }
 
   private accept(socket: Socket): void {
+    // Node counts only the sockets main still holds toward server.maxConnections.
+    if (this.placement !== null && this.connectionCount >= this.opts.maxConnections) {
+      socket.destroy();
+      this.services.metrics.connectionRejected('max-connections');
+      return;
+    }
     if (!this.descriptors.tryAcquire('connections', CONNECTION_FDS)) {
       socket.destroy();
       this.refused();
@@ -142,14 +171,32 @@ export class KafkaServer {
       counted = verdict.kind === 'admit' && !verdict.broker;
       return verdict;
     };
-    const conn = new Connection(socket, this.services, this.opts, this.held, this.log, (c) => {
-      if (!this.connections.delete(c)) return;
+    const released = (): void => {
       if (counted) this.admission!.quotas.release(ip, this.admission!.now());
       this.descriptors.release('connections', CONNECTION_FDS);
       this.services.metrics.connectionClosed();
+    };
+    if (this.placement !== null) {
+      const placed = this.placement.place(socket, this.name, {
+        services: this.services,
+        gate,
+        onClose: (p) => {
+          if (this.placed.delete(p)) released();
+        },
+      });
+      if (placed !== null) {
+        this.placed.add(placed);
+        this.services.metrics.connectionOpened();
+        return;
+      }
+    }
+    const conn = new Connection(socket, this.services, this.opts, this.held, this.log, (c) => {
+      if (this.connections.delete(c)) released();
     }, this.security?.tls != null ? null : this.native, gate, this.security?.sasl ?? null);
     this.connections.add(conn);
     this.services.metrics.connectionOpened();
+    // Accepted paused for a handoff that did not happen.
+    if (this.placement !== null) socket.resume();
   }
 
   /** A replica fetcher of a registered broker passes; any other first request meets the per-IP bounds. */
@@ -196,7 +243,7 @@ export class KafkaServer {
     if (!server) return;
     this.server = null;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.all([...this.connections].map((c) => c.drain()));
+    await Promise.all([...[...this.connections].map((c) => c.drain()), ...[...this.placed].map((p) => p.drain())]);
     await closed;
   }
 }

@@ -14,7 +14,7 @@ import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
 import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
-import type { IoChoice, ShardView } from '../actors/shard_worker.js';
+import type { IoChoice, ShardView } from '../actors/shard_thread.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
 import { quorumReport, type QuorumReport } from '../actors/quorum/quorum_report.js';
@@ -48,6 +48,9 @@ import { clusterIdOfVoters, reservePort, startClusterNode } from './cluster_node
 import { nofileLimit, type NofileLimit } from './descriptor_limit.js';
 import { ClientListeners } from './client_listeners.js';
 import { exposureWarnings } from './exposure_warnings.js';
+import { shardWorkerEntry } from './shard_entry.js';
+import { ConnectionPlacement } from '../net/connection_placement.js';
+import { loadAddon } from '../native/addon.js';
 
 export interface Broker {
   /** The primary client listener's port. */
@@ -131,6 +134,24 @@ async function awaitShards(hosts: readonly ShardHost[]): Promise<IoChoice> {
   return summarizeIo(settled.map((s) => (s as PromiseFulfilledResult<IoChoice>).value));
 }
 
+/**
+ * Where client connections go under --connection-placement shards: the shards' placement ports,
+ * or null (every connection on main) when the setting is main or the handoff cannot work here,
+ * said once: --io node, or an addon without dupFd.
+ */
+function connectionPlacement(config: BrokerConfig, hosts: readonly ShardHost[], metrics: BrokerMetrics, logger: Logger): ConnectionPlacement | null {
+  if (config.connectionPlacement === 'main') return null;
+  const addon = config.io === 'node' ? null : loadAddon();
+  const dupFd = addon === null || typeof addon === 'string' ? undefined : addon.dupFd;
+  if (dupFd === undefined) {
+    const why = config.io === 'node' ? '--io node' : typeof addon === 'string' ? addon : 'the native addon has no dupFd (built before it)';
+    logger.warn({ reason: why }, 'connection placement: shards requested, but connections stay on main');
+    return null;
+  }
+  logger.info({ shards: hosts.length }, 'connection placement: plaintext connections are handed to the shards (experimental)');
+  return new ConnectionPlacement(hosts.map((h) => h.connections), dupFd, metrics, logger);
+}
+
 /** What a failed start must undo, in start order; undone newest first. */
 type StartedParts = Array<() => unknown>;
 
@@ -177,6 +198,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   const hosts = Array.from({ length: config.shards }, (_, index) =>
     ShardHost.spawn({
       index,
+      entry: shardWorkerEntry(),
       ringBytes: config.ringBytes,
       maxOverflowBytes: config.ringBytes,
       flush: config.flush,
@@ -203,12 +225,15 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       onExit: (i, code) => {
         logger.fatal({ shard: i, code }, 'shard worker exited unexpectedly');
         router.failShard(i);
+        placement?.failShard(i);
         process.exitCode = 1;
         void stop();
       },
     }),
   );
   router.attach(hosts);
+  // Before any listener opens; a shard's exit closes its placed connections' records.
+  const placement = connectionPlacement(config, hosts, metrics, logger);
   const io = await awaitShards(hosts);
   startedParts.push(() => Promise.all(hosts.map((h) => h.abort())));
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
@@ -290,6 +315,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     view: node.view,
     descriptors,
     native: send.sender,
+    placement,
     log: logger,
   });
   const reports = new AdminReports({
@@ -307,6 +333,8 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       failing: quorum.state === 'lost' ? ['quorum'] : [],
       details: {
         shards: config.shards, topics: node.view.image.topicsByName.size, connections: listeners.connectionCount, io, ioThreads,
+        // Client connections each shard serves now (--connection-placement shards); null: all on main.
+        placedConnections: placement === null ? null : [...placement.perShard],
         descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
         quorum,
         warmUp: warmUp.progress(),

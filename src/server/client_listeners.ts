@@ -12,6 +12,8 @@
 // users again.
 // A failed authentication is logged once per client address per interval, with the address,
 // mechanism and reason, never a token.
+// With a connection placement (--connection-placement shards) plaintext listeners without SASL
+// hand their connections to the shards; TLS and SASL listeners keep theirs on main (said once).
 import type { Logger } from 'pino';
 import type { ImageClusterView } from '../cluster/metadata/image_view.js';
 import { scramKey } from '../cluster/metadata/image.js';
@@ -26,6 +28,7 @@ import { saslAuthenticateHandler, saslHandshakeHandler } from '../net/handlers/s
 import { KafkaServer, type ListenerAdmission } from '../net/kafka_server.js';
 import { PlainUsers, TlsMaterial } from '../net/listener_security.js';
 import type { NativeSender } from '../net/native_sender.js';
+import type { ConnectionPlacement } from '../net/connection_placement.js';
 import { FAILED_AUTHENTICATION_DELAY_MS, SaslAuthenticator, failedAuthenticationLog } from '../net/sasl_session.js';
 import { AclAuthority } from '../net/acl_authority.js';
 import { interBrokerListener, superUsersOf } from './peer_security.js';
@@ -40,6 +43,8 @@ export interface ClientListenerDeps {
   readonly view: ImageClusterView;
   readonly descriptors: DescriptorBudget;
   readonly native: NativeSender | null;
+  /** Where plaintext listeners without SASL place their connections; null: every connection stays on main. */
+  readonly placement: ConnectionPlacement | null;
   readonly log: Logger;
 }
 
@@ -84,6 +89,8 @@ export class ClientListeners {
         + 'add --super-users User:ANONYMOUS, or `sluice acl add --allow-principal User:ANONYMOUS --operation cluster-action --cluster`, or use a SASL_PLAINTEXT inter-broker listener',
       );
     }
+    const kept = deps.placement === null ? [] : secured.filter((l) => usesTls(l.protocol) || usesSasl(l.protocol)).map((l) => l.name);
+    if (kept.length > 0) log.info({ listeners: kept }, 'connection placement: TLS and SASL listeners keep their connections on main');
     const saslHandlers = authenticator === null ? [] : [
       bindHandler(saslHandshakeHandler, { authenticator }), bindHandler(saslAuthenticateHandler, { authenticator }),
     ];
@@ -112,6 +119,7 @@ export class ClientListeners {
         { ...config, host: listener.host, port, maxInflight: config.maxInflightRequestsPerConnection },
         log, deps.descriptors, deps.native, admission,
         { name: listener.name, tls, sasl: sasl ? authenticator : null },
+        tls === null && !sasl ? deps.placement : null,
       );
       return { listener, server, port };
     });

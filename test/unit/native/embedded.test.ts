@@ -30,7 +30,7 @@ describe('versionDir', () => {
 describe('outside the single executable', () => {
   it('answers that nothing is embedded, so callers use the source tree', () => {
     assert.equal(runsEmbedded(), false);
-    assert.equal(embeddedText('shard_worker.js'), null);
+    assert.equal(embeddedText('shard_main.js'), null);
     assert.equal(embeddedBuild(), null);
     assert.equal(embeddedNativePath('sluice_native.node'), null);
   });

@@ -1,0 +1,314 @@
+// Client connections handed to shards (main thread; --connection-placement shards, issue 16
+// stage A). Main accepts (paused: it never reads a placed connection's bytes, so what a client
+// pipelined stays in the kernel's buffer for the shard), admits by the listener's accept-time
+// bounds (KafkaServer), dups the socket's fd, destroys its own handle and posts the copy to the
+// shard with the fewest placed connections over that shard's placement port
+// (placement_messages.ts; the shard side is placed_connections.ts). The shard's Connection
+// forwards every request's frame here, and a PlacedConnection, main's record of that connection,
+// serves it through the listener's real handler table: the first request meets the listener's
+// admission gate, requests run in arrival order through the request scheduler, under the
+// connection's ACL authorizer (its principal: ANONYMOUS, as placed listeners are plaintext
+// without SASL), with its close hooks, the request log, request metrics and client quotas (a
+// throttle is answered in throttle_time_ms and the shard's Connection mutes that long). Answers
+// are encoded bodies (records as Buffers: fileLeases null), moved back without a copy; the
+// shard frames and sends them in request order. The record lives until the shard reports the
+// connection closed, which is when KafkaServer gives back its count, descriptors and per-IP slot.
+import type { Socket } from 'node:net';
+import type { MessagePort } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { BrokerMetrics } from '../metrics/metrics.js';
+import type { RequestHeader } from '../protocol/header.js';
+import { Writer } from '../protocol/writer.js';
+import { ANONYMOUS_USER } from '../coordinator/client_quotas.js';
+import type { ConnectionAuthorizer } from './acl_authority.js';
+import { decodeRequest, type ConnectionServices, type FirstRequestGate } from './connection.js';
+import { CloseConnection, CloseHooks, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
+import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
+import { priorityClassOf } from './request_scheduler.js';
+
+/** Size, correlation id and (flexible versions) the empty tag buffer the shard frames each body with. */
+const responseFramingBytes = (h: BoundHandler, version: number): number => (h.api.isFlexible(version) ? 9 : 8);
+
+/** A response body as one fresh buffer, to be moved to the shard (records are Buffers here: no file leases). */
+function encodeBody(h: BoundHandler, version: number, res: unknown): Uint8Array {
+  let chunks: readonly Buffer[];
+  if (res instanceof EncodedBody) chunks = res.chunks;
+  else {
+    const w = new Writer(256);
+    h.api.encodeResponse(version, res, w);
+    chunks = w.finish();
+  }
+  let bytes = 0;
+  for (const c of chunks) bytes += c.length;
+  const body = new Uint8Array(bytes);
+  let at = 0;
+  for (const c of chunks) {
+    body.set(c, at);
+    at += c.length;
+  }
+  return body;
+}
+
+interface Forwarded {
+  readonly seq: number;
+  readonly frame: Buffer;
+}
+
+/** Main's record of one connection placed on a shard: serves its forwarded requests, holds its close hooks. */
+export class PlacedConnection {
+  private readonly queue: Forwarded[] = [];
+  /** A request waits (its admission delay, its priority class's turn): the ones behind it wait too, keeping arrival order. */
+  private waiting = false;
+  /** The listener refused the connection on its first request: what the shard forwarded behind it is not served. */
+  private refused = false;
+  private closed = false;
+  private readonly closeHooks = new CloseHooks();
+  private readonly authorizer: ConnectionAuthorizer | null;
+  private readonly clientHost: string;
+  private whenClosed: Array<() => void> = [];
+
+  constructor(
+    readonly id: number,
+    readonly shard: number,
+    private readonly port: MessagePort,
+    address: string,
+    private readonly services: ConnectionServices,
+    private readonly log: Logger,
+    private admit: FirstRequestGate | null,
+    private readonly onClose: (c: PlacedConnection) => void,
+  ) {
+    this.clientHost = `/${address}`;
+    this.authorizer = services.acls == null ? null : services.acls.forConnection(() => null, address);
+  }
+
+  /** Asks the shard to stop reading, answer what is in flight and close; resolves once it reported the close. */
+  drain(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.post({ kind: 'drain', id: this.id });
+    return new Promise((resolve) => this.whenClosed.push(resolve));
+  }
+
+  /** The shard closed the connection (or died): runs its close hooks, gives back what it holds. */
+  closedOnShard(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.length = 0;
+    this.closeHooks.run();
+    this.onClose(this);
+    for (const resolve of this.whenClosed) resolve();
+    this.whenClosed = [];
+  }
+
+  receive(seq: number, frame: Uint8Array): void {
+    if (this.closed) return;
+    this.queue.push({ seq, frame: Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength) });
+    this.pump();
+  }
+
+  private post(m: PlacementToShard, transfer?: ArrayBuffer[]): void {
+    this.port.postMessage(m, transfer);
+  }
+
+  private answer(seq: number, answer: ForwardedAnswer): void {
+    if (this.closed) return;
+    this.post({ kind: 'answer', id: this.id, seq, answer }, answer.kind === 'body' ? [answer.body.buffer as ArrayBuffer] : undefined);
+  }
+
+  private pump(): void {
+    while (!this.waiting && !this.closed && this.queue.length > 0) this.start(this.queue.shift()!);
+  }
+
+  private start({ seq, frame }: Forwarded): void {
+    if (this.refused) return this.answer(seq, { kind: 'none' });
+    this.services.metrics.addSocketBytesIn(frame.length + 4);
+    const version = frame.readInt16BE(2);
+    // The shard's Connection looked the API and version up in the same table.
+    const h = this.services.handlers.get(frame.readInt16BE(0))!;
+    const decoded = decodeRequest(frame, h, version, true);
+    if (typeof decoded === 'string') return this.answer(seq, { kind: 'close', reason: 'malformed', detail: decoded, logged: false });
+    const { header, req } = decoded;
+    const admit = this.admit;
+    if (admit !== null) {
+      this.admit = null;
+      const verdict = admit(h.api.key, version, req);
+      if (verdict.kind === 'refuse') {
+        // The listener counted and logged the refusal; as on main, the client gets no answer, to
+        // this request or any it pipelined behind it.
+        this.refused = true;
+        this.post({ kind: 'drain', id: this.id });
+        return this.answer(seq, { kind: 'none' });
+      }
+      if (verdict.delayMs > 0) {
+        this.waiting = true;
+        setTimeout(() => {
+          this.waiting = false;
+          this.route(seq, h, version, header, req, frame.length);
+          this.pump();
+        }, verdict.delayMs);
+        return;
+      }
+    }
+    this.route(seq, h, version, header, req, frame.length);
+  }
+
+  private route(seq: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number): void {
+    if (this.closed) return;
+    const scheduler = this.services.scheduler;
+    if (scheduler === undefined || scheduler.tryRunNow()) return this.execute(seq, h, version, header, req, requestBytes);
+    this.waiting = true;
+    scheduler.submit(priorityClassOf(h.api.key, version, req), () => {
+      this.waiting = false;
+      if (this.closed) return;
+      this.execute(seq, h, version, header, req, requestBytes);
+      this.pump();
+    });
+  }
+
+  private execute(seq: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number): void {
+    const started = performance.now();
+    const quotas = this.services.quotas;
+    const charge = quotas !== undefined && quotas.active ? quotas.chargeOf(h.api.key, version, req, this.authorizer) : null;
+    let parkedMs = 0;
+    const ctx: HandlerContext = {
+      header,
+      version,
+      clientHost: this.clientHost,
+      fileLeases: null,
+      onConnectionClose: (key, fn) => this.closeHooks.add(key, fn),
+      parked: (ms) => {
+        parkedMs += ms;
+      },
+      sasl: null,
+      authorizer: this.authorizer,
+    };
+    let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
+    try {
+      result = h.handle(ctx, req);
+    } catch (err) {
+      return this.failed(seq, h, err);
+    }
+    const handlerMs = performance.now() - started;
+    const complete = (res: HandlerResult<unknown>): void => {
+      const ms = performance.now() - started;
+      this.services.metrics.recordRequest(h.api.name, ms / 1000);
+      this.services.requestLog?.served(header, h.api.name, version, requestBytes, ms, parkedMs);
+      if (res === NO_RESPONSE) return this.answer(seq, { kind: 'none' });
+      if (res instanceof CloseConnection) return this.answer(seq, { kind: 'close', reason: res.kind, detail: res.detail, logged: res.logged });
+      const completedAt = performance.now();
+      let body: Uint8Array;
+      let throttleMs = 0;
+      try {
+        body = encodeBody(h, version, res);
+        if (charge != null) {
+          throttleMs = quotas!.charge(
+            charge, ANONYMOUS_USER, header.clientId ?? '', charge === 'fetch' ? body.length : requestBytes, handlerMs + (performance.now() - completedAt),
+          );
+          if (throttleMs > 0 && typeof res === 'object' && res !== null && !(res instanceof EncodedBody)) body = encodeBody(h, version, { ...res, throttleTimeMs: throttleMs });
+        }
+      } catch (err) {
+        // A handler answered something its version cannot carry: a bug, costing this connection only.
+        return this.failed(seq, h, err);
+      }
+      this.services.metrics.addSocketBytesOut(body.length + responseFramingBytes(h, version));
+      this.answer(seq, { kind: 'body', body, throttleMs });
+    };
+    if (result instanceof Promise) result.then(complete, (err: unknown) => this.failed(seq, h, err));
+    else complete(result);
+  }
+
+  private failed(seq: number, h: BoundHandler, err: unknown): void {
+    this.log.error({ err, api: h.api.name }, 'request handler failed');
+    // The shard's Connection counts the protocol error as it closes.
+    this.answer(seq, { kind: 'close', reason: 'internal', detail: `${h.api.name} handler failed`, logged: true });
+  }
+}
+
+/** A placed connection's services as its listener serves it, and how its listener admits it. */
+export interface PlacedServices {
+  readonly services: ConnectionServices;
+  readonly gate: FirstRequestGate | null;
+  readonly onClose: (c: PlacedConnection) => void;
+}
+
+/** The shards' placement ports and main's records of every placed connection. */
+export class ConnectionPlacement {
+  private readonly placedOn: number[];
+  private readonly records = new Map<number, PlacedConnection>();
+  private nextId = 1;
+  /** Why a socket could not be handed over, said once. */
+  private warned = false;
+
+  constructor(
+    private readonly ports: readonly MessagePort[],
+    private readonly dupFd: (fd: number) => number,
+    private readonly metrics: Pick<BrokerMetrics, 'protocolError'>,
+    private readonly log: Logger,
+  ) {
+    this.placedOn = ports.map(() => 0);
+    ports.forEach((port) => {
+      port.on('message', (m: PlacementToMain) => this.onMessage(m));
+      // Placed connections keep the broker up through its listeners, not through these ports.
+      port.unref();
+    });
+  }
+
+  /** Tells every shard about a listener whose connections it will be handed (before any of them). */
+  addListener(info: PlacedListenerInfo): void {
+    for (const port of this.ports) port.postMessage({ kind: 'listener', listener: info } satisfies PlacementToShard);
+  }
+
+  /** Connections placed on each shard now. */
+  get perShard(): readonly number[] {
+    return this.placedOn;
+  }
+
+  /**
+   * Hands an accepted, paused socket to the shard with the fewest placed connections and destroys
+   * main's handle; null (the socket untouched) when its fd cannot be had or duplicated.
+   */
+  place(socket: Socket, listener: string, how: PlacedServices): PlacedConnection | null {
+    const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+    let copy: number;
+    try {
+      if (typeof fd !== 'number' || fd < 0) throw new Error('the accepted socket has no file descriptor');
+      copy = this.dupFd(fd);
+    } catch (err) {
+      if (!this.warned) this.log.warn({ err }, 'a connection could not be handed to a shard: served on main');
+      this.warned = true;
+      return null;
+    }
+    let shard = 0;
+    for (let i = 1; i < this.placedOn.length; i++) if (this.placedOn[i]! < this.placedOn[shard]!) shard = i;
+    const id = this.nextId++;
+    const port = this.ports[shard]!;
+    const record = new PlacedConnection(id, shard, port, socket.remoteAddress ?? '', how.services, this.log, how.gate, (c) => {
+      this.records.delete(c.id);
+      this.placedOn[c.shard]!--;
+      how.onClose(c);
+    });
+    socket.destroy();
+    this.records.set(id, record);
+    this.placedOn[shard]!++;
+    port.postMessage({ kind: 'adopt', id, fd: copy, listener } satisfies PlacementToShard);
+    return record;
+  }
+
+  /** A shard died: its connections died with it. */
+  failShard(shard: number): void {
+    for (const r of [...this.records.values()]) if (r.shard === shard) r.closedOnShard();
+  }
+
+  private onMessage(m: PlacementToMain): void {
+    switch (m.kind) {
+      case 'request':
+        this.records.get(m.id)?.receive(m.seq, m.frame);
+        return;
+      case 'protocolError':
+        this.metrics.protocolError(m.error);
+        return;
+      case 'closed':
+        this.records.get(m.id)?.closedOnShard();
+        return;
+    }
+  }
+}

@@ -1,0 +1,118 @@
+// Client connections placed on this shard (shard worker thread; --connection-placement shards,
+// issue 16 stage A). Main accepted each one and handed over a dup of its socket fd; here it
+// becomes a socket of this thread, run by the same Connection class as on main (framing,
+// request order, in-flight bound, barriers, bounds on buffered and queued bytes, idle timeout),
+// with a handler table whose every handler forwards the request's frame, undecoded, to main
+// (which decodes it once and runs its real handler) and answers with what main sends back.
+// Main's answers are matched by (connection, sequence number); a closed connection's late ones
+// are dropped. Every close is reported to main, which keeps the connection's record (count,
+// descriptors, per-IP bounds, close hooks) until then. Responses are plain socket writes.
+import { Socket } from 'node:net';
+import type { MessagePort } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { apiByKey } from '../protocol/apis/index.js';
+import { Connection, HeldBytes, type ConnectionServices } from './connection.js';
+import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerResult } from './handler.js';
+import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
+
+interface PlacedListener {
+  readonly info: PlacedListenerInfo;
+  readonly held: HeldBytes;
+}
+
+/** One placed connection: its Connection and the forwarded requests main has yet to answer. */
+interface Placed {
+  readonly connection: Connection;
+  readonly unanswered: Map<number, (result: HandlerResult<unknown>) => void>;
+}
+
+const noop = (): void => undefined;
+
+function resultOf(answer: ForwardedAnswer): HandlerResult<unknown> {
+  switch (answer.kind) {
+    case 'body':
+      return new EncodedBody([Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength)], answer.throttleMs);
+    case 'none':
+      return NO_RESPONSE;
+    case 'close':
+      return new CloseConnection(answer.reason, answer.detail, answer.logged);
+  }
+}
+
+export class PlacedConnections {
+  private readonly listeners = new Map<string, PlacedListener>();
+  private readonly open = new Map<number, Placed>();
+
+  constructor(
+    private readonly port: MessagePort,
+    private readonly log: Logger,
+  ) {
+    port.on('message', (m: PlacementToShard) => this.onMessage(m));
+    // Idle connections do not keep the worker alive; its sockets and the control channel do.
+    port.unref();
+  }
+
+  private post(m: PlacementToMain, transfer?: ArrayBuffer[]): void {
+    this.port.postMessage(m, transfer);
+  }
+
+  private onMessage(m: PlacementToShard): void {
+    switch (m.kind) {
+      case 'listener':
+        this.listeners.set(m.listener.name, { info: m.listener, held: new HeldBytes(m.listener.maxPartialRequestBytes) });
+        return;
+      case 'adopt':
+        return this.adopt(m.id, m.fd, m.listener);
+      case 'answer': {
+        const placed = this.open.get(m.id);
+        const answered = placed?.unanswered.get(m.seq);
+        if (answered === undefined) return;
+        placed!.unanswered.delete(m.seq);
+        answered(resultOf(m.answer));
+        return;
+      }
+      case 'drain':
+        void this.open.get(m.id)?.connection.drain();
+        return;
+    }
+  }
+
+  private adopt(id: number, fd: number, listenerName: string): void {
+    const listener = this.listeners.get(listenerName);
+    if (listener === undefined) {
+      // Main posts a listener before its connections; a missing one is a bug, and the fd must not leak.
+      this.log.error({ listener: listenerName }, 'connection placed for a listener this shard does not know');
+      new Socket({ fd }).destroy();
+      this.post({ kind: 'closed', id });
+      return;
+    }
+    const unanswered = new Map<number, (result: HandlerResult<unknown>) => void>();
+    let nextSeq = 0;
+    const forward = (frame: Buffer): Promise<HandlerResult<unknown>> =>
+      new Promise((resolve) => {
+        const seq = nextSeq++;
+        unanswered.set(seq, resolve);
+        // A copy of the frame alone (it is a view into a larger socket chunk), moved to main without a second copy.
+        const copy = new Uint8Array(frame);
+        this.post({ kind: 'request', id, seq, frame: copy }, [copy.buffer]);
+      });
+    const handlers = new Map<number, BoundHandler>();
+    for (const [key, barrier] of listener.info.apis) {
+      const api = apiByKey.get(key);
+      if (api !== undefined) handlers.set(key, { api, barrier, forwards: true, handle: (_ctx, frame) => forward(frame as Buffer) });
+    }
+    const services: ConnectionServices = {
+      handlers,
+      // Main counts requests, their bytes and their timings as it serves them; protocol errors are found here.
+      metrics: { protocolError: (kind) => this.post({ kind: 'protocolError', error: kind }), recordRequest: noop, addSocketBytesIn: noop, addSocketBytesOut: noop },
+      releaseLeases: noop,
+      blockedShards: () => [],
+    };
+    const socket = new Socket({ fd, readable: true, writable: true });
+    const connection = new Connection(socket, services, listener.info.limits, listener.held, this.log, () => {
+      if (!this.open.delete(id)) return;
+      this.post({ kind: 'closed', id });
+    });
+    this.open.set(id, { connection, unanswered });
+  }
+}
