@@ -2,9 +2,10 @@
 // first use). A connection attached here has its whole write side owned by the addon's sender
 // thread: one ordered queue of copied bytes and file ranges per connection (sendfile for the
 // ranges), so JS must never write to that socket itself. The one exception goes through the
-// addon too: trySend writes buffers at once on this thread, on the sender's dup, and only while
-// the sender thread holds nothing of the connection (the addon checks), so order is kept and the
-// sender thread's wake-up and its report are skipped. Reports (bytes sent, failure, detach done)
+// addon too: trySend writes a small answer at once on this thread (its file ranges only if their
+// bytes are in the page cache), on the sender's dup, and only while the sender thread holds
+// nothing of the connection (the addon checks), so order is kept and the sender thread's wake-up
+// and its report are skipped. Reports (bytes sent, failure, detach done)
 // come back on this thread and are routed to the connection's listener by id.
 // Invariants: a listener stays registered until its 'detached' report, so late reports of a
 // detached connection are dropped here; ids are never reused. Limits bound connections, items
