@@ -276,11 +276,19 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     placement?.changed();
     void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
   };
+  // What of the image the shards' snapshots hold (partitions and leaders, whether ACLs or quotas
+  // apply), each a new map object whenever it changes: an image that changed none of it (a
+  // producer-id block, a broker's registration) costs them nothing.
+  let snapshotted: readonly unknown[] = [];
+  const snapshotInputs = (): readonly unknown[] => [node.follower.image.topicsByName, node.follower.image.acls, node.follower.image.quotas];
   // Topics other brokers create (or delete) reach this one only through the image.
   node.follower.onPublish = () => {
     metrics.metadataPublished();
-    // Leaders, ACLs and quotas the shards' snapshots hold come with the image.
-    placement?.changed();
+    const inputs = snapshotInputs();
+    if (inputs.some((v, i) => v !== snapshotted[i])) {
+      snapshotted = inputs;
+      placement?.changed();
+    }
     void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
   };
   // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
