@@ -119,9 +119,10 @@ describe('placed connections served on one shard', { timeout: TEST_TIMEOUT_MS },
     } finally {
       await conn.close();
     }
-    // A produce, the consumer's and our client's fetches, a ListOffsets, an OffsetForLeaderEpoch at least.
-    const after = await waitServed(broker, before + 5);
-    assert.ok(sum(after.served) >= before + 5, `requests served on the shard: ${after.served} (${before} before)`);
+    // kafkajs's produce, our client's fetch, ListOffsets and OffsetForLeaderEpoch at least (the
+    // consumer's fetches may be forwarded while a heartbeat on the same connection is unanswered).
+    const after = await waitServed(broker, before + 4);
+    assert.ok(sum(after.served) >= before + 4, `requests served on the shard: ${after.served} (${before} before)`);
     assert.ok((await broker.metric('sluice_messages_in_total')) >= values.length, 'the shard reports the records it took in');
   });
 
