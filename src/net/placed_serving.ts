@@ -112,7 +112,6 @@ class SnapshotView implements PartitionsView {
   }
 }
 
-
 /** A current leader epoch a client named (>= 0) that differs from the snapshot's: main decides it. */
 const epochDiffers = (asked: number, p: SnapshotPartition): boolean => asked >= 0 && asked !== p.record.leaderEpoch;
 
