@@ -1,7 +1,7 @@
 // A `ShardPort` into a `Shard` on the sender's own thread (no worker, no ring): it opens a lane on
 // the shard, hands each request straight to the shard's data plane methods, and passes the lane's
 // answers to a `ShardResultSink` as shard `index`'s. For issue 16, where a shard thread serves the
-// connections it adopts with a PartitionRouter of its own; today only tests use it.
+// connections it adopts with a PartitionRouter of its own (net/placed_serving.ts).
 // Answers are delivered in a microtask, in the order the shard sent them, never during a send:
 // the router records a request only after it has handed out every part of it (a shard answers a
 // fetch with data, a ListOffsets or an unknown partition at once), and a ring port's answers are

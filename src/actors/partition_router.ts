@@ -160,7 +160,7 @@ export class PartitionRouter implements ShardResultSink {
   /** Leaderships this broker took lately: their followers' Fetches are not left parked (recent_leaderships.ts). */
   private readonly leaderships = new RecentLeaderships();
 
-  constructor(readonly table: ShardTable) {}
+  constructor(readonly table: Pick<ShardTable, 'shardOf'>) {}
 
   /** Partition `handle`'s shard now leads it: the parked Fetches of `followers` (the other replicas) are answered, so the next can ask for it. */
   leadershipBegan(handle: number, followers: readonly number[]): void {

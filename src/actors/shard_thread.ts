@@ -99,9 +99,10 @@ export interface ShardControl {
 
 /**
  * Builds shard `data.index` on this worker thread, answers main's control calls on `parent` and
- * starts its drain loop; returns its logger for what the entry adds beside it.
+ * starts its drain loop; returns its logger and the shard for what the entry adds beside it
+ * (placed connections serve some requests through a lane of the shard).
  */
-export function runShard(data: ShardWorkerData, parent: MessagePort): Logger {
+export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Logger; shard: Shard } {
   const log = createLogger(data.logLevel, `shard-${data.index}`);
   const inbound = new SpscRing(data.toShard, new RingDoorbell(data.toShardDoorbell));
   const outbound = new SpscRing(data.toMain, new RingDoorbell(data.toMainDoorbell));
@@ -250,5 +251,5 @@ export function runShard(data: ShardWorkerData, parent: MessagePort): Logger {
 
   exposeControl(control, parent);
   shard.run().catch((err: unknown) => log.fatal({ err }, 'shard loop died'));
-  return log;
+  return { log, shard };
 }

@@ -79,6 +79,13 @@ export interface ClusterView {
   brokerConfigs(resourceName: string): Readonly<Record<string, string>>;
 }
 
+/**
+ * The part of the view the data-plane handlers (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch)
+ * read: on main the whole view, on a shard serving a placed connection the snapshot main keeps
+ * there (net/placed_serving.ts).
+ */
+export type PartitionsView = Pick<ClusterView, 'localId' | 'partition' | 'brokers' | 'topic' | 'topicById'>;
+
 /** Topics the broker writes itself: clients may read them but never produce to or delete them. */
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -86,7 +93,7 @@ export function isInternalTopic(name: string): boolean {
   return name === OFFSETS_TOPIC;
 }
 
-export function brokerById(view: ClusterView, id: number): BrokerEndpoint | undefined {
+export function brokerById(view: Pick<ClusterView, 'brokers'>, id: number): BrokerEndpoint | undefined {
   return view.brokers().find((b) => b.id === id);
 }
 
@@ -125,7 +132,7 @@ export type Leadership =
   | { readonly kind: 'leader'; readonly leaderEpoch: number }
   | { readonly kind: 'notLeader'; readonly leaderId: number; readonly leaderEpoch: number };
 
-export function leadershipOf(view: ClusterView, topic: string, partition: number): Leadership {
+export function leadershipOf(view: Pick<ClusterView, 'localId' | 'partition'>, topic: string, partition: number): Leadership {
   const p = view.partition(topic, partition);
   if (p === undefined) return { kind: 'unknown' };
   if (p.leader === view.localId) return { kind: 'leader', leaderEpoch: p.leaderEpoch };
@@ -155,7 +162,7 @@ export function checkLeaderEpoch(requested: number, current: number): ErrorCode 
  * an id >= 0 claims to be a follower, which only another replica of the partition is. Negative ids
  * are consumers and tools.
  */
-export function isFalseFollower(view: ClusterView, topic: string, partition: number, replicaId: number): boolean {
+export function isFalseFollower(view: Pick<ClusterView, 'localId' | 'partition'>, topic: string, partition: number, replicaId: number): boolean {
   if (replicaId < 0) return false;
   return replicaId === view.localId || !(view.partition(topic, partition)?.replicas.includes(replicaId) ?? false);
 }

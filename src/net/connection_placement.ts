@@ -13,9 +13,18 @@
 // are encoded bodies (records as Buffers: fileLeases null), moved back without a copy; the
 // shard frames and sends them in request order. The record lives until the shard reports the
 // connection closed, which is when KafkaServer gives back its count, descriptors and per-IP slot.
+// Shards serve some requests themselves (placed_serving.ts) from a snapshot main keeps on each:
+// the partitions it hosts and this broker leads. `changed()` (anything the snapshot holds may
+// have changed) bumps the snapshot revision at once and posts the shards new snapshots a turn
+// later; every answer carries the revision, which fences the shard's own serving until its
+// snapshot caught up. The shards report what they served (and every placed socket's bytes) at
+// most once a second; main adds it to the broker's metrics and counts per shard the requests
+// served there and those forwarded here (/v1/health).
 import type { Socket } from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { ShardTable } from '../actors/shard_table.js';
+import type { ClusterView } from '../cluster/cluster_view.js';
 import type { BrokerMetrics } from '../metrics/metrics.js';
 import type { RequestHeader } from '../protocol/header.js';
 import { Writer } from '../protocol/writer.js';
@@ -23,11 +32,8 @@ import { ANONYMOUS_USER } from '../coordinator/client_quotas.js';
 import type { ConnectionAuthorizer } from './acl_authority.js';
 import { decodeRequest, type ConnectionServices, type FirstRequestGate } from './connection.js';
 import { CloseConnection, CloseHooks, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
-import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
+import type { ForwardedAnswer, PlacedListenerInfo, PlacedTraffic, PlacementSnapshot, PlacementToMain, PlacementToShard, SnapshotPartition } from './placement_messages.js';
 import { priorityClassOf } from './request_scheduler.js';
-
-/** Size, correlation id and (flexible versions) the empty tag buffer the shard frames each body with. */
-const responseFramingBytes = (h: BoundHandler, version: number): number => (h.api.isFlexible(version) ? 9 : 8);
 
 /** A response body as one fresh buffer, to be moved to the shard (records are Buffers here: no file leases). */
 function encodeBody(h: BoundHandler, version: number, res: unknown): Uint8Array {
@@ -76,6 +82,8 @@ export class PlacedConnection {
     private readonly log: Logger,
     private admit: FirstRequestGate | null,
     private readonly onClose: (c: PlacedConnection) => void,
+    /** Main's snapshot revision now, which each answer carries. */
+    private readonly revision: () => number,
   ) {
     this.clientHost = `/${address}`;
     this.authorizer = services.acls == null ? null : services.acls.forConnection(() => null, address);
@@ -111,7 +119,7 @@ export class PlacedConnection {
 
   private answer(seq: number, answer: ForwardedAnswer): void {
     if (this.closed) return;
-    this.post({ kind: 'answer', id: this.id, seq, answer }, answer.kind === 'body' ? [answer.body.buffer as ArrayBuffer] : undefined);
+    this.post({ kind: 'answer', id: this.id, seq, answer, revision: this.revision() }, answer.kind === 'body' ? [answer.body.buffer as ArrayBuffer] : undefined);
   }
 
   private pump(): void {
@@ -120,7 +128,6 @@ export class PlacedConnection {
 
   private start({ seq, frame }: Forwarded): void {
     if (this.refused) return this.answer(seq, { kind: 'none' });
-    this.services.metrics.addSocketBytesIn(frame.length + 4);
     const version = frame.readInt16BE(2);
     // The shard's Connection looked the API and version up in the same table.
     const h = this.services.handlers.get(frame.readInt16BE(0))!;
@@ -209,7 +216,6 @@ export class PlacedConnection {
         // A handler answered something its version cannot carry: a bug, costing this connection only.
         return this.failed(seq, h, err);
       }
-      this.services.metrics.addSocketBytesOut(body.length + responseFramingBytes(h, version));
       this.answer(seq, { kind: 'body', body, throttleMs });
     };
     if (result instanceof Promise) result.then(complete, (err: unknown) => this.failed(seq, h, err));
@@ -230,23 +236,50 @@ export interface PlacedServices {
   readonly onClose: (c: PlacedConnection) => void;
 }
 
+/** What main builds the shards' snapshots from. */
+export interface SnapshotSource {
+  readonly view: Pick<ClusterView, 'localId' | 'topics' | 'partition'>;
+  readonly table: Pick<ShardTable, 'handleOf' | 'shardOf'>;
+  partitionDir(topic: string, partition: number): string;
+  /** Whether shards may serve placed connections' requests at all now (PlacementSnapshot.open). */
+  open(): boolean;
+  readonly limits: PlacementSnapshot['limits'];
+}
+
+/** Per shard: requests its placed connections had served there, and forwarded to main. */
+export interface PlacedRequests {
+  readonly served: readonly number[];
+  readonly forwarded: readonly number[];
+}
+
 /** The shards' placement ports and main's records of every placed connection. */
 export class ConnectionPlacement {
   private readonly placedOn: number[];
+  private readonly served: number[];
+  private readonly forwarded: number[];
   private readonly records = new Map<number, PlacedConnection>();
   private nextId = 1;
   /** Why a socket could not be handed over, said once. */
   private warned = false;
+  private source: SnapshotSource | null = null;
+  /** The revision of the snapshots the shards are sent next (or were sent last, when not `dirty`). */
+  private revision = 0;
+  private dirty = false;
 
   constructor(
     private readonly ports: readonly MessagePort[],
     private readonly dupFd: (fd: number) => number,
-    private readonly metrics: Pick<BrokerMetrics, 'protocolError'>,
+    private readonly metrics: Pick<
+      BrokerMetrics,
+      'protocolError' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest' | 'recordFetchServe'
+    >,
     private readonly log: Logger,
   ) {
     this.placedOn = ports.map(() => 0);
-    ports.forEach((port) => {
-      port.on('message', (m: PlacementToMain) => this.onMessage(m));
+    this.served = ports.map(() => 0);
+    this.forwarded = ports.map(() => 0);
+    ports.forEach((port, shard) => {
+      port.on('message', (m: PlacementToMain) => this.onMessage(shard, m));
       // Placed connections keep the broker up through its listeners, not through these ports.
       port.unref();
     });
@@ -260,6 +293,58 @@ export class ConnectionPlacement {
   /** Connections placed on each shard now. */
   get perShard(): readonly number[] {
     return this.placedOn;
+  }
+
+  get requests(): PlacedRequests {
+    return { served: [...this.served], forwarded: [...this.forwarded] };
+  }
+
+  /** From now on the shards serve what their snapshot covers; until then they forward everything. */
+  serveFrom(source: SnapshotSource): void {
+    this.source = source;
+    this.changed();
+  }
+
+  /** Something a snapshot holds may have changed: answers from now on fence the shards' serving until they have the next one. */
+  changed(): void {
+    if (this.source === null || this.dirty) return;
+    this.dirty = true;
+    this.revision++;
+    // A burst of changes (an image published, then partitions opened) makes one snapshot.
+    setImmediate(() => this.postSnapshots());
+  }
+
+  private postSnapshots(): void {
+    const source = this.source!;
+    this.dirty = false;
+    const { view, table } = source;
+    const byShard: SnapshotPartition[][] = this.ports.map(() => []);
+    for (const topic of view.topics()) {
+      for (let partition = 0; partition < topic.partitions; partition++) {
+        const handle = table.handleOf(topic.name, partition);
+        const record = handle < 0 ? undefined : view.partition(topic.name, partition);
+        if (record === undefined || record.leader !== view.localId) continue;
+        const shard = table.shardOf(handle);
+        if (shard >= 0) byShard[shard]!.push({ topic, record, handle, dir: source.partitionDir(topic.name, partition) });
+      }
+    }
+    const open = source.open();
+    this.ports.forEach((port, shard) => {
+      const snapshot: PlacementSnapshot = { revision: this.revision, localId: view.localId, open, partitions: byShard[shard]!, limits: source.limits };
+      port.postMessage({ kind: 'snapshot', snapshot } satisfies PlacementToShard);
+    });
+  }
+
+  private onTraffic(shard: number, t: PlacedTraffic): void {
+    this.served[shard]! += t.served;
+    const m = this.metrics;
+    m.addMessagesIn(t.messagesIn);
+    m.addBytesIn(t.bytesIn);
+    m.addBytesOut(t.bytesOut);
+    m.addSocketBytesIn(t.socketBytesIn);
+    m.addSocketBytesOut(t.socketBytesOut);
+    for (const [api, seconds] of t.requests) m.recordRequest(api, seconds);
+    for (const seconds of t.fetchServes) m.recordFetchServe('consumer', seconds);
   }
 
   /**
@@ -285,7 +370,7 @@ export class ConnectionPlacement {
       this.records.delete(c.id);
       this.placedOn[c.shard]!--;
       how.onClose(c);
-    });
+    }, () => this.revision);
     socket.destroy();
     this.records.set(id, record);
     this.placedOn[shard]!++;
@@ -298,11 +383,14 @@ export class ConnectionPlacement {
     for (const r of [...this.records.values()]) if (r.shard === shard) r.closedOnShard();
   }
 
-  private onMessage(m: PlacementToMain): void {
+  private onMessage(shard: number, m: PlacementToMain): void {
     switch (m.kind) {
       case 'request':
+        this.forwarded[shard]!++;
         this.records.get(m.id)?.receive(m.seq, m.frame);
         return;
+      case 'traffic':
+        return this.onTraffic(shard, m.traffic);
       case 'protocolError':
         this.metrics.protocolError(m.error);
         return;

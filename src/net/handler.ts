@@ -111,8 +111,9 @@ export interface BoundHandler {
   readonly barrier: boolean;
   /**
    * The handler takes the request frame (header and body bytes) as its request, undecoded: a
-   * connection placed on a shard forwards it whole to main, which decodes it once there. The
-   * connection still reads the header (correlation id, request log) and checks the version.
+   * connection placed on a shard forwards it whole to main, which decodes it once there, or (the
+   * data-plane APIs, placed_serving.ts) decodes it itself when it may serve it. The connection
+   * still reads the header (correlation id, request log) and checks the version.
    */
   readonly forwards?: boolean;
   handle(ctx: HandlerContext, req: unknown): HandlerResult<unknown> | Promise<HandlerResult<unknown>>;

@@ -7,12 +7,17 @@
 // Main's answers are matched by (connection, sequence number); a closed connection's late ones
 // are dropped. Every close is reported to main, which keeps the connection's record (count,
 // descriptors, per-IP bounds, close hooks) until then. Responses are plain socket writes.
+// Produce, Fetch, ListOffsets and OffsetForLeaderEpoch are decided per request: served on this
+// shard when main's snapshot covers every partition they name, else forwarded
+// (placed_serving.ts). Socket bytes are counted here, for every placed connection.
 import { Socket } from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { Shard } from '../actors/shard.js';
 import { apiByKey } from '../protocol/apis/index.js';
 import { Connection, HeldBytes, type ConnectionServices } from './connection.js';
 import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerResult } from './handler.js';
+import { PlacedServing } from './placed_serving.js';
 import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
 
 interface PlacedListener {
@@ -42,11 +47,16 @@ function resultOf(answer: ForwardedAnswer): HandlerResult<unknown> {
 export class PlacedConnections {
   private readonly listeners = new Map<string, PlacedListener>();
   private readonly open = new Map<number, Placed>();
+  private readonly serving: PlacedServing;
+  private readonly decidedHere: ReadonlySet<number>;
 
   constructor(
     private readonly port: MessagePort,
     private readonly log: Logger,
+    shard: Shard,
   ) {
+    this.serving = new PlacedServing(shard, (traffic) => this.post({ kind: 'traffic', traffic }));
+    this.decidedHere = new Set(this.serving.apiKeys);
     port.on('message', (m: PlacementToShard) => this.onMessage(m));
     // Idle connections do not keep the worker alive; its sockets and the control channel do.
     port.unref();
@@ -63,7 +73,11 @@ export class PlacedConnections {
         return;
       case 'adopt':
         return this.adopt(m.id, m.fd, m.listener);
+      case 'snapshot':
+        this.serving.update(m.snapshot);
+        return;
       case 'answer': {
+        this.serving.answeredAt(m.revision);
         const placed = this.open.get(m.id);
         const answered = placed?.unanswered.get(m.seq);
         if (answered === undefined) return;
@@ -99,12 +113,21 @@ export class PlacedConnections {
     const handlers = new Map<number, BoundHandler>();
     for (const [key, barrier] of listener.info.apis) {
       const api = apiByKey.get(key);
-      if (api !== undefined) handlers.set(key, { api, barrier, forwards: true, handle: (_ctx, frame) => forward(frame as Buffer) });
+      if (api === undefined) continue;
+      const handle: BoundHandler['handle'] = this.decidedHere.has(key)
+        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, unanswered.size > 0, forward)
+        : (_ctx, frame) => forward(frame as Buffer);
+      handlers.set(key, { api, barrier, forwards: true, handle });
     }
     const services: ConnectionServices = {
       handlers,
-      // Main counts requests, their bytes and their timings as it serves them; protocol errors are found here.
-      metrics: { protocolError: (kind) => this.post({ kind: 'protocolError', error: kind }), recordRequest: noop, addSocketBytesIn: noop, addSocketBytesOut: noop },
+      // Main counts the requests it serves and their timings, PlacedServing those served here; protocol errors are found here.
+      metrics: {
+        protocolError: (kind) => this.post({ kind: 'protocolError', error: kind }),
+        recordRequest: noop,
+        addSocketBytesIn: (n) => this.serving.socketBytes(n, 0),
+        addSocketBytesOut: (n) => this.serving.socketBytes(0, n),
+      },
       releaseLeases: noop,
       blockedShards: () => [],
     };

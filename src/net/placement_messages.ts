@@ -5,6 +5,11 @@
 // connection (a dup'd socket fd, owned by the shard from then on); each forwarded request's
 // answer; a drain (the listener is closing). Shard → main: each request, forwarded whole as its
 // frame; each protocol error; each close, after which main drops its record of the connection.
+// Stage A's second half adds serving on the shard (placed_serving.ts): main → shard, a snapshot of
+// what the data-plane handlers read for the partitions the shard hosts and this broker leads, each
+// with a revision that main's answers carry as a fence; shard → main, the traffic the shard served
+// itself (metrics), posted at most once a second.
+import type { PartitionRecord, TopicImage } from '../cluster/cluster_view.js';
 import type { ConnectionLimits } from './connection.js';
 
 /** A client listener as its placed connections need it on a shard. */
@@ -17,6 +22,41 @@ export interface PlacedListenerInfo {
   readonly maxPartialRequestBytes: number;
 }
 
+/** One partition this shard hosts and this broker leads, as main's view and shard table have it. */
+export interface SnapshotPartition {
+  readonly topic: TopicImage;
+  readonly record: PartitionRecord;
+  readonly handle: number;
+  /** Its directory, whose cached segment fds the shard's reader drops when the partition leaves the snapshot. */
+  readonly dir: string;
+}
+
+/**
+ * What the shard's handlers read, as of main's snapshot `revision`. `open`: the shard may serve
+ * requests itself at all (no ACL is enforced on its ANONYMOUS connections, no client quota is
+ * configured, the broker is not handing its leaderships over); otherwise it forwards everything.
+ */
+export interface PlacementSnapshot {
+  readonly revision: number;
+  readonly localId: number;
+  readonly open: boolean;
+  readonly partitions: readonly SnapshotPartition[];
+  readonly limits: { readonly maxProduceBatchBytes: number; readonly fetchMaxBytes: number; readonly messageMaxBytes: number };
+}
+
+/** What a shard served itself since its last report (main adds it to the broker's metrics). */
+export interface PlacedTraffic {
+  readonly served: number;
+  readonly messagesIn: number;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly socketBytesIn: number;
+  readonly socketBytesOut: number;
+  /** Each request served here: API name and seconds (request metrics); consumer fetches that did not park, seconds. */
+  readonly requests: readonly (readonly [api: string, seconds: number])[];
+  readonly fetchServes: readonly number[];
+}
+
 /** Main's answer to one forwarded request: its encoded response body, none (acks=0), or close the connection. */
 export type ForwardedAnswer =
   | { readonly kind: 'body'; readonly body: Uint8Array; readonly throttleMs: number }
@@ -26,10 +66,13 @@ export type ForwardedAnswer =
 export type PlacementToShard =
   | { readonly kind: 'listener'; readonly listener: PlacedListenerInfo }
   | { readonly kind: 'adopt'; readonly id: number; readonly fd: number; readonly listener: string }
-  | { readonly kind: 'answer'; readonly id: number; readonly seq: number; readonly answer: ForwardedAnswer }
+  | { readonly kind: 'snapshot'; readonly snapshot: PlacementSnapshot }
+  /** `revision`: main's snapshot revision when it answered; the shard serves nothing itself until its snapshot reaches it. */
+  | { readonly kind: 'answer'; readonly id: number; readonly seq: number; readonly answer: ForwardedAnswer; readonly revision: number }
   | { readonly kind: 'drain'; readonly id: number };
 
 export type PlacementToMain =
   | { readonly kind: 'request'; readonly id: number; readonly seq: number; readonly frame: Uint8Array }
   | { readonly kind: 'protocolError'; readonly error: string }
+  | { readonly kind: 'traffic'; readonly traffic: PlacedTraffic }
   | { readonly kind: 'closed'; readonly id: number };

@@ -267,11 +267,28 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     const infos = groups.topicInfos();
     return Promise.all(hosts.map((h) => h.control.setTopics(infos)));
   };
-  reconciler.onLeadership = (handle, followers) => (followers === null ? router.leadershipEnded(handle) : router.leadershipBegan(handle, followers));
-  reconciler.onChange = () => void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
+  reconciler.onLeadership = (handle, followers) => {
+    if (followers === null) router.leadershipEnded(handle);
+    else router.leadershipBegan(handle, followers);
+    placement?.changed();
+  };
+  reconciler.onChange = () => {
+    placement?.changed();
+    void pushTopics().catch((err: unknown) => logger.error({ err }, 'topic list not delivered to shards'));
+  };
+  // What of the image the shards' snapshots hold (partitions and leaders, whether ACLs or quotas
+  // apply), each a new map object whenever it changes: an image that changed none of it (a
+  // producer-id block, a broker's registration) costs them nothing.
+  let snapshotted: readonly unknown[] = [];
+  const snapshotInputs = (): readonly unknown[] => [node.follower.image.topicsByName, node.follower.image.acls, node.follower.image.quotas];
   // Topics other brokers create (or delete) reach this one only through the image.
   node.follower.onPublish = () => {
     metrics.metadataPublished();
+    const inputs = snapshotInputs();
+    if (inputs.some((v, i) => v !== snapshotted[i])) {
+      snapshotted = inputs;
+      placement?.changed();
+    }
     void reconciler.applied(cluster.revision).catch((err: unknown) => logger.error({ err }, 'partitions not reconciled with the metadata image'));
   };
   // Set while the broker hands its leaderships over on stop (produce answers for moved partitions wait for it).
@@ -302,6 +319,16 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       messageMaxBytes: config.messageMaxBytes,
     },
   };
+  const quotas = new QuotaGate(new ClientQuotas(() => node.follower.image.quotas), metrics);
+  placement?.serveFrom({
+    view: cluster,
+    table: shardTable,
+    partitionDir: (topic, partition) => reconciler.partitionDir(topic, partition),
+    // Placed connections are ANONYMOUS (plaintext, no SASL): shards serve them only while no ACL
+    // applies to anyone, and leave client quotas and the handover's waits to main.
+    open: () => node.follower.image.acls.size === 0 && config.allowEveryoneIfNoAclFound === true && !quotas.active && handover === null,
+    limits: brokerServices.limits,
+  });
   const scheduler = new RequestScheduler({
     turnBudget: DEFAULT_TURN_BUDGET, weights: DEFAULT_CLASS_WEIGHTS, defer: (fn) => setImmediate(fn), onQueued: (cls) => metrics.requestQueued(cls),
   });
@@ -310,7 +337,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     connection: {
       metrics, releaseLeases: (leases: number[]) => segments.release(leases), blockedShards: () => router.blockedShards(), scheduler,
       requestLog: new RequestLog(logger, config.slowRequestMs, metrics),
-      quotas: new QuotaGate(new ClientQuotas(() => node.follower.image.quotas), metrics),
+      quotas,
     },
     view: node.view,
     descriptors,
@@ -335,6 +362,8 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
         shards: config.shards, topics: node.view.image.topicsByName.size, connections: listeners.connectionCount, io, ioThreads,
         // Client connections each shard serves now (--connection-placement shards); null: all on main.
         placedConnections: placement === null ? null : [...placement.perShard],
+        // Per shard, requests of placed connections served there and forwarded to main.
+        placedRequests: placement === null ? null : placement.requests,
         descriptors: { limit: descriptors.limit, reserved: descriptors.reserved, partitions: descriptors.holding('partitions'), connections: descriptors.holding('connections') },
         quorum,
         warmUp: warmUp.progress(),
@@ -403,6 +432,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       // Controlled shutdown while the listener still serves: produces on partitions led here
       // complete, and clients of moved ones are answered from an image that shows the new leader.
       handover = node.lifecycle.shutDown(config.controlledShutdownTimeoutMs);
+      placement?.changed();
       await handover;
       await listeners.close();
       await node.stop();

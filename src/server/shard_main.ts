@@ -7,5 +7,5 @@ import { runShard, type ShardWorkerData } from '../actors/shard_thread.js';
 import { PlacedConnections } from '../net/placed_connections.js';
 
 const data = workerData as ShardWorkerData;
-const log = runShard(data, parentPort!);
-new PlacedConnections(data.connections, log);
+const { log, shard } = runShard(data, parentPort!);
+new PlacedConnections(data.connections, log, shard);

@@ -19,7 +19,7 @@
 // without CLUSTER_ACTION on the cluster.
 import { CONSUMER_FETCHER, type FetchItem, type PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
-import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView, type TopicImage } from '../../cluster/cluster_view.js';
+import { checkLeaderEpoch, isFalseFollower, leadershipOf, type PartitionsView, type TopicImage } from '../../cluster/cluster_view.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { AclOperation } from '../../coordinator/acl/acl.js';
 import { permitsReplication, permitsTopic } from '../acl_authority.js';
@@ -42,7 +42,7 @@ const EMPTY = Buffer.alloc(0);
 const NO_LEADER_HINT: LeaderIdAndEpoch = { leaderId: -1, leaderEpoch: -1 };
 
 export interface FetchDeps {
-  readonly cluster: ClusterView;
+  readonly cluster: PartitionsView;
   readonly partitions: PartitionLookup;
   readonly router: Pick<PartitionRouter, 'fetch'>;
   readonly segments: Pick<SegmentReader, 'readRanges' | 'fileRanges'>;

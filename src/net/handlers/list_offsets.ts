@@ -3,7 +3,7 @@
 // partitions' actors through the rings (one message per owning shard). Only the partition's
 // leader answers; the client's current leader epoch (v4+) is checked against the cluster view's,
 // whose epoch the answer carries. A topic the client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED.
-import { checkLeaderEpoch, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
+import { checkLeaderEpoch, leadershipOf, type PartitionsView } from '../../cluster/cluster_view.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import type { ListOffsetsItem, PartitionRouter } from '../../actors/partition_router.js';
 import { handler, type Wire } from '../handler.js';
@@ -17,7 +17,7 @@ type PartitionOut = Wire<ListOffsetsResponse['topics'][number]['partitions'][num
 export type OffsetLookup = Pick<PartitionRouter, 'listOffsets'>;
 
 export interface ListOffsetsDeps {
-  readonly cluster: ClusterView;
+  readonly cluster: PartitionsView;
   readonly partitions: PartitionLookup;
   readonly offsets: OffsetLookup;
 }

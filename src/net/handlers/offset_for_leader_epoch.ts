@@ -9,7 +9,7 @@
 // is CLUSTER_AUTHORIZATION_FAILED for every partition, as Kafka answers it. Main thread.
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
 import type { EpochEndItem, PartitionRouter } from '../../actors/partition_router.js';
-import { checkLeaderEpoch, isFalseFollower, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
+import { checkLeaderEpoch, isFalseFollower, leadershipOf, type PartitionsView } from '../../cluster/cluster_view.js';
 import { handler, type Wire } from '../handler.js';
 import {
   OffsetForLeaderEpochApi,
@@ -25,7 +25,7 @@ type PartitionOut = Wire<OffsetForLeaderEpochResponse['topics'][number]['partiti
 export type EpochEndLookup = Pick<PartitionRouter, 'epochEndOffsets'>;
 
 export interface OffsetForLeaderEpochDeps {
-  readonly cluster: ClusterView;
+  readonly cluster: PartitionsView;
   readonly partitions: PartitionLookup;
   readonly offsets: EpochEndLookup;
 }

@@ -10,7 +10,7 @@
 // they are made. A topic the client may not WRITE is answered TOPIC_AUTHORIZATION_FAILED.
 import type { ProduceItem, PartitionRouter } from '../../actors/partition_router.js';
 import type { PartitionLookup } from '../../actors/partition_reconciler.js';
-import { isInternalTopic, leadershipOf, type ClusterView } from '../../cluster/cluster_view.js';
+import { isInternalTopic, leadershipOf, type PartitionsView } from '../../cluster/cluster_view.js';
 import type { BrokerMetrics } from '../../metrics/metrics.js';
 import { leaderEndpoints } from './leader_endpoints.js';
 import { CloseConnection, handler, NO_RESPONSE, type HandlerResult, type Wire } from '../handler.js';
@@ -25,7 +25,7 @@ import { permitsTopic } from '../acl_authority.js';
 type PartitionOut = Wire<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
 export interface ProduceDeps {
-  readonly cluster: ClusterView;
+  readonly cluster: PartitionsView;
   readonly partitions: PartitionLookup;
   readonly router: Pick<PartitionRouter, 'produce'>;
   readonly metrics: Pick<BrokerMetrics, 'addMessagesIn' | 'addBytesIn'>;

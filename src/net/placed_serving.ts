@@ -1,0 +1,256 @@
+// Serving placed connections' data-plane requests on their shard (shard worker thread;
+// --connection-placement shards, issue 16 stage A). Produce, consumer Fetch, ListOffsets and
+// OffsetForLeaderEpoch run the same handlers as on main, bound to shard-side deps: a
+// PartitionRouter whose one port is a LocalShardPort into this thread's Shard, a segment reader
+// of this thread (SocketSink: records answered as Buffers, fileLeases null), counters posted to
+// main, and instead of main's ClusterView and PartitionLookup the snapshot main keeps here.
+//
+// The snapshot (placement_messages.ts) lists only the partitions this shard hosts and this broker
+// leads, with their records, topic images and handles. A request is served here only if every
+// partition it names is in it, with any current leader epoch the client gave equal to the
+// snapshot's, and the snapshot is `open`; anything else (another shard's partition, one not led
+// or not known here, a replica's Fetch or OffsetForLeaderEpoch, ACLs enforced, quotas configured,
+// a handover under way) is forwarded whole to main as before. So a stale snapshot never answers
+// UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER or an epoch error main would not have: only
+// the partition's actor can refuse, as it would refuse main.
+// Ordering against metadata changes: main bumps its snapshot revision as soon as anything the
+// snapshot holds may have changed (an image published, partitions opened or closed, roles told,
+// the handover), posts the new snapshot a turn later (a burst of changes makes one), and every
+// answer to a forwarded request carries the revision main was at. Until the snapshot here reaches
+// the highest revision an answer carried, every request is forwarded: a Produce pipelined behind
+// a DeleteTopics or CreateAcls never runs against the snapshot from before it.
+// Ordering within a connection: a request is served here only while main owes the connection no
+// answer, so a Produce served here never reaches its partition's actor before one forwarded
+// earlier on the same connection (one served here reaches the actor during its own dispatch,
+// before anything behind it).
+import type { Shard } from '../actors/shard.js';
+import { LocalShardPort } from '../actors/local_shard_port.js';
+import { PartitionRouter } from '../actors/partition_router.js';
+import type { PartitionRecord, PartitionsView, TopicImage } from '../cluster/cluster_view.js';
+import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
+import { ListOffsetsApi, type ListOffsetsRequest } from '../protocol/apis/list_offsets.js';
+import { OffsetForLeaderEpochApi, type OffsetForLeaderEpochRequest } from '../protocol/apis/offset_for_leader_epoch.js';
+import { ProduceApi, type ProduceRequest } from '../protocol/apis/produce.js';
+import { decodeRequest } from './connection.js';
+import { bindHandler, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
+import { fetchHandler } from './handlers/fetch.js';
+import { listOffsetsHandler } from './handlers/list_offsets.js';
+import { offsetForLeaderEpochHandler } from './handlers/offset_for_leader_epoch.js';
+import { produceHandler } from './handlers/produce.js';
+import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from './placement_messages.js';
+import { SegmentReader } from './segment_reader.js';
+
+/** Segment fds this shard's reader keeps open (outside main's descriptor budget, so kept small). */
+const SHARD_READER_FDS = 64;
+/** The shard reports what it served at most this often. */
+const TRAFFIC_REPORT_MS = 1000;
+/** Request timings kept between reports; past it, requests are still counted but not timed. */
+const MAX_TIMINGS = 4096;
+
+const partitionKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
+
+const EMPTY_SNAPSHOT: PlacementSnapshot = {
+  revision: -1, localId: -1, open: false, partitions: [], limits: { maxProduceBatchBytes: 0, fetchMaxBytes: 0, messageMaxBytes: 0 },
+};
+
+/** Main's latest snapshot as the handlers' view, partition lookup and (for the router) shard table: every handle in it is on shard 0, this one. */
+class SnapshotView implements PartitionsView {
+  snapshot: PlacementSnapshot = EMPTY_SNAPSHOT;
+  private byKey = new Map<string, SnapshotPartition>();
+  private handles = new Set<number>();
+  private topicsByName = new Map<string, TopicImage>();
+  private topicsById = new Map<string, TopicImage>();
+
+  /** Takes `snapshot`; returns the partitions of the previous one it no longer holds. */
+  update(snapshot: PlacementSnapshot): SnapshotPartition[] {
+    const before = this.snapshot.partitions;
+    this.snapshot = snapshot;
+    this.byKey = new Map();
+    this.handles = new Set();
+    this.topicsByName = new Map();
+    this.topicsById = new Map();
+    for (const p of snapshot.partitions) {
+      this.byKey.set(partitionKey(p.topic.name, p.record.partition), p);
+      this.handles.add(p.handle);
+      this.topicsByName.set(p.topic.name, p.topic);
+      this.topicsById.set(p.topic.id, p.topic);
+    }
+    return before.filter((p) => !this.handles.has(p.handle));
+  }
+
+  get localId(): number {
+    return this.snapshot.localId;
+  }
+
+  served(topic: string, partition: number): SnapshotPartition | undefined {
+    return this.byKey.get(partitionKey(topic, partition));
+  }
+
+  partition(topic: string, partition: number): PartitionRecord | undefined {
+    return this.served(topic, partition)?.record;
+  }
+
+  /** No hint ever names another broker here: every partition served here is led here. */
+  brokers(): [] {
+    return [];
+  }
+
+  topic(name: string): TopicImage | undefined {
+    return this.topicsByName.get(name);
+  }
+
+  topicById(id: string): TopicImage | undefined {
+    return this.topicsById.get(id);
+  }
+
+  handleOf(topic: string, partition: number): number {
+    return this.served(topic, partition)?.handle ?? -1;
+  }
+
+  shardOf(handle: number): number {
+    return this.handles.has(handle) ? 0 : -1;
+  }
+}
+
+/** A current leader epoch a client named (>= 0) that differs from the snapshot's: main decides it. */
+const epochDiffers = (asked: number, p: SnapshotPartition): boolean => asked >= 0 && asked !== p.record.leaderEpoch;
+
+export class PlacedServing {
+  private readonly view = new SnapshotView();
+  /** The snapshot's limits, as the handlers read them (updated in place). */
+  private readonly limits = { ...EMPTY_SNAPSHOT.limits };
+  /** The highest snapshot revision main's answers carried: nothing is served here before the snapshot reaches it. */
+  private fence = -1;
+  private readonly segments = new SegmentReader(SHARD_READER_FDS);
+  private readonly handlers: ReadonlyMap<number, BoundHandler>;
+  private traffic = { served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, socketBytesIn: 0, socketBytesOut: 0 };
+  private requests: Array<readonly [string, number]> = [];
+  private fetchServes: number[] = [];
+  private reportTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    shard: Shard,
+    private readonly report: (traffic: PlacedTraffic) => void,
+  ) {
+    const view = this.view;
+    const router = new PartitionRouter(view);
+    router.attach([new LocalShardPort(shard, 0, router)]);
+    const metrics = {
+      addMessagesIn: (n: number) => this.count('messagesIn', n),
+      addBytesIn: (n: number) => this.count('bytesIn', n),
+      addBytesOut: (n: number) => this.count('bytesOut', n),
+      // Replica fetches are forwarded: nothing here serves a follower.
+      addReplicaBytesServed: () => undefined,
+      recordFetchServe: (_kind: string, seconds: number) => {
+        if (this.fetchServes.length < MAX_TIMINGS) this.fetchServes.push(seconds);
+      },
+    };
+    const common = { cluster: view, partitions: view, router, offsets: router, segments: this.segments, metrics, limits: this.limits };
+    this.handlers = new Map([
+      // The snapshot is never open during a handover, so produce answers never wait for one here.
+      bindHandler(produceHandler, { ...common, handover: () => null }),
+      // Only consumer fetches are served here, and no leader throttle applies to them.
+      bindHandler(fetchHandler, { ...common, leaderThrottle: { applies: () => false, exceeded: () => false, record: () => undefined } }),
+      bindHandler(listOffsetsHandler, common),
+      bindHandler(offsetForLeaderEpochHandler, common),
+    ].map((h) => [h.api.key, h]));
+  }
+
+  /** The APIs decided here per request (the others are always forwarded). */
+  get apiKeys(): Iterable<number> {
+    return this.handlers.keys();
+  }
+
+  update(snapshot: PlacementSnapshot): void {
+    Object.assign(this.limits, snapshot.limits);
+    // A partition that left (deleted, moved, no longer led here) must not be read through fds of its old files.
+    for (const p of this.view.update(snapshot)) this.segments.dropDir(p.dir);
+  }
+
+  /** Main answered a forwarded request at snapshot `revision`. */
+  answeredAt(revision: number): void {
+    if (revision > this.fence) this.fence = revision;
+  }
+
+  /** Socket bytes of every placed connection of this shard (main no longer counts them). */
+  socketBytes(inBytes: number, outBytes: number): void {
+    this.count('socketBytesIn', inBytes);
+    this.count('socketBytesOut', outBytes);
+  }
+
+  /**
+   * Serves request `frame` here when the snapshot covers it and main owes its connection nothing
+   * (`forwardedPending` false), else forwards it: `forward` is the shard's path to main, also
+   * taken for a frame this decode finds malformed (main closes the connection as it would have).
+   */
+  handle(
+    ctx: HandlerContext, frame: Buffer, forwardedPending: boolean, forward: (frame: Buffer) => Promise<HandlerResult<unknown>>,
+  ): HandlerResult<unknown> | Promise<HandlerResult<unknown>> {
+    const h = this.handlers.get(frame.readInt16BE(0))!;
+    if (forwardedPending || !this.view.snapshot.open || this.view.snapshot.revision < this.fence) return forward(frame);
+    const decoded = decodeRequest(frame, h, ctx.version, true);
+    if (typeof decoded === 'string' || !this.covers(h.api.key, ctx.version, decoded.req)) return forward(frame);
+    this.traffic.served++;
+    this.armReport();
+    const started = performance.now();
+    const result = h.handle(ctx, decoded.req);
+    const timed = (res: HandlerResult<unknown>): HandlerResult<unknown> => {
+      if (this.requests.length < MAX_TIMINGS) this.requests.push([h.api.name, (performance.now() - started) / 1000]);
+      return res;
+    };
+    return result instanceof Promise ? result.then(timed) : timed(result);
+  }
+
+  /** Whether every partition `req` names is served here at the epoch the client expects. */
+  private covers(apiKey: number, version: number, req: unknown): boolean {
+    const view = this.view;
+    switch (apiKey) {
+      case ProduceApi.key:
+        return (req as ProduceRequest).topicData.every((t) => t.partitionData.every((p) => view.served(t.name, p.index) !== undefined));
+      case FetchApi.key: {
+        const r = req as FetchRequest;
+        if ((version >= 15 ? r.replicaState.replicaId : r.replicaId) >= 0) return false;
+        return r.topics.every((t) => {
+          const name = version >= 13 ? view.topicById(t.topicId)?.name : t.topic;
+          return name !== undefined && t.partitions.every((p) => {
+            const served = view.served(name, p.partition);
+            return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served);
+          });
+        });
+      }
+      case ListOffsetsApi.key:
+        return (req as ListOffsetsRequest).topics.every((t) => t.partitions.every((p) => {
+          const served = view.served(t.name, p.partitionIndex);
+          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served);
+        }));
+      case OffsetForLeaderEpochApi.key: {
+        const r = req as OffsetForLeaderEpochRequest;
+        if (version >= 3 && r.replicaId >= 0) return false;
+        return r.topics.every((t) => t.partitions.every((p) => {
+          const served = view.served(t.topic, p.partition);
+          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served);
+        }));
+      }
+      default:
+        return false;
+    }
+  }
+
+  private count(what: keyof PlacedServing['traffic'], n: number): void {
+    this.traffic[what] += n;
+    this.armReport();
+  }
+
+  /** One report a second at most, and none while nothing happens (an idle shard does not wake for it). */
+  private armReport(): void {
+    if (this.reportTimer !== null) return;
+    this.reportTimer = setTimeout(() => {
+      this.reportTimer = null;
+      this.report({ ...this.traffic, requests: this.requests, fetchServes: this.fetchServes });
+      this.traffic = { served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, socketBytesIn: 0, socketBytesOut: 0 };
+      this.requests = [];
+      this.fetchServes = [];
+    }, TRAFFIC_REPORT_MS);
+    this.reportTimer.unref();
+  }
+}
