@@ -24,6 +24,7 @@
 // earlier on the same connection (one served here reaches the actor during its own dispatch,
 // before anything behind it).
 import type { Shard } from '../actors/shard.js';
+import { SHARD_READER_FDS } from '../common/descriptor_budget.js';
 import { LocalShardPort } from '../actors/local_shard_port.js';
 import { PartitionRouter } from '../actors/partition_router.js';
 import type { PartitionRecord, PartitionsView, TopicImage } from '../cluster/cluster_view.js';
@@ -40,8 +41,6 @@ import { produceHandler } from './handlers/produce.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from './placement_messages.js';
 import { SegmentReader } from './segment_reader.js';
 
-/** Segment fds this shard's reader keeps open (outside main's descriptor budget, so kept small). */
-const SHARD_READER_FDS = 64;
 /** The shard reports what it served at most this often. */
 const TRAFFIC_REPORT_MS = 1000;
 /** Request timings kept between reports; past it, requests are still counted but not timed. */
