@@ -10,12 +10,12 @@
 // Produce, Fetch, ListOffsets and OffsetForLeaderEpoch are decided per request: served on this
 // shard when main's snapshot covers every partition they name, else forwarded
 // (placed_serving.ts). Socket bytes are counted here, for every placed connection.
-import { Socket } from 'node:net';
+import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Shard } from '../actors/shard.js';
 import { apiByKey } from '../protocol/apis/index.js';
-import { Connection, HeldBytes, type ConnectionServices } from './connection.js';
+import { Connection, HeldBytes, readsFor, type ConnectionServices } from './connection.js';
 import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerResult } from './handler.js';
 import { PlacedServing } from './placed_serving.js';
 import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
@@ -131,11 +131,16 @@ export class PlacedConnections {
       releaseLeases: noop,
       blockedShards: () => [],
     };
-    const socket = new Socket({ fd, readable: true, writable: true });
-    const connection = new Connection(socket, services, listener.info.limits, listener.held, this.log, () => {
+    // Reads go where the connection says (a large produce straight into its frame's buffer), so
+    // the socket is made before the connection it reads for. Node's Socket constructor takes
+    // `onread` (its types list it under connect() only).
+    let connection: Connection | null = null;
+    const options: SocketConstructorOpts & { onread: OnReadOpts } = { fd, readable: true, writable: true, onread: readsFor(() => connection) };
+    const socket = new Socket(options);
+    connection = new Connection(socket, services, listener.info.limits, listener.held, this.log, () => {
       if (!this.open.delete(id)) return;
       this.post({ kind: 'closed', id });
-    });
+    }, null, null, null, true);
     this.open.set(id, { connection, unanswered });
   }
 }
