@@ -231,7 +231,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       },
     }),
   );
-  router.attach(hosts);
+  router.attach(hosts.map((h) => h.port));
   // Before any listener opens; a shard's exit closes its placed connections' records.
   const placement = connectionPlacement(config, hosts, metrics, logger);
   const io = await awaitShards(hosts);
@@ -314,7 +314,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     },
     // Every shard's inbound ring has the same size.
     limits: {
-      maxProduceBatchBytes: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,
+      maxProduceBatchBytes: hosts[0]!.port.requests.maxMessageBytes - PRODUCE_HEADER_BYTES,
       fetchMaxBytes: config.fetchMaxBytes,
       messageMaxBytes: config.messageMaxBytes,
     },
