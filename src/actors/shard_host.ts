@@ -4,6 +4,9 @@
 // sends through `port`, and the outbound ring's answers go to the router's `ShardResultSink`.
 // Backpressure is the port's: a bounded overflow queue behind a full inbound ring, `blocked`
 // while it holds anything.
+// Under --connection-placement shards main also allocates the shard mesh (shard_mesh.ts) and
+// hands each worker its ends in `mesh`; with the default placement `mesh` is null and nothing
+// more is allocated.
 // The worker runs the entry module the server layer hands in (`ShardWorkerEntry`: a file URL,
 // or inside the single executable the embedded bundle's text, evaluated from memory), so this
 // layer never imports what the entry adds above it.
@@ -18,6 +21,7 @@ import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
 import { RingShardPort } from './ring_shard_port.js';
+import { meshTransfers, type ShardMeshEnds } from './shard_mesh.js';
 import type { ShardResultSink } from './shard_port.js';
 import type { IoChoice, ShardControl, ShardReplicationConfig, ShardWorkerData } from './shard_thread.js';
 import type { ShardEvent } from './shard.js';
@@ -37,6 +41,8 @@ export interface ShardHostOptions {
   offsetsTopic: string;
   groupConfig: GroupConfig;
   replication: ShardReplicationConfig;
+  /** This shard's ends of the shard mesh (placement on shards only), else null. */
+  mesh: ShardMeshEnds | null;
   sink: ShardResultSink;
   /** Control-plane events of the shard (its leaders' ISR changes). */
   onEvent: (index: number, event: ShardEvent) => void;
@@ -118,12 +124,15 @@ export class ShardHost {
       offsetsTopic: opts.offsetsTopic,
       groupConfig: opts.groupConfig,
       replication: opts.replication,
+      mesh: opts.mesh,
     };
     const entry = opts.entry;
     const worker = new Worker('text' in entry ? entry.text : entry.url, {
       eval: 'text' in entry,
       workerData,
-      transferList: [toShardPorts.port2, toMainPorts.port2, eventPorts.port2, connectionPorts.port2],
+      transferList: [
+        toShardPorts.port2, toMainPorts.port2, eventPorts.port2, connectionPorts.port2, ...(opts.mesh === null ? [] : meshTransfers(opts.mesh)),
+      ],
       name: `shard-${opts.index}`,
     });
     const toShard = new SpscRing(toShardSab, new RingDoorbell(toShardPorts.port1));
