@@ -29,9 +29,10 @@
 // later on the connection overtakes it. A request forwarded to main reaches the peer on another
 // lane (main's ring), which has no order with the mesh lane: so a forward waits, unposted, until
 // every Produce served here on the connection is answered (`ServedProduces`; its answer means its
-// batch is appended, acks=0 included, since the handler waits for the outcomes). Reads served here
-// are not waited for: a later forwarded request may overtake a parked Fetch, as it would on a
-// fetch session's own terms (its answer is whatever the log held when it completes).
+// batch is appended, acks=0 included, since the handler waits for the outcomes; a Produce served
+// on this shard alone is waited for too, which costs a forward one commit at most). Reads served
+// here are not waited for: a request behind a parked Fetch may reach the log first, as on main,
+// where a parked Fetch holds back nothing behind it.
 import type { Shard } from '../actors/shard.js';
 import { LocalShardPort } from '../actors/local_shard_port.js';
 import { PartitionRouter } from '../actors/partition_router.js';
