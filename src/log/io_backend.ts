@@ -49,14 +49,14 @@ export class StorageError extends Error {
   }
 }
 
-function totalLength(chunks: readonly Buffer[]): number {
+export function totalLength(chunks: readonly Buffer[]): number {
   let n = 0;
   for (const c of chunks) n += c.length;
   return n;
 }
 
 /** The chunks left after the first `written` bytes (short-write resumption; rare). */
-function remainder(chunks: readonly Buffer[], written: number): Buffer[] {
+export function remainder(chunks: readonly Buffer[], written: number): Buffer[] {
   const out: Buffer[] = [];
   let skip = written;
   for (const c of chunks) {

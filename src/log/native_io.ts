@@ -5,14 +5,43 @@
 // Invariants: every Buffer of a commit stays referenced here until its completion callback ran
 // (the addon keeps only raw pointers; its writes-landed report does not release them);
 // 'native' mode never falls back silently.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writevSync } from 'node:fs';
 import { loadAddon, type Completion, type IoMode, type NativeAddon, type NativeRing } from '../native/addon.js';
-import { NodeIoBackend, StorageError, type IoBackend, type WriteOp } from './io_backend.js';
+import { NodeIoBackend, StorageError, remainder, totalLength, type IoBackend, type WriteOp } from './io_backend.js';
+
+const bytesOf = (writes: readonly WriteOp[]): number => {
+  let n = 0;
+  for (const w of writes) n += totalLength(w.chunks);
+  return n;
+};
 
 /** SQ entries per ring: bounds the operations (writes + syncs) in flight at once. */
 const RING_ENTRIES = 4096;
 /** Bytes in flight per ring; a shard's staged data is bounded far below this by its ring size. */
 const MAX_INFLIGHT_BYTES = 1 << 30;
+/**
+ * A commit writing at most this many bytes writes them on the calling thread (see `commit`).
+ * 256 KiB is ~50 us of page-cache copy here; bigger commits come with load and amortise the ring.
+ */
+export const INLINE_WRITE_BYTES = 256 * 1024;
+
+/** writev(2) takes at most this many chunks at once (Linux's UIO_MAXIOV). */
+const IOV_MAX = 1024;
+
+/** Writes `w` whole at its position on this thread (a short write on a regular file is resumed; an error throws). */
+function writeNow(w: WriteOp): void {
+  let chunks = w.chunks;
+  let position = w.position;
+  for (;;) {
+    const batch = chunks.length > IOV_MAX ? chunks.slice(0, IOV_MAX) : chunks;
+    const want = totalLength(batch);
+    if (want === 0) return;
+    const wrote = writevSync(w.fd, batch, position);
+    if (wrote === want && batch === chunks) return;
+    position += wrote;
+    chunks = remainder(chunks, wrote);
+  }
+}
 
 function uringDisabledNote(): string {
   try {
@@ -33,6 +62,7 @@ export class NativeIoBackend implements IoBackend {
   constructor(
     private readonly native: NativeAddon,
     private readonly ring: NativeRing,
+    private readonly inlineWriteBytes = INLINE_WRITE_BYTES,
   ) {
     this.reportsWritten = native.reportsWritten === true;
   }
@@ -40,6 +70,35 @@ export class NativeIoBackend implements IoBackend {
   commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new StorageError('native I/O backend is closed'));
     if (onWritten && !this.reportsWritten) return Promise.reject(new StorageError('this native addon cannot report landed writes (rebuild it)'));
+    if (writes.length > 0 && bytesOf(writes) <= this.inlineWriteBytes) return this.commitInline(writes, syncFds, onWritten);
+    return this.submit(writes, syncFds, onWritten);
+  }
+
+  /**
+   * A small commit's writes go straight into the page cache on this thread, and only its
+   * fdatasyncs (if any) go to the ring. On ext4 io_uring cannot write to the page cache without
+   * blocking (no IOCB_NOWAIT for buffered writes), so every write is punted to an io-wq worker:
+   * measured here, a 4 KiB write-only commit costs 43 us of CPU and 35 us of wall time through the
+   * ring against 5 and 5 by writev on the calling thread (64 KiB: 54-82 us against 13).
+   * The price is that the caller blocks while the kernel copies (or throttles a writer past the
+   * dirty limits), which is why only commits up to INLINE_WRITE_BYTES do it.
+   */
+  private commitInline(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+    // As through the ring, a failed write does not stop the others; the commit then fails without syncing.
+    let failed: unknown = null;
+    for (const w of writes) {
+      try {
+        writeNow(w);
+      } catch (err) {
+        failed ??= err;
+      }
+    }
+    if (failed !== null) return Promise.reject(StorageError.from(failed, 'write'));
+    onWritten?.();
+    return syncFds.length === 0 ? Promise.resolve() : this.submit([], syncFds);
+  }
+
+  private submit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     const meta = new Float64Array(writes.length * 3);
     const chunks: Buffer[] = [];
     for (let i = 0; i < writes.length; i++) {
@@ -81,12 +140,12 @@ export class NativeIoBackend implements IoBackend {
   }
 }
 
-/** A native backend with its own ring, or why there cannot be one on this machine/build. */
-export function loadNativeIo(): { backend: NativeIoBackend } | { unavailable: string } {
+/** A native backend with its own ring (`inlineWriteBytes` 0: every write through the ring), or why there cannot be one on this machine/build. */
+export function loadNativeIo(inlineWriteBytes = INLINE_WRITE_BYTES): { backend: NativeIoBackend } | { unavailable: string } {
   const native = loadAddon();
   if (typeof native === 'string') return { unavailable: native };
   try {
-    return { backend: new NativeIoBackend(native, native.openRing(RING_ENTRIES, MAX_INFLIGHT_BYTES)) };
+    return { backend: new NativeIoBackend(native, native.openRing(RING_ENTRIES, MAX_INFLIGHT_BYTES), inlineWriteBytes) };
   } catch (err) {
     return { unavailable: `${(err as Error).message}${uringDisabledNote()}` };
   }

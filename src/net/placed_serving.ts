@@ -34,6 +34,7 @@
 // here are not waited for: a request behind a parked Fetch may reach the log first, as on main,
 // where a parked Fetch holds back nothing behind it.
 import type { Shard } from '../actors/shard.js';
+import { SHARD_READER_FDS } from '../common/descriptor_budget.js';
 import { LocalShardPort } from '../actors/local_shard_port.js';
 import { PartitionRouter } from '../actors/partition_router.js';
 import type { RingShardPort } from '../actors/ring_shard_port.js';
@@ -52,8 +53,6 @@ import { produceHandler } from './handlers/produce.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from './placement_messages.js';
 import { SegmentReader } from './segment_reader.js';
 
-/** Segment fds this shard's reader keeps open (outside main's descriptor budget, so kept small). */
-const SHARD_READER_FDS = 64;
 /** The shard reports what it served at most this often. */
 const TRAFFIC_REPORT_MS = 1000;
 /** Request timings kept between reports; past it, requests are still counted but not timed. */

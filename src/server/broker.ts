@@ -100,7 +100,10 @@ const readerCacheFor = (limit: number): number => Math.max(16, Math.min(MAX_SEGM
 
 /** The descriptor budget for this process, before any partition is charged to it. */
 function descriptorBudget(config: BrokerConfig, limit: NofileLimit): DescriptorBudget {
-  const reserved = reservedDescriptors({ shards: config.shards, sealedPerShard: MAX_SEALED_HANDLES, readerCache: readerCacheFor(limit.soft), adminConnections: MAX_ADMIN_CONNECTIONS });
+  const reserved = reservedDescriptors({
+    shards: config.shards, sealedPerShard: MAX_SEALED_HANDLES, readerCache: readerCacheFor(limit.soft), adminConnections: MAX_ADMIN_CONNECTIONS,
+    placedConnections: config.connectionPlacement === 'shards',
+  });
   return new DescriptorBudget(limit.soft, reserved);
 }
 

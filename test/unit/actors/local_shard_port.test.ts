@@ -8,8 +8,6 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { LocalShardPort } from '../../../src/actors/local_shard_port.js';
 import { PartitionRouter, type FetchItem } from '../../../src/actors/partition_router.js';
-import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
-import { SpscRing } from '../../../src/actors/ring_buffer.js';
 import {
   FETCH_RELEASE_BYTES,
   MsgType,
@@ -23,46 +21,18 @@ import {
   type FetchAsk,
   type ProduceResult,
 } from '../../../src/actors/ring_messages.js';
-import { Shard } from '../../../src/actors/shard.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
-import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
-import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
 import { ACKS_ALL } from '../../../src/coordinator/replication/min_isr.js';
-import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { SOLE_BROKER, TEST_BROKER_ID, soleLeader, testShardReplication } from '../../helpers/replica_roles.js';
-import { batchOf, logConfig, removeDir, tempDir, testIoBackend, waitFor } from '../log/log_fixture.js';
+import { HostedShard } from '../../helpers/hosted_shard.js';
+import { batchOf, waitFor } from '../log/log_fixture.js';
 
 /** What main's side of a shard's lane 0 read off its outbound ring. */
 type MainAnswer = { kind: 'produce'; r: ProduceResult } | { kind: 'fetch'; reqId: number; waited: boolean };
 
-/** One shard with its lane 0 rings, run as a worker would run it. */
-class HostedShard {
-  readonly inbound = new SpscRing(SpscRing.allocate(1 << 20), RingDoorbell.loopback());
-  readonly outbound = new SpscRing(SpscRing.allocate(1 << 20), RingDoorbell.loopback());
-  readonly shard: Shard;
-  readonly errors: unknown[] = [];
+/** A hosted shard whose lane 0 the test plays main on. */
+class MainLaneShard extends HostedShard {
   readonly mainAnswers: MainAnswer[] = [];
-  readonly dirs: string[] = [];
-  private readonly running: Promise<void>;
-
-  constructor(index: number) {
-    this.shard = new Shard(index, this.inbound, this.outbound, testIoBackend(), { kind: 'always' }, (_m, err) => this.errors.push(err), {
-      offsetsTopic: '__consumer_offsets',
-      deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
-      rebalanced: () => undefined,
-      badRecord: () => undefined,
-    }, testShardReplication());
-    this.shard.setBrokers(TEST_BROKER_ID, SOLE_BROKER);
-    this.running = this.shard.run();
-  }
-
-  open(handle: number, partition: number): void {
-    const dir = tempDir();
-    this.dirs.push(dir);
-    this.shard.openPartition(handle, 't', partition, dir, logConfig());
-    this.shard.setRoles([{ handle, role: soleLeader() }]);
-  }
 
   /** Main's produce on lane 0. */
   mainProduce(reqId: number, handle: number, records: Buffer): void {
@@ -98,22 +68,13 @@ class HostedShard {
     }
     return this.mainAnswers;
   }
-
-  async close(): Promise<void> {
-    await this.shard.shutdown(MAX_CLOSES_IN_FLIGHT);
-    // An empty message wakes run() so it sees it was stopped.
-    assert.ok(this.inbound.reserve(0) >= 0);
-    this.inbound.publish();
-    await this.running;
-    this.dirs.forEach(removeDir);
-  }
 }
 
 /** A router over two same-thread shards, one partition of topic 't' on each. */
 class Rig {
   readonly table = new ShardTable(2);
   readonly router = new PartitionRouter(this.table);
-  readonly hosted = [new HostedShard(0), new HostedShard(1)];
+  readonly hosted = [new MainLaneShard(0), new MainLaneShard(1)];
   readonly handles: number[] = [];
   // Doorbell waits do not hold the loop (in the broker the worker's control port does).
   readonly keepAlive = setInterval(() => undefined, 1000);

@@ -1,10 +1,11 @@
 // The descriptor budget's accounting as a property: whatever sequence of tries and releases,
 // what is held never exceeds the limit minus the reserve, a refused try takes nothing, and
-// releasing everything taken restores the whole capacity.
+// releasing everything taken restores the whole capacity. The reserve grows by each shard's own
+// segment reader when connections are placed on the shards.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { DescriptorBudget, type DescriptorUse } from '../../../src/common/descriptor_budget.js';
+import { DescriptorBudget, SHARD_READER_FDS, reservedDescriptors, type DescriptorUse } from '../../../src/common/descriptor_budget.js';
 
 const use = fc.constantFrom<DescriptorUse>('partitions', 'connections');
 
@@ -48,5 +49,15 @@ describe('DescriptorBudget', () => {
     budget.release('partitions', 20);
     assert.equal(budget.tryAcquire('connections', 2), true);
     assert.throws(() => budget.release('connections', 3), /releasing 3 connections descriptors, 2 held/);
+  });
+});
+
+describe('reservedDescriptors', () => {
+  it('sets aside each shard\'s segment reader only when connections are placed on the shards', () => {
+    for (const shards of [1, 3]) {
+      const shape = { shards, sealedPerShard: 100, readerCache: 50, adminConnections: 10 };
+      const placed = reservedDescriptors({ ...shape, placedConnections: true });
+      assert.equal(placed - reservedDescriptors({ ...shape, placedConnections: false }), shards * SHARD_READER_FDS);
+    }
   });
 });

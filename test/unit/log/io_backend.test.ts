@@ -2,6 +2,7 @@
 // positioned multi-chunk writes, fdatasync, errors surfacing as StorageError with the errno,
 // recovery after a failure, concurrency, ENOSPC on a tiny tmpfs, and the writes-landed report
 // (once, with the bytes in the files, before the commit settles; never after a failed write).
+// The native backend runs twice: writing through its ring, and writing on the calling thread.
 // The native half is skipped only when the addon is missing, unless SLUICE_REQUIRE_NATIVE=1.
 import assert from 'node:assert/strict';
 import { closeSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
@@ -23,17 +24,22 @@ interface BackendKind {
 const nativeProbe = loadNativeIo();
 const nativeRequired = process.env['SLUICE_REQUIRE_NATIVE'] === '1';
 
+/** The native backend writing commits of up to `inlineWriteBytes` on the calling thread (0: every write through the ring). */
+const nativeKind = (name: string, inlineWriteBytes: number): BackendKind => ({
+  name,
+  skip: 'unavailable' in nativeProbe && !nativeRequired ? `native addon unavailable: ${nativeProbe.unavailable}` : false,
+  open() {
+    const loaded = loadNativeIo(inlineWriteBytes);
+    if ('unavailable' in loaded) throw new Error(`SLUICE_REQUIRE_NATIVE=1 but ${loaded.unavailable}`);
+    return { io: loaded.backend, close: () => loaded.backend.close() };
+  },
+});
+
 const BACKENDS: readonly BackendKind[] = [
   { name: 'node', skip: false, open: () => ({ io: new NodeIoBackend(), close: async () => undefined }) },
-  {
-    name: 'native',
-    skip: 'unavailable' in nativeProbe && !nativeRequired ? `native addon unavailable: ${nativeProbe.unavailable}` : false,
-    open() {
-      const loaded = loadNativeIo();
-      if ('unavailable' in loaded) throw new Error(`SLUICE_REQUIRE_NATIVE=1 but ${loaded.unavailable}`);
-      return { io: loaded.backend, close: () => loaded.backend.close() };
-    },
-  },
+  nativeKind('native (writes through the ring)', 0),
+  // Every commit of these tests fits: the whole suite runs through the inline writes.
+  nativeKind('native (inline writes)', Number.MAX_SAFE_INTEGER),
 ];
 if ('backend' in nativeProbe) await nativeProbe.backend.close();
 

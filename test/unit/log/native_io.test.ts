@@ -19,8 +19,9 @@ if ('backend' in probe) await probe.backend.close();
 const required = process.env['SLUICE_REQUIRE_NATIVE'] === '1';
 const skip = 'unavailable' in probe && !required ? `native addon unavailable: ${probe.unavailable}` : false;
 
+/** A native backend whose writes all go through its ring (none written inline), which is what these tests are about. */
 function nativeBackend(): NativeIoBackend {
-  const loaded = loadNativeIo();
+  const loaded = loadNativeIo(0);
   if ('unavailable' in loaded) throw new Error(loaded.unavailable);
   return loaded.backend;
 }

@@ -3,24 +3,11 @@
 // segments than the bound holding at most that many of its descriptors open, before and after a
 // reopen, while every batch stays readable.
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { HandleCache, MAX_SEALED_HANDLES } from '../../../src/log/segment_handles.js';
 import { append, batchOf, logConfig, openHarness, readAll, waitFor } from './log_fixture.js';
-
-/** Descriptors this process holds on files under `dir`. */
-function openUnder(dir: string): number {
-  let n = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir)) n++;
-    } catch {
-      // closed between the listing and the readlink (the listing's own descriptor)
-    }
-  }
-  return n;
-}
+import { openUnder } from '../../helpers/open_fds.js';
 
 describe('HandleCache', () => {
   it('keeps at most max holders open, releases only the least recently used, never the one just used', () => {

@@ -2,29 +2,17 @@
 // send still holds them, and then as soon as the last one lets go.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
 import { SegmentReader } from '../../../src/net/segment_reader.js';
-
-/** Descriptors of this process open on `path`. */
-function openOn(path: string): number {
-  let n = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(path)) n++;
-    } catch {
-      // closed while listing
-    }
-  }
-  return n;
-}
+import { openUnder } from '../../helpers/open_fds.js';
 
 /** Waits (bounded) until no descriptor of this process is open on `path`; closes run on the thread pool. */
 async function closedWithin(path: string, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
-  while (openOn(path) > 0) {
+  while (openUnder(path) > 0) {
     if (Date.now() > until) return false;
     await tick();
   }
@@ -47,7 +35,7 @@ describe('SegmentReader', () => {
     try {
       const bufs = await reader.readRanges([{ path: file, position: 4, length: 6 }]);
       assert.equal(Buffer.concat(bufs).toString(), '456789');
-      assert.equal(openOn(file), 1, 'the descriptor is cached');
+      assert.equal(openUnder(file), 1, 'the descriptor is cached');
       reader.dropDir(dir);
       assert.ok(await closedWithin(file, 1000), 'a deleted partition must not hold its files open');
     } finally {
@@ -65,7 +53,7 @@ describe('SegmentReader', () => {
       assert.equal(chunks.length, 1);
       reader.dropDir(dir);
       await tick();
-      assert.equal(openOn(file), 1, 'a response still refers to the descriptor');
+      assert.equal(openUnder(file), 1, 'a response still refers to the descriptor');
       reader.release(leases);
       assert.ok(await closedWithin(file, 1000), 'closed once the lease is given back');
     } finally {

@@ -1,0 +1,329 @@
+// PlacedServing on one thread, over a real Shard: which requests a shard serves for its placed
+// connections and which it forwards to main. Forwarded: any request while main owes the
+// connection an answer, every request while the snapshot is closed or older than the highest
+// revision main's answers carried (the fence, which never goes down), a request naming any
+// partition the snapshot lacks, a client's current leader epoch other than the snapshot's, a
+// replica's Fetch (replica id, v15+ replica state) or OffsetForLeaderEpoch (v3+), a Fetch v13+
+// topic id the snapshot does not know, and a frame that does not decode. Served: the rest,
+// through the real handlers into the shard (a served produce is read back by served Fetch,
+// ListOffsets and OffsetForLeaderEpoch), counted in the traffic report a second later. A
+// snapshot that no longer holds a partition closes the reader's descriptors of its files.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { afterEach, describe, it, mock } from 'node:test';
+import { NO_RESPONSE, type HandlerResult, type Wire } from '../../../src/net/handler.js';
+import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from '../../../src/net/placement_messages.js';
+import { PlacedServing, ServedProduces } from '../../../src/net/placed_serving.js';
+import { FetchApi, type FetchRequest } from '../../../src/protocol/apis/fetch.js';
+import { ListOffsetsApi, type ListOffsetsRequest } from '../../../src/protocol/apis/list_offsets.js';
+import { OffsetForLeaderEpochApi, type OffsetForLeaderEpochRequest } from '../../../src/protocol/apis/offset_for_leader_epoch.js';
+import { ProduceApi, type ProduceRequest } from '../../../src/protocol/apis/produce.js';
+import { ErrorCode } from '../../../src/protocol/errors.js';
+import { decodeRecords, encodeRecordBatch } from '../../../src/protocol/records.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import { decodedRecords, type Api, type RecordsValue } from '../../../src/protocol/schema.js';
+import { Writer } from '../../../src/protocol/writer.js';
+import { answered, requestContext } from '../../helpers/handler_context.js';
+import { HOSTED_TOPIC, HostedShard } from '../../helpers/hosted_shard.js';
+import { openUnder } from '../../helpers/open_fds.js';
+import { LATEST } from '../../helpers/read_back.js';
+import { requestFrame } from '../../helpers/raw_socket.js';
+import { TEST_BROKER_ID, TEST_TOPIC_ID } from '../../helpers/replica_roles.js';
+import { waitFor } from '../log/log_fixture.js';
+
+/** Partition 0 of the hosted topic is open on the shard and, unless a test says otherwise, in the snapshot; partition 1 is in neither. */
+const HANDLE = 0;
+const LEADER_EPOCH = 0;
+const OTHER_TOPIC_ID = 'cd'.repeat(16);
+const ONE_MB = 1 << 20;
+
+/** A client that gave no current leader epoch. */
+const NO_EPOCH = -1;
+const CONSUMER = -1;
+
+const TOPIC = { name: HOSTED_TOPIC, id: TEST_TOPIC_ID, partitions: 1, configs: {} };
+
+function snapshotPartition(dir: string): SnapshotPartition {
+  return {
+    topic: TOPIC, handle: HANDLE, shard: 0, dir,
+    record: {
+      topicId: TEST_TOPIC_ID, partition: 0, replicas: [TEST_BROKER_ID], isr: [TEST_BROKER_ID], removingReplicas: [], addingReplicas: [],
+      leader: TEST_BROKER_ID, leaderEpoch: LEADER_EPOCH, partitionEpoch: LEADER_EPOCH,
+    },
+  };
+}
+
+function snapshot(revision: number, partitions: readonly SnapshotPartition[], open = true): PlacementSnapshot {
+  return { revision, localId: TEST_BROKER_ID, open, partitions, limits: { maxProduceBatchBytes: ONE_MB, fetchMaxBytes: ONE_MB, messageMaxBytes: ONE_MB } };
+}
+
+function produceRequest(partitions: readonly number[], values: readonly string[]): ProduceRequest {
+  const records = encodeRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp: Date.now() })));
+  return { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: HOSTED_TOPIC, partitionData: partitions.map((index) => ({ index, records })) }] };
+}
+
+interface FetchShape {
+  readonly partition?: number;
+  readonly currentLeaderEpoch?: number;
+  readonly replicaId?: number;
+  /** v15+: the replica id travels in the replica state. */
+  readonly stateReplicaId?: number;
+  readonly topicId?: string;
+}
+
+/** A fetch from offset 0 that never parks (min_bytes 0). */
+function fetchRequest({ partition = 0, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER, stateReplicaId = CONSUMER, topicId = TEST_TOPIC_ID }: FetchShape = {}): FetchRequest {
+  return {
+    clusterId: null, replicaId, replicaState: { replicaId: stateReplicaId, replicaEpoch: -1 }, maxWaitMs: 0, minBytes: 0, maxBytes: ONE_MB, isolationLevel: 0,
+    sessionId: 0, sessionEpoch: -1, forgottenTopicsData: [], rackId: '',
+    topics: [{ topic: HOSTED_TOPIC, topicId, partitions: [{ partition, currentLeaderEpoch, fetchOffset: 0, lastFetchedEpoch: -1, logStartOffset: -1, partitionMaxBytes: ONE_MB, replicaDirectoryId: '0'.repeat(32) }] }],
+  };
+}
+
+function listOffsetsRequest(partitions: readonly number[], currentLeaderEpoch = NO_EPOCH): ListOffsetsRequest {
+  return { replicaId: CONSUMER, isolationLevel: 0, topics: [{ name: HOSTED_TOPIC, partitions: partitions.map((partitionIndex) => ({ partitionIndex, currentLeaderEpoch, timestamp: LATEST })) }] };
+}
+
+function epochRequest(partition: number, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER): OffsetForLeaderEpochRequest {
+  return { replicaId, topics: [{ topic: HOSTED_TOPIC, partitions: [{ partition, currentLeaderEpoch, leaderEpoch: LEADER_EPOCH }] }] };
+}
+
+/** The values of the records a fetch answered. */
+function values(records: RecordsValue): string[] {
+  return decodeRecords(decodedRecords(records)).map((r) => r.value?.toString() ?? '');
+}
+
+/** A handler's answer encoded and decoded as the client reads it. */
+function asClientReads<Res>(api: Api<unknown, Res>, version: number, res: Wire<Res>): Res {
+  const w = new Writer();
+  api.encodeResponse(version, res, w);
+  return api.decodeResponse(version, new Reader(Buffer.concat(w.finish())));
+}
+
+type Decision = { forwarded: true } | { forwarded: false; result: HandlerResult<unknown> };
+
+class Rig {
+  readonly hosted = new HostedShard(0);
+  readonly dir = this.hosted.open(HANDLE, 0);
+  readonly reports: PlacedTraffic[] = [];
+  // One shard: no mesh, no peers.
+  readonly serving = new PlacedServing(this.hosted.shard, [null], (t) => this.reports.push(t));
+  /** The connection's served Produces, which a forward waits for. */
+  readonly produces = new ServedProduces();
+  /** Every frame handed to main, as handed. */
+  readonly forwarded: Buffer[] = [];
+  private correlationId = 0;
+  // Doorbell waits do not hold the loop (in the broker the worker's ports do).
+  private readonly keepAlive = setInterval(() => undefined, 1000);
+
+  constructor() {
+    this.serving.update(snapshot(0, [snapshotPartition(this.dir)]));
+  }
+
+  private readonly forward = (frame: Buffer): Promise<HandlerResult<unknown>> => {
+    this.forwarded.push(frame);
+    return Promise.resolve(NO_RESPONSE);
+  };
+
+  frame<Req>(api: Api<Req, unknown>, version: number, req: Req): Buffer {
+    // handle() takes the frame after its size prefix, as the connection cuts it.
+    return requestFrame(api, version, ++this.correlationId, req).subarray(4);
+  }
+
+  /** Hands `frame` to PlacedServing; forwarded when the spy saw it (then with the frame unchanged). */
+  async decide(apiKey: number, version: number, frame: Buffer, forwardedPending = false): Promise<Decision> {
+    const before = this.forwarded.length;
+    const result = await this.serving.handle(requestContext(apiKey, version), frame, forwardedPending, this.forward, this.produces);
+    if (this.forwarded.length === before) return { forwarded: false, result };
+    assert.equal(this.forwarded.length, before + 1);
+    assert.equal(this.forwarded[before], frame, 'the frame is forwarded as it came');
+    return { forwarded: true };
+  }
+
+  async send<Req>(api: Api<Req, unknown>, version: number, req: Req, forwardedPending = false): Promise<Decision> {
+    return this.decide(api.key, version, this.frame(api, version, req), forwardedPending);
+  }
+
+  async forwards<Req>(api: Api<Req, unknown>, version: number, req: Req, forwardedPending = false): Promise<boolean> {
+    return (await this.send(api, version, req, forwardedPending)).forwarded;
+  }
+
+  /** The answer, as the client reads it, of a request the shard must serve. */
+  async served<Req, Res>(api: Api<Req, Res>, version: number, req: Req): Promise<Res> {
+    const d = await this.send(api, version, req);
+    if (d.forwarded) assert.fail(`${api.name} v${version} was forwarded, not served`);
+    return asClientReads(api as Api<unknown, Res>, version, answered(d.result as HandlerResult<Res>));
+  }
+
+  /** Partition 0's log end offset, as a served ListOffsets answers it. */
+  async logEnd(): Promise<number> {
+    const res = await this.served(ListOffsetsApi, 7, listOffsetsRequest([0]));
+    return res.topics[0]!.partitions[0]!.offset;
+  }
+
+  async close(): Promise<void> {
+    await this.hosted.close();
+    clearInterval(this.keepAlive);
+    assert.deepEqual(this.hosted.errors, []);
+  }
+}
+
+const rigs = new Set<Rig>();
+function rig(): Rig {
+  const r = new Rig();
+  rigs.add(r);
+  return r;
+}
+afterEach(async () => {
+  mock.timers.reset();
+  for (const r of rigs) await r.close();
+  rigs.clear();
+});
+
+const BOUNDED = { timeout: 15_000 };
+
+describe('PlacedServing: what a shard serves for its placed connections', () => {
+  it('serves Produce, Fetch, ListOffsets and OffsetForLeaderEpoch into the shard: the served produce is read back', BOUNDED, async () => {
+    const r = rig();
+    const produced = await r.served(ProduceApi, 9, produceRequest([0], ['a', 'b', 'c']));
+    assert.deepEqual(produced.responses[0]!.partitionResponses.map((p) => [p.index, p.errorCode, p.baseOffset]), [[0, ErrorCode.NONE, 0]]);
+    const fetched = (await r.served(FetchApi, 12, fetchRequest())).responses[0]!.partitions[0]!;
+    assert.equal(fetched.errorCode, ErrorCode.NONE);
+    assert.equal(fetched.highWatermark, 3);
+    assert.deepEqual(values(fetched.records), ['a', 'b', 'c']);
+    assert.equal(await r.logEnd(), 3);
+    const ends = await r.served(OffsetForLeaderEpochApi, 4, epochRequest(0, LEADER_EPOCH));
+    assert.deepEqual(ends.topics[0]!.partitions.map((p) => [p.errorCode, p.leaderEpoch, p.endOffset]), [[ErrorCode.NONE, LEADER_EPOCH, 3]]);
+    assert.equal(r.forwarded.length, 0);
+  });
+
+  it('serves only with nothing owed to the connection, an open snapshot at the fence or past it, a partition it holds and no other epoch', BOUNDED, async () => {
+    const r = rig();
+    const part = snapshotPartition(r.dir);
+    let fence = 0;
+    for (const pending of [false, true]) {
+      for (const open of [true, false]) {
+        for (const revisionFromFence of [-1, 0, 1]) {
+          for (const partition of [0, 1]) {
+            for (const currentLeaderEpoch of [NO_EPOCH, LEADER_EPOCH, LEADER_EPOCH + 1]) {
+              // The fence only rises: each case starts above the last one's revisions.
+              fence += 2;
+              r.serving.answeredAt(fence);
+              r.serving.update(snapshot(fence + revisionFromFence, [part], open));
+              const serves = !pending && open && revisionFromFence >= 0 && partition === 0 && currentLeaderEpoch !== LEADER_EPOCH + 1;
+              const forwarded = await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([partition], currentLeaderEpoch), pending);
+              assert.equal(forwarded, !serves, JSON.stringify({ pending, open, revisionFromFence, partition, currentLeaderEpoch }));
+            }
+          }
+        }
+      }
+    }
+  });
+
+  it('forwards a produce while main owes the connection an answer, and appends nothing here', BOUNDED, async () => {
+    const r = rig();
+    assert.equal(await r.forwards(ProduceApi, 9, produceRequest([0], ['x']), true), true);
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest(), true), true);
+    assert.equal(await r.forwards(OffsetForLeaderEpochApi, 4, epochRequest(0), true), true);
+    assert.equal(await r.logEnd(), 0);
+  });
+
+  it('keeps the fence at the highest revision main answered at', BOUNDED, async () => {
+    const r = rig();
+    const part = snapshotPartition(r.dir);
+    r.serving.answeredAt(5);
+    assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([0])), true, 'snapshot 0 is behind answer 5');
+    r.serving.update(snapshot(5, [part]));
+    assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([0])), false, 'snapshot 5 reached the fence');
+    r.serving.answeredAt(7);
+    r.serving.answeredAt(3);
+    assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([0])), true, 'an older answer does not lower the fence');
+    r.serving.update(snapshot(7, [part]));
+    assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([0])), false);
+  });
+
+  it('forwards whole a request naming any partition the snapshot lacks', BOUNDED, async () => {
+    const r = rig();
+    assert.equal(await r.forwards(ProduceApi, 9, produceRequest([0, 1], ['x'])), true);
+    assert.equal(await r.forwards(ProduceApi, 9, { ...produceRequest([0], ['x']), topicData: [{ name: 'other', partitionData: [{ index: 0, records: null }] }] }), true);
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ partition: 1 })), true);
+    assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([0, 1])), true);
+    assert.equal(await r.forwards(OffsetForLeaderEpochApi, 4, epochRequest(1)), true);
+    assert.equal(await r.logEnd(), 0, 'partition 0\'s part of the produce was not appended here');
+    // A snapshot without partition 0: nothing of it is served any more.
+    r.serving.update(snapshot(1, []));
+    assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([0])), true);
+  });
+
+  it('forwards a current leader epoch other than the snapshot\'s (Fetch, ListOffsets, OffsetForLeaderEpoch), serves an equal one or none', BOUNDED, async () => {
+    const r = rig();
+    for (const [epoch, forwarded] of [[LEADER_EPOCH + 1, true], [LEADER_EPOCH, false], [NO_EPOCH, false]] as const) {
+      assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ currentLeaderEpoch: epoch })), forwarded, `Fetch at epoch ${epoch}`);
+      assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([0], epoch)), forwarded, `ListOffsets at epoch ${epoch}`);
+      assert.equal(await r.forwards(OffsetForLeaderEpochApi, 4, epochRequest(0, epoch)), forwarded, `OffsetForLeaderEpoch at epoch ${epoch}`);
+    }
+  });
+
+  it('forwards a replica\'s Fetch (replica id; v15+ replica state) and OffsetForLeaderEpoch (v3+), serves a consumer\'s', BOUNDED, async () => {
+    const r = rig();
+    const follower = TEST_BROKER_ID + 1;
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ replicaId: follower })), true);
+    assert.equal(await r.forwards(FetchApi, 15, fetchRequest({ stateReplicaId: follower })), true);
+    assert.equal(await r.forwards(FetchApi, 15, fetchRequest()), false);
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest()), false);
+    assert.equal(await r.forwards(OffsetForLeaderEpochApi, 3, epochRequest(0, NO_EPOCH, follower)), true);
+    assert.equal(await r.forwards(OffsetForLeaderEpochApi, 3, epochRequest(0, NO_EPOCH, CONSUMER)), false);
+    // Before v3 the request carries no replica id: the decoded default (-2) is a consumer's.
+    assert.equal(await r.forwards(OffsetForLeaderEpochApi, 2, epochRequest(0, NO_EPOCH, follower)), false);
+  });
+
+  it('forwards a Fetch v13+ naming a topic id the snapshot does not know, serves a known one', BOUNDED, async () => {
+    const r = rig();
+    assert.equal(await r.forwards(FetchApi, 13, fetchRequest({ topicId: OTHER_TOPIC_ID })), true);
+    assert.equal(await r.forwards(FetchApi, 13, fetchRequest()), false);
+  });
+
+  it('forwards a frame it cannot decode, as it came', BOUNDED, async () => {
+    const r = rig();
+    const whole = r.frame(ProduceApi, 9, produceRequest([0], ['x']));
+    const cut = whole.subarray(0, whole.length - 8);
+    assert.equal((await r.decide(ProduceApi.key, 9, cut)).forwarded, true);
+    assert.equal(await r.logEnd(), 0);
+  });
+
+  it('reports the requests it served, not the forwarded ones, once a second', BOUNDED, async () => {
+    const r = rig();
+    mock.timers.enable({ apis: ['setTimeout'] });
+    await r.served(ProduceApi, 9, produceRequest([0], ['a', 'b']));
+    await r.logEnd();
+    assert.equal(await r.forwards(ListOffsetsApi, 7, listOffsetsRequest([1])), true);
+    mock.timers.tick(999);
+    assert.equal(r.reports.length, 0, 'nothing before the second is up');
+    mock.timers.tick(1);
+    assert.equal(r.reports.length, 1);
+    const report = r.reports[0]!;
+    assert.equal(report.served, 2);
+    assert.equal(report.messagesIn, 2);
+    assert.ok(report.bytesIn > 0);
+    assert.deepEqual(report.requests.map(([api]) => api), ['Produce', 'ListOffsets']);
+    // Counts start again after a report, and an idle shard reports nothing.
+    mock.timers.tick(5000);
+    assert.equal(r.reports.length, 1);
+    await r.logEnd();
+    mock.timers.tick(1000);
+    assert.deepEqual(r.reports.map((t) => t.served), [2, 1]);
+  });
+
+  it('closes the reader\'s descriptors of a partition that left the snapshot', BOUNDED, async () => {
+    const r = rig();
+    await r.served(ProduceApi, 9, produceRequest([0], ['a']));
+    const segment = join(r.dir, '00000000000000000000.log');
+    const heldByLog = openUnder(segment);
+    assert.deepEqual(values((await r.served(FetchApi, 12, fetchRequest())).responses[0]!.partitions[0]!.records), ['a']);
+    assert.equal(openUnder(segment), heldByLog + 1, 'the served fetch left the reader\'s descriptor cached');
+    r.serving.update(snapshot(1, [snapshotPartition(r.dir)]));
+    assert.equal(openUnder(segment), heldByLog + 1, 'a partition still in the snapshot keeps it');
+    r.serving.update(snapshot(2, []));
+    await waitFor(() => openUnder(segment) === heldByLog, 'the reader closed the segment of the partition that left');
+  });
+});
