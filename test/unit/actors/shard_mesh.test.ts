@@ -9,71 +9,28 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, it } from 'node:test';
 import { LocalShardPort } from '../../../src/actors/local_shard_port.js';
 import { PartitionRouter } from '../../../src/actors/partition_router.js';
-import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
-import { SpscRing } from '../../../src/actors/ring_buffer.js';
 import type { RingShardPort } from '../../../src/actors/ring_shard_port.js';
-import { Shard } from '../../../src/actors/shard.js';
 import { allocateShardMesh, joinShardMesh } from '../../../src/actors/shard_mesh.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
-import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
-import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
-import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { SOLE_BROKER, TEST_BROKER_ID, soleLeader, testShardReplication } from '../../helpers/replica_roles.js';
-import { batchOf, logConfig, removeDir, tempDir, testIoBackend } from '../log/log_fixture.js';
-
-/** A shard with lane 0 rings nobody writes (main is absent here), run as a worker runs it. */
-class MeshShard {
-  readonly inbound = new SpscRing(SpscRing.allocate(1 << 16), RingDoorbell.loopback());
-  readonly outbound = new SpscRing(SpscRing.allocate(1 << 16), RingDoorbell.loopback());
-  readonly shard: Shard;
-  readonly errors: unknown[] = [];
-  readonly dirs: string[] = [];
-  peers: (RingShardPort | null)[] = [];
-  private readonly running: Promise<void>;
-
-  constructor(index: number) {
-    this.shard = new Shard(index, this.inbound, this.outbound, testIoBackend(), { kind: 'always' }, (_m, err) => this.errors.push(err), {
-      offsetsTopic: '__consumer_offsets',
-      deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
-      rebalanced: () => undefined,
-      badRecord: () => undefined,
-    }, testShardReplication());
-    this.shard.setBrokers(TEST_BROKER_ID, SOLE_BROKER);
-    this.running = this.shard.run();
-  }
-
-  open(handle: number, partition: number): void {
-    const dir = tempDir();
-    this.dirs.push(dir);
-    this.shard.openPartition(handle, 't', partition, dir, logConfig());
-    this.shard.setRoles([{ handle, role: soleLeader() }]);
-  }
-
-  /** Stops the shard; an empty message wakes lane 0's drain loop so it sees it. */
-  async close(): Promise<void> {
-    await this.shard.shutdown(MAX_CLOSES_IN_FLIGHT);
-    assert.ok(this.inbound.reserve(0) >= 0);
-    this.inbound.publish();
-    await this.running;
-    this.dirs.forEach(removeDir);
-    assert.equal(this.outbound.peek(), -1, 'nothing was answered on lane 0');
-  }
-}
+import { HostedShard } from '../../helpers/hosted_shard.js';
+import { batchOf } from '../log/log_fixture.js';
 
 /** Shard 0's router over the mesh: its own shard through a LocalShardPort, shard 1 through the mesh. */
 class MeshRig {
   readonly table = new ShardTable(2);
   readonly router = new PartitionRouter(this.table);
-  readonly shards = [new MeshShard(0), new MeshShard(1)];
+  readonly shards = [new HostedShard(0), new HostedShard(1)];
+  /** Each shard's ports to its peers, as joinShardMesh gave them. */
+  readonly peers: (RingShardPort | null)[][];
   readonly handle: number;
   // Doorbell waits do not hold the loop (in the broker the worker's control port does).
   readonly keepAlive = setInterval(() => undefined, 1000);
 
   constructor(ringBytes: number, maxOverflowBytes: number) {
     const ends = allocateShardMesh(2, ringBytes, maxOverflowBytes);
-    this.shards.forEach((s, i) => (s.peers = joinShardMesh(s.shard, ends[i]!)));
-    assert.equal(this.shards[0]!.peers[0], null, 'no port to itself');
+    this.peers = this.shards.map((s, i) => joinShardMesh(s.shard, ends[i]!));
+    assert.equal(this.peers[0]![0], null, 'no port to itself');
     this.router.attach([new LocalShardPort(this.shards[0]!.shard, 0, this.router), this.peer.start(this.router)]);
     this.table.reserve();
     const { handle, shard } = this.table.reserve();
@@ -85,12 +42,14 @@ class MeshRig {
 
   /** Shard 0's port to shard 1. */
   get peer(): RingShardPort {
-    return this.shards[0]!.peers[1]!;
+    return this.peers[0]![1]!;
   }
 
   async close(): Promise<void> {
-    await this.shards[0]!.close();
-    await this.shards[1]!.close();
+    for (const s of this.shards) {
+      await s.close();
+      assert.equal(s.outbound.peek(), -1, 'nothing was answered on lane 0');
+    }
     // Shard 1's ring lane from shard 0, woken by an empty message, sees the shard stopped and
     // leaves it unread (a running loop would take it).
     const requests = this.peer.requests;
