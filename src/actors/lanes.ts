@@ -1,6 +1,7 @@
 // A shard's lanes (shard worker thread): a lane is one origin of the requests a shard serves and
 // the place their answers go back to. Lane 0 is main's ring pair (the inbound ring the drain loop
-// reads, the Outbox in front of the outbound ring); `Shard.openLane` adds an origin on the
+// reads, the Outbox in front of the outbound ring); `Shard.attachRingLane` adds another ring pair
+// (a peer shard's, drained and answered the same way); `Shard.openLane` adds an origin on the
 // shard's own thread. Request ids are the origin's, so two lanes may use the same one: whatever
 // outlives the request's own call (a parked fetch, a group call waiting for a rebalance) is known
 // by its lane-qualified key, a plain number, so carrying the lane costs no allocation.

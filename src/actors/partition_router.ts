@@ -1,6 +1,6 @@
 // The main thread's façade over all shards: turns a request's per-partition work into messages
 // for the owning shards' ports and gathers the answers back into one result array. It knows a
-// shard only as a `ShardPort` (shard_port.ts): a ring to a worker (`ShardHost`) or a lane of a
+// shard only as a `ShardPort` (shard_port.ts): a ring pair to a worker (`RingShardPort`) or a lane of a
 // `Shard` on this thread (`LocalShardPort`); the answers come back to it as the ports' sink.
 // Owns the in-flight request maps (bounded by connections x in-flight requests per
 // connection, enforced by the network layer) and one deadline wheel for all their timeouts.

@@ -3,16 +3,19 @@
 // the inbound ring in batches and hands each message to the actor it addresses; the actors do the
 // work and answer through the shard's Outbox on the outbound ring.
 // Lanes (lanes.ts): every request has an origin, and its answer goes back there. Lane 0 is main's
-// ring pair, as described above; `openLane` adds an origin on this thread, which calls the data
-// plane methods (produce, fetch, releaseFetch, listOffsets, groupCall) directly and gets its
-// answers through the sink it opened the lane with. The lane travels with the request: in the
+// ring pair, as described above; `attachRingLane` adds another ring pair drained the same way
+// (a peer shard's, the shard mesh under --connection-placement shards), with its own Outbox and
+// drain loop; `openLane` adds an origin on this thread, which calls the data plane methods
+// (produce, fetch, releaseFetch, listOffsets, groupCall) directly and gets its answers through
+// the sink it opened the lane with. The lane travels with the request: in the
 // produce answer PendingAcks holds, in the parked fetch's (lane, reqId) key, in the group call's
 // coordinator ref.
 // Owns: actors by handle, the GroupCommitter (one write + fsync per pass across all partitions of
 // the shard: every append of a drain pass joins the same commit), the recycled slabs produce
 // batches are copied into, the registry of parked fetches, the deadline wheel (one timer for
-// fetch deadlines and acknowledgement timeouts), the lanes' sinks, and the Outbox (lane 0's
-// sink), whose bound it enforces by pausing the drain loop. Replication: main tells it the
+// fetch deadlines and acknowledgement timeouts), the lanes' sinks, and each ring lane's Outbox,
+// whose bound it enforces by pausing that lane's drain loop. Stopping the shard ends every drain
+// loop (each exits at its next wake-up without dispatching). Replication: main tells it the
 // registered brokers and each replica's role (setBrokers, setRoles); the shard hands its
 // followers to the replica fetchers of their leaders, places group coordinators on the
 // `__consumer_offsets` partitions it leads, and passes its leaders' ISR changes to main as events.
@@ -108,6 +111,7 @@ export class Shard {
   private readonly committer: GroupCommitter;
   private readonly slabs = new BatchSlabs();
   private readonly deadlines = new DeadlineWheel<Expirable>(DEADLINE_TICK_MS, (key) => key.expire(this.deadlines.now()));
+  /** Lane 0's sink, main's outbound ring. */
   private readonly outbox: Outbox;
   /** Where each lane's answers go, by lane id; lane 0 is the Outbox. */
   private readonly lanes: LaneSink[];
@@ -136,7 +140,7 @@ export class Shard {
     private readonly onError: (msg: string, err: unknown) => void,
     private readonly groups: ShardGroupHosting,
     private readonly replication: ShardReplication,
-    maxOutboxBytes: number = MAX_OUTBOX_BYTES,
+    private readonly maxOutboxBytes: number = MAX_OUTBOX_BYTES,
   ) {
     this.committer = new GroupCommitter(io, flush, (err) => {
       this.lastError = `storage: ${err.message}`;
@@ -182,6 +186,19 @@ export class Shard {
     if (this.lanes.length >= MAX_LANES) throw new RangeError(`a shard holds at most ${MAX_LANES} lanes`);
     this.lanes.push(sink);
     return this.lanes.length - 1;
+  }
+
+  /**
+   * A lane over another ring pair (a peer shard's requests on `inbound`, its answers through an
+   * Outbox of its own onto `outbound`), drained by a loop of its own with lane 0's rules: the
+   * same slices and yields, and intake paused while this lane's Outbox is over its bound (this
+   * lane's only). Returns the lane id.
+   */
+  attachRingLane(inbound: SpscRing, outbound: SpscRing): number {
+    const outbox = new Outbox(outbound, this.maxOutboxBytes);
+    const lane = this.openLane(outbox);
+    this.drain(lane, inbound, outbox).catch((err: unknown) => this.onError(`ring lane ${lane} stopped`, err));
+    return lane;
   }
 
   // ---- control plane (comlink) ----
@@ -379,26 +396,30 @@ export class Shard {
   // ---- data plane ----
 
   /** Drains main's inbound ring (lane 0's intake) until shutdown. */
-  async run(): Promise<void> {
-    const ring = this.inbound;
+  run(): Promise<void> {
+    return this.drain(MAIN_LANE, this.inbound, this.outbox);
+  }
+
+  /** Drains ring lane `lane`'s inbound ring until shutdown, its answers going to `outbox`. */
+  private async drain(lane: number, ring: SpscRing, outbox: Outbox): Promise<void> {
     while (this.running) {
-      // Backpressure instead of dropping results: no new work from main while too many of its
-      // results wait (lane 0's bound; openLane says what another lane's is).
-      if (this.outbox.overLimit) await this.outbox.whenUnderLimit();
+      // Backpressure instead of dropping results: no new work from this lane's origin while too
+      // many of its results wait (this lane's bound; openLane says what a same-thread lane's is).
+      if (outbox.overLimit) await outbox.whenUnderLimit();
       await ring.waitForData();
       const started = performance.now();
       const sliceEnd = started + DRAIN_SLICE_MS;
       let sliceUsed = false;
-      for (let off = ring.peek(); off >= 0 && this.running && !this.outbox.overLimit; off = ring.peek()) {
+      for (let off = ring.peek(); off >= 0 && this.running && !outbox.overLimit; off = ring.peek()) {
         if (performance.now() > sliceEnd) {
           sliceUsed = true;
           break;
         }
         try {
-          this.dispatch(ring.bytes, off, ring.lastLength);
+          this.dispatch(lane, ring.bytes, off, ring.lastLength);
         } catch (err) {
           // A bug in one message's handling must not stop the shard; the message is dropped
-          // and main's request times out for that partition.
+          // and the origin's request times out for that partition.
           this.lastError = String(err);
           this.onError('shard message failed', err);
         }
@@ -413,23 +434,23 @@ export class Shard {
     }
   }
 
-  /** One message of main's inbound ring: lane 0's request. */
-  private dispatch(b: Buffer, off: number, len: number): void {
+  /** One message of a ring lane's inbound ring: that lane's request. */
+  private dispatch(lane: number, b: Buffer, off: number, len: number): void {
     switch (b[off]) {
       case MsgType.PRODUCE:
-        this.produce(MAIN_LANE, readProduce(b, off), b, off + PRODUCE_HEADER_BYTES, off + len);
+        this.produce(lane, readProduce(b, off), b, off + PRODUCE_HEADER_BYTES, off + len);
         return;
       case MsgType.FETCH:
-        this.fetch(MAIN_LANE, readFetch(b, off));
+        this.fetch(lane, readFetch(b, off));
         return;
       case MsgType.FETCH_RELEASE:
-        this.releaseFetch(MAIN_LANE, b.readUInt32LE(off + 4));
+        this.releaseFetch(lane, b.readUInt32LE(off + 4));
         return;
       case MsgType.GROUP_CALL:
-        this.groupCall(MAIN_LANE, b.readUInt32LE(off + 4), b.readUInt32LE(off + 8), b.subarray(off + GROUP_CALL_HEADER_BYTES, off + len));
+        this.groupCall(lane, b.readUInt32LE(off + 4), b.readUInt32LE(off + 8), b.subarray(off + GROUP_CALL_HEADER_BYTES, off + len));
         return;
       case MsgType.LIST_OFFSETS:
-        this.listOffsets(MAIN_LANE, readListOffsets(b, off));
+        this.listOffsets(lane, readListOffsets(b, off));
         return;
       default:
         throw new Error(`unknown ring message type ${b[off]}`);

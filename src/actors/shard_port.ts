@@ -1,6 +1,6 @@
 // The main thread's seam to one shard (types only): what PartitionRouter sends a shard
 // (`ShardPort`) and what a shard's answers call back on the router (`ShardResultSink`).
-// `ShardHost` implements the port over the shard's SPSC ring pair (a worker thread);
+// `RingShardPort` implements the port over a shard's SPSC ring pair (a worker thread);
 // `LocalShardPort` delivers into a lane of a `Shard` on the sender's own thread, no ring (issue
 // 16: shard threads serving the connections they adopt). The router depends on nothing else of a
 // shard, so either can sit behind it.

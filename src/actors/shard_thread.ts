@@ -2,7 +2,9 @@
 // worker data, exposes its control API over comlink and runs its drain loop until shutdown.
 // Everything the shard owns is created here, on the worker's own thread, including its storage
 // backend (an io_uring ring of its own under io=native/auto); an unusable 'native' choice throws
-// here, so the worker fails before exposing its control API. The worker's entry module is the
+// here, so the worker fails before exposing its control API. Under --connection-placement shards
+// it also joins the shard mesh (shard_mesh.ts): peers' request rings become ring lanes of the
+// shard, and the ports to the peers are handed to the entry. The worker's entry module is the
 // server layer's (src/server/shard_main.ts), which calls this and adds what lives above the
 // actors (connections placed on the shard).
 import type { MessagePort } from 'node:worker_threads';
@@ -24,6 +26,8 @@ import { SpscRing, type RingStats } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
 import { Shard, type RoleUpdate, type ShardEvent, type ShardIntrospection } from './shard.js';
 import { ReplicaFetchers } from './replica_fetcher.js';
+import type { RingShardPort } from './ring_shard_port.js';
+import { joinShardMesh, type ShardMeshEnds } from './shard_mesh.js';
 import type { PeerSecurity } from '../common/peer_socket.js';
 import {
   DEFAULT_ALTER_PARTITION_RETRY_MS, DEFAULT_REPLICA_FETCH_BACKOFF_MS,
@@ -48,6 +52,8 @@ export interface ShardWorkerData {
   offsetsTopic: string;
   groupConfig: GroupConfig;
   replication: ShardReplicationConfig;
+  /** This shard's ends of the shard mesh (placement on shards; ports transferred), else null. */
+  mesh: ShardMeshEnds | null;
 }
 
 /** Replication settings main hands each shard. */
@@ -99,10 +105,11 @@ export interface ShardControl {
 
 /**
  * Builds shard `data.index` on this worker thread, answers main's control calls on `parent` and
- * starts its drain loop; returns its logger and the shard for what the entry adds beside it
- * (placed connections serve some requests through a lane of the shard).
+ * starts its drain loops; returns its logger, the shard and its ports to the peer shards (by shard
+ * index, null at its own; null without a mesh) for what the entry adds beside it (placed
+ * connections serve some requests through a lane of the shard and the peers' ring lanes).
  */
-export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Logger; shard: Shard } {
+export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Logger; shard: Shard; peers: (RingShardPort | null)[] | null } {
   const log = createLogger(data.logLevel, `shard-${data.index}`);
   const inbound = new SpscRing(data.toShard, new RingDoorbell(data.toShardDoorbell));
   const outbound = new SpscRing(data.toMain, new RingDoorbell(data.toMainDoorbell));
@@ -251,5 +258,6 @@ export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Log
 
   exposeControl(control, parent);
   shard.run().catch((err: unknown) => log.fatal({ err }, 'shard loop died'));
-  return { log, shard };
+  const peers = data.mesh === null ? null : joinShardMesh(shard, data.mesh);
+  return { log, shard, peers };
 }

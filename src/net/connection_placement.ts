@@ -14,7 +14,8 @@
 // shard frames and sends them in request order. The record lives until the shard reports the
 // connection closed, which is when KafkaServer gives back its count, descriptors and per-IP slot.
 // Shards serve some requests themselves (placed_serving.ts) from a snapshot main keeps on each:
-// the partitions it hosts and this broker leads. `changed()` (anything the snapshot holds may
+// every partition this broker leads, with the shard hosting it (the same list for every shard:
+// each reaches its peers' partitions over the shard mesh). `changed()` (anything the snapshot holds may
 // have changed) bumps the snapshot revision at once and posts the shards new snapshots a turn
 // later; every answer carries the revision, which fences the shard's own serving until its
 // snapshot caught up. The shards report what they served (and every placed socket's bytes) at
@@ -318,21 +319,18 @@ export class ConnectionPlacement {
     const source = this.source!;
     this.dirty = false;
     const { view, table } = source;
-    const byShard: SnapshotPartition[][] = this.ports.map(() => []);
+    const partitions: SnapshotPartition[] = [];
     for (const topic of view.topics()) {
       for (let partition = 0; partition < topic.partitions; partition++) {
         const handle = table.handleOf(topic.name, partition);
         const record = handle < 0 ? undefined : view.partition(topic.name, partition);
         if (record === undefined || record.leader !== view.localId) continue;
         const shard = table.shardOf(handle);
-        if (shard >= 0) byShard[shard]!.push({ topic, record, handle, dir: source.partitionDir(topic.name, partition) });
+        if (shard >= 0) partitions.push({ topic, record, handle, shard, dir: source.partitionDir(topic.name, partition) });
       }
     }
-    const open = source.open();
-    this.ports.forEach((port, shard) => {
-      const snapshot: PlacementSnapshot = { revision: this.revision, localId: view.localId, open, partitions: byShard[shard]!, limits: source.limits };
-      port.postMessage({ kind: 'snapshot', snapshot } satisfies PlacementToShard);
-    });
+    const snapshot: PlacementSnapshot = { revision: this.revision, localId: view.localId, open: source.open(), partitions, limits: source.limits };
+    for (const port of this.ports) port.postMessage({ kind: 'snapshot', snapshot } satisfies PlacementToShard);
   }
 
   private onTraffic(shard: number, t: PlacedTraffic): void {

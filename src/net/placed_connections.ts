@@ -8,16 +8,20 @@
 // are dropped. Every close is reported to main, which keeps the connection's record (count,
 // descriptors, per-IP bounds, close hooks) until then. Responses are plain socket writes.
 // Produce, Fetch, ListOffsets and OffsetForLeaderEpoch are decided per request: served on this
-// shard when main's snapshot covers every partition they name, else forwarded
-// (placed_serving.ts). Socket bytes are counted here, for every placed connection.
+// shard when main's snapshot covers every partition they name, whichever shard hosts them (the
+// peers' over the shard mesh), else forwarded (placed_serving.ts); a forward is posted only once
+// the Produces served here before it are answered. A connection stops reading while a mesh port
+// it fed is blocked, as main's connections do on main's rings. Socket bytes are counted here, for
+// every placed connection; a large request is read straight into its own buffer (readsFor).
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { RingShardPort } from '../actors/ring_shard_port.js';
 import type { Shard } from '../actors/shard.js';
 import { apiByKey } from '../protocol/apis/index.js';
 import { Connection, HeldBytes, readsFor, type ConnectionServices } from './connection.js';
 import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerResult } from './handler.js';
-import { PlacedServing } from './placed_serving.js';
+import { PlacedServing, ServedProduces } from './placed_serving.js';
 import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
 
 interface PlacedListener {
@@ -54,8 +58,9 @@ export class PlacedConnections {
     private readonly port: MessagePort,
     private readonly log: Logger,
     shard: Shard,
+    peers: readonly (RingShardPort | null)[],
   ) {
-    this.serving = new PlacedServing(shard, (traffic) => this.post({ kind: 'traffic', traffic }));
+    this.serving = new PlacedServing(shard, peers, (traffic) => this.post({ kind: 'traffic', traffic }));
     this.decidedHere = new Set(this.serving.apiKeys);
     port.on('message', (m: PlacementToShard) => this.onMessage(m));
     // Idle connections do not keep the worker alive; its sockets and the control channel do.
@@ -102,20 +107,22 @@ export class PlacedConnections {
     }
     const unanswered = new Map<number, (result: HandlerResult<unknown>) => void>();
     let nextSeq = 0;
+    const produces = new ServedProduces();
     const forward = (frame: Buffer): Promise<HandlerResult<unknown>> =>
       new Promise((resolve) => {
+        // Unanswered from now on, so what follows is forwarded too, and posted in this order.
         const seq = nextSeq++;
         unanswered.set(seq, resolve);
         // A copy of the frame alone (it is a view into a larger socket chunk), moved to main without a second copy.
         const copy = new Uint8Array(frame);
-        this.post({ kind: 'request', id, seq, frame: copy }, [copy.buffer]);
+        produces.whenIdle(() => this.post({ kind: 'request', id, seq, frame: copy }, [copy.buffer]));
       });
     const handlers = new Map<number, BoundHandler>();
     for (const [key, barrier] of listener.info.apis) {
       const api = apiByKey.get(key);
       if (api === undefined) continue;
       const handle: BoundHandler['handle'] = this.decidedHere.has(key)
-        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, unanswered.size > 0, forward)
+        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, unanswered.size > 0, forward, produces)
         : (_ctx, frame) => forward(frame as Buffer);
       handlers.set(key, { api, barrier, forwards: true, handle });
     }
@@ -129,7 +136,7 @@ export class PlacedConnections {
         addSocketBytesOut: (n) => this.serving.socketBytes(0, n),
       },
       releaseLeases: noop,
-      blockedShards: () => [],
+      blockedShards: () => this.serving.blockedShards(),
     };
     // Reads go where the connection says (a large produce straight into its frame's buffer), so
     // the socket is made before the connection it reads for. Node's Socket constructor takes

@@ -1,16 +1,18 @@
 // Serving placed connections' data-plane requests on their shard (shard worker thread;
 // --connection-placement shards, issue 16 stage A). Produce, consumer Fetch, ListOffsets and
 // OffsetForLeaderEpoch run the same handlers as on main, bound to shard-side deps: a
-// PartitionRouter whose one port is a LocalShardPort into this thread's Shard, a segment reader
+// PartitionRouter with one port per shard (a LocalShardPort into this thread's Shard at its own
+// index, the RingShardPorts of the shard mesh to its peers elsewhere), a segment reader
 // of this thread (SocketSink: records answered as Buffers, fileLeases null), counters posted to
 // main, and instead of main's ClusterView and PartitionLookup the snapshot main keeps here.
 //
-// The snapshot (placement_messages.ts) lists only the partitions this shard hosts and this broker
-// leads, with their records, topic images and handles. A request is served here only if every
-// partition it names is in it, with any current leader epoch the client gave equal to the
-// snapshot's, and the snapshot is `open`; anything else (another shard's partition, one not led
-// or not known here, a replica's Fetch or OffsetForLeaderEpoch, ACLs enforced, quotas configured,
-// a handover under way) is forwarded whole to main as before. So a stale snapshot never answers
+// The snapshot (placement_messages.ts) lists every partition this broker leads, with its record,
+// topic image, handle and hosting shard. A request is served here only if every partition it
+// names is in it, with any current leader epoch the client gave equal to the snapshot's, and the
+// snapshot is `open`; anything else (a partition not led or not known here, a replica's Fetch or
+// OffsetForLeaderEpoch, ACLs enforced, quotas configured, a handover under way) is forwarded whole
+// to main as before. A request naming partitions of several shards is served here too: the
+// router sends each shard its part, over the mesh for the peers. So a stale snapshot never answers
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER or an epoch error main would not have: only
 // the partition's actor can refuse, as it would refuse main.
 // Ordering against metadata changes: main bumps its snapshot revision as soon as anything the
@@ -21,12 +23,22 @@
 // a DeleteTopics or CreateAcls never runs against the snapshot from before it.
 // Ordering within a connection: a request is served here only while main owes the connection no
 // answer, so a Produce served here never reaches its partition's actor before one forwarded
-// earlier on the same connection (one served here reaches the actor during its own dispatch,
-// before anything behind it).
+// earlier on the same connection. One served here reaches its partition's actor (on this shard)
+// or the peer's request ring (through the peer's RingShardPort, whose overflow queue keeps ring
+// order) during its own dispatch; the ring is FIFO and drained as one lane, so nothing served
+// later on the connection overtakes it. A request forwarded to main reaches the peer on another
+// lane (main's ring), which has no order with the mesh lane: so a forward waits, unposted, until
+// every Produce served here on the connection is answered (`ServedProduces`; its answer means its
+// batch is appended, acks=0 included, since the handler waits for the outcomes; a Produce served
+// on this shard alone is waited for too, which costs a forward one commit at most). Reads served
+// here are not waited for: a request behind a parked Fetch may reach the log first, as on main,
+// where a parked Fetch holds back nothing behind it.
 import type { Shard } from '../actors/shard.js';
 import { SHARD_READER_FDS } from '../common/descriptor_budget.js';
 import { LocalShardPort } from '../actors/local_shard_port.js';
 import { PartitionRouter } from '../actors/partition_router.js';
+import type { RingShardPort } from '../actors/ring_shard_port.js';
+import type { ShardPort } from '../actors/shard_port.js';
 import type { PartitionRecord, PartitionsView, TopicImage } from '../cluster/cluster_view.js';
 import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
 import { ListOffsetsApi, type ListOffsetsRequest } from '../protocol/apis/list_offsets.js';
@@ -52,11 +64,12 @@ const EMPTY_SNAPSHOT: PlacementSnapshot = {
   revision: -1, localId: -1, open: false, partitions: [], limits: { maxProduceBatchBytes: 0, fetchMaxBytes: 0, messageMaxBytes: 0 },
 };
 
-/** Main's latest snapshot as the handlers' view, partition lookup and (for the router) shard table: every handle in it is on shard 0, this one. */
+/** Main's latest snapshot as the handlers' view, partition lookup and (for the router) shard table. */
 class SnapshotView implements PartitionsView {
   snapshot: PlacementSnapshot = EMPTY_SNAPSHOT;
   private byKey = new Map<string, SnapshotPartition>();
-  private handles = new Set<number>();
+  /** Hosting shard by handle. */
+  private handles = new Map<number, number>();
   private topicsByName = new Map<string, TopicImage>();
   private topicsById = new Map<string, TopicImage>();
 
@@ -65,12 +78,12 @@ class SnapshotView implements PartitionsView {
     const before = this.snapshot.partitions;
     this.snapshot = snapshot;
     this.byKey = new Map();
-    this.handles = new Set();
+    this.handles = new Map();
     this.topicsByName = new Map();
     this.topicsById = new Map();
     for (const p of snapshot.partitions) {
       this.byKey.set(partitionKey(p.topic.name, p.record.partition), p);
-      this.handles.add(p.handle);
+      this.handles.set(p.handle, p.shard);
       this.topicsByName.set(p.topic.name, p.topic);
       this.topicsById.set(p.topic.id, p.topic);
     }
@@ -107,15 +120,44 @@ class SnapshotView implements PartitionsView {
   }
 
   shardOf(handle: number): number {
-    return this.handles.has(handle) ? 0 : -1;
+    return this.handles.get(handle) ?? -1;
   }
 }
 
 /** A current leader epoch a client named (>= 0) that differs from the snapshot's: main decides it. */
 const epochDiffers = (asked: number, p: SnapshotPartition): boolean => asked >= 0 && asked !== p.record.leaderEpoch;
 
+/**
+ * One placed connection's Produces served on its shard and not yet answered: a request forwarded
+ * to main waits for them (the file header's ordering argument).
+ */
+export class ServedProduces {
+  private inFlight = 0;
+  private waiters: Array<() => void> = [];
+
+  /** Counts `result` until it settles. */
+  track(result: Promise<HandlerResult<unknown>>): Promise<HandlerResult<unknown>> {
+    this.inFlight++;
+    const settled = (): void => {
+      if (--this.inFlight > 0) return;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const w of waiters) w();
+    };
+    result.then(settled, settled);
+    return result;
+  }
+
+  /** Runs `fn` once none is in flight (now if none is); calls queued meanwhile run in call order. */
+  whenIdle(fn: () => void): void {
+    if (this.inFlight === 0) fn();
+    else this.waiters.push(fn);
+  }
+}
+
 export class PlacedServing {
   private readonly view = new SnapshotView();
+  private readonly router: PartitionRouter;
   /** The snapshot's limits, as the handlers read them (updated in place). */
   private readonly limits = { ...EMPTY_SNAPSHOT.limits };
   /** The highest snapshot revision main's answers carried: nothing is served here before the snapshot reaches it. */
@@ -127,13 +169,16 @@ export class PlacedServing {
   private fetchServes: number[] = [];
   private reportTimer: NodeJS.Timeout | null = null;
 
+  /** `peers`: this shard's ports to every shard by index (the shard mesh), null at its own. */
   constructor(
     shard: Shard,
+    peers: readonly (RingShardPort | null)[],
     private readonly report: (traffic: PlacedTraffic) => void,
   ) {
     const view = this.view;
     const router = new PartitionRouter(view);
-    router.attach([new LocalShardPort(shard, 0, router)]);
+    this.router = router;
+    router.attach(peers.map((p, i): ShardPort => (i === shard.index ? new LocalShardPort(shard, i, router) : p!.start(router))));
     const metrics = {
       addMessagesIn: (n: number) => this.count('messagesIn', n),
       addBytesIn: (n: number) => this.count('bytesIn', n),
@@ -153,6 +198,11 @@ export class PlacedServing {
       bindHandler(listOffsetsHandler, common),
       bindHandler(offsetForLeaderEpochHandler, common),
     ].map((h) => [h.api.key, h]));
+  }
+
+  /** Shards whose mesh ports are blocked: a connection that just fed one stops reading until it drains. */
+  blockedShards(): ShardPort[] {
+    return this.router.blockedShards();
   }
 
   /** The APIs decided here per request (the others are always forwarded). */
@@ -183,7 +233,7 @@ export class PlacedServing {
    * taken for a frame this decode finds malformed (main closes the connection as it would have).
    */
   handle(
-    ctx: HandlerContext, frame: Buffer, forwardedPending: boolean, forward: (frame: Buffer) => Promise<HandlerResult<unknown>>,
+    ctx: HandlerContext, frame: Buffer, forwardedPending: boolean, forward: (frame: Buffer) => Promise<HandlerResult<unknown>>, produces: ServedProduces,
   ): HandlerResult<unknown> | Promise<HandlerResult<unknown>> {
     const h = this.handlers.get(frame.readInt16BE(0))!;
     if (forwardedPending || !this.view.snapshot.open || this.view.snapshot.revision < this.fence) return forward(frame);
@@ -197,7 +247,9 @@ export class PlacedServing {
       if (this.requests.length < MAX_TIMINGS) this.requests.push([h.api.name, (performance.now() - started) / 1000]);
       return res;
     };
-    return result instanceof Promise ? result.then(timed) : timed(result);
+    if (!(result instanceof Promise)) return timed(result);
+    const answered = result.then(timed);
+    return h.api.key === ProduceApi.key ? produces.track(answered) : answered;
   }
 
   /** Whether every partition `req` names is served here at the epoch the client expects. */

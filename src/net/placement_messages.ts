@@ -6,8 +6,9 @@
 // answer; a drain (the listener is closing). Shard → main: each request, forwarded whole as its
 // frame; each protocol error; each close, after which main drops its record of the connection.
 // Stage A's second half adds serving on the shard (placed_serving.ts): main → shard, a snapshot of
-// what the data-plane handlers read for the partitions the shard hosts and this broker leads, each
-// with a revision that main's answers carry as a fence; shard → main, the traffic the shard served
+// what the data-plane handlers read for the partitions this broker leads (every one, each with the
+// shard hosting it: a shard reaches its peers' over the shard mesh), each with a revision that
+// main's answers carry as a fence; shard → main, the traffic the shard served
 // itself (metrics), posted at most once a second.
 import type { PartitionRecord, TopicImage } from '../cluster/cluster_view.js';
 import type { ConnectionLimits } from './connection.js';
@@ -22,11 +23,13 @@ export interface PlacedListenerInfo {
   readonly maxPartialRequestBytes: number;
 }
 
-/** One partition this shard hosts and this broker leads, as main's view and shard table have it. */
+/** One partition this broker leads, as main's view and shard table have it. */
 export interface SnapshotPartition {
   readonly topic: TopicImage;
   readonly record: PartitionRecord;
   readonly handle: number;
+  /** The shard hosting it. */
+  readonly shard: number;
   /** Its directory, whose cached segment fds the shard's reader drops when the partition leaves the snapshot. */
   readonly dir: string;
 }

@@ -14,6 +14,7 @@ import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
 import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
+import { allocateShardMesh } from '../actors/shard_mesh.js';
 import type { IoChoice, ShardView } from '../actors/shard_thread.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
@@ -138,11 +139,11 @@ async function awaitShards(hosts: readonly ShardHost[]): Promise<IoChoice> {
 }
 
 /**
- * Where client connections go under --connection-placement shards: the shards' placement ports,
- * or null (every connection on main) when the setting is main or the handoff cannot work here,
- * said once: --io node, or an addon without dupFd.
+ * Whether client connections go to the shards (--connection-placement shards): the addon's dupFd
+ * that hands them over, or null (every connection on main) when the setting is main or the
+ * handoff cannot work here, said once: --io node, or an addon without dupFd.
  */
-function connectionPlacement(config: BrokerConfig, hosts: readonly ShardHost[], metrics: BrokerMetrics, logger: Logger): ConnectionPlacement | null {
+function placementDupFd(config: BrokerConfig, logger: Logger): ((fd: number) => number) | null {
   if (config.connectionPlacement === 'main') return null;
   const addon = config.io === 'node' ? null : loadAddon();
   const dupFd = addon === null || typeof addon === 'string' ? undefined : addon.dupFd;
@@ -151,8 +152,8 @@ function connectionPlacement(config: BrokerConfig, hosts: readonly ShardHost[], 
     logger.warn({ reason: why }, 'connection placement: shards requested, but connections stay on main');
     return null;
   }
-  logger.info({ shards: hosts.length }, 'connection placement: plaintext connections are handed to the shards (experimental)');
-  return new ConnectionPlacement(hosts.map((h) => h.connections), dupFd, metrics, logger);
+  logger.info({ shards: config.shards }, 'connection placement: plaintext connections are handed to the shards (experimental)');
+  return dupFd;
 }
 
 /** What a failed start must undo, in start order; undone newest first. */
@@ -198,6 +199,9 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   let alterPartitions: AlterPartitionSender | null = null;
   const shardTable = new ShardTable(config.shards);
   const router = new PartitionRouter(shardTable);
+  const dupFd = placementDupFd(config, logger);
+  // Shards serving placed connections reach each other over the mesh; nothing of it otherwise.
+  const mesh = dupFd === null ? null : allocateShardMesh(config.shards, config.ringBytes, config.ringBytes);
   const hosts = Array.from({ length: config.shards }, (_, index) =>
     ShardHost.spawn({
       index,
@@ -218,6 +222,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
         fetchPartitionMaxBytes: Math.max(REPLICA_FETCH_MAX_BYTES, config.messageMaxBytes),
         security: interBrokerPeerSecurity(config),
       },
+      mesh: mesh?.[index] ?? null,
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;
         void alterPartitions.send(event.item).then((result) => hosts[shard]!.control.alterPartitionResult(event.handle, event.item, result)).catch(
@@ -234,9 +239,9 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
       },
     }),
   );
-  router.attach(hosts);
+  router.attach(hosts.map((h) => h.port));
   // Before any listener opens; a shard's exit closes its placed connections' records.
-  const placement = connectionPlacement(config, hosts, metrics, logger);
+  const placement = dupFd === null ? null : new ConnectionPlacement(hosts.map((h) => h.connections), dupFd, metrics, logger);
   const io = await awaitShards(hosts);
   startedParts.push(() => Promise.all(hosts.map((h) => h.abort())));
   logger.info(io.reason === null ? `io backend: ${io.backend}` : `io backend: ${io.backend} (${io.reason})`);
@@ -317,7 +322,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     },
     // Every shard's inbound ring has the same size.
     limits: {
-      maxProduceBatchBytes: hosts[0]!.toShard.maxMessageBytes - PRODUCE_HEADER_BYTES,
+      maxProduceBatchBytes: hosts[0]!.port.requests.maxMessageBytes - PRODUCE_HEADER_BYTES,
       fetchMaxBytes: config.fetchMaxBytes,
       messageMaxBytes: config.messageMaxBytes,
     },

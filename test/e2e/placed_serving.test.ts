@@ -4,8 +4,10 @@
 // reads back, lists offsets and asks an epoch's end, and the shard serves them; a CreateTopics
 // then a Produce to the new topic pipelined in one write both succeed; a Produce pipelined behind
 // a CreateAcls that denies it is refused (main's answer fences the shard's older snapshot). Two
-// shards: a topic spread over both takes produces to each partition alone and to all at once
-// (forwarded), and reads back whole.
+// shards: a topic spread over both takes produces to each partition alone and to all at once, and
+// reads back whole, all served on the connection's shard (the other shard's partitions over the
+// shard mesh); kafkajs produces to such a topic on one placed connection, every Produce spanning
+// both shards served there, and consumes it back whole.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kafka as KafkaType } from 'kafkajs';
@@ -189,13 +191,15 @@ describe('placed connections served on one shard', { timeout: TEST_TIMEOUT_MS },
 
 describe('placed connections over two shards', { timeout: TEST_TIMEOUT_MS }, () => {
   let broker: BrokerProcess;
+  let kafka: KafkaType;
   before(async () => {
     broker = await BrokerProcess.start({ shards: 2, args: ['--connection-placement', 'shards', '--offsets-topic-partitions', '2'] });
+    kafka = kafkajsClient(broker.bootstrap, 'placed-mesh-e2e');
   });
   afterEach((t) => broker?.noteResult(t));
   after(() => broker?.dispose());
 
-  it('serves partitions of its own shard and forwards the others', async () => {
+  it('serves partitions of both shards on the connection\'s shard', async () => {
     const conn = await connectTo(broker.kafkaPort);
     try {
       const created = await conn.request(CreateTopicsApi, {
@@ -213,12 +217,63 @@ describe('placed connections over two shards', { timeout: TEST_TIMEOUT_MS }, () 
       for (const p of [0, 1, 2, 3]) {
         assert.deepEqual((await readPartition(conn, 'spread', p)).map((r) => r.value?.toString()), [`alone-${p}`, 'all']);
       }
-      // Two partitions on each shard: two of the produces alone were served on the connection's shard.
-      const after = await waitServed(broker, sum(before.served) + 2);
-      assert.ok(sum(after.served) >= sum(before.served) + 2, `served on the shard: ${after.served}`);
-      assert.ok(sum(after.forwarded) >= sum(before.forwarded) + 3, `forwarded: ${after.forwarded}`);
+      // Two partitions on each shard, every produce and fetch served on the connection's shard.
+      const after = await waitServed(broker, sum(before.served) + 9);
+      assert.ok(sum(after.served) >= sum(before.served) + 9, `served on the shard: ${after.served}`);
     } finally {
       await conn.close();
     }
+  });
+
+  it('serves a kafkajs producer\'s produces spanning both shards on its shard, consumed back whole', async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      assert.equal(await admin.createTopics({ topics: [{ topic: 'meshed', numPartitions: 4 }], waitForLeaders: true }), true);
+    } finally {
+      await admin.disconnect();
+    }
+    // The shards' snapshot takes the new topic a turn after main opened it.
+    await sleep(200);
+    const SENDS = 5;
+    const PER_SEND = 20;
+    const values = Array.from({ length: SENDS * PER_SEND }, (_, i) => `m${i}`);
+    const producer = kafka.producer();
+    await producer.connect();
+    let before: PlacedRequests;
+    try {
+      // Connected (Metadata, ApiVersions) first, so what follows is produces only.
+      await producer.send({ topic: 'meshed', acks: -1, messages: [{ value: 'first' }] });
+      // Past the shards' report interval, so the counts include it.
+      await sleep(1200);
+      before = await placedRequests(broker);
+      for (let s = 0; s < SENDS; s++) {
+        // No keys: kafkajs spreads each send over the 4 partitions, so every Produce names both shards' partitions.
+        await producer.send({ topic: 'meshed', acks: -1, messages: values.slice(s * PER_SEND, (s + 1) * PER_SEND).map((value) => ({ value })) });
+      }
+    } finally {
+      await producer.disconnect();
+    }
+    const after = await waitServed(broker, sum(before.served) + SENDS);
+    assert.ok(sum(after.served) >= sum(before.served) + SENDS, `produces served on the shard: ${after.served} (${before.served} before)`);
+    assert.equal(sum(after.forwarded), sum(before.forwarded), `nothing forwarded while producing: ${after.forwarded} (${before.forwarded} before)`);
+
+    const consumer = kafka.consumer({ groupId: 'meshed-group', sessionTimeout: 10_000, heartbeatInterval: 500 });
+    await consumer.connect();
+    const seen = new Set<string>();
+    try {
+      await consumer.subscribe({ topic: 'meshed', fromBeginning: true });
+      await withTimeout(new Promise<void>((resolve) => {
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            seen.add(message.value?.toString() ?? '');
+            if (seen.size >= values.length + 1) resolve();
+          },
+        });
+      }), 30_000, 'consuming through kafkajs');
+    } finally {
+      await consumer.disconnect();
+    }
+    assert.deepEqual([...seen].sort(), ['first', ...values].sort());
   });
 });

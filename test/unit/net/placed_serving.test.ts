@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterEach, describe, it, mock } from 'node:test';
 import { NO_RESPONSE, type HandlerResult, type Wire } from '../../../src/net/handler.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from '../../../src/net/placement_messages.js';
-import { PlacedServing } from '../../../src/net/placed_serving.js';
+import { PlacedServing, ServedProduces } from '../../../src/net/placed_serving.js';
 import { FetchApi, type FetchRequest } from '../../../src/protocol/apis/fetch.js';
 import { ListOffsetsApi, type ListOffsetsRequest } from '../../../src/protocol/apis/list_offsets.js';
 import { OffsetForLeaderEpochApi, type OffsetForLeaderEpochRequest } from '../../../src/protocol/apis/offset_for_leader_epoch.js';
@@ -45,7 +45,7 @@ const TOPIC = { name: HOSTED_TOPIC, id: TEST_TOPIC_ID, partitions: 1, configs: {
 
 function snapshotPartition(dir: string): SnapshotPartition {
   return {
-    topic: TOPIC, handle: HANDLE, dir,
+    topic: TOPIC, handle: HANDLE, shard: 0, dir,
     record: {
       topicId: TEST_TOPIC_ID, partition: 0, replicas: [TEST_BROKER_ID], isr: [TEST_BROKER_ID], removingReplicas: [], addingReplicas: [],
       leader: TEST_BROKER_ID, leaderEpoch: LEADER_EPOCH, partitionEpoch: LEADER_EPOCH,
@@ -106,7 +106,10 @@ class Rig {
   readonly hosted = new HostedShard(0);
   readonly dir = this.hosted.open(HANDLE, 0);
   readonly reports: PlacedTraffic[] = [];
-  readonly serving = new PlacedServing(this.hosted.shard, (t) => this.reports.push(t));
+  // One shard: no mesh, no peers.
+  readonly serving = new PlacedServing(this.hosted.shard, [null], (t) => this.reports.push(t));
+  /** The connection's served Produces, which a forward waits for. */
+  readonly produces = new ServedProduces();
   /** Every frame handed to main, as handed. */
   readonly forwarded: Buffer[] = [];
   private correlationId = 0;
@@ -130,7 +133,7 @@ class Rig {
   /** Hands `frame` to PlacedServing; forwarded when the spy saw it (then with the frame unchanged). */
   async decide(apiKey: number, version: number, frame: Buffer, forwardedPending = false): Promise<Decision> {
     const before = this.forwarded.length;
-    const result = await this.serving.handle(requestContext(apiKey, version), frame, forwardedPending, this.forward);
+    const result = await this.serving.handle(requestContext(apiKey, version), frame, forwardedPending, this.forward, this.produces);
     if (this.forwarded.length === before) return { forwarded: false, result };
     assert.equal(this.forwarded.length, before + 1);
     assert.equal(this.forwarded[before], frame, 'the frame is forwarded as it came');

@@ -1,0 +1,76 @@
+// The shard mesh (--connection-placement shards, issue 16): a ring pair from every shard to every
+// other, so a shard serving a placed connection reaches the partitions of its peers without main.
+// Main allocates it (`allocateShardMesh`) before spawning the workers and hands each its ends in
+// its worker data; on the worker (`joinShardMesh`) shard j drains each peer's request ring as a
+// ring lane (`Shard.attachRingLane`), and shard i holds one `RingShardPort` per peer j for its own
+// router. With the default placement there is no mesh and nothing of this is allocated.
+// Sizes: every ring has main's `ringBytes`, since a produce the shard accepts (its batch bound is
+// main's ring limit) must fit a peer's request ring as it fits main's; the answer rings carry as
+// much as main's outbound ring does. N shards hold N(N-1) pairs, 2 rings each.
+// Doorbells: one MessageChannel per ring, port1 to the producer's thread, port2 to the consumer's
+// (each end rings the other over the one port it holds, as main's rings do across threads).
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { SpscRing } from './ring_buffer.js';
+import { RingDoorbell } from './ring_doorbell.js';
+import { RingShardPort } from './ring_shard_port.js';
+import type { Shard } from './shard.js';
+
+/** One ring pair between this shard and `peer`, as this thread's ends (transferred ports). */
+export interface MeshRingPair {
+  readonly peer: number;
+  readonly requests: SharedArrayBuffer;
+  readonly requestsDoorbell: MessagePort;
+  readonly answers: SharedArrayBuffer;
+  readonly answersDoorbell: MessagePort;
+}
+
+/** One shard's ends of the mesh, in its worker data. */
+export interface ShardMeshEnds {
+  /** Each peer's requests to this shard: drained here as a ring lane, answered on the pair's answer ring. */
+  readonly serve: readonly MeshRingPair[];
+  /** This shard's requests to each peer, and their answers. */
+  readonly reach: readonly MeshRingPair[];
+  /** Bound on the overflow queue behind a full request ring, as main's ports have it. */
+  readonly maxOverflowBytes: number;
+}
+
+/** Every shard's ends of a mesh of `shards` shards, indexed by shard. */
+export function allocateShardMesh(shards: number, ringBytes: number, maxOverflowBytes: number): ShardMeshEnds[] {
+  const ends = Array.from({ length: shards }, () => ({ serve: [] as MeshRingPair[], reach: [] as MeshRingPair[], maxOverflowBytes }));
+  for (let from = 0; from < shards; from++) {
+    for (let to = 0; to < shards; to++) {
+      if (from === to) continue;
+      const requests = SpscRing.allocate(ringBytes);
+      const answers = SpscRing.allocate(ringBytes);
+      // Requests: `from` produces, `to` consumes; answers the other way round.
+      const requestBells = new MessageChannel();
+      const answerBells = new MessageChannel();
+      ends[from]!.reach.push({ peer: to, requests, requestsDoorbell: requestBells.port1, answers, answersDoorbell: answerBells.port2 });
+      ends[to]!.serve.push({ peer: from, requests, requestsDoorbell: requestBells.port2, answers, answersDoorbell: answerBells.port1 });
+    }
+  }
+  return ends;
+}
+
+/** The ports in `ends`, for the worker's transferList. */
+export function meshTransfers(ends: ShardMeshEnds): MessagePort[] {
+  return [...ends.serve, ...ends.reach].flatMap((p) => [p.requestsDoorbell, p.answersDoorbell]);
+}
+
+/**
+ * On shard `shard`'s own thread: attaches every peer's request ring as a ring lane and returns the
+ * ports to the peers by shard index (null at this shard's own), not yet started: whoever routes
+ * through them starts each with its sink.
+ */
+export function joinShardMesh(shard: Shard, ends: ShardMeshEnds): (RingShardPort | null)[] {
+  for (const p of ends.serve) {
+    shard.attachRingLane(new SpscRing(p.requests, new RingDoorbell(p.requestsDoorbell)), new SpscRing(p.answers, new RingDoorbell(p.answersDoorbell)));
+  }
+  const peers: (RingShardPort | null)[] = Array.from({ length: ends.reach.length + 1 }, () => null);
+  for (const p of ends.reach) {
+    const requests = new SpscRing(p.requests, new RingDoorbell(p.requestsDoorbell));
+    const answers = new SpscRing(p.answers, new RingDoorbell(p.answersDoorbell));
+    peers[p.peer] = new RingShardPort(p.peer, requests, answers, ends.maxOverflowBytes);
+  }
+  return peers;
+}
