@@ -247,6 +247,9 @@ export interface SnapshotSource {
   readonly limits: PlacementSnapshot['limits'];
 }
 
+/** Metrics scrapes waiting for the shards' traffic reports at once, at most. */
+const MAX_REPORTS_ASKED = 8;
+
 /** Per shard: requests its placed connections had served there, and forwarded to main. */
 export interface PlacedRequests {
   readonly served: readonly number[];
@@ -260,6 +263,9 @@ export class ConnectionPlacement {
   private readonly forwarded: number[];
   private readonly records = new Map<number, PlacedConnection>();
   private nextId = 1;
+  /** Scrapes waiting for every shard's traffic report, by the number they asked with. */
+  private readonly reportsAsked = new Map<number, { remaining: number; done: () => void }>();
+  private nextAsk = 1;
   /** Why a socket could not be handed over, said once. */
   private warned = false;
   private source: SnapshotSource | null = null;
@@ -294,6 +300,26 @@ export class ConnectionPlacement {
   /** Connections placed on each shard now. */
   get perShard(): readonly number[] {
     return this.placedOn;
+  }
+
+  /**
+   * Resolves once every shard reported what it served until now (a metrics scrape awaits it, with
+   * a deadline: a shard that died never answers). Each shard answers on the same port its
+   * earlier reports came by, so they are all counted by then.
+   */
+  trafficReported(): Promise<void> {
+    const asked = this.nextAsk++;
+    // A shard that died never answers: the oldest waits are let go rather than kept forever.
+    for (const [old, ask] of this.reportsAsked) {
+      if (this.reportsAsked.size < MAX_REPORTS_ASKED) break;
+      ask.done();
+      this.reportsAsked.delete(old);
+    }
+    const reported = new Promise<void>((done) => {
+      this.reportsAsked.set(asked, { remaining: this.ports.length, done });
+      for (const port of this.ports) port.postMessage({ kind: 'reportTraffic', asked } satisfies PlacementToShard);
+    });
+    return reported.finally(() => this.reportsAsked.delete(asked));
   }
 
   get requests(): PlacedRequests {
@@ -334,6 +360,10 @@ export class ConnectionPlacement {
   }
 
   private onTraffic(shard: number, t: PlacedTraffic): void {
+    if (t.asked !== undefined) {
+      const ask = this.reportsAsked.get(t.asked);
+      if (ask !== undefined && --ask.remaining === 0) ask.done();
+    }
     this.served[shard]! += t.served;
     const m = this.metrics;
     m.addMessagesIn(t.messagesIn);

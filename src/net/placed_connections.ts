@@ -81,6 +81,9 @@ export class PlacedConnections {
       case 'snapshot':
         this.serving.update(m.snapshot);
         return;
+      case 'reportTraffic':
+        this.serving.reportNow(m.asked);
+        return;
       case 'answer': {
         this.serving.answeredAt(m.revision);
         const placed = this.open.get(m.id);

@@ -295,13 +295,21 @@ export class PlacedServing {
   /** One report a second at most, and none while nothing happens (an idle shard does not wake for it). */
   private armReport(): void {
     if (this.reportTimer !== null) return;
-    this.reportTimer = setTimeout(() => {
-      this.reportTimer = null;
-      this.report({ ...this.traffic, requests: this.requests, fetchServes: this.fetchServes });
-      this.traffic = { served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, socketBytesIn: 0, socketBytesOut: 0 };
-      this.requests = [];
-      this.fetchServes = [];
-    }, TRAFFIC_REPORT_MS);
+    this.reportTimer = setTimeout(() => this.reportNow(), TRAFFIC_REPORT_MS);
     this.reportTimer.unref();
+  }
+
+  /**
+   * Reports what was served since the last report at once (main's metrics scrape asks, so what
+   * a client saw answered is in the figures it reads), `asked` echoing the request; an empty
+   * report too, when asked.
+   */
+  reportNow(asked?: number): void {
+    if (this.reportTimer !== null) clearTimeout(this.reportTimer);
+    this.reportTimer = null;
+    this.report({ ...this.traffic, requests: this.requests, fetchServes: this.fetchServes, ...(asked === undefined ? {} : { asked }) });
+    this.traffic = { served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, socketBytesIn: 0, socketBytesOut: 0 };
+    this.requests = [];
+    this.fetchServes = [];
   }
 }

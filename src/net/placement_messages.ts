@@ -58,6 +58,8 @@ export interface PlacedTraffic {
   /** Each request served here: API name and seconds (request metrics); consumer fetches that did not park, seconds. */
   readonly requests: readonly (readonly [api: string, seconds: number])[];
   readonly fetchServes: readonly number[];
+  /** Set on the report main asked for (`reportTraffic`), to its `asked`. */
+  readonly asked?: number;
 }
 
 /** Main's answer to one forwarded request: its encoded response body, none (acks=0), or close the connection. */
@@ -72,7 +74,9 @@ export type PlacementToShard =
   | { readonly kind: 'snapshot'; readonly snapshot: PlacementSnapshot }
   /** `revision`: main's snapshot revision when it answered; the shard serves nothing itself until its snapshot reaches it. */
   | { readonly kind: 'answer'; readonly id: number; readonly seq: number; readonly answer: ForwardedAnswer; readonly revision: number }
-  | { readonly kind: 'drain'; readonly id: number };
+  | { readonly kind: 'drain'; readonly id: number }
+  /** Report the traffic served so far now (a metrics scrape), with `asked` in the report. */
+  | { readonly kind: 'reportTraffic'; readonly asked: number };
 
 export type PlacementToMain =
   | { readonly kind: 'request'; readonly id: number; readonly seq: number; readonly frame: Uint8Array }

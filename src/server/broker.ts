@@ -406,7 +406,8 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     health,
     actors,
     snapshots: async () => {
-      const snapshots = await Promise.all(hosts.map((h) => h.control.snapshot()));
+      // Requests shards served for placed connections are in the figures once their reports are in.
+      const [snapshots] = await Promise.all([Promise.all(hosts.map((h) => h.control.snapshot())), placement?.trafficReported()]);
       sampledLogEnds(snapshots.flatMap((s) => s.partitions));
       return snapshots;
     },

@@ -7,7 +7,8 @@
 // shards: a topic spread over both takes produces to each partition alone and to all at once, and
 // reads back whole, all served on the connection's shard (the other shard's partitions over the
 // shard mesh); kafkajs produces to such a topic on one placed connection, every Produce spanning
-// both shards served there, and consumes it back whole.
+// both shards served there, and consumes it back whole; a metrics scrape made right after a
+// placed connection's answers counts the requests the shards served.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kafka as KafkaType } from 'kafkajs';
@@ -41,6 +42,13 @@ async function placedRequests(broker: BrokerProcess): Promise<PlacedRequests> {
 }
 
 const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
+
+/** Produce requests in a /metrics scrape of `broker` (sluice_requests_total). */
+async function producesCounted(broker: BrokerProcess): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${broker.adminPort}/metrics`, { signal: AbortSignal.timeout(5000) });
+  const line = /^sluice_requests_total\{api="Produce"\} (\d+)$/m.exec(await res.text());
+  return line === null ? 0 : Number(line[1]);
+}
 
 /** Polls (bounded: shards report once a second) until the shards served at least `want` requests; the last counts seen. */
 async function waitServed(broker: BrokerProcess, want: number, timeoutMs = 5000): Promise<PlacedRequests> {
@@ -220,6 +228,28 @@ describe('placed connections over two shards', { timeout: TEST_TIMEOUT_MS }, () 
       // Two partitions on each shard, every produce and fetch served on the connection's shard.
       const after = await waitServed(broker, sum(before.served) + 9);
       assert.ok(sum(after.served) >= sum(before.served) + 9, `served on the shard: ${after.served}`);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('counts requests served on the shards in a metrics scrape made right after their answers', async () => {
+    const conn = await connectTo(broker.kafkaPort);
+    try {
+      const created = await conn.request(CreateTopicsApi, {
+        topics: [{ name: 'scraped', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false,
+      });
+      assert.equal(created.topics[0]!.errorCode, 0);
+      await sleep(200);
+      const before = await producesCounted(broker);
+      const served = sum((await placedRequests(broker)).served);
+      for (let i = 0; i < 3; i++) {
+        const res = await conn.request(ProduceApi, produceBody('scraped', [0, 1], `scraped-${i}`), 9);
+        assert.deepEqual(res.responses[0]!.partitionResponses.map((p) => p.errorCode), [0, 0]);
+      }
+      // At once: the shards report what they served only once a second unless a scrape asks.
+      assert.equal(await producesCounted(broker), before + 3, 'the scrape counts the three produces');
+      assert.ok(sum((await placedRequests(broker)).served) >= served + 3, 'served on the shard, not forwarded');
     } finally {
       await conn.close();
     }
