@@ -6,7 +6,9 @@
 // (which decodes it once and runs its real handler) and answers with what main sends back.
 // Main's answers are matched by (connection, sequence number); a closed connection's late ones
 // are dropped. Every close is reported to main, which keeps the connection's record (count,
-// descriptors, per-IP bounds, close hooks) until then. Responses are plain socket writes.
+// descriptors, per-IP bounds, close hooks) until then. Responses leave through this shard's own
+// native sender (a sender thread per shard; inline sends on this thread for small answers), so a
+// fetch served here sends its records from the segment files with sendfile, as main does.
 // Produce, Fetch, ListOffsets and OffsetForLeaderEpoch are decided per request: served on this
 // shard when main's snapshot covers every partition they name, whichever shard hosts them (the
 // peers' over the shard mesh), else forwarded (placed_serving.ts); a forward is posted only once
@@ -21,6 +23,7 @@ import type { Shard } from '../actors/shard.js';
 import { apiByKey } from '../protocol/apis/index.js';
 import { Connection, HeldBytes, readsFor, type ConnectionServices } from './connection.js';
 import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerResult } from './handler.js';
+import { DEFAULT_SENDER_LIMITS, nativeSender, type NativeSender, type SenderLimits } from './native_sender.js';
 import { PlacedServing, ServedProduces } from './placed_serving.js';
 import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
 
@@ -48,8 +51,20 @@ function resultOf(answer: ForwardedAnswer): HandlerResult<unknown> {
   }
 }
 
+/**
+ * Bounds of this shard's native sender: each queued file range holds a dup'd fd, and every shard
+ * has a sender besides main's, so each keeps a quarter of main's item bounds.
+ */
+const SHARD_SENDER_LIMITS: SenderLimits = {
+  ...DEFAULT_SENDER_LIMITS,
+  maxConnectionItems: DEFAULT_SENDER_LIMITS.maxConnectionItems / 4,
+  maxItems: DEFAULT_SENDER_LIMITS.maxItems / 4,
+};
+
 export class PlacedConnections {
   private readonly listeners = new Map<string, PlacedListener>();
+  /** This thread's native sender (opened with the first connection), or null where the addon has none (said once). */
+  private sender: NativeSender | null | undefined;
   private readonly open = new Map<number, Placed>();
   private readonly serving: PlacedServing;
   private readonly decidedHere: ReadonlySet<number>;
@@ -138,7 +153,7 @@ export class PlacedConnections {
         addSocketBytesIn: (n) => this.serving.socketBytes(n, 0),
         addSocketBytesOut: (n) => this.serving.socketBytes(0, n),
       },
-      releaseLeases: noop,
+      releaseLeases: (leases) => this.serving.releaseLeases(leases),
       blockedShards: () => this.serving.blockedShards(),
     };
     // Reads go where the connection says (a large produce straight into its frame's buffer), so
@@ -150,7 +165,14 @@ export class PlacedConnections {
     connection = new Connection(socket, services, listener.info.limits, listener.held, this.log, () => {
       if (!this.open.delete(id)) return;
       this.post({ kind: 'closed', id });
-    }, null, null, null, true);
+    }, this.nativeSender(), null, null, true);
     this.open.set(id, { connection, unanswered });
+  }
+
+  private nativeSender(): NativeSender | null {
+    if (this.sender !== undefined) return this.sender;
+    const opened = nativeSender(SHARD_SENDER_LIMITS);
+    if (typeof opened === 'string') this.log.warn({ reason: opened }, 'placed connections: no native sender on this shard; responses are socket writes');
+    return (this.sender = typeof opened === 'string' ? null : opened);
   }
 }

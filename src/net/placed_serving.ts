@@ -3,7 +3,8 @@
 // OffsetForLeaderEpoch run the same handlers as on main, bound to shard-side deps: a
 // PartitionRouter with one port per shard (a LocalShardPort into this thread's Shard at its own
 // index, the RingShardPorts of the shard mesh to its peers elsewhere), a segment reader
-// of this thread (SocketSink: records answered as Buffers, fileLeases null), counters posted to
+// of this thread (records answered as leased file ranges for the shard's native sender, or as
+// Buffers on a socket sink), counters posted to
 // main, and instead of main's ClusterView and PartitionLookup the snapshot main keeps here.
 //
 // The snapshot (placement_messages.ts) lists every partition this broker leads, with its record,
@@ -198,6 +199,11 @@ export class PlacedServing {
       bindHandler(listOffsetsHandler, common),
       bindHandler(offsetForLeaderEpochHandler, common),
     ].map((h) => [h.api.key, h]));
+  }
+
+  /** Gives back segment fds a response's file ranges leased (the connection calls it once they are sent or dropped). */
+  releaseLeases(leases: number[]): void {
+    this.segments.release(leases);
   }
 
   /** Shards whose mesh ports are blocked: a connection that just fed one stops reading until it drains. */
