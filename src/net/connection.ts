@@ -331,7 +331,8 @@ export class Connection {
   }
 
   private dropUnread(): void {
-    this.held.give(this.buffered);
+    // A frame read in place holds its whole size: what has not arrived yet is given back too.
+    this.held.give(this.buffered + (this.direct === null ? 0 : this.direct.buf.length - this.direct.filled));
     for (const f of this.frames) this.held.give(f.length + 4);
     this.buffered = 0;
     this.chunks = [];
@@ -358,10 +359,7 @@ export class Connection {
     }
     this.services.metrics.addSocketBytesIn(n);
     if (this.closed || this.ending) return;
-    if (!this.held.tryTake(n)) {
-      this.reject('buffer-bound', `global bound of ${this.held.max} buffered request bytes reached`);
-      return;
-    }
+    // Held already: the whole frame was taken from the bound when its buffer was made.
     d.filled += n;
     this.buffered += n;
     if (d.filled < d.buf.length) return;
@@ -385,8 +383,15 @@ export class Connection {
     this.pump();
   }
 
-  /** The partial frame at the head of `chunks` (the only bytes there) moves to its own buffer; the rest of it is read straight into that. */
+  /**
+   * The partial frame at the head of `chunks` (the only bytes there) moves to its own buffer; the
+   * rest of it is read straight into that. The buffer exists before its bytes arrive, so its
+   * unreceived part is taken from the held-bytes bound now: a client announcing large frames
+   * cannot make the broker allocate more than the bound allows. Where the bound has no room the
+   * frame is read in chunks as on main (each counted as it arrives).
+   */
   private readRestInPlace(): void {
+    if (!this.held.tryTake(4 + this.frameSize - this.buffered)) return;
     const buf = Buffer.allocUnsafe(4 + this.frameSize);
     let filled = 0;
     for (const c of this.chunks) {

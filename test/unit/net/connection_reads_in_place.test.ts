@@ -2,7 +2,9 @@
 // out of the thread's staging buffer, a large frame is read straight into its own buffer once its
 // size is known. However the bytes arrive (split anywhere, frames pipelined around a large one),
 // every request reaches its handler whole and in order, every answer comes back in order, and
-// large frames really are read in place.
+// large frames really are read in place; a frame read in place is held whole against the
+// held-bytes bound (given back when the client leaves mid-frame), and one the bound has no room
+// for is read in chunks as on main.
 import assert from 'node:assert/strict';
 import { createServer, Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { describe, it } from 'node:test';
@@ -28,8 +30,8 @@ interface Served {
   close(): void;
 }
 
-/** A connection serving one end of a loopback socket made with readsFor. */
-async function servedConnection(): Promise<Served> {
+/** A connection serving one end of a loopback socket made with readsFor, buffering at most `held`'s bound. */
+async function servedConnection(held = new HeldBytes(64 << 20)): Promise<Served> {
   const seen: Buffer[] = [];
   const targets: number[] = [];
   const handlers = new Map<number, BoundHandler>([[ProduceApi.key, {
@@ -57,7 +59,7 @@ async function servedConnection(): Promise<Served> {
   };
   const options: SocketConstructorOpts & { onread: OnReadOpts } = { onread };
   const socket = new Socket(options);
-  connection = new Connection(socket, services, limits, new HeldBytes(64 << 20), createLogger('silent'), () => {}, null, null, null, true);
+  connection = new Connection(socket, services, limits, held, createLogger('silent'), () => {}, null, null, null, true);
   socket.connect((listening.address() as { port: number }).port, '127.0.0.1');
   const peer = await accepted;
   listening.close();
@@ -101,6 +103,42 @@ describe('connection reads in place', () => {
       assert.deepEqual(answered, [1, 2, 3, 4]);
       assert.deepEqual(s.seen, bodies);
       assert.ok(s.targets.some((n) => n !== STAGING_BYTES && n > 0), `some read went into a large frame's own buffer (targets ${s.targets.join(',')})`);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('holds a frame read in place whole against the held-bytes bound, and gives it all back when the client leaves mid-frame', { timeout: 30_000 }, async () => {
+    const held = new HeldBytes(64 << 20);
+    const s = await servedConnection(held);
+    try {
+      const frame = produceFrame(1, records(500_000, 9));
+      s.peer.write(frame.subarray(0, 100_000));
+      while (!s.targets.some((n) => n > STAGING_BYTES)) await new Promise((r) => setTimeout(r, 5));
+      assert.ok(held.used >= frame.length, `the whole frame is held once its buffer exists (${held.used} of ${frame.length})`);
+      s.peer.destroy();
+      for (let i = 0; i < 200 && held.used > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(held.used, 0, 'everything held is given back');
+    } finally {
+      s.close();
+    }
+  });
+
+  it('reads an announced frame in chunks where the held-bytes bound has no room for all of it', { timeout: 30_000 }, async () => {
+    const s = await servedConnection(new HeldBytes(400_000));
+    try {
+      const body = records(300_000, 5);
+      const answered = await sendInPieces(s, produceFrame(1, body), [30_000], 1);
+      assert.deepEqual(answered, [1]);
+      assert.deepEqual(s.seen, [body]);
+      // A 500 KB frame does not fit: it is read in chunks until the bound closes the connection, as on main.
+      const readsBefore = s.targets.length;
+      const closed = new Promise<void>((resolve) => s.peer.once('close', () => resolve()));
+      // The broker closes with the frame's rest unread, so the peer may see a reset.
+      s.peer.on('error', () => undefined);
+      s.peer.write(produceFrame(2, records(500_000, 6)));
+      await closed;
+      assert.deepEqual(new Set(s.targets.slice(readsBefore)), new Set([STAGING_BYTES]), 'no buffer was made for the frame that does not fit');
     } finally {
       s.close();
     }
