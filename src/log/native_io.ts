@@ -1,7 +1,9 @@
 // The native (io_uring) IoBackend and the choice between it and NodeIoBackend. Opens one ring of
 // the addon (src/native/addon.ts) per backend; completions arrive on the calling thread's event loop through
 // the addon's threadsafe function, so nothing polls. Runs on whichever thread creates the backend
-// (each shard worker loads its own addon instance and ring).
+// (each shard worker loads its own addon instance and ring). A commit of at most
+// INLINE_WRITE_BYTES writes on the calling thread and sends only its fdatasyncs to the ring
+// (`commitInline` says why).
 // Invariants: every Buffer of a commit stays referenced here until its completion callback ran
 // (the addon keeps only raw pointers; its writes-landed report does not release them);
 // 'native' mode never falls back silently.
