@@ -5,7 +5,7 @@
 // lookups, a group call, and a request id both lanes use at once, each answered and released on
 // its own lane.
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { LocalShardPort } from '../../../src/actors/local_shard_port.js';
 import { PartitionRouter, type FetchItem } from '../../../src/actors/partition_router.js';
 import {
@@ -26,6 +26,7 @@ import { ACKS_ALL } from '../../../src/coordinator/replication/min_isr.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { HostedShard } from '../../helpers/hosted_shard.js';
 import { batchOf, waitFor } from '../log/log_fixture.js';
+import { closedAfterEach } from '../../helpers/closed_after_each.js';
 
 /** What main's side of a shard's lane 0 read off its outbound ring. */
 type MainAnswer = { kind: 'produce'; r: ProduceResult } | { kind: 'fetch'; reqId: number; waited: boolean };
@@ -101,16 +102,7 @@ class Rig {
   }
 }
 
-const rigs = new Set<Rig>();
-function rig(): Rig {
-  const r = new Rig();
-  rigs.add(r);
-  return r;
-}
-afterEach(async () => {
-  for (const r of rigs) await r.close();
-  rigs.clear();
-});
+const rig = closedAfterEach(() => new Rig());
 
 const ONE_MB = 1 << 20;
 

@@ -6,7 +6,7 @@
 // lane drains nothing more.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { LocalShardPort } from '../../../src/actors/local_shard_port.js';
 import { PartitionRouter } from '../../../src/actors/partition_router.js';
 import type { RingShardPort } from '../../../src/actors/ring_shard_port.js';
@@ -15,6 +15,7 @@ import { ShardTable } from '../../../src/actors/shard_table.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { HostedShard } from '../../helpers/hosted_shard.js';
 import { batchOf } from '../log/log_fixture.js';
+import { closedAfterEach } from '../../helpers/closed_after_each.js';
 
 /** Shard 0's router over the mesh: its own shard through a LocalShardPort, shard 1 through the mesh. */
 class MeshRig {
@@ -64,16 +65,7 @@ class MeshRig {
   }
 }
 
-const rigs = new Set<MeshRig>();
-function rig(ringBytes = 1 << 20, maxOverflowBytes = 1 << 20): MeshRig {
-  const r = new MeshRig(ringBytes, maxOverflowBytes);
-  rigs.add(r);
-  return r;
-}
-afterEach(async () => {
-  for (const r of rigs) await r.close();
-  rigs.clear();
-});
+const rig = closedAfterEach((ringBytes: number = 1 << 20, maxOverflowBytes: number = 1 << 20) => new MeshRig(ringBytes, maxOverflowBytes));
 
 const ONE_MB = 1 << 20;
 const PRODUCE_TIMEOUT_MS = 2000;

@@ -30,6 +30,7 @@ import { LATEST } from '../../helpers/read_back.js';
 import { requestFrame } from '../../helpers/raw_socket.js';
 import { TEST_BROKER_ID, TEST_TOPIC_ID } from '../../helpers/replica_roles.js';
 import { waitFor } from '../log/log_fixture.js';
+import { closedAfterEach } from '../../helpers/closed_after_each.js';
 
 /** Partition 0 of the hosted topic is open on the shard and, unless a test says otherwise, in the snapshot; partition 1 is in neither. */
 const HANDLE = 0;
@@ -168,17 +169,9 @@ class Rig {
   }
 }
 
-const rigs = new Set<Rig>();
-function rig(): Rig {
-  const r = new Rig();
-  rigs.add(r);
-  return r;
-}
-afterEach(async () => {
-  mock.timers.reset();
-  for (const r of rigs) await r.close();
-  rigs.clear();
-});
+// Registered first, so real timers are back before the rigs close.
+afterEach(() => mock.timers.reset());
+const rig = closedAfterEach(() => new Rig());
 
 const BOUNDED = { timeout: 15_000 };
 
