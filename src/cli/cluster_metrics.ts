@@ -153,6 +153,18 @@ export function histogramQuantile(q: number, h: Histogram): number {
 }
 
 /**
+ * The upper bound of the bucket holding the largest observation: the slowest one took at most
+ * this long. In the +Inf bucket, the largest finite bound (the slowest took longer). 0 when empty.
+ */
+export function histogramMaxBound(h: Histogram): number {
+  const total = h.length === 0 ? 0 : h[h.length - 1]![1];
+  if (!(total > 0)) return 0;
+  const i = h.findIndex(([, count]) => count === total);
+  const le = h[i]![0];
+  return le !== Infinity ? le : i > 0 ? h[i - 1]![0] : 0;
+}
+
+/**
  * Consumer lag now, summed over every (group, topic, partition) of a group with members: the
  * newest log end offset any broker reports for the partition less the committed offset (the
  * highest any coordinator reports, so a coordinator moving mid-scrape is counted once); where no

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parsePrometheusText } from '../../../src/cli/prometheus_text.js';
 import {
-  consumerLag, histogramGrowth, histogramQuantile, mergeHistograms, scrapeOf, usageBetween, type Histogram,
+  consumerLag, histogramGrowth, histogramMaxBound, histogramQuantile, mergeHistograms, scrapeOf, usageBetween, type Histogram,
 } from '../../../src/cli/cluster_metrics.js';
 import { ClusterMetricsSampler, metricsEndpoints } from '../../../src/cli/reassign_metrics.js';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
@@ -89,6 +89,16 @@ describe('histograms', () => {
     assert.ok(Math.abs(histogramQuantile(0.99, h) - (0.01 + 0.015 * 0.9)) < 1e-12);
     assert.equal(histogramQuantile(0.5, [[1, 0], [Infinity, 4]]), 1, 'in +Inf: the largest finite bound');
     assert.equal(histogramQuantile(0.99, [[1, 0], [Infinity, 0]]), 0, 'empty: 0');
+  });
+
+  it('bound the slowest observation by its bucket\'s upper bound', () => {
+    fc.assert(fc.property(fc.array(fc.double({ min: 0, max: 40, noNaN: true }), { maxLength: 50 }), (obs) => {
+      const bound = histogramMaxBound(histogram(obs));
+      if (obs.length === 0) return assert.equal(bound, 0);
+      const max = Math.max(...obs);
+      if (max > 30) return assert.equal(bound, 30, 'in +Inf: the largest finite bound');
+      assert.deepStrictEqual([bucketOf(max)[1]], [bound], `max ${max}`);
+    }), { numRuns: 300 });
   });
 
   it('grow per bucket, and count from zero after a restart', () => {
