@@ -4,7 +4,7 @@
 import { BrokerProcess } from '../src/bench/broker_process.js';
 import type { BrokerOptions } from '../src/bench/broker_process.js';
 import type { Window } from './profile.js';
-import { waitQuiet } from './quiet.js';
+import { notQuietText, waitQuiet } from './quiet.js';
 import type { RunSettings } from './scenarios.js';
 
 /** What a run collects besides its metrics. */
@@ -20,7 +20,7 @@ export async function withBroker<T>(
   const broker = await BrokerProcess.start(opts);
   try {
     const q = await waitQuiet(s.quietWaitS);
-    if (!q.quiet) ctx.notes.push(`not quiet: ${q.busyPct}% busy after ${q.waitedS}s`);
+    if (!q.quiet) ctx.notes.push(`not quiet: ${notQuietText(q)}`);
     return await body(broker);
   } catch (err) {
     const tail = broker.stderr.trim().split('\n').slice(-5).join(' | ');

@@ -13,7 +13,8 @@
 //    the consumer reading from the leader (it sees a record once the high watermark passes it),
 //    and during the same load the replication lag (bench/load/replica_lag.ts) and the leader's
 //    group commits (its /metrics before and after the load, warm-up included): flush p50/p99 and
-//    the p99 wait for a commit to start.
+//    the p99 wait for a commit to start; and the slowest group commit on any node (a follower's
+//    slow fdatasync holds the high watermark back as the leader's does).
 // 3. Catch-up: node 3 stopped (SIGTERM), N MiB produced (acks=1) to an RF 3 topic, node 3
 //    started again on its data; timed until the leader's Metadata lists it in every ISR.
 // Prints median (min–max) tables over the repeats and writes bench/results/replication-<ts>.json.
@@ -30,12 +31,12 @@ import { BrokerCluster } from './broker_cluster.js';
 import { colocatedNodeArgs } from '../src/cli/dev_cluster.js';
 import { BrokerProcess } from '../src/bench/broker_process.js';
 import { runE2eLatency } from '../src/bench/load/e2e_latency.js';
-import { histogramGrowth, histogramQuantile } from '../src/cli/cluster_metrics.js';
+import { histogramGrowth, histogramMaxBound, histogramQuantile } from '../src/cli/cluster_metrics.js';
 import { connectClient, createTopic, produceVersion } from '../src/bench/load/kafka_setup.js';
 import { runProduceLoad } from '../src/bench/load/produce_load.js';
 import type { ProduceLoadResult } from '../src/bench/load/produce_load.js';
 import { LagSampler } from './load/replica_lag.js';
-import { waitQuiet } from './quiet.js';
+import { notQuietText, waitQuiet } from './quiet.js';
 import { fmt, fmtSpread, newResultsPath, summarize, table, writeResults } from './report.js';
 import type { Spread } from './report.js';
 import { CONSUMER_FETCH, batchRecordsFor } from './scenarios.js';
@@ -189,7 +190,7 @@ interface Target {
 async function throughputRun(t: Target, s: Settings, topic: string, version: number, notes: string[]): Promise<Metrics> {
   await t.create(topic);
   const q = await waitQuiet(s.quietWaitS);
-  if (!q.quiet) notes.push(`${topic}: not quiet (${q.busyPct}% busy after ${q.waitedS}s)`);
+  if (!q.quiet) notes.push(`${topic}: not quiet (${notQuietText(q)})`);
   const cpu0 = cpuOf(t.brokers);
   const client0 = process.cpuUsage();
   const t0 = performance.now();
@@ -260,11 +261,12 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   const leader = cluster.node(LEADER);
   await createReplicatedTopic(admin, conn, topic, s.partitions);
   const q = await waitQuiet(s.quietWaitS);
-  if (!q.quiet) notes.push(`${topic}: not quiet (${q.busyPct}% busy after ${q.waitedS}s)`);
+  if (!q.quiet) notes.push(`${topic}: not quiet (${notQuietText(q)})`);
   const batchRecords = e2eBatchRecords(rate, s.batchRecords);
   const sampler = new LagSampler(cluster.running(), topic, s.sampleMs);
   const cpu0 = cpuOf(cluster.running());
   const flush0 = await leader.logFlush();
+  const nodeFlush0 = await Promise.all(cluster.running().map((b) => b.logFlush()));
   // --sample-ms 0 measures the e2e latency without the brokers answering lag samples meanwhile.
   if (s.sampleMs > 0) sampler.start(s.warmupMs);
   const r = await runE2eLatency(conn, {
@@ -276,6 +278,8 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   const cpu = cpuOf(cluster.running()).reduce((a, c, i) => a + c - (cpu0[i] as number), 0);
   const flush1 = await leader.logFlush();
   const flushes = histogramGrowth(flush1.flush, flush0.flush);
+  // A follower's slow fdatasync holds the high watermark back as much as the leader's does.
+  const nodeFlushes = (await Promise.all(cluster.running().map((b) => b.logFlush()))).map((h, i) => histogramGrowth(h.flush, nodeFlush0[i]?.flush ?? null));
   const queued = histogramGrowth(flush1.queue, flush0.queue);
   if (r.received < r.acked) notes.push(`${topic}: consumed ${r.received} of ${r.acked} acknowledged records`);
   if (r.lateSends > 0) notes.push(`${topic}: ${r.lateSends} ticks found no free slot (producer fell behind)`);
@@ -288,6 +292,7 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
     cpu_us_msg: (cpu / Math.max(1, r.acked)) * 1e6, batch_records: batchRecords,
     flush_p50_ms: histogramQuantile(0.5, flushes) * 1000, flush_p99_ms: histogramQuantile(0.99, flushes) * 1000,
     flush_queue_p99_ms: histogramQuantile(0.99, queued) * 1000,
+    slowest_flush_ms: Math.max(...nodeFlushes.map(histogramMaxBound)) * 1000,
   };
 }
 
@@ -334,7 +339,7 @@ const E2E_COLUMNS: readonly (readonly [string, string])[] = [
   ['achieved/s', 'achieved_msgs_s'], ['e2e p50 ms', 'e2e_p50_ms'], ['e2e p99 ms', 'e2e_p99_ms'], ['e2e p99.9 ms', 'e2e_p999_ms'],
   ['e2e max ms', 'e2e_max_ms'], ['produce p99 ms', 'produce_p99_ms'], ['lag p50', 'lag_p50_msgs'], ['lag p99', 'lag_p99_msgs'],
   ['lag max', 'lag_max_msgs'], ['HW lag p50', 'hw_lag_p50_msgs'], ['HW lag p99', 'hw_lag_p99_msgs'], ['CPU µs/msg', 'cpu_us_msg'],
-  ['flush p50 ms', 'flush_p50_ms'], ['flush p99 ms', 'flush_p99_ms'], ['flush queue p99 ms', 'flush_queue_p99_ms'],
+  ['flush p50 ms', 'flush_p50_ms'], ['flush p99 ms', 'flush_p99_ms'], ['flush queue p99 ms', 'flush_queue_p99_ms'], ['slowest flush ms (any node)', 'slowest_flush_ms'],
 ];
 const CATCHUP_COLUMNS: readonly (readonly [string, string])[] = [
   ['behind MB', 'behind_MB'], ['ready ms', 'ready_ms'], ['in ISR ms', 'in_isr_ms'], ['MB/s from ready', 'catchup_MB_s'],
@@ -397,7 +402,7 @@ async function main(): Promise<number> {
           const m = await e2eRun(cluster, admin, conn, s, rate, version, notes);
           e2e.push({ name: `rf3-acks-all @ ${rate}/s`, runs: [m], summary: summarize([m]) });
           console.log(`[e2e ${rate}/s] p50 ${m['e2e_p50_ms']} ms, p99 ${m['e2e_p99_ms']} ms, lag p99 ${m['lag_p99_msgs']} msgs, `
-            + `leader flush p50 ${fmt(m['flush_p50_ms'] as number)} ms, p99 ${fmt(m['flush_p99_ms'] as number)} ms, queue p99 ${fmt(m['flush_queue_p99_ms'] as number)} ms`);
+            + `leader flush p50 ${fmt(m['flush_p50_ms'] as number)} ms, p99 ${fmt(m['flush_p99_ms'] as number)} ms, queue p99 ${fmt(m['flush_queue_p99_ms'] as number)} ms, slowest flush on any node <= ${fmt(m['slowest_flush_ms'] as number)} ms`);
         } catch (err) {
           notes.push(`e2e at ${rate}/s failed: ${(err as Error).message}`);
           console.log(`[e2e ${rate}/s] FAILED: ${(err as Error).message}`);
