@@ -1,6 +1,13 @@
 // Replication bench (issue 14; `npm run bench:replication` -> node dist/bench/replication.js).
 // Bench process, main thread. In one sitting, on 127.0.0.1:
-// 1. Produce throughput (bench/load/produce_load.ts, 1 KiB records by default) against a 3-node
+// 1. End-to-end latency (bench/load/e2e_latency.ts) on an RF 3 topic with acks=all at fixed rates,
+//    the consumer reading from the leader (it sees a record once the high watermark passes it),
+//    and during the same load the replication lag (bench/load/replica_lag.ts) and the leader's
+//    group commits (its /metrics before and after the load, warm-up included): flush p50/p99 and
+//    the p99 wait for a commit to start; and the slowest group commit on any node (a follower's
+//    slow fdatasync holds the high watermark back as the leader's does). `repeat` runs per rate,
+//    first, on a fresh cluster: after the throughput phase this disk stalls fdatasyncs for a while.
+// 2. Produce throughput (bench/load/produce_load.ts, 1 KiB records by default) against a 3-node
 //    cluster (bench/broker_cluster.ts) on an RF 3 topic with acks=all and with acks=1, and against
 //    a single broker on an RF 1 topic with acks=1 (flush as given, default always; and flush never
 //    unless skipped). The RF 3 topics are assigned to replicas [1,2,3] on every partition, so node
@@ -9,12 +16,6 @@
 //    them alike. CPU per message sums the broker processes' CPU time (from /proc, all threads)
 //    from the load's start until every follower has the leader's log end, over the records
 //    acknowledged; "leader share" is node 1's part of it.
-// 2. End-to-end latency (bench/load/e2e_latency.ts) on an RF 3 topic with acks=all at fixed rates,
-//    the consumer reading from the leader (it sees a record once the high watermark passes it),
-//    and during the same load the replication lag (bench/load/replica_lag.ts) and the leader's
-//    group commits (its /metrics before and after the load, warm-up included): flush p50/p99 and
-//    the p99 wait for a commit to start; and the slowest group commit on any node (a follower's
-//    slow fdatasync holds the high watermark back as the leader's does).
 // 3. Catch-up: node 3 stopped (SIGTERM), N MiB produced (acks=1) to an RF 3 topic, node 3
 //    started again on its data; timed until the leader's Metadata lists it in every ISR.
 // Prints median (min–max) tables over the repeats and writes bench/results/replication-<ts>.json.
@@ -43,7 +44,7 @@ import { CONSUMER_FETCH, batchRecordsFor } from './scenarios.js';
 import type { Metrics } from './scenarios.js';
 
 const USAGE = `usage: node dist/bench/replication.js [options]
-options: --repeat N (3, throughput runs)  --shards N (1 per broker)  --partitions N (6)
+options: --repeat N (3: throughput and e2e runs)  --shards N (1 per broker)  --partitions N (6)
          --size BYTES (1024)  --batch RECORDS (0 = 64 KiB batches)  --connections N (1)  --inflight N (16)
          --duration-s S (10 per load)  --warmup-s S (1)  --flush always|never|MS (always)
          --rates R,R (2000,10000: e2e + lag rates, msgs/s)  --e2e-duration-s S (10)  --sample-ms MS (100; 0: no lag sampling)
@@ -256,8 +257,35 @@ function e2eBatchRecords(rate: number, fullBatch: number): number {
   return Math.max(1, Math.min(fullBatch, Math.ceil((rate * E2E_LINGER_MS) / 1000)));
 }
 
-async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConnection, s: Settings, rate: number, version: number, notes: string[]): Promise<Metrics> {
-  const topic = `e2e-rf3-${rate}`;
+interface RatedReport {
+  readonly name: string;
+  readonly runs: Metrics[];
+  readonly summary: Record<string, Spread>;
+}
+
+/** `repeat` e2e runs at each rate, the rates alternating within a repeat as the throughput variants do. */
+async function e2ePhase(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConnection, s: Settings, version: number, notes: string[]): Promise<RatedReport[]> {
+  const runs = new Map<number, Metrics[]>(s.rates.map((rate) => [rate, []]));
+  for (let i = 1; i <= s.repeat; i++) {
+    for (const rate of s.rates) {
+      try {
+        const m = await e2eRun(cluster, admin, conn, s, rate, `e2e-rf3-${rate}-${i}`, version, notes);
+        runs.get(rate)?.push(m);
+        console.log(`[e2e ${rate}/s] run ${i}/${s.repeat}: p50 ${fmt(m['e2e_p50_ms'] as number)} ms, p99 ${fmt(m['e2e_p99_ms'] as number)} ms, lag p99 ${m['lag_p99_msgs']} msgs, `
+          + `leader flush p50 ${fmt(m['flush_p50_ms'] as number)} ms, p99 ${fmt(m['flush_p99_ms'] as number)} ms, queue p99 ${fmt(m['flush_queue_p99_ms'] as number)} ms, slowest flush on any node <= ${fmt(m['slowest_flush_ms'] as number)} ms`);
+      } catch (err) {
+        notes.push(`e2e at ${rate}/s run ${i} failed: ${(err as Error).message}`);
+        console.log(`[e2e ${rate}/s] run ${i}/${s.repeat} FAILED: ${(err as Error).message}`);
+      }
+    }
+  }
+  return s.rates.map((rate) => {
+    const r = runs.get(rate) ?? [];
+    return { name: `rf3-acks-all @ ${rate}/s`, runs: r, summary: summarize(r) };
+  });
+}
+
+async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConnection, s: Settings, rate: number, topic: string, version: number, notes: string[]): Promise<Metrics> {
   const leader = cluster.node(LEADER);
   await createReplicatedTopic(admin, conn, topic, s.partitions);
   const q = await waitQuiet(s.quietWaitS);
@@ -367,10 +395,14 @@ async function main(): Promise<number> {
   const admin = await KafkaAdmin.connect({ host: '127.0.0.1', port: cluster.node(LEADER).kafkaPort, clientId: 'sluice-bench-admin', requestTimeoutMs: 30_000 });
   const conn = await connectClient('127.0.0.1', cluster.node(LEADER).kafkaPort, 'sluice-bench-repl');
   let throughput: ThroughputReport[] = [];
-  const e2e: { name: string; runs: Metrics[]; summary: Record<string, Spread> }[] = [];
-  const catchUp: { name: string; runs: Metrics[]; summary: Record<string, Spread> }[] = [];
+  const e2e: RatedReport[] = [];
+  const catchUp: RatedReport[] = [];
   try {
     const version = produceVersion(conn);
+    // Latency first: the throughput phase's GiBs (written, then deleted) left this disk stalling
+    // every fdatasync for 25-900 ms every other second for ~25 s, which the quiet gate's probes
+    // did not always catch, and an e2e run in that window measured the disk (stop 26's note).
+    if (!s.skip.has('e2e')) e2e.push(...(await e2ePhase(cluster, admin, conn, s, version, notes)));
     if (!s.skip.has('throughput')) {
       const clusterBrokers = cluster.ids.map((id) => cluster.node(id));
       const targets: Target[] = [
@@ -395,19 +427,6 @@ async function main(): Promise<number> {
       }
       throughput = await throughputPhase(targets, s, version, notes);
       await Promise.all(singles.splice(0).map((b) => b.stop()));
-    }
-    if (!s.skip.has('e2e')) {
-      for (const rate of s.rates) {
-        try {
-          const m = await e2eRun(cluster, admin, conn, s, rate, version, notes);
-          e2e.push({ name: `rf3-acks-all @ ${rate}/s`, runs: [m], summary: summarize([m]) });
-          console.log(`[e2e ${rate}/s] p50 ${m['e2e_p50_ms']} ms, p99 ${m['e2e_p99_ms']} ms, lag p99 ${m['lag_p99_msgs']} msgs, `
-            + `leader flush p50 ${fmt(m['flush_p50_ms'] as number)} ms, p99 ${fmt(m['flush_p99_ms'] as number)} ms, queue p99 ${fmt(m['flush_queue_p99_ms'] as number)} ms, slowest flush on any node <= ${fmt(m['slowest_flush_ms'] as number)} ms`);
-        } catch (err) {
-          notes.push(`e2e at ${rate}/s failed: ${(err as Error).message}`);
-          console.log(`[e2e ${rate}/s] FAILED: ${(err as Error).message}`);
-        }
-      }
     }
     if (!s.skip.has('catchup')) {
       try {
