@@ -257,14 +257,14 @@ function e2eBatchRecords(rate: number, fullBatch: number): number {
   return Math.max(1, Math.min(fullBatch, Math.ceil((rate * E2E_LINGER_MS) / 1000)));
 }
 
-interface RatedReport {
+interface PhaseReport {
   readonly name: string;
   readonly runs: Metrics[];
   readonly summary: Record<string, Spread>;
 }
 
 /** `repeat` e2e runs at each rate, the rates alternating within a repeat as the throughput variants do. */
-async function e2ePhase(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConnection, s: Settings, version: number, notes: string[]): Promise<RatedReport[]> {
+async function e2ePhase(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConnection, s: Settings, version: number, notes: string[]): Promise<PhaseReport[]> {
   const runs = new Map<number, Metrics[]>(s.rates.map((rate) => [rate, []]));
   for (let i = 1; i <= s.repeat; i++) {
     for (const rate of s.rates) {
@@ -291,10 +291,10 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   const q = await waitQuiet(s.quietWaitS);
   if (!q.quiet) notes.push(`${topic}: not quiet (${notQuietText(q)})`);
   const batchRecords = e2eBatchRecords(rate, s.batchRecords);
-  const sampler = new LagSampler(cluster.running(), topic, s.sampleMs);
-  const cpu0 = cpuOf(cluster.running());
-  const flush0 = await leader.logFlush();
-  const nodeFlush0 = await Promise.all(cluster.running().map((b) => b.logFlush()));
+  const nodes = cluster.running();
+  const sampler = new LagSampler(nodes, topic, s.sampleMs);
+  const cpu0 = cpuOf(nodes);
+  const nodeFlush0 = await Promise.all(nodes.map((b) => b.logFlush()));
   // --sample-ms 0 measures the e2e latency without the brokers answering lag samples meanwhile.
   if (s.sampleMs > 0) sampler.start(s.warmupMs);
   const r = await runE2eLatency(conn, {
@@ -303,12 +303,13 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
     warmupMs: s.warmupMs, inflight: 64, produceVersion: version, requestTimeoutMs: s.requestTimeoutMs, drainTimeoutMs: 10_000, fetch: CONSUMER_FETCH,
   });
   const lag = await sampler.stop();
-  const cpu = cpuOf(cluster.running()).reduce((a, c, i) => a + c - (cpu0[i] as number), 0);
-  const flush1 = await leader.logFlush();
-  const flushes = histogramGrowth(flush1.flush, flush0.flush);
+  const cpu = cpuOf(nodes).reduce((a, c, i) => a + c - (cpu0[i] as number), 0);
+  const nodeFlush1 = await Promise.all(nodes.map((b) => b.logFlush()));
+  const at = nodes.indexOf(leader);
+  const flushes = histogramGrowth(nodeFlush1[at]!.flush, nodeFlush0[at]!.flush);
+  const queued = histogramGrowth(nodeFlush1[at]!.queue, nodeFlush0[at]!.queue);
   // A follower's slow fdatasync holds the high watermark back as much as the leader's does.
-  const nodeFlushes = (await Promise.all(cluster.running().map((b) => b.logFlush()))).map((h, i) => histogramGrowth(h.flush, nodeFlush0[i]?.flush ?? null));
-  const queued = histogramGrowth(flush1.queue, flush0.queue);
+  const nodeFlushes = nodeFlush1.map((h, i) => histogramGrowth(h.flush, nodeFlush0[i]!.flush));
   if (r.received < r.acked) notes.push(`${topic}: consumed ${r.received} of ${r.acked} acknowledged records`);
   if (r.lateSends > 0) notes.push(`${topic}: ${r.lateSends} ticks found no free slot (producer fell behind)`);
   if (lag.failedSamples > 0) notes.push(`${topic}: ${lag.failedSamples} of ${lag.samples + lag.failedSamples} lag samples failed`);
@@ -395,8 +396,8 @@ async function main(): Promise<number> {
   const admin = await KafkaAdmin.connect({ host: '127.0.0.1', port: cluster.node(LEADER).kafkaPort, clientId: 'sluice-bench-admin', requestTimeoutMs: 30_000 });
   const conn = await connectClient('127.0.0.1', cluster.node(LEADER).kafkaPort, 'sluice-bench-repl');
   let throughput: ThroughputReport[] = [];
-  const e2e: RatedReport[] = [];
-  const catchUp: RatedReport[] = [];
+  const e2e: PhaseReport[] = [];
+  const catchUp: PhaseReport[] = [];
   try {
     const version = produceVersion(conn);
     // Latency first: the throughput phase's GiBs (written, then deleted) left this disk stalling
