@@ -5,9 +5,9 @@
 // at most DIRTY_LIMIT_MIB of page cache waiting to be written. The disk half is there because the
 // bench's phases disturb the next one through the disk: a flush=never broker leaves GiBs dirty and
 // deleting a data dir discards GiBs (the root file system is mounted with `discard`); for up to
-// ~25 s after either, any fdatasync here stalled 25-900 ms every other second (a bare probe loop shows
-// it; the brokers' io-wq workers sat in blkdev_issue_flush: stop 26's note) while the guest's own
-// disk statistics showed the device idle. Never fails: it reports.
+// ~25 s after either, any fdatasync here stalled 20-900 ms every other second (a bare probe loop
+// shows it; the brokers' io-wq workers sat in blkdev_issue_flush: stop 26's note) while the
+// guest's own disk statistics showed the device idle. Never fails: it reports.
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -217,11 +217,15 @@ async function throughputRun(t: Target, s: Settings, topic: string, version: num
   };
 }
 
-interface ThroughputReport {
+/** One phase's runs of one variant and their median (min–max) summary. */
+interface PhaseReport {
   readonly name: string;
-  readonly description: string;
   readonly runs: Metrics[];
   readonly summary: Record<string, Spread>;
+}
+
+interface ThroughputReport extends PhaseReport {
+  readonly description: string;
 }
 
 async function throughputPhase(targets: readonly Target[], s: Settings, version: number, notes: string[]): Promise<ThroughputReport[]> {
@@ -255,12 +259,6 @@ function pairedRatios(a: ThroughputReport | undefined, b: ThroughputReport | und
 /** A batch every E2E_LINGER_MS at `rate`, as a producer lingering that long sends (at most a full batch). */
 function e2eBatchRecords(rate: number, fullBatch: number): number {
   return Math.max(1, Math.min(fullBatch, Math.ceil((rate * E2E_LINGER_MS) / 1000)));
-}
-
-interface PhaseReport {
-  readonly name: string;
-  readonly runs: Metrics[];
-  readonly summary: Record<string, Spread>;
 }
 
 /** `repeat` e2e runs at each rate, the rates alternating within a repeat as the throughput variants do. */

@@ -19,8 +19,9 @@
 // have changed) bumps the snapshot revision at once and posts the shards new snapshots a turn
 // later; every answer carries the revision, which fences the shard's own serving until its
 // snapshot caught up. The shards report what they served (and every placed socket's bytes) at
-// most once a second, and at once when a metrics scrape asks (`trafficReported`); main adds it to the broker's metrics and counts per shard the requests
-// served there and those forwarded here (/v1/health).
+// most once a second, and at once when a metrics scrape asks (`trafficReported`); main adds it to
+// the broker's metrics and counts per shard the requests served there and those forwarded here
+// (/v1/health).
 import type { Socket } from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';

@@ -97,7 +97,7 @@ describe('histograms', () => {
       if (obs.length === 0) return assert.equal(bound, 0);
       const max = Math.max(...obs);
       if (max > 30) return assert.equal(bound, 30, 'in +Inf: the largest finite bound');
-      assert.deepStrictEqual([bucketOf(max)[1]], [bound], `max ${max}`);
+      assert.equal(bound, bucketOf(max)[1], `max ${max}`);
     }), { numRuns: 300 });
   });
 
