@@ -279,7 +279,7 @@ export class ConnectionPlacement {
     private readonly dupFd: (fd: number) => number,
     private readonly metrics: Pick<
       BrokerMetrics,
-      'protocolError' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest' | 'recordFetchServe'
+      'protocolError' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest' | 'recordFetchServe'
     >,
     private readonly log: Logger,
   ) {
@@ -370,10 +370,11 @@ export class ConnectionPlacement {
     m.addMessagesIn(t.messagesIn);
     m.addBytesIn(t.bytesIn);
     m.addBytesOut(t.bytesOut);
+    m.addReplicaBytesServed(t.replicaBytesOut);
     m.addSocketBytesIn(t.socketBytesIn);
     m.addSocketBytesOut(t.socketBytesOut);
     for (const [api, seconds] of t.requests) m.recordRequest(api, seconds);
-    for (const seconds of t.fetchServes) m.recordFetchServe('consumer', seconds);
+    for (const [kind, seconds] of t.fetchServes) m.recordFetchServe(kind, seconds);
   }
 
   /**

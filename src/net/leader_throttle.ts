@@ -10,9 +10,18 @@ import { ThrottleQuota } from '../coordinator/replication/throttle_quota.js';
 import { ThrottledReplicaCache } from '../coordinator/replication/throttled_replicas.js';
 import type { ClusterView, TopicImage } from '../cluster/cluster_view.js';
 
+/** Which (partition, follower) pairs a topic's `leader.replication.throttled.replicas` lists: only their fetches can be throttled. */
+export class LeaderThrottleLists {
+  private readonly lists = new ThrottledReplicaCache('leader.replication.throttled.replicas');
+
+  listed(topic: TopicImage, partition: number, replicaId: number): boolean {
+    return this.lists.of(topic.configs).has(partition, replicaId);
+  }
+}
+
 export class LeaderThrottle {
   private readonly quota = new ThrottleQuota();
-  private readonly lists = new ThrottledReplicaCache('leader.replication.throttled.replicas');
+  private readonly lists = new LeaderThrottleLists();
 
   constructor(
     private readonly cluster: ClusterView,
@@ -21,7 +30,7 @@ export class LeaderThrottle {
 
   /** Whether follower `replicaId`'s fetch of this partition is throttled traffic. */
   applies(topic: TopicImage, partition: number, replicaId: number): boolean {
-    if (!this.lists.of(topic.configs).has(partition, replicaId)) return false;
+    if (!this.lists.listed(topic, partition, replicaId)) return false;
     return this.cluster.partition(topic.name, partition)?.isr.includes(replicaId) === false;
   }
 

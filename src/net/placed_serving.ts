@@ -1,6 +1,6 @@
 // Serving placed connections' data-plane requests on their shard (shard worker thread;
-// --connection-placement shards, issue 16 stage A). Produce, consumer Fetch, ListOffsets and
-// OffsetForLeaderEpoch run the same handlers as on main, bound to shard-side deps: a
+// --connection-placement shards, issue 16 stage A). Produce, Fetch (consumers' and followers'),
+// ListOffsets and OffsetForLeaderEpoch run the same handlers as on main, bound to shard-side deps: a
 // PartitionRouter with one port per shard (a LocalShardPort into this thread's Shard at its own
 // index, the RingShardPorts of the shard mesh to its peers elsewhere), a segment reader
 // of this thread (records answered as leased file ranges for the shard's native sender, or as
@@ -10,9 +10,13 @@
 // The snapshot (placement_messages.ts) lists every partition this broker leads, with its record,
 // topic image, handle and hosting shard. A request is served here only if every partition it
 // names is in it, with any current leader epoch the client gave equal to the snapshot's, and the
-// snapshot is `open`; anything else (a partition not led or not known here, a replica's Fetch or
-// OffsetForLeaderEpoch, ACLs enforced, quotas configured, a handover under way) is forwarded whole
-// to main as before. A request naming partitions of several shards is served here too: the
+// snapshot is `open`; anything else (a partition not led or not known here, ACLs enforced, quotas
+// configured, a handover under way) is forwarded whole to main as before. A follower's Fetch is
+// served here too when the snapshot's replica set names it for every partition and none of them
+// lists it in `leader.replication.throttled.replicas` (main owns the leader throttle's quota);
+// a replica's OffsetForLeaderEpoch (rare: followers truncate on fetch) is always forwarded.
+// Leaderships the snapshot gains release the followers' Fetches parked here, as main's router
+// does for its own (recent_leaderships.ts): a follower adds a partition only to its next Fetch. A request naming partitions of several shards is served here too: the
 // router sends each shard its part, over the mesh for the peers. So a stale snapshot never answers
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER or an epoch error main would not have: only
 // the partition's actor can refuse, as it would refuse main.
@@ -38,6 +42,7 @@ import type { Shard } from '../actors/shard.js';
 import { SHARD_READER_FDS } from '../common/descriptor_budget.js';
 import { LocalShardPort } from '../actors/local_shard_port.js';
 import { PartitionRouter } from '../actors/partition_router.js';
+import { LeaderThrottleLists } from './leader_throttle.js';
 import type { RingShardPort } from '../actors/ring_shard_port.js';
 import type { ShardPort } from '../actors/shard_port.js';
 import type { PartitionRecord, PartitionsView, TopicImage } from '../cluster/cluster_view.js';
@@ -51,6 +56,7 @@ import { fetchHandler } from './handlers/fetch.js';
 import { listOffsetsHandler } from './handlers/list_offsets.js';
 import { offsetForLeaderEpochHandler } from './handlers/offset_for_leader_epoch.js';
 import { produceHandler } from './handlers/produce.js';
+import type { FetchKind } from '../metrics/metrics.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from './placement_messages.js';
 import { SegmentReader } from './segment_reader.js';
 
@@ -74,9 +80,10 @@ class SnapshotView implements PartitionsView {
   private topicsByName = new Map<string, TopicImage>();
   private topicsById = new Map<string, TopicImage>();
 
-  /** Takes `snapshot`; returns the partitions of the previous one it no longer holds. */
-  update(snapshot: PlacementSnapshot): SnapshotPartition[] {
+  /** Takes `snapshot`; returns the partitions of the previous one it no longer holds, and those it newly leads (or at a new epoch). */
+  update(snapshot: PlacementSnapshot): { left: SnapshotPartition[]; began: SnapshotPartition[] } {
     const before = this.snapshot.partitions;
+    const epochBefore = new Map(before.map((p) => [p.handle, p.record.leaderEpoch]));
     this.snapshot = snapshot;
     this.byKey = new Map();
     this.handles = new Map();
@@ -88,7 +95,10 @@ class SnapshotView implements PartitionsView {
       this.topicsByName.set(p.topic.name, p.topic);
       this.topicsById.set(p.topic.id, p.topic);
     }
-    return before.filter((p) => !this.handles.has(p.handle));
+    return {
+      left: before.filter((p) => !this.handles.has(p.handle)),
+      began: snapshot.partitions.filter((p) => (epochBefore.get(p.handle) ?? -1) < p.record.leaderEpoch),
+    };
   }
 
   get localId(): number {
@@ -124,6 +134,12 @@ class SnapshotView implements PartitionsView {
     return this.handles.get(handle) ?? -1;
   }
 }
+
+type TrafficCounts = { -readonly [K in Exclude<keyof PlacedTraffic, 'requests' | 'fetchServes' | 'asked'>]: number };
+
+const emptyTraffic = (): TrafficCounts => ({
+  served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, replicaBytesOut: 0, socketBytesIn: 0, socketBytesOut: 0,
+});
 
 /** A current leader epoch a client named (>= 0) that differs from the snapshot's: main decides it. */
 const epochDiffers = (asked: number, p: SnapshotPartition): boolean => asked >= 0 && asked !== p.record.leaderEpoch;
@@ -165,9 +181,10 @@ export class PlacedServing {
   private fence = -1;
   private readonly segments = new SegmentReader(SHARD_READER_FDS);
   private readonly handlers: ReadonlyMap<number, BoundHandler>;
-  private traffic = { served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, socketBytesIn: 0, socketBytesOut: 0 };
+  private traffic = emptyTraffic();
   private requests: Array<readonly [string, number]> = [];
-  private fetchServes: number[] = [];
+  private fetchServes: Array<readonly [FetchKind, number]> = [];
+  private readonly throttleLists = new LeaderThrottleLists();
   private reportTimer: NodeJS.Timeout | null = null;
 
   /** `peers`: this shard's ports to every shard by index (the shard mesh), null at its own. */
@@ -184,17 +201,16 @@ export class PlacedServing {
       addMessagesIn: (n: number) => this.count('messagesIn', n),
       addBytesIn: (n: number) => this.count('bytesIn', n),
       addBytesOut: (n: number) => this.count('bytesOut', n),
-      // Replica fetches are forwarded: nothing here serves a follower.
-      addReplicaBytesServed: () => undefined,
-      recordFetchServe: (_kind: string, seconds: number) => {
-        if (this.fetchServes.length < MAX_TIMINGS) this.fetchServes.push(seconds);
+      addReplicaBytesServed: (n: number) => this.count('replicaBytesOut', n),
+      recordFetchServe: (kind: FetchKind, seconds: number) => {
+        if (this.fetchServes.length < MAX_TIMINGS) this.fetchServes.push([kind, seconds]);
       },
     };
     const common = { cluster: view, partitions: view, router, offsets: router, segments: this.segments, metrics, limits: this.limits };
     this.handlers = new Map([
       // The snapshot is never open during a handover, so produce answers never wait for one here.
       bindHandler(produceHandler, { ...common, handover: () => null }),
-      // Only consumer fetches are served here, and no leader throttle applies to them.
+      // A follower's Fetch naming a partition whose leader throttle lists it is forwarded (covers()), so none applies here.
       bindHandler(fetchHandler, { ...common, leaderThrottle: { applies: () => false, exceeded: () => false, record: () => undefined } }),
       bindHandler(listOffsetsHandler, common),
       bindHandler(offsetForLeaderEpochHandler, common),
@@ -218,8 +234,13 @@ export class PlacedServing {
 
   update(snapshot: PlacementSnapshot): void {
     Object.assign(this.limits, snapshot.limits);
+    const { left, began } = this.view.update(snapshot);
     // A partition that left (deleted, moved, no longer led here) must not be read through fds of its old files.
-    for (const p of this.view.update(snapshot)) this.segments.dropDir(p.dir);
+    for (const p of left) {
+      this.segments.dropDir(p.dir);
+      this.router.leadershipEnded(p.handle);
+    }
+    for (const p of began) this.router.leadershipBegan(p.handle, p.record.replicas.filter((r) => r !== snapshot.localId));
   }
 
   /** Main answered a forwarded request at snapshot `revision`. */
@@ -266,12 +287,12 @@ export class PlacedServing {
         return (req as ProduceRequest).topicData.every((t) => t.partitionData.every((p) => view.served(t.name, p.index) !== undefined));
       case FetchApi.key: {
         const r = req as FetchRequest;
-        if ((version >= 15 ? r.replicaState.replicaId : r.replicaId) >= 0) return false;
+        const replicaId = version >= 15 ? r.replicaState.replicaId : r.replicaId;
         return r.topics.every((t) => {
-          const name = version >= 13 ? view.topicById(t.topicId)?.name : t.topic;
-          return name !== undefined && t.partitions.every((p) => {
-            const served = view.served(name, p.partition);
-            return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served);
+          const topic = version >= 13 ? view.topicById(t.topicId) : view.topic(t.topic);
+          return topic !== undefined && t.partitions.every((p) => {
+            const served = view.served(topic.name, p.partition);
+            return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && (replicaId < 0 || this.servesFollower(served, replicaId));
           });
         });
       }
@@ -291,6 +312,15 @@ export class PlacedServing {
       default:
         return false;
     }
+  }
+
+  /**
+   * Whether follower `replicaId`'s fetch of `p` is decided here: the snapshot names it a replica
+   * (one it does not name, main's newer image may; main also answers the false ones) and the
+   * leader throttle does not list it.
+   */
+  private servesFollower(p: SnapshotPartition, replicaId: number): boolean {
+    return replicaId !== this.view.localId && p.record.replicas.includes(replicaId) && !this.throttleLists.listed(p.topic, p.record.partition, replicaId);
   }
 
   private count(what: keyof PlacedServing['traffic'], n: number): void {
@@ -314,7 +344,7 @@ export class PlacedServing {
     if (this.reportTimer !== null) clearTimeout(this.reportTimer);
     this.reportTimer = null;
     this.report({ ...this.traffic, requests: this.requests, fetchServes: this.fetchServes, ...(asked === undefined ? {} : { asked }) });
-    this.traffic = { served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, socketBytesIn: 0, socketBytesOut: 0 };
+    this.traffic = emptyTraffic();
     this.requests = [];
     this.fetchServes = [];
   }

@@ -11,6 +11,7 @@
 // main's answers carry as a fence; shard → main, the traffic the shard served
 // itself (metrics), posted at most once a second.
 import type { PartitionRecord, TopicImage } from '../cluster/cluster_view.js';
+import type { FetchKind } from '../metrics/metrics.js';
 import type { ConnectionLimits } from './connection.js';
 
 /** A client listener as its placed connections need it on a shard. */
@@ -53,11 +54,13 @@ export interface PlacedTraffic {
   readonly messagesIn: number;
   readonly bytesIn: number;
   readonly bytesOut: number;
+  /** Of bytesOut, those served to followers. */
+  readonly replicaBytesOut: number;
   readonly socketBytesIn: number;
   readonly socketBytesOut: number;
-  /** Each request served here: API name and seconds (request metrics); consumer fetches that did not park, seconds. */
+  /** Each request served here: API name and seconds (request metrics); fetches that did not park, by kind, seconds. */
   readonly requests: readonly (readonly [api: string, seconds: number])[];
-  readonly fetchServes: readonly number[];
+  readonly fetchServes: readonly (readonly [kind: FetchKind, seconds: number])[];
   /** Set on the report main asked for (`reportTraffic`), to its `asked`. */
   readonly asked?: number;
 }

@@ -23,41 +23,18 @@ import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeRecordBatch } from '../../src/protocol/records.js';
 import { Reader } from '../../src/protocol/reader.js';
 import { BrokerProcess, sleep, withTimeout } from '../helpers/broker_process.js';
+import { placedRequests, sum, waitServed, type PlacedRequests } from '../helpers/placed_requests.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
 import { LATEST, connectTo, listOffset, readPartition } from '../helpers/read_back.js';
 import { RawConn, requestFrame } from '../helpers/raw_socket.js';
 
 const TEST_TIMEOUT_MS = 60_000;
 
-interface PlacedRequests {
-  served: number[];
-  forwarded: number[];
-}
-
-async function placedRequests(broker: BrokerProcess): Promise<PlacedRequests> {
-  const res = await fetch(`http://127.0.0.1:${broker.adminPort}/v1/health`, { signal: AbortSignal.timeout(5000) });
-  const health = (await res.json()) as { placedRequests: PlacedRequests | null };
-  assert.ok(health.placedRequests !== null, 'the broker places connections');
-  return health.placedRequests;
-}
-
-const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
-
 /** Produce requests in a /metrics scrape of `broker` (sluice_requests_total). */
 async function producesCounted(broker: BrokerProcess): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${broker.adminPort}/metrics`, { signal: AbortSignal.timeout(5000) });
   const line = /^sluice_requests_total\{api="Produce"\} (\d+)$/m.exec(await res.text());
   return line === null ? 0 : Number(line[1]);
-}
-
-/** Polls (bounded: shards report once a second) until the shards served at least `want` requests; the last counts seen. */
-async function waitServed(broker: BrokerProcess, want: number, timeoutMs = 5000): Promise<PlacedRequests> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await placedRequests(broker);
-    if (sum(r.served) >= want || Date.now() >= deadline) return r;
-    await sleep(100);
-  }
 }
 
 function produceBody(topic: string, partitions: readonly number[], value: string): ProduceRequest {

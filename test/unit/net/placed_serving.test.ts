@@ -3,11 +3,14 @@
 // connection an answer, every request while the snapshot is closed or older than the highest
 // revision main's answers carried (the fence, which never goes down), a request naming any
 // partition the snapshot lacks, a client's current leader epoch other than the snapshot's, a
-// replica's Fetch (replica id, v15+ replica state) or OffsetForLeaderEpoch (v3+), a Fetch v13+
+// replica's OffsetForLeaderEpoch (v3+), a follower's Fetch (replica id, v15+ replica state) of a
+// partition whose snapshot replica set lacks it or whose leader throttle lists it, a Fetch v13+
 // topic id the snapshot does not know, and a frame that does not decode. Served: the rest,
 // through the real handlers into the shard (a served produce is read back by served Fetch,
-// ListOffsets and OffsetForLeaderEpoch), counted in the traffic report a second later. A
-// snapshot that no longer holds a partition closes the reader's descriptors of its files.
+// ListOffsets and OffsetForLeaderEpoch, and by a follower's Fetch), counted in the traffic report
+// a second later. A follower's Fetch parked here is answered as soon as a snapshot brings a
+// leadership it replicates. A snapshot that no longer holds a partition closes the reader's
+// descriptors of its files.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, describe, it, mock } from 'node:test';
@@ -28,7 +31,7 @@ import { HOSTED_TOPIC, HostedShard } from '../../helpers/hosted_shard.js';
 import { openUnder } from '../../helpers/open_fds.js';
 import { LATEST } from '../../helpers/read_back.js';
 import { requestFrame } from '../../helpers/raw_socket.js';
-import { TEST_BROKER_ID, TEST_TOPIC_ID } from '../../helpers/replica_roles.js';
+import { SOLE_BROKER, TEST_BROKER_ID, TEST_TOPIC_ID } from '../../helpers/replica_roles.js';
 import { waitFor } from '../log/log_fixture.js';
 import { closedAfterEach } from '../../helpers/closed_after_each.js';
 
@@ -44,11 +47,13 @@ const CONSUMER = -1;
 
 const TOPIC = { name: HOSTED_TOPIC, id: TEST_TOPIC_ID, partitions: 1, configs: {} };
 
-function snapshotPartition(dir: string): SnapshotPartition {
+function snapshotPartition(dir: string, { partition = 0, handle = HANDLE, replicas = [TEST_BROKER_ID], configs = {} }: {
+  partition?: number; handle?: number; replicas?: number[]; configs?: Record<string, string>;
+} = {}): SnapshotPartition {
   return {
-    topic: TOPIC, handle: HANDLE, shard: 0, dir,
+    topic: { ...TOPIC, partitions: 2, configs }, handle, shard: 0, dir,
     record: {
-      topicId: TEST_TOPIC_ID, partition: 0, replicas: [TEST_BROKER_ID], isr: [TEST_BROKER_ID], removingReplicas: [], addingReplicas: [],
+      topicId: TEST_TOPIC_ID, partition, replicas, isr: [TEST_BROKER_ID], removingReplicas: [], addingReplicas: [],
       leader: TEST_BROKER_ID, leaderEpoch: LEADER_EPOCH, partitionEpoch: LEADER_EPOCH,
     },
   };
@@ -70,12 +75,14 @@ interface FetchShape {
   /** v15+: the replica id travels in the replica state. */
   readonly stateReplicaId?: number;
   readonly topicId?: string;
+  /** Parks until a byte is there or max wait passes when given; never parks by default. */
+  readonly maxWaitMs?: number;
 }
 
-/** A fetch from offset 0 that never parks (min_bytes 0). */
-function fetchRequest({ partition = 0, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER, stateReplicaId = CONSUMER, topicId = TEST_TOPIC_ID }: FetchShape = {}): FetchRequest {
+/** A fetch from offset 0, by default one that never parks (min_bytes 0). */
+function fetchRequest({ partition = 0, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER, stateReplicaId = CONSUMER, topicId = TEST_TOPIC_ID, maxWaitMs }: FetchShape = {}): FetchRequest {
   return {
-    clusterId: null, replicaId, replicaState: { replicaId: stateReplicaId, replicaEpoch: -1 }, maxWaitMs: 0, minBytes: 0, maxBytes: ONE_MB, isolationLevel: 0,
+    clusterId: null, replicaId, replicaState: { replicaId: stateReplicaId, replicaEpoch: -1 }, maxWaitMs: maxWaitMs ?? 0, minBytes: maxWaitMs === undefined ? 0 : 1, maxBytes: ONE_MB, isolationLevel: 0,
     sessionId: 0, sessionEpoch: -1, forgottenTopicsData: [], rackId: '',
     topics: [{ topic: HOSTED_TOPIC, topicId, partitions: [{ partition, currentLeaderEpoch, fetchOffset: 0, lastFetchedEpoch: -1, logStartOffset: -1, partitionMaxBytes: ONE_MB, replicaDirectoryId: '0'.repeat(32) }] }],
   };
@@ -160,6 +167,14 @@ class Rig {
   async logEnd(): Promise<number> {
     const res = await this.served(ListOffsetsApi, 7, listOffsetsRequest([0]));
     return res.topics[0]!.partitions[0]!.offset;
+  }
+
+  /** Partition 0 is led here with `follower` as a second replica (out of the ISR), as the shard's role has it. */
+  followedBy(follower: number): void {
+    this.hosted.shard.setBrokers(TEST_BROKER_ID, [...SOLE_BROKER, { id: follower, epoch: 1, isrEligible: true, endpoint: null }]);
+    this.hosted.shard.setRoles([{ handle: HANDLE, role: {
+      kind: 'leader', topicId: TEST_TOPIC_ID, leaderEpoch: LEADER_EPOCH, partitionEpoch: LEADER_EPOCH, replicas: [TEST_BROKER_ID, follower], isr: [TEST_BROKER_ID], minInsyncReplicas: 1,
+    } }]);
   }
 
   async close(): Promise<void> {
@@ -257,17 +272,60 @@ describe('PlacedServing: what a shard serves for its placed connections', () => 
     }
   });
 
-  it('forwards a replica\'s Fetch (replica id; v15+ replica state) and OffsetForLeaderEpoch (v3+), serves a consumer\'s', BOUNDED, async () => {
+  it('forwards a replica\'s OffsetForLeaderEpoch (v3+), serves a consumer\'s', BOUNDED, async () => {
     const r = rig();
     const follower = TEST_BROKER_ID + 1;
-    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ replicaId: follower })), true);
-    assert.equal(await r.forwards(FetchApi, 15, fetchRequest({ stateReplicaId: follower })), true);
-    assert.equal(await r.forwards(FetchApi, 15, fetchRequest()), false);
-    assert.equal(await r.forwards(FetchApi, 12, fetchRequest()), false);
     assert.equal(await r.forwards(OffsetForLeaderEpochApi, 3, epochRequest(0, NO_EPOCH, follower)), true);
     assert.equal(await r.forwards(OffsetForLeaderEpochApi, 3, epochRequest(0, NO_EPOCH, CONSUMER)), false);
     // Before v3 the request carries no replica id: the decoded default (-2) is a consumer's.
     assert.equal(await r.forwards(OffsetForLeaderEpochApi, 2, epochRequest(0, NO_EPOCH, follower)), false);
+  });
+
+  it('serves a follower\'s Fetch of a partition the snapshot names it a replica of and the leader throttle does not list, forwards the rest', BOUNDED, async () => {
+    const r = rig();
+    const follower = TEST_BROKER_ID + 1;
+    const outsider = TEST_BROKER_ID + 2;
+    r.followedBy(follower);
+    r.serving.update(snapshot(1, [snapshotPartition(r.dir, { replicas: [TEST_BROKER_ID, follower] })]));
+    await r.served(ProduceApi, 9, produceRequest([0], ['a', 'b']));
+    for (const [version, shape] of [[12, { replicaId: follower }], [15, { stateReplicaId: follower }]] as const) {
+      const fetched = (await r.served(FetchApi, version, fetchRequest(shape))).responses[0]!.partitions[0]!;
+      assert.equal(fetched.errorCode, ErrorCode.NONE, `v${version}`);
+      assert.deepEqual(values(fetched.records), ['a', 'b'], `v${version}`);
+    }
+    // Not a replica in the snapshot (main's newer image may say otherwise), or this broker itself: main decides.
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ replicaId: outsider })), true);
+    assert.equal(await r.forwards(FetchApi, 15, fetchRequest({ stateReplicaId: TEST_BROKER_ID })), true);
+    // Listed by the leader throttle: main owns its quota.
+    const throttled = (list: string): SnapshotPartition => snapshotPartition(r.dir, { replicas: [TEST_BROKER_ID, follower], configs: { 'leader.replication.throttled.replicas': list } });
+    r.serving.update(snapshot(2, [throttled(`0:${follower}`)]));
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ replicaId: follower })), true);
+    r.serving.update(snapshot(3, [throttled('*')]));
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ replicaId: follower })), true);
+    r.serving.update(snapshot(4, [throttled(`0:${outsider}`)]));
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({ replicaId: follower })), false);
+    // What it served a follower counts as replication bytes, its serving time as a replica's.
+    r.serving.reportNow();
+    const report = r.reports.at(-1)!;
+    assert.ok(report.replicaBytesOut > 0 && report.replicaBytesOut <= report.bytesOut);
+    assert.deepEqual([...new Set(report.fetchServes.map(([kind]) => kind))], ['replica']);
+  });
+
+  it('answers a follower\'s Fetch parked here once a snapshot brings a leadership it replicates', BOUNDED, async () => {
+    const r = rig();
+    const follower = TEST_BROKER_ID + 1;
+    r.followedBy(follower);
+    const replicas = [TEST_BROKER_ID, follower];
+    r.serving.update(snapshot(1, [snapshotPartition(r.dir, { replicas })]));
+    // Nothing to read: it parks for its 10 s.
+    const parked = r.send(FetchApi, 12, fetchRequest({ replicaId: follower, maxWaitMs: 10_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = performance.now();
+    // Partition 1 led here from now on, replicated by the follower (handle 1; the release needs no open partition).
+    r.serving.update(snapshot(2, [snapshotPartition(r.dir, { replicas }), snapshotPartition(r.dir, { partition: 1, handle: 1, replicas })]));
+    const d = await parked;
+    assert.equal(d.forwarded, false);
+    assert.ok(performance.now() - started < 2000, `answered ${Math.round(performance.now() - started)} ms after the snapshot`);
   });
 
   it('forwards a Fetch v13+ naming a topic id the snapshot does not know, serves a known one', BOUNDED, async () => {
