@@ -9,8 +9,9 @@
 // descriptors, per-IP bounds, close hooks) until then. Responses leave through this shard's own
 // native sender (a sender thread per shard; inline sends on this thread for small answers), so a
 // fetch served here sends its records from the segment files with sendfile, as main does.
-// Produce, Fetch, ListOffsets and OffsetForLeaderEpoch are decided per request: served on this
-// shard when main's snapshot covers every partition they name, whichever shard hosts them (the
+// Produce, Fetch, ListOffsets and OffsetForLeaderEpoch are decided per request: after the
+// connection's first request (always forwarded, for the listener's admission gate on main), served
+// on this shard when main's snapshot covers every partition they name, whichever shard hosts them (the
 // peers' over the shard mesh), else forwarded (placed_serving.ts); a forward is posted only once
 // the Produces served here before it are answered. A connection stops reading while a mesh port
 // it fed is blocked, as main's connections do on main's rings. Socket bytes are counted here, for
@@ -140,7 +141,9 @@ export class PlacedConnections {
       const api = apiByKey.get(key);
       if (api === undefined) continue;
       const handle: BoundHandler['handle'] = this.decidedHere.has(key)
-        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, unanswered.size > 0, forward, produces)
+        // A connection's first request is always main's: it meets the listener's admission gate
+        // (per-IP bounds, or a broker's replica fetcher admitted outside them) there.
+        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, nextSeq === 0 || unanswered.size > 0, forward, produces)
         : (_ctx, frame) => forward(frame as Buffer);
       handlers.set(key, { api, barrier, forwards: true, handle });
     }

@@ -3,7 +3,8 @@
 // factor 3 topic with acks=all, one message a request: each acknowledgement needs both followers
 // to fetch it, so the leader sees at least two follower Fetches a produce. They are served on the
 // shard, not forwarded to main (/v1/health placedRequests), and the high watermark passes every
-// message with the ISR still whole.
+// message with the ISR still whole. A connection's first request still meets main's admission gate:
+// the followers' fetchers were admitted as brokers'.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { threeBrokers, withAdmin } from '../helpers/three_brokers.js';
@@ -46,4 +47,6 @@ it('serves the followers\' Fetches of an acks=all topic on the leader\'s shard',
   }
   const isr = (await withAdmin(leader, (admin) => admin.describeTopic(TOPIC))).partitionDetails[0]!.isr;
   assert.deepEqual([...isr].sort(), [1, 2, 3]);
+  // The followers' fetchers opened their connections with a replica Fetch, which main's admission gate saw.
+  assert.ok(await leader.metric('sluice_broker_connections_admitted_total') >= 2, 'the followers\' fetchers were admitted as brokers');
 });
