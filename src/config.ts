@@ -347,7 +347,7 @@ export type ConnectionPlacementMode = 'main' | 'shards';
 const CONNECTION_PLACEMENTS: readonly ConnectionPlacementMode[] = ['main', 'shards'];
 
 const connectionPlacement: Option<ConnectionPlacementMode> = {
-  help: 'which thread serves client connections: main, or shards (experimental: main accepts each connection on a plaintext listener without SASL and hands it to a shard, which serves Produce, consumer Fetch, ListOffsets and OffsetForLeaderEpoch on partitions this broker leads itself, reaching partitions of other shards over a ring pair between every two shards, and forwards every other request to main, each shard sending through its own native sender; TLS and SASL listeners, --io node and a missing addon stay on main)',
+  help: 'which thread serves client connections: main, or shards (experimental: main accepts each connection on a plaintext listener without SASL and hands it to a shard, which serves Produce, Fetch (consumers\' and followers\'), ListOffsets and OffsetForLeaderEpoch on partitions this broker leads itself, reaching partitions of other shards over a ring pair between every two shards, and forwards every other request to main, each shard sending through its own native sender; TLS and SASL listeners, --io node and a missing addon stay on main)',
   hint: 'main|shards',
   default: () => 'main',
   parse(raw) {
