@@ -60,6 +60,8 @@ function encodeBody(h: BoundHandler, version: number, res: unknown): Uint8Array 
 interface Forwarded {
   readonly seq: number;
   readonly frame: Buffer;
+  /** A Fetch's grant of the connection's queued-response room on its shard. */
+  readonly responseBytes: number | undefined;
 }
 
 /** Main's record of one connection placed on a shard: serves its forwarded requests, holds its close hooks. */
@@ -109,9 +111,9 @@ export class PlacedConnection {
     this.whenClosed = [];
   }
 
-  receive(seq: number, frame: Uint8Array): void {
+  receive(seq: number, frame: Uint8Array, responseBytes: number | undefined): void {
     if (this.closed) return;
-    this.queue.push({ seq, frame: Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength) });
+    this.queue.push({ seq, frame: Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), responseBytes });
     this.pump();
   }
 
@@ -128,7 +130,8 @@ export class PlacedConnection {
     while (!this.waiting && !this.closed && this.queue.length > 0) this.start(this.queue.shift()!);
   }
 
-  private start({ seq, frame }: Forwarded): void {
+  private start(forwarded: Forwarded): void {
+    const { seq, frame } = forwarded;
     if (this.refused) return this.answer(seq, { kind: 'none' });
     const version = frame.readInt16BE(2);
     // The shard's Connection looked the API and version up in the same table.
@@ -151,30 +154,31 @@ export class PlacedConnection {
         this.waiting = true;
         setTimeout(() => {
           this.waiting = false;
-          this.route(seq, h, version, header, req, frame.length);
+          this.route(forwarded, h, version, header, req);
           this.pump();
         }, verdict.delayMs);
         return;
       }
     }
-    this.route(seq, h, version, header, req, frame.length);
+    this.route(forwarded, h, version, header, req);
   }
 
-  private route(seq: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number): void {
+  private route(forwarded: Forwarded, h: BoundHandler, version: number, header: RequestHeader, req: unknown): void {
     if (this.closed) return;
     const scheduler = this.services.scheduler;
-    if (scheduler === undefined || scheduler.tryRunNow()) return this.execute(seq, h, version, header, req, requestBytes);
+    if (scheduler === undefined || scheduler.tryRunNow()) return this.execute(forwarded, h, version, header, req);
     this.waiting = true;
     scheduler.submit(priorityClassOf(h.api.key, version, req), () => {
       this.waiting = false;
       if (this.closed) return;
-      this.execute(seq, h, version, header, req, requestBytes);
+      this.execute(forwarded, h, version, header, req);
       this.pump();
     });
   }
 
-  private execute(seq: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number): void {
+  private execute({ seq, frame, responseBytes }: Forwarded, h: BoundHandler, version: number, header: RequestHeader, req: unknown): void {
     const started = performance.now();
+    const requestBytes = frame.length;
     const quotas = this.services.quotas;
     const charge = quotas !== undefined && quotas.active ? quotas.chargeOf(h.api.key, version, req, this.authorizer) : null;
     let parkedMs = 0;
@@ -183,6 +187,8 @@ export class PlacedConnection {
       version,
       clientHost: this.clientHost,
       fileLeases: null,
+      // The shard reserved the room before forwarding; the answer stays within the grant.
+      ...(responseBytes === undefined ? {} : { reserveResponseBytes: (want: number) => Math.min(want, responseBytes) }),
       onConnectionClose: (key, fn) => this.closeHooks.add(key, fn),
       parked: (ms) => {
         parkedMs += ms;
@@ -282,6 +288,7 @@ export class ConnectionPlacement {
       'protocolError' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest' | 'recordFetchServe'
     >,
     private readonly log: Logger,
+    private readonly fetchLimits: PlacedListenerInfo['fetchLimits'],
   ) {
     this.placedOn = ports.map(() => 0);
     this.served = ports.map(() => 0);
@@ -294,8 +301,9 @@ export class ConnectionPlacement {
   }
 
   /** Tells every shard about a listener whose connections it will be handed (before any of them). */
-  addListener(info: PlacedListenerInfo): void {
-    for (const port of this.ports) port.postMessage({ kind: 'listener', listener: info } satisfies PlacementToShard);
+  addListener(info: Omit<PlacedListenerInfo, 'fetchLimits'>): void {
+    const listener: PlacedListenerInfo = { ...info, fetchLimits: this.fetchLimits };
+    for (const port of this.ports) port.postMessage({ kind: 'listener', listener } satisfies PlacementToShard);
   }
 
   /** Connections placed on each shard now. */
@@ -417,7 +425,7 @@ export class ConnectionPlacement {
     switch (m.kind) {
       case 'request':
         this.forwarded[shard]!++;
-        this.records.get(m.id)?.receive(m.seq, m.frame);
+        this.records.get(m.id)?.receive(m.seq, m.frame, m.responseBytes);
         return;
       case 'traffic':
         return this.onTraffic(shard, m.traffic);

@@ -23,7 +23,8 @@ import type { RingShardPort } from '../actors/ring_shard_port.js';
 import type { Shard } from '../actors/shard.js';
 import { apiByKey } from '../protocol/apis/index.js';
 import { Connection, HeldBytes, readsFor, type ConnectionServices } from './connection.js';
-import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerResult } from './handler.js';
+import { FetchApi } from '../protocol/apis/fetch.js';
+import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
 import { DEFAULT_SENDER_LIMITS, nativeSender, type NativeSender, type SenderLimits } from './native_sender.js';
 import { PlacedServing, ServedProduces } from './placed_serving.js';
 import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
@@ -127,14 +128,17 @@ export class PlacedConnections {
     const unanswered = new Map<number, (result: HandlerResult<unknown>) => void>();
     let nextSeq = 0;
     const produces = new ServedProduces();
-    const forward = (frame: Buffer): Promise<HandlerResult<unknown>> =>
+    const { fetchMaxBytes, messageMaxBytes } = listener.info.fetchLimits;
+    const forward = (ctx: HandlerContext, frame: Buffer): Promise<HandlerResult<unknown>> =>
       new Promise((resolve) => {
         // Unanswered from now on, so what follows is forwarded too, and posted in this order.
         const seq = nextSeq++;
         unanswered.set(seq, resolve);
+        // A Fetch's answer is held here until sent: it takes its room under the connection's bound now, as one served here would.
+        const responseBytes = frame.readInt16BE(0) === FetchApi.key ? ctx.reserveResponseBytes?.(fetchMaxBytes, messageMaxBytes) : undefined;
         // A copy of the frame alone (it is a view into a larger socket chunk), moved to main without a second copy.
         const copy = new Uint8Array(frame);
-        produces.whenIdle(() => this.post({ kind: 'request', id, seq, frame: copy }, [copy.buffer]));
+        produces.whenIdle(() => this.post({ kind: 'request', id, seq, frame: copy, ...(responseBytes === undefined ? {} : { responseBytes }) }, [copy.buffer]));
       });
     const handlers = new Map<number, BoundHandler>();
     for (const [key, barrier] of listener.info.apis) {
@@ -143,8 +147,8 @@ export class PlacedConnections {
       const handle: BoundHandler['handle'] = this.decidedHere.has(key)
         // A connection's first request is always main's: it meets the listener's admission gate
         // (per-IP bounds, or a broker's replica fetcher admitted outside them) there.
-        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, nextSeq === 0 || unanswered.size > 0, forward, produces)
-        : (_ctx, frame) => forward(frame as Buffer);
+        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, nextSeq === 0 || unanswered.size > 0, (f) => forward(ctx, f), produces)
+        : (ctx, frame) => forward(ctx, frame as Buffer);
       handlers.set(key, { api, barrier, forwards: true, handle });
     }
     const services: ConnectionServices = {

@@ -22,6 +22,12 @@ export interface PlacedListenerInfo {
   readonly apis: readonly (readonly [key: number, barrier: boolean])[];
   /** This shard's share of the bound on bytes of requests not yet fully received. */
   readonly maxPartialRequestBytes: number;
+  /**
+   * The broker's fetch.max.bytes and message.max.bytes: what a forwarded Fetch reserves of its
+   * connection's bound on queued response bytes before it goes to main (as a Fetch served on main
+   * or here reserves it), main answering no more than the grant.
+   */
+  readonly fetchLimits: { readonly fetchMaxBytes: number; readonly messageMaxBytes: number };
 }
 
 /** One partition this broker leads, as main's view and shard table have it. */
@@ -82,7 +88,8 @@ export type PlacementToShard =
   | { readonly kind: 'reportTraffic'; readonly asked: number };
 
 export type PlacementToMain =
-  | { readonly kind: 'request'; readonly id: number; readonly seq: number; readonly frame: Uint8Array }
+  /** `responseBytes`: a Fetch's grant of its connection's queued-response room (PlacedListenerInfo.fetchLimits). */
+  | { readonly kind: 'request'; readonly id: number; readonly seq: number; readonly frame: Uint8Array; readonly responseBytes?: number }
   | { readonly kind: 'protocolError'; readonly error: string }
   | { readonly kind: 'traffic'; readonly traffic: PlacedTraffic }
   | { readonly kind: 'closed'; readonly id: number };

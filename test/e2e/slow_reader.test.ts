@@ -1,13 +1,17 @@
 // A client that pipelines large Fetches and never reads its socket must not grow the broker's
-// memory past the connection's bound on queued response bytes (plus one batch), on the Node I/O
-// backend, where fetched ranges are read into memory before they are sent. Also: Fetch max_bytes
-// beyond fetch.max.bytes is reduced to it, as Kafka does.
+// memory past the connection's bound on queued response bytes (plus one batch), where fetched
+// ranges are read into memory before they are sent: on the Node I/O backend, and on a connection
+// placed on a shard whose Fetches main serves (a client quota is set, so the shard forwards every
+// request; main's answers come back to the shard as whole bodies). Also: Fetch max_bytes beyond
+// fetch.max.bytes is reduced to it, as Kafka does.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FetchApi } from '../../src/protocol/apis/fetch.js';
 import { encodeRecordBatch } from '../../src/protocol/records.js';
 import { ProduceApi } from '../../src/protocol/apis/produce.js';
+import { KafkaAdmin } from '../../src/client/admin.js';
 import { BrokerProcess, sleep } from '../helpers/broker_process.js';
+import { placedRequests, sum } from '../helpers/placed_requests.js';
 import { kafkajsClient } from '../helpers/kafkajs_client.js';
 import { connectTo, fetchOnce, fetchRequest, recordsBytes, topicInfo } from '../helpers/read_back.js';
 import { RawConn, requestFrame } from '../helpers/raw_socket.js';
@@ -19,15 +23,29 @@ const QUEUED_RESPONSE_BOUND = 16 << 20;
 const PIPELINED_FETCHES = 64;
 const GIB = 1 << 30;
 
-describe('a client that does not read (io=node)', () => {
+const SETUPS = [
+  { name: 'io=node', args: ['--io', 'node'], placed: false },
+  { name: 'placed on a shard, served by main', args: ['--connection-placement', 'shards'], placed: true },
+] as const;
+
+for (const setup of SETUPS) describe(`a client that does not read (${setup.name})`, () => {
   let broker: BrokerProcess;
 
   before(async () => {
     broker = await BrokerProcess.start({
       shards: 2,
       flush: 'never',
-      args: ['--io', 'node', '--max-queued-response-bytes', String(QUEUED_RESPONSE_BOUND), '--fetch-max-bytes', String(8 << 20), '--num-partitions', '1'],
+      args: [...setup.args, '--max-queued-response-bytes', String(QUEUED_RESPONSE_BOUND), '--fetch-max-bytes', String(8 << 20), '--num-partitions', '1'],
     });
+    if (setup.placed) {
+      // Any client quota makes the shards forward every request to main (it owns the quotas).
+      const quotas = await KafkaAdmin.connect({ host: '127.0.0.1', port: broker.kafkaPort });
+      try {
+        await quotas.alterClientQuotas([{ entity: [{ entityType: 'client-id', entityName: 'someone-else' }], ops: [{ key: 'consumer_byte_rate', value: 1 << 20, remove: false }] }]);
+      } finally {
+        await quotas.close();
+      }
+    }
     const admin = kafkajsClient(broker.bootstrap).admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 1 }] });
@@ -71,6 +89,7 @@ describe('a client that does not read (io=node)', () => {
     const info = await topicInfo(conn0, TOPIC);
     await conn0.close();
     const rssBefore = broker.rssKb();
+    const forwardedBefore = setup.placed ? sum((await placedRequests(broker)).forwarded) : 0;
     const slow = await RawConn.open(broker.kafkaPort);
     slow.socket.pause(); // the kernel buffers fill, then the broker's writes back up
     try {
@@ -84,6 +103,10 @@ describe('a client that does not read (io=node)', () => {
       const grownMiB = (peakKb - rssBefore) / 1024;
       // Without the bound, each of the 64 fetches reads up to 8 MiB into memory (~512 MiB).
       assert.ok(grownMiB < 150, `broker RSS grew by ${grownMiB.toFixed(0)} MiB under a client that does not read`);
+      if (setup.placed) {
+        const forwarded = sum((await placedRequests(broker)).forwarded) - forwardedBefore;
+        assert.ok(forwarded >= 2, `the slow client's fetches went to main: ${forwarded} forwarded`);
+      }
       const other = await connectTo(broker.kafkaPort);
       try {
         const p = await fetchOnce(other, TOPIC, info, 0, 0, 1 << 20);
