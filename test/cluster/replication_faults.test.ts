@@ -23,7 +23,7 @@
 // its unanswered sends, so one stalled partition stalls it and the window is that of the slowest
 // partition) and catch-up time (restart, SIGCONT or heal to back in the ISR); a table per fault is
 // printed at the end.
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
@@ -98,6 +98,8 @@ let cluster: ProcessCluster | null = null;
 before(async () => {
   if (CLUSTER_UNAVAILABLE === false) cluster = await ProcessCluster.start(3, START_ARGS);
 });
+// A failed row keeps the cluster's directory (data and broker logs) for a look afterwards.
+afterEach((t) => cluster?.noteResult(t));
 after(async () => {
   if (rounds.length > 0) process.stdout.write(faultTable(rounds));
   await cluster?.dispose();
