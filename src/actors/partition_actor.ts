@@ -493,10 +493,18 @@ export class PartitionActor implements Expirable {
     else queue.advance(this.log.highWatermark);
   }
 
-  /** A commit of this log landed: the leader learns its new durable end; acks=0/1 produces it covers complete. */
+  /**
+   * A commit of this log landed: the leader learns its new durable end; acks=0/1 produces it
+   * covers complete. A commit begun while leading may land after the partition turned follower,
+   * whose log end was then ahead of its durable end: under flush=always it fetches nothing until
+   * it learns the two met (else never again, keeping its old-epoch tail out of every ISR).
+   */
   committed(): void {
     if (this.leader !== null) this.applyLeader(this.leader.onLocalLog(this.localLog(), this.replicas.now()));
-    else this.wakeFetches();
+    else {
+      this.follower?.onLocalLog(this.localLog());
+      this.wakeFetches();
+    }
     this.acks.advance(this.log.durableOffset);
   }
 
