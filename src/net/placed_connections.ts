@@ -10,10 +10,12 @@
 // native sender (a sender thread per shard; inline sends on this thread for small answers), so a
 // fetch served here sends its records from the segment files with sendfile, as main does.
 // Produce, Fetch, ListOffsets and OffsetForLeaderEpoch are decided per request: after the
-// connection's first request (always forwarded, for the listener's admission gate on main), served
-// on this shard when main's snapshot covers every partition they name, whichever shard hosts them (the
-// peers' over the shard mesh), else forwarded (placed_serving.ts); a forward is posted only once
-// the Produces served here before it are answered. A connection stops reading while a mesh port
+// connection's first request (always forwarded, for the listener's admission gate on main),
+// served on this shard when main's snapshot covers every partition they name, whichever shard
+// hosts them (the peers' over the shard mesh), else forwarded (placed_serving.ts); a forward is
+// posted only once the Produces served here before it are answered. A forwarded Fetch first
+// reserves its answer's room under the connection's queued-response bound, and main answers
+// within that grant. A connection stops reading while a mesh port
 // it fed is blocked, as main's connections do on main's rings. Socket bytes are counted here, for
 // every placed connection; a large request is read straight into its own buffer (readsFor).
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';

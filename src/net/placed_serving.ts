@@ -16,8 +16,9 @@
 // lists it in `leader.replication.throttled.replicas` (main owns the leader throttle's quota);
 // a replica's OffsetForLeaderEpoch (rare: followers truncate on fetch) is always forwarded.
 // Leaderships the snapshot gains release the followers' Fetches parked here, as main's router
-// does for its own (recent_leaderships.ts): a follower adds a partition only to its next Fetch. A request naming partitions of several shards is served here too: the
-// router sends each shard its part, over the mesh for the peers. So a stale snapshot never answers
+// does for its own (recent_leaderships.ts): a follower adds a partition only to its next Fetch.
+// A request naming partitions of several shards is served here too: the router sends each shard
+// its part, over the mesh for the peers. So a stale snapshot never answers
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER or an epoch error main would not have: only
 // the partition's actor can refuse, as it would refuse main.
 // Ordering against metadata changes: main bumps its snapshot revision as soon as anything the
