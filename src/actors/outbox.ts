@@ -5,13 +5,15 @@
 // draining its inbound ring until `whenUnderLimit()` resolves. Results of work already under way
 // (commits in flight, parked fetches, group timers) may still join, so the queue can exceed the
 // limit by that much, which stopping intake bounds; main in turn stops reading the sockets that
-// feed a shard whose inbound ring is full. Every result is written exactly once, in send order.
+// feed a shard whose inbound ring is full. Every result is written exactly once, in send order; a
+// Fetch answer whose file ranges are more than the ring takes answers fewer (fitFetchResult).
 import type { SpscRing } from './ring_buffer.js';
 import {
   FETCH_PROGRESS_BYTES,
   GROUP_RESULT_HEADER_BYTES,
   PRODUCE_RESULT_BYTES,
   fetchResultBytes,
+  fitFetchResult,
   listOffsetsResultBytes,
   writeFetchProgress,
   writeFetchResult,
@@ -74,6 +76,7 @@ export class Outbox {
   }
 
   send(msg: Outgoing): void {
+    if (msg.kind === 'fetch' && fetchResultBytes(msg.parts) > this.ring.maxMessageBytes) msg = { ...msg, parts: fitFetchResult(msg.parts, this.ring.maxMessageBytes) };
     if (this.queue.length === 0 && this.tryWrite(msg)) return;
     this.queue.push(msg);
     this.queuedBytes += sizeOf(msg);

@@ -242,6 +242,29 @@ export function fetchResultBytes(parts: readonly FetchPartitionResult[]): number
   return n;
 }
 
+/**
+ * `parts` cut to at most `maxBytes` encoded: each partition keeps its own fields, and file ranges
+ * are kept in order while they fit (a mesh ring is smaller than main's, and a partition with many
+ * small segments answers a range per segment). A fetch may always answer less than there is: the
+ * client fetches the rest next time. The first range is always kept: a partition's fields and one
+ * range (a path of at most a few hundred bytes) fit any ring.
+ */
+export function fitFetchResult(parts: readonly FetchPartitionResult[], maxBytes: number): FetchPartitionResult[] {
+  let room = maxBytes - FETCH_RESULT_HEADER_BYTES - parts.length * PART_BYTES;
+  let first = true;
+  return parts.map((p) => {
+    let kept = 0;
+    for (const r of p.ranges) {
+      const bytes = RANGE_BYTES + Buffer.byteLength(r.path);
+      if (bytes > room && !first) break;
+      room -= bytes;
+      first = false;
+      kept++;
+    }
+    return kept === p.ranges.length ? p : { ...p, ranges: p.ranges.slice(0, kept) };
+  });
+}
+
 /** `waited`: the shard parked the fetch before answering (min_bytes was not there at once). */
 export function writeFetchResult(b: Buffer, at: number, reqId: number, parts: readonly FetchPartitionResult[], waited: boolean): void {
   b[at] = MsgType.FETCH_RESULT;

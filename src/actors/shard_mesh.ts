@@ -4,9 +4,13 @@
 // its worker data; on the worker (`joinShardMesh`) shard j drains each peer's request ring as a
 // ring lane (`Shard.attachRingLane`), and shard i holds one `RingShardPort` per peer j for its own
 // router. With the default placement there is no mesh and nothing of this is allocated.
-// Sizes: every ring has main's `ringBytes`, since a produce the shard accepts (its batch bound is
-// main's ring limit) must fit a peer's request ring as it fits main's; the answer rings carry as
-// much as main's outbound ring does. N shards hold N(N-1) pairs, 2 rings each.
+// Sizes: N shards hold N(N-1) pairs, 2 rings each, so the mesh cannot give each ring main's
+// `ringBytes` (16 shards would reserve 15 GiB, every page of it touched once a ring has wrapped).
+// `meshRingBytes` shares out about what main's own rings take (2N rings of `ringBytes`): each mesh
+// ring gets ringBytes / (N-1), a power of two, never under MESH_MIN_RING_BYTES. What a mesh ring
+// cannot carry is not sent over it: the shard forwards to main a Produce whose batch for a peer's
+// partition, or a Fetch or ListOffsets whose part for peers, is larger than the peer's ring takes
+// (placed_serving.ts), and a Fetch answer trims its file ranges to what its ring takes (outbox.ts).
 // Doorbells: one MessageChannel per ring, port1 to the producer's thread, port2 to the consumer's
 // (each end rings the other over the one port it holds, as main's rings do across threads).
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
@@ -14,6 +18,20 @@ import { SpscRing } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
 import { RingShardPort } from './ring_shard_port.js';
 import type { Shard } from './shard.js';
+
+/** The smallest mesh ring: a produce batch of up to half of it (a frame's limit) still goes over the mesh. */
+export const MESH_MIN_RING_BYTES = 256 << 10;
+
+/**
+ * Capacity of each mesh ring among `shards` shards whose rings to main have `ringBytes` (a power of
+ * two): ringBytes / (shards - 1) rounded down to a power of two, at least MESH_MIN_RING_BYTES (or
+ * `ringBytes`, if that is less), so the whole mesh reserves about as much as main's rings do.
+ */
+export function meshRingBytes(shards: number, ringBytes: number): number {
+  if (shards < 2) return 0;
+  const share = 2 ** Math.floor(Math.log2(ringBytes / (shards - 1)));
+  return Math.min(ringBytes, Math.max(MESH_MIN_RING_BYTES, share));
+}
 
 /** One ring pair between this shard and `peer`, as this thread's ends (transferred ports). */
 export interface MeshRingPair {
@@ -34,7 +52,7 @@ export interface ShardMeshEnds {
   readonly maxOverflowBytes: number;
 }
 
-/** Every shard's ends of a mesh of `shards` shards, indexed by shard. */
+/** Every shard's ends of a mesh of `shards` shards, indexed by shard, each ring of `ringBytes` (meshRingBytes). */
 export function allocateShardMesh(shards: number, ringBytes: number, maxOverflowBytes: number): ShardMeshEnds[] {
   const ends = Array.from({ length: shards }, () => ({ serve: [] as MeshRingPair[], reach: [] as MeshRingPair[], maxOverflowBytes }));
   for (let from = 0; from < shards; from++) {

@@ -18,7 +18,9 @@
 // Leaderships the snapshot gains release the followers' Fetches parked here, as main's router
 // does for its own (recent_leaderships.ts): a follower adds a partition only to its next Fetch.
 // A request naming partitions of several shards is served here too: the router sends each shard
-// its part, over the mesh for the peers. So a stale snapshot never answers
+// its part, over the mesh for the peers, unless that part is more than a mesh ring takes (a
+// produce batch, or a Fetch or ListOffsets naming that many partitions: mesh rings are smaller
+// than main's, shard_mesh.ts), which main then carries over its own rings. So a stale snapshot never answers
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER or an epoch error main would not have: only
 // the partition's actor can refuse, as it would refuse main.
 // Ordering against metadata changes: main bumps its snapshot revision as soon as anything the
@@ -51,6 +53,7 @@ import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
 import { ListOffsetsApi, type ListOffsetsRequest } from '../protocol/apis/list_offsets.js';
 import { OffsetForLeaderEpochApi, type OffsetForLeaderEpochRequest } from '../protocol/apis/offset_for_leader_epoch.js';
 import { ProduceApi, type ProduceRequest } from '../protocol/apis/produce.js';
+import { PRODUCE_HEADER_BYTES, fetchBytes, listOffsetsBytes } from '../actors/ring_messages.js';
 import { decodeRequest } from './connection.js';
 import { bindHandler, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
 import { fetchHandler } from './handlers/fetch.js';
@@ -187,6 +190,9 @@ export class PlacedServing {
   private fetchServes: Array<readonly [FetchKind, number]> = [];
   private readonly throttleLists = new LeaderThrottleLists();
   private reportTimer: NodeJS.Timeout | null = null;
+  private readonly shardIndex: number;
+  /** The largest message every peer's mesh request ring takes (all have one size). */
+  private readonly meshMessageBytes: number;
 
   /** `peers`: this shard's ports to every shard by index (the shard mesh), null at its own. */
   constructor(
@@ -195,6 +201,8 @@ export class PlacedServing {
     private readonly report: (traffic: PlacedTraffic) => void,
   ) {
     const view = this.view;
+    this.shardIndex = shard.index;
+    this.meshMessageBytes = Math.min(...peers.map((p) => p?.requests.maxMessageBytes ?? Infinity));
     const router = new PartitionRouter(view);
     this.router = router;
     router.attach(peers.map((p, i): ShardPort => (i === shard.index ? new LocalShardPort(shard, i, router) : p!.start(router))));
@@ -280,12 +288,24 @@ export class PlacedServing {
     return h.api.key === ProduceApi.key ? produces.track(answered) : answered;
   }
 
-  /** Whether every partition `req` names is served here at the epoch the client expects. */
+  /**
+   * Whether every partition `req` names is served here at the epoch the client expects, and what
+   * it sends peers over the mesh fits their rings.
+   */
   private covers(apiKey: number, version: number, req: unknown): boolean {
     const view = this.view;
+    let onPeers = 0;
+    /** `p` is served here; counts it when a peer hosts it. */
+    const counted = (p: SnapshotPartition): true => {
+      if (p.shard !== this.shardIndex) onPeers++;
+      return true;
+    };
     switch (apiKey) {
       case ProduceApi.key:
-        return (req as ProduceRequest).topicData.every((t) => t.partitionData.every((p) => view.served(t.name, p.index) !== undefined));
+        return (req as ProduceRequest).topicData.every((t) => t.partitionData.every((p) => {
+          const served = view.served(t.name, p.index);
+          return served !== undefined && (served.shard === this.shardIndex || PRODUCE_HEADER_BYTES + (p.records?.length ?? 0) <= this.meshMessageBytes);
+        }));
       case FetchApi.key: {
         const r = req as FetchRequest;
         const replicaId = version >= 15 ? r.replicaState.replicaId : r.replicaId;
@@ -293,22 +313,23 @@ export class PlacedServing {
           const topic = version >= 13 ? view.topicById(t.topicId) : view.topic(t.topic);
           return topic !== undefined && t.partitions.every((p) => {
             const served = view.served(topic.name, p.partition);
-            return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && (replicaId < 0 || this.servesFollower(served, replicaId));
+            return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && (replicaId < 0 || this.servesFollower(served, replicaId)) && counted(served);
           });
-        });
+        }) && fetchBytes(onPeers) <= this.meshMessageBytes;
       }
       case ListOffsetsApi.key:
         return (req as ListOffsetsRequest).topics.every((t) => t.partitions.every((p) => {
           const served = view.served(t.name, p.partitionIndex);
-          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served);
-        }));
+          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && counted(served);
+        })) && listOffsetsBytes(onPeers) <= this.meshMessageBytes;
       case OffsetForLeaderEpochApi.key: {
         const r = req as OffsetForLeaderEpochRequest;
         if (version >= 3 && r.replicaId >= 0) return false;
+        // Answered by the same offset lookups as ListOffsets (ring_messages.ts' EPOCH_END).
         return r.topics.every((t) => t.partitions.every((p) => {
           const served = view.served(t.topic, p.partition);
-          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served);
-        }));
+          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && counted(served);
+        })) && listOffsetsBytes(onPeers) <= this.meshMessageBytes;
       }
       default:
         return false;

@@ -14,7 +14,7 @@ import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
 import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
-import { allocateShardMesh } from '../actors/shard_mesh.js';
+import { allocateShardMesh, meshRingBytes } from '../actors/shard_mesh.js';
 import type { IoChoice, ShardView } from '../actors/shard_thread.js';
 import { ShardTable } from '../actors/shard_table.js';
 import type { PartitionSnapshot } from '../actors/shard_snapshot.js';
@@ -201,7 +201,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   const router = new PartitionRouter(shardTable);
   const dupFd = placementDupFd(config, logger);
   // Shards serving placed connections reach each other over the mesh; nothing of it otherwise.
-  const mesh = dupFd === null ? null : allocateShardMesh(config.shards, config.ringBytes, config.ringBytes);
+  const mesh = dupFd === null ? null : allocateShardMesh(config.shards, meshRingBytes(config.shards, config.ringBytes), config.ringBytes);
   const hosts = Array.from({ length: config.shards }, (_, index) =>
     ShardHost.spawn({
       index,

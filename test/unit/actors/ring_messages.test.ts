@@ -1,5 +1,6 @@
 // Ring message codecs: every offset-lookup request and result, every produce header, and every
-// fetch request and result, read back exactly as written, wherever in the ring's memory it was written.
+// fetch request and result, read back exactly as written, wherever in the ring's memory it was written;
+// a fetch result cut to fit a ring (fitFetchResult) fits it and keeps a prefix of each partition's ranges.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -9,6 +10,7 @@ import {
   PRODUCE_HEADER_BYTES,
   fetchBytes,
   fetchResultBytes,
+  fitFetchResult,
   listOffsetsBytes,
   listOffsetsResultBytes,
   readFetch,
@@ -109,6 +111,32 @@ describe('ring messages', () => {
         const b = Buffer.alloc(pos + fetchResultBytes(parts), 0xee);
         writeFetchResult(b, pos, reqId, parts, waited);
         assert.deepEqual(readFetchResult(b, pos), structuredClone({ reqId, parts, waited }));
+      }),
+    );
+  });
+
+  it('a FETCH_RESULT cut by fitFetchResult fits its bound and keeps each partition whole but for a prefix of its ranges', () => {
+    const part = fc.record({
+      slot: u32,
+      errorCode: fc.integer({ min: -1, max: 120 }),
+      highWatermark: offset,
+      logStartOffset: offset,
+      ranges: fc.array(fc.record({ path: fc.string({ minLength: 1, maxLength: 200 }), position: fc.nat(), length: u32 }), { maxLength: 40 }),
+      diverging: fc.constant(null),
+    });
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 30 }), fc.integer({ min: 2048, max: 64 << 10 }), (parts, maxBytes) => {
+        const cut = fitFetchResult(parts, maxBytes);
+        assert.ok(fetchResultBytes(cut) <= maxBytes, `${fetchResultBytes(cut)} bytes over a bound of ${maxBytes}`);
+        assert.equal(cut.length, parts.length, 'every partition answers');
+        cut.forEach((c, i) => {
+          const p = parts[i]!;
+          assert.deepEqual({ ...c, ranges: [] }, { ...p, ranges: [] }, 'the partition\'s own fields unchanged');
+          assert.deepEqual(c.ranges, p.ranges.slice(0, c.ranges.length), 'a prefix of its ranges');
+        });
+        if (fetchResultBytes(parts) <= maxBytes) assert.deepEqual(cut, parts, 'what fits is not cut');
+        const first = parts.findIndex((p) => p.ranges.length > 0);
+        if (first >= 0) assert.ok(cut[first]!.ranges.length > 0, 'the first range is always kept');
       }),
     );
   });

@@ -3,14 +3,16 @@
 // shard 1 draining that ring as a ring lane: a produce read back by a fetch and ListOffsets,
 // nothing on either shard's lane 0; a request ring too small for a burst blocks the port, which
 // drains its overflow in order, and refuses a send past its overflow bound; a stopped shard's ring
-// lane drains nothing more.
+// lane drains nothing more. The mesh's ring size (meshRingBytes) keeps the whole mesh about the
+// size of main's rings, down to its floor.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, it } from 'node:test';
 import { LocalShardPort } from '../../../src/actors/local_shard_port.js';
 import { PartitionRouter } from '../../../src/actors/partition_router.js';
 import type { RingShardPort } from '../../../src/actors/ring_shard_port.js';
-import { allocateShardMesh, joinShardMesh } from '../../../src/actors/shard_mesh.js';
+import { MESH_MIN_RING_BYTES, allocateShardMesh, joinShardMesh, meshRingBytes } from '../../../src/actors/shard_mesh.js';
 import { ShardTable } from '../../../src/actors/shard_table.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { HostedShard } from '../../helpers/hosted_shard.js';
@@ -122,5 +124,20 @@ describe('shard mesh: a peer shard reached over its ring pair', () => {
     const outcomes = (await Promise.all(produces)).map((o) => o[0]!.errorCode);
     assert.ok(outcomes.includes(ErrorCode.NONE), 'what fit was appended');
     assert.ok(outcomes.some((c) => c !== ErrorCode.NONE), 'what did not fit was refused, not queued without bound');
+  });
+
+  it('sizes its rings so the whole mesh reserves about what main\'s rings do, never under its floor', () => {
+    const MIB = 1 << 20;
+    assert.deepEqual([2, 3, 5, 6, 16, 64, 200].map((n) => meshRingBytes(n, 32 * MIB) / 1024), [32768, 16384, 8192, 4096, 2048, 512, 256]);
+    assert.equal(meshRingBytes(4, 64 << 10), 64 << 10, 'never more than main\'s own ring');
+    assert.equal(meshRingBytes(1, 32 * MIB), 0, 'one shard has no mesh');
+    fc.assert(fc.property(fc.integer({ min: 2, max: 256 }), fc.integer({ min: 16, max: 30 }), (shards, log2) => {
+      const ringBytes = 2 ** log2;
+      const bytes = meshRingBytes(shards, ringBytes);
+      assert.equal(bytes & (bytes - 1), 0, 'a power of two');
+      assert.ok(bytes >= Math.min(ringBytes, MESH_MIN_RING_BYTES) && bytes <= ringBytes);
+      const mesh = 2 * shards * (shards - 1) * bytes;
+      if (bytes > MESH_MIN_RING_BYTES) assert.ok(mesh <= 2 * shards * ringBytes, `${shards} shards: mesh ${mesh} over main's ${2 * shards * ringBytes}`);
+    }));
   });
 });

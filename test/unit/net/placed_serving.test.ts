@@ -10,10 +10,14 @@
 // ListOffsets and OffsetForLeaderEpoch, and by a follower's Fetch), counted in the traffic report
 // a second later. A follower's Fetch parked here is answered as soon as a snapshot brings a
 // leadership it replicates. A snapshot that no longer holds a partition closes the reader's
-// descriptors of its files.
+// descriptors of its files. With a peer shard over a small mesh: a partition of the peer is served
+// through the mesh, but a Produce batch, or a Fetch, ListOffsets or OffsetForLeaderEpoch naming
+// more of the peer's partitions, than the peer's ring takes is forwarded.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, describe, it, mock } from 'node:test';
+import type { RingShardPort } from '../../../src/actors/ring_shard_port.js';
+import { allocateShardMesh, joinShardMesh } from '../../../src/actors/shard_mesh.js';
 import { NO_RESPONSE, type HandlerResult, type Wire } from '../../../src/net/handler.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from '../../../src/net/placement_messages.js';
 import { PlacedServing, ServedProduces } from '../../../src/net/placed_serving.js';
@@ -47,11 +51,11 @@ const CONSUMER = -1;
 
 const TOPIC = { name: HOSTED_TOPIC, id: TEST_TOPIC_ID, partitions: 1, configs: {} };
 
-function snapshotPartition(dir: string, { partition = 0, handle = HANDLE, replicas = [TEST_BROKER_ID], configs = {} }: {
-  partition?: number; handle?: number; replicas?: number[]; configs?: Record<string, string>;
+function snapshotPartition(dir: string, { partition = 0, handle = HANDLE, shard = 0, replicas = [TEST_BROKER_ID], configs = {} }: {
+  partition?: number; handle?: number; shard?: number; replicas?: number[]; configs?: Record<string, string>;
 } = {}): SnapshotPartition {
   return {
-    topic: { ...TOPIC, partitions: 2, configs }, handle, shard: 0, dir,
+    topic: { ...TOPIC, partitions: 2, configs }, handle, shard, dir,
     record: {
       topicId: TEST_TOPIC_ID, partition, replicas, isr: [TEST_BROKER_ID], removingReplicas: [], addingReplicas: [],
       leader: TEST_BROKER_ID, leaderEpoch: LEADER_EPOCH, partitionEpoch: LEADER_EPOCH,
@@ -63,7 +67,7 @@ function snapshot(revision: number, partitions: readonly SnapshotPartition[], op
   return { revision, localId: TEST_BROKER_ID, open, partitions, limits: { maxProduceBatchBytes: ONE_MB, fetchMaxBytes: ONE_MB, messageMaxBytes: ONE_MB } };
 }
 
-function produceRequest(partitions: readonly number[], values: readonly string[]): ProduceRequest {
+function produceRequest(partitions: readonly number[], values: readonly string[] | readonly Buffer[]): ProduceRequest {
   const records = encodeRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp: Date.now() })));
   return { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: HOSTED_TOPIC, partitionData: partitions.map((index) => ({ index, records })) }] };
 }
@@ -79,12 +83,12 @@ interface FetchShape {
   readonly maxWaitMs?: number;
 }
 
-/** A fetch from offset 0, by default one that never parks (min_bytes 0). */
-function fetchRequest({ partition = 0, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER, stateReplicaId = CONSUMER, topicId = TEST_TOPIC_ID, maxWaitMs }: FetchShape = {}): FetchRequest {
+/** A fetch from offset 0, by default one that never parks (min_bytes 0); of `partitions` when given, else of `partition`. */
+function fetchRequest({ partition = 0, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER, stateReplicaId = CONSUMER, topicId = TEST_TOPIC_ID, maxWaitMs }: FetchShape = {}, partitions = [partition]): FetchRequest {
   return {
     clusterId: null, replicaId, replicaState: { replicaId: stateReplicaId, replicaEpoch: -1 }, maxWaitMs: maxWaitMs ?? 0, minBytes: maxWaitMs === undefined ? 0 : 1, maxBytes: ONE_MB, isolationLevel: 0,
     sessionId: 0, sessionEpoch: -1, forgottenTopicsData: [], rackId: '',
-    topics: [{ topic: HOSTED_TOPIC, topicId, partitions: [{ partition, currentLeaderEpoch, fetchOffset: 0, lastFetchedEpoch: -1, logStartOffset: -1, partitionMaxBytes: ONE_MB, replicaDirectoryId: '0'.repeat(32) }] }],
+    topics: [{ topic: HOSTED_TOPIC, topicId, partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch, fetchOffset: 0, lastFetchedEpoch: -1, logStartOffset: -1, partitionMaxBytes: ONE_MB, replicaDirectoryId: '0'.repeat(32) })) }],
   };
 }
 
@@ -92,8 +96,8 @@ function listOffsetsRequest(partitions: readonly number[], currentLeaderEpoch = 
   return { replicaId: CONSUMER, isolationLevel: 0, topics: [{ name: HOSTED_TOPIC, partitions: partitions.map((partitionIndex) => ({ partitionIndex, currentLeaderEpoch, timestamp: LATEST })) }] };
 }
 
-function epochRequest(partition: number, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER): OffsetForLeaderEpochRequest {
-  return { replicaId, topics: [{ topic: HOSTED_TOPIC, partitions: [{ partition, currentLeaderEpoch, leaderEpoch: LEADER_EPOCH }] }] };
+function epochRequest(partition: number, currentLeaderEpoch = NO_EPOCH, replicaId = CONSUMER, partitions = [partition]): OffsetForLeaderEpochRequest {
+  return { replicaId, topics: [{ topic: HOSTED_TOPIC, partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch, leaderEpoch: LEADER_EPOCH })) }] };
 }
 
 /** The values of the records a fetch answered. */
@@ -110,12 +114,16 @@ function asClientReads<Res>(api: Api<unknown, Res>, version: number, res: Wire<R
 
 type Decision = { forwarded: true } | { forwarded: false; result: HandlerResult<unknown> };
 
+/** Mesh rings of the smallest size: their largest message is 32 KiB less a frame header. */
+const MESH_RING_BYTES = 64 << 10;
+
 class Rig {
   readonly hosted = new HostedShard(0);
   readonly dir = this.hosted.open(HANDLE, 0);
   readonly reports: PlacedTraffic[] = [];
-  // One shard: no mesh, no peers.
-  readonly serving = new PlacedServing(this.hosted.shard, [null], (t) => this.reports.push(t));
+  /** Shard 1, joined to shard 0 by a mesh of MESH_RING_BYTES rings, when the rig has one. */
+  readonly peer: HostedShard | null;
+  readonly serving: PlacedServing;
   /** The connection's served Produces, which a forward waits for. */
   readonly produces = new ServedProduces();
   /** Every frame handed to main, as handed. */
@@ -124,7 +132,16 @@ class Rig {
   // Doorbell waits do not hold the loop (in the broker the worker's ports do).
   private readonly keepAlive = setInterval(() => undefined, 1000);
 
-  constructor() {
+  /** `withPeer`: a second shard over the mesh; otherwise one shard, no mesh, no peers. */
+  constructor(withPeer = false) {
+    this.peer = withPeer ? new HostedShard(1) : null;
+    let peers: (RingShardPort | null)[] = [null];
+    if (this.peer !== null) {
+      const ends = allocateShardMesh(2, MESH_RING_BYTES, ONE_MB);
+      peers = joinShardMesh(this.hosted.shard, ends[0]!);
+      joinShardMesh(this.peer.shard, ends[1]!);
+    }
+    this.serving = new PlacedServing(this.hosted.shard, peers, (t) => this.reports.push(t));
     this.serving.update(snapshot(0, [snapshotPartition(this.dir)]));
   }
 
@@ -179,14 +196,16 @@ class Rig {
 
   async close(): Promise<void> {
     await this.hosted.close();
+    await this.peer?.close();
     clearInterval(this.keepAlive);
     assert.deepEqual(this.hosted.errors, []);
+    assert.deepEqual(this.peer?.errors ?? [], []);
   }
 }
 
 // Registered first, so real timers are back before the rigs close.
 afterEach(() => mock.timers.reset());
-const rig = closedAfterEach(() => new Rig());
+const rig = closedAfterEach((withPeer?: boolean) => new Rig(withPeer));
 
 const BOUNDED = { timeout: 15_000 };
 
@@ -376,5 +395,31 @@ describe('PlacedServing: what a shard serves for its placed connections', () => 
     assert.equal(openUnder(segment), heldByLog + 1, 'a partition still in the snapshot keeps it');
     r.serving.update(snapshot(2, []));
     await waitFor(() => openUnder(segment) === heldByLog, 'the reader closed the segment of the partition that left');
+  });
+
+  it('serves a peer shard\'s partition over the mesh, and forwards what the peer\'s ring cannot take', BOUNDED, async () => {
+    const r = rig(true);
+    const peerDir = r.peer!.open(1, 1);
+    // Partition 1 lives on shard 1; partitions 2.. are in the snapshot only (nothing served reaches them).
+    const MANY = 1000;
+    const onlyListed = Array.from({ length: MANY }, (_, i) => snapshotPartition(peerDir, { partition: 2 + i, handle: 2 + i, shard: 1 }));
+    r.serving.update(snapshot(1, [snapshotPartition(r.dir), snapshotPartition(peerDir, { partition: 1, handle: 1, shard: 1 }), ...onlyListed]));
+
+    const small = await r.served(ProduceApi, 9, produceRequest([1], ['a', 'b']));
+    assert.deepEqual(small.responses[0]!.partitionResponses.map((p) => [p.index, p.errorCode, p.baseOffset]), [[1, ErrorCode.NONE, 0]]);
+    const fetched = (await r.served(FetchApi, 12, fetchRequest({ partition: 1 }))).responses[0]!.partitions[0]!;
+    assert.deepEqual([fetched.errorCode, fetched.highWatermark, values(fetched.records)], [ErrorCode.NONE, 2, ['a', 'b']], 'read back over the mesh');
+
+    // A batch larger than the peer's ring takes goes to main (whose rings take it), not into the mesh.
+    const big = Buffer.alloc(MESH_RING_BYTES / 2, 7);
+    assert.equal(await r.forwards(ProduceApi, 9, produceRequest([1], [big])), true, 'a batch too large for the mesh is forwarded');
+    assert.equal(await r.forwards(ProduceApi, 9, produceRequest([0], [big])), false, 'the same batch for this shard\'s own partition is served');
+
+    const many = onlyListed.map((p) => p.record.partition);
+    assert.equal(await r.forwards(FetchApi, 12, fetchRequest({}, many)), true, `a Fetch naming ${MANY} of the peer's partitions is forwarded`);
+    const lookups = [...many, ...many, ...many];
+    assert.equal(await r.forwards(ListOffsetsApi, 7, { ...listOffsetsRequest([]), topics: [{ name: HOSTED_TOPIC, partitions: lookups.map((partitionIndex) => ({ partitionIndex, currentLeaderEpoch: NO_EPOCH, timestamp: LATEST })) }] }), true, 'so is a ListOffsets naming 3000');
+    assert.equal(await r.forwards(OffsetForLeaderEpochApi, 4, epochRequest(0, NO_EPOCH, CONSUMER, lookups)), true, 'and an OffsetForLeaderEpoch');
+    assert.equal(await r.logEnd(), 1, 'the big batch served on this shard was appended');
   });
 });
