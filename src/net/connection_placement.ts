@@ -11,8 +11,10 @@
 // without SASL), with its close hooks, the request log, request metrics and client quotas (a
 // throttle is answered in throttle_time_ms and the shard's Connection mutes that long). Answers
 // are encoded bodies (records as Buffers: fileLeases null), moved back without a copy; the
-// shard frames and sends them in request order. The record lives until the shard reports the
-// connection closed, which is when KafkaServer gives back its count, descriptors and per-IP slot.
+// shard frames and sends them in request order; while a shard port a forwarded request fed is
+// blocked, the connection's next ones wait here (watchShards). The record lives until the shard
+// reports the connection closed, which is when KafkaServer gives back its count, descriptors and
+// per-IP slot.
 // Shards serve some requests themselves (placed_serving.ts) from a snapshot main keeps on each:
 // every partition this broker leads, with the shard hosting it (the same list for every shard:
 // each reaches its peers' partitions over the shard mesh). `changed()` (anything the snapshot holds may
@@ -226,8 +228,27 @@ export class PlacedConnection {
       }
       this.answer(seq, { kind: 'body', body, throttleMs });
     };
-    if (result instanceof Promise) result.then(complete, (err: unknown) => this.failed(seq, h, err));
-    else complete(result);
+    if (result instanceof Promise) {
+      result.then(complete, (err: unknown) => this.failed(seq, h, err));
+      this.watchShards();
+    } else complete(result);
+  }
+
+  /**
+   * Holds this connection's next forwarded requests while a shard port it fed is blocked (a full
+   * ring), as a connection read on main stops reading: they wait here, not in the port's bounded
+   * overflow queue, which refuses what passes its bound. The shard's Connection stops reading once
+   * its in-flight bound is reached, so the client is held back, not failed.
+   */
+  private watchShards(): void {
+    if (this.waiting) return;
+    const blocked = this.services.blockedShards();
+    if (blocked.length === 0) return;
+    this.waiting = true;
+    void Promise.all(blocked.map((s) => s.whenUnblocked())).then(() => {
+      this.waiting = false;
+      this.pump();
+    });
   }
 
   private failed(seq: number, h: BoundHandler, err: unknown): void {
