@@ -148,7 +148,7 @@ export interface BrokerConfig {
   readonly flush: FlushPolicy;
   /** Storage I/O backend of the shards; 'native' fails startup when the io_uring addon is unavailable. */
   readonly io: IoMode;
-  /** Which thread serves client connections: main, or (experimental) the shards main hands them to. */
+  /** Which thread serves client connections: the shards main hands them to (the default), or main. */
   readonly connectionPlacement: ConnectionPlacementMode;
   readonly maxRequestBytes: number;
   /** Global bound on bytes held for requests whose frame has not fully arrived yet. */
@@ -344,12 +344,12 @@ const io: Option<IoMode> = {
 };
 
 export type ConnectionPlacementMode = 'main' | 'shards';
-const CONNECTION_PLACEMENTS: readonly ConnectionPlacementMode[] = ['main', 'shards'];
+const CONNECTION_PLACEMENTS: readonly ConnectionPlacementMode[] = ['shards', 'main'];
 
 const connectionPlacement: Option<ConnectionPlacementMode> = {
-  help: 'which thread serves client connections: main, or shards (experimental: main accepts each connection on a plaintext listener without SASL and hands it to a shard, which serves Produce, Fetch (consumers\' and followers\'), ListOffsets and OffsetForLeaderEpoch on partitions this broker leads itself, reaching partitions of other shards over a ring pair between every two shards, and forwards every other request to main, each shard sending through its own native sender; TLS and SASL listeners, --io node and a missing addon stay on main)',
-  hint: 'main|shards',
-  default: () => 'main',
+  help: 'which thread serves client connections: shards (main accepts each connection on a plaintext listener without SASL and hands it to a shard, which serves Produce, Fetch (consumers\' and followers\'), ListOffsets and OffsetForLeaderEpoch on partitions this broker leads itself, reaching partitions of other shards over a ring pair between every two shards, and forwards every other request to main, each shard sending through its own native sender; TLS and SASL listeners, --io node and a missing addon stay on main), or main (every connection on the main thread)',
+  hint: 'shards|main',
+  default: () => 'shards',
   parse(raw) {
     const mode = CONNECTION_PLACEMENTS.find((m) => m === raw);
     if (mode === undefined) throw new InvalidValue(`"${raw}" must be one of ${CONNECTION_PLACEMENTS.join(', ')}`);

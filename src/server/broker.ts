@@ -99,10 +99,9 @@ function summarizeIo(choices: readonly IoChoice[]): IoChoice {
 const readerCacheFor = (limit: number): number => Math.max(16, Math.min(MAX_SEGMENT_FDS, Math.floor(limit / 32)));
 
 /** The descriptor budget for this process, before any partition is charged to it. */
-function descriptorBudget(config: BrokerConfig, limit: NofileLimit): DescriptorBudget {
+function descriptorBudget(config: BrokerConfig, limit: NofileLimit, placedConnections: boolean): DescriptorBudget {
   const reserved = reservedDescriptors({
-    shards: config.shards, sealedPerShard: MAX_SEALED_HANDLES, readerCache: readerCacheFor(limit.soft), adminConnections: MAX_ADMIN_CONNECTIONS,
-    placedConnections: config.connectionPlacement === 'shards',
+    shards: config.shards, sealedPerShard: MAX_SEALED_HANDLES, readerCache: readerCacheFor(limit.soft), adminConnections: MAX_ADMIN_CONNECTIONS, placedConnections,
   });
   return new DescriptorBudget(limit.soft, reserved);
 }
@@ -149,10 +148,11 @@ function placementDupFd(config: BrokerConfig, logger: Logger): ((fd: number) => 
   const dupFd = addon === null || typeof addon === 'string' ? undefined : addon.dupFd;
   if (dupFd === undefined) {
     const why = config.io === 'node' ? '--io node' : typeof addon === 'string' ? addon : 'the native addon has no dupFd (built before it)';
-    logger.warn({ reason: why }, 'connection placement: shards requested, but connections stay on main');
+    // The default asks for shards; falling back to main is a setting's consequence, not a fault.
+    logger.info({ reason: why }, 'connection placement: connections stay on main');
     return null;
   }
-  logger.info({ shards: config.shards }, 'connection placement: plaintext connections are handed to the shards (experimental)');
+  logger.info({ shards: config.shards }, 'connection placement: plaintext connections are handed to the shards');
   return dupFd;
 }
 
@@ -183,7 +183,8 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   const metaDir = join(config.dataDir, 'meta');
   mkdirSync(metaDir, { recursive: true });
   const limit = nofileLimit();
-  const descriptors = descriptorBudget(config, limit);
+  const dupFd = placementDupFd(config, logger);
+  const descriptors = descriptorBudget(config, limit, dupFd !== null);
   const send = selectSender(config.io);
   logger.info(send.sender !== null ? 'response sends: native' : `response sends: node (${send.note})`);
   // Log ends sampled by every admin read of the shards' partitions (the /metrics scrape, the
@@ -199,7 +200,6 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   let alterPartitions: AlterPartitionSender | null = null;
   const shardTable = new ShardTable(config.shards);
   const router = new PartitionRouter(shardTable);
-  const dupFd = placementDupFd(config, logger);
   // Shards serving placed connections reach each other over the mesh; nothing of it otherwise.
   const mesh = dupFd === null ? null : allocateShardMesh(config.shards, meshRingBytes(config.shards, config.ringBytes), config.ringBytes);
   const hosts = Array.from({ length: config.shards }, (_, index) =>
