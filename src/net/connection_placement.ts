@@ -8,8 +8,9 @@
 // serves it through the listener's real handler table: the first request meets the listener's
 // admission gate, requests run in arrival order through the request scheduler, under the
 // connection's ACL authorizer (its principal: ANONYMOUS, as placed listeners are plaintext
-// without SASL), with its close hooks, the request log, request metrics and client quotas (a
-// throttle is answered in throttle_time_ms and the shard's Connection mutes that long). Answers
+// without SASL), with its close hooks, request metrics and client quotas (a throttle is
+// answered in throttle_time_ms and the shard's Connection mutes that long); the request log is
+// the shard's, told how long a handler here parked (`parkedMs` of the answer). Answers
 // are encoded bodies (records as Buffers: fileLeases null), moved back without a copy; the
 // shard frames and sends them in request order; while a shard port a forwarded request fed is
 // blocked, the connection's next ones wait here (watchShards). The record lives until the shard
@@ -123,9 +124,9 @@ export class PlacedConnection {
     this.port.postMessage(m, transfer);
   }
 
-  private answer(seq: number, answer: ForwardedAnswer): void {
+  private answer(seq: number, answer: ForwardedAnswer, parkedMs = 0): void {
     if (this.closed) return;
-    this.post({ kind: 'answer', id: this.id, seq, answer, revision: this.revision() }, answer.kind === 'body' ? [answer.body.buffer as ArrayBuffer] : undefined);
+    this.post({ kind: 'answer', id: this.id, seq, answer, revision: this.revision(), parkedMs }, answer.kind === 'body' ? [answer.body.buffer as ArrayBuffer] : undefined);
   }
 
   private pump(): void {
@@ -208,9 +209,9 @@ export class PlacedConnection {
     const complete = (res: HandlerResult<unknown>): void => {
       const ms = performance.now() - started;
       this.services.metrics.recordRequest(h.api.name, ms / 1000);
-      this.services.requestLog?.served(header, h.api.name, version, requestBytes, ms, parkedMs);
-      if (res === NO_RESPONSE) return this.answer(seq, { kind: 'none' });
-      if (res instanceof CloseConnection) return this.answer(seq, { kind: 'close', reason: res.kind, detail: res.detail, logged: res.logged });
+      // The request log is the shard's, which times the request as its client saw it.
+      if (res === NO_RESPONSE) return this.answer(seq, { kind: 'none' }, parkedMs);
+      if (res instanceof CloseConnection) return this.answer(seq, { kind: 'close', reason: res.kind, detail: res.detail, logged: res.logged }, parkedMs);
       const completedAt = performance.now();
       let body: Uint8Array;
       let throttleMs = 0;
@@ -226,7 +227,7 @@ export class PlacedConnection {
         // A handler answered something its version cannot carry: a bug, costing this connection only.
         return this.failed(seq, h, err);
       }
-      this.answer(seq, { kind: 'body', body, throttleMs });
+      this.answer(seq, { kind: 'body', body, throttleMs }, parkedMs);
     };
     if (result instanceof Promise) {
       result.then(complete, (err: unknown) => this.failed(seq, h, err));
@@ -306,10 +307,11 @@ export class ConnectionPlacement {
     private readonly dupFd: (fd: number) => number,
     private readonly metrics: Pick<
       BrokerMetrics,
-      'protocolError' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest' | 'recordFetchServe'
+      | 'protocolError' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest'
+      | 'recordFetchServe' | 'requestSlow'
     >,
     private readonly log: Logger,
-    private readonly fetchLimits: PlacedListenerInfo['fetchLimits'],
+    private readonly settings: Pick<PlacedListenerInfo, 'fetchLimits' | 'slowRequestMs'>,
   ) {
     this.placedOn = ports.map(() => 0);
     this.served = ports.map(() => 0);
@@ -322,8 +324,8 @@ export class ConnectionPlacement {
   }
 
   /** Tells every shard about a listener whose connections it will be handed (before any of them). */
-  addListener(info: Omit<PlacedListenerInfo, 'fetchLimits'>): void {
-    const listener: PlacedListenerInfo = { ...info, fetchLimits: this.fetchLimits };
+  addListener(info: Omit<PlacedListenerInfo, 'fetchLimits' | 'slowRequestMs'>): void {
+    const listener: PlacedListenerInfo = { ...info, ...this.settings };
     for (const port of this.ports) port.postMessage({ kind: 'listener', listener } satisfies PlacementToShard);
   }
 
@@ -404,6 +406,7 @@ export class ConnectionPlacement {
     m.addSocketBytesOut(t.socketBytesOut);
     for (const [api, seconds] of t.requests) m.recordRequest(api, seconds);
     for (const [kind, seconds] of t.fetchServes) m.recordFetchServe(kind, seconds);
+    for (const api of t.slowRequests) m.requestSlow(api);
   }
 
   /**

@@ -17,7 +17,10 @@
 // reserves its answer's room under the connection's queued-response bound, and main answers
 // within that grant. A connection stops reading while a mesh port
 // it fed is blocked, as main's connections do on main's rings. Socket bytes are counted here, for
-// every placed connection; a large request is read straight into its own buffer (readsFor).
+// every placed connection; a large request is read straight into its own buffer (readsFor). The
+// request log of placed connections is kept here, timing each request as its client saw it (a
+// forwarded one's park on main, as main's answer reports it, left out of its serving time); slow
+// ones are counted in the traffic report.
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -29,6 +32,7 @@ import { FetchApi } from '../protocol/apis/fetch.js';
 import { CloseConnection, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
 import { DEFAULT_SENDER_LIMITS, nativeSender, type NativeSender, type SenderLimits } from './native_sender.js';
 import { PlacedServing, ServedProduces } from './placed_serving.js';
+import { RequestLog } from './request_log.js';
 import type { ForwardedAnswer, PlacedListenerInfo, PlacementToMain, PlacementToShard } from './placement_messages.js';
 
 interface PlacedListener {
@@ -36,10 +40,13 @@ interface PlacedListener {
   readonly held: HeldBytes;
 }
 
+/** Takes main's answer to one forwarded request, and how long its handler waited by design. */
+type Unanswered = (answer: ForwardedAnswer, parkedMs: number) => void;
+
 /** One placed connection: its Connection and the forwarded requests main has yet to answer. */
 interface Placed {
   readonly connection: Connection;
-  readonly unanswered: Map<number, (result: HandlerResult<unknown>) => void>;
+  readonly unanswered: Map<number, Unanswered>;
 }
 
 const noop = (): void => undefined;
@@ -72,6 +79,8 @@ export class PlacedConnections {
   private readonly open = new Map<number, Placed>();
   private readonly serving: PlacedServing;
   private readonly decidedHere: ReadonlySet<number>;
+  /** The request log of every placed connection of this shard (made with the first listener, which brings the threshold). */
+  private requestLog: RequestLog | null = null;
 
   constructor(
     private readonly port: MessagePort,
@@ -94,6 +103,7 @@ export class PlacedConnections {
     switch (m.kind) {
       case 'listener':
         this.listeners.set(m.listener.name, { info: m.listener, held: new HeldBytes(m.listener.maxPartialRequestBytes) });
+        this.requestLog ??= new RequestLog(this.log, m.listener.slowRequestMs, this.serving);
         return;
       case 'adopt':
         return this.adopt(m.id, m.fd, m.listener);
@@ -109,7 +119,7 @@ export class PlacedConnections {
         const answered = placed?.unanswered.get(m.seq);
         if (answered === undefined) return;
         placed!.unanswered.delete(m.seq);
-        answered(resultOf(m.answer));
+        answered(m.answer, m.parkedMs);
         return;
       }
       case 'drain':
@@ -127,7 +137,7 @@ export class PlacedConnections {
       this.post({ kind: 'closed', id });
       return;
     }
-    const unanswered = new Map<number, (result: HandlerResult<unknown>) => void>();
+    const unanswered = new Map<number, Unanswered>();
     let nextSeq = 0;
     const produces = new ServedProduces();
     const { fetchMaxBytes, messageMaxBytes } = listener.info.fetchLimits;
@@ -135,7 +145,10 @@ export class PlacedConnections {
       new Promise((resolve) => {
         // Unanswered from now on, so what follows is forwarded too, and posted in this order.
         const seq = nextSeq++;
-        unanswered.set(seq, resolve);
+        unanswered.set(seq, (answer, parkedMs) => {
+          if (parkedMs > 0) ctx.parked?.(parkedMs);
+          resolve(resultOf(answer));
+        });
         // A Fetch's answer is held here until sent: it takes its room under the connection's bound now, as one served here would.
         const responseBytes = frame.readInt16BE(0) === FetchApi.key ? ctx.reserveResponseBytes?.(fetchMaxBytes, messageMaxBytes) : undefined;
         // A copy of the frame alone (it is a view into a larger socket chunk), moved to main without a second copy.
@@ -164,6 +177,7 @@ export class PlacedConnections {
       },
       releaseLeases: (leases) => this.serving.releaseLeases(leases),
       blockedShards: () => this.serving.blockedShards(),
+      requestLog: this.requestLog ?? undefined,
     };
     // Reads go where the connection says (a large produce straight into its frame's buffer), so
     // the socket is made before the connection it reads for. Node's Socket constructor takes

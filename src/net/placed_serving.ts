@@ -139,7 +139,7 @@ class SnapshotView implements PartitionsView {
   }
 }
 
-type TrafficCounts = { -readonly [K in Exclude<keyof PlacedTraffic, 'requests' | 'fetchServes' | 'asked'>]: number };
+type TrafficCounts = { -readonly [K in Exclude<keyof PlacedTraffic, 'requests' | 'fetchServes' | 'slowRequests' | 'asked'>]: number };
 
 const emptyTraffic = (): TrafficCounts => ({
   served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, replicaBytesOut: 0, socketBytesIn: 0, socketBytesOut: 0,
@@ -188,6 +188,7 @@ export class PlacedServing {
   private traffic = emptyTraffic();
   private requests: Array<readonly [string, number]> = [];
   private fetchServes: Array<readonly [FetchKind, number]> = [];
+  private slowRequests: string[] = [];
   private readonly throttleLists = new LeaderThrottleLists();
   private reportTimer: NodeJS.Timeout | null = null;
   private readonly shardIndex: number;
@@ -224,6 +225,12 @@ export class PlacedServing {
       bindHandler(listOffsetsHandler, common),
       bindHandler(offsetForLeaderEpochHandler, common),
     ].map((h) => [h.api.key, h]));
+  }
+
+  /** The shard's request log found a request of `api` slow (any of its placed connections', served here or not). */
+  requestSlow(api: string): void {
+    if (this.slowRequests.length < MAX_TIMINGS) this.slowRequests.push(api);
+    this.armReport();
   }
 
   /** Gives back segment fds a response's file ranges leased (the connection calls it once they are sent or dropped). */
@@ -365,9 +372,10 @@ export class PlacedServing {
   reportNow(asked?: number): void {
     if (this.reportTimer !== null) clearTimeout(this.reportTimer);
     this.reportTimer = null;
-    this.report({ ...this.traffic, requests: this.requests, fetchServes: this.fetchServes, ...(asked === undefined ? {} : { asked }) });
+    this.report({ ...this.traffic, requests: this.requests, fetchServes: this.fetchServes, slowRequests: this.slowRequests, ...(asked === undefined ? {} : { asked }) });
     this.traffic = emptyTraffic();
     this.requests = [];
     this.fetchServes = [];
+    this.slowRequests = [];
   }
 }

@@ -28,6 +28,8 @@ export interface PlacedListenerInfo {
    * or here reserves it), main answering no more than the grant.
    */
   readonly fetchLimits: { readonly fetchMaxBytes: number; readonly messageMaxBytes: number };
+  /** The broker's --slow-request-ms: the shard keeps the request log of its placed connections. */
+  readonly slowRequestMs: number;
 }
 
 /** One partition this broker leads, as main's view and shard table have it. */
@@ -67,6 +69,8 @@ export interface PlacedTraffic {
   /** Each request served here: API name and seconds (request metrics); fetches that did not park, by kind, seconds. */
   readonly requests: readonly (readonly [api: string, seconds: number])[];
   readonly fetchServes: readonly (readonly [kind: FetchKind, seconds: number])[];
+  /** The API of each request the shard's request log found slow (sluice_slow_requests_total). */
+  readonly slowRequests: readonly string[];
   /** Set on the report main asked for (`reportTraffic`), to its `asked`. */
   readonly asked?: number;
 }
@@ -81,8 +85,12 @@ export type PlacementToShard =
   | { readonly kind: 'listener'; readonly listener: PlacedListenerInfo }
   | { readonly kind: 'adopt'; readonly id: number; readonly fd: number; readonly listener: string }
   | { readonly kind: 'snapshot'; readonly snapshot: PlacementSnapshot }
-  /** `revision`: main's snapshot revision when it answered; the shard serves nothing itself until its snapshot reaches it. */
-  | { readonly kind: 'answer'; readonly id: number; readonly seq: number; readonly answer: ForwardedAnswer; readonly revision: number }
+  /**
+   * `revision`: main's snapshot revision when it answered; the shard serves nothing itself until
+   * its snapshot reaches it. `parkedMs`: how long the handler waited by design (a long-poll Fetch),
+   * which the shard's request log leaves out of the serving time.
+   */
+  | { readonly kind: 'answer'; readonly id: number; readonly seq: number; readonly answer: ForwardedAnswer; readonly revision: number; readonly parkedMs: number }
   | { readonly kind: 'drain'; readonly id: number }
   /** Report the traffic served so far now (a metrics scrape), with `asked` in the report. */
   | { readonly kind: 'reportTraffic'; readonly asked: number };

@@ -1,4 +1,5 @@
-// The request log of the Kafka listeners (main thread): one `debug` line per request answered
+// The request log of the Kafka listeners (main thread; each shard keeps one for the connections
+// placed on it, placed_connections.ts, its slow counts posted to main): one `debug` line per request answered
 // (client id, API and version, request bytes, latency) and a `warn` line for a request served
 // slower than --slow-request-ms. Serving time leaves out the time a request waited by design
 // (a long-poll fetch parked for min_bytes), so idle consumers are never reported as slow.

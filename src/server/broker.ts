@@ -242,7 +242,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
   router.attach(hosts.map((h) => h.port));
   // Before any listener opens; a shard's exit closes its placed connections' records.
   const placement = dupFd === null ? null : new ConnectionPlacement(hosts.map((h) => h.connections), dupFd, metrics, logger, {
-    fetchMaxBytes: config.fetchMaxBytes, messageMaxBytes: config.messageMaxBytes,
+    fetchLimits: { fetchMaxBytes: config.fetchMaxBytes, messageMaxBytes: config.messageMaxBytes }, slowRequestMs: config.slowRequestMs,
   });
   const io = await awaitShards(hosts);
   startedParts.push(() => Promise.all(hosts.map((h) => h.abort())));
