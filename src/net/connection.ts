@@ -116,6 +116,13 @@ export interface ConnectionServices {
   readonly quotas?: Pick<QuotaGate, 'active' | 'chargeOf' | 'charge'>;
 }
 
+/** Whether any of `blocked` is: then `resume` runs once every one has drained. */
+export function resumeWhenUnblocked(blocked: readonly Pick<ShardPort, 'whenUnblocked'>[], resume: () => void): boolean {
+  if (blocked.length === 0) return false;
+  void Promise.all(blocked.map((s) => s.whenUnblocked())).then(resume);
+  return true;
+}
+
 /** A response as framed on the wire: its size, header, then the body the handler answered (throws if the body does not fit its version). */
 function frameResponse(correlationId: number, h: BoundHandler, version: number, res: unknown): MessageChunk[] {
   const w = new Writer(256);
@@ -613,10 +620,7 @@ export class Connection {
   /** Stops dispatching while any shard's inbound ring is full (backpressure to this socket). */
   private watchShards(): void {
     if (this.waitingShards) return;
-    const blocked = this.services.blockedShards();
-    if (blocked.length === 0) return;
-    this.waitingShards = true;
-    void Promise.all(blocked.map((s) => s.whenUnblocked())).then(() => {
+    this.waitingShards = resumeWhenUnblocked(this.services.blockedShards(), () => {
       this.waitingShards = false;
       this.pump();
     });

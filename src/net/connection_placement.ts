@@ -35,7 +35,7 @@ import type { RequestHeader } from '../protocol/header.js';
 import { Writer } from '../protocol/writer.js';
 import { ANONYMOUS_USER } from '../coordinator/client_quotas.js';
 import type { ConnectionAuthorizer } from './acl_authority.js';
-import { decodeRequest, type ConnectionServices, type FirstRequestGate } from './connection.js';
+import { decodeRequest, resumeWhenUnblocked, type ConnectionServices, type FirstRequestGate } from './connection.js';
 import { CloseConnection, CloseHooks, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
 import type { ForwardedAnswer, PlacedListenerInfo, PlacedTraffic, PlacementSnapshot, PlacementToMain, PlacementToShard, SnapshotPartition } from './placement_messages.js';
 import { priorityClassOf } from './request_scheduler.js';
@@ -243,10 +243,7 @@ export class PlacedConnection {
    */
   private watchShards(): void {
     if (this.waiting) return;
-    const blocked = this.services.blockedShards();
-    if (blocked.length === 0) return;
-    this.waiting = true;
-    void Promise.all(blocked.map((s) => s.whenUnblocked())).then(() => {
+    this.waiting = resumeWhenUnblocked(this.services.blockedShards(), () => {
       this.waiting = false;
       this.pump();
     });
