@@ -5,8 +5,8 @@
 // Backpressure is the port's: a bounded overflow queue behind a full inbound ring, `blocked`
 // while it holds anything.
 // Under --connection-placement shards main also allocates the shard mesh (shard_mesh.ts) and
-// hands each worker its ends in `mesh`; with the default placement `mesh` is null and nothing
-// more is allocated.
+// hands each worker its ends in `mesh`; under --connection-placement main (or where placement
+// falls back to main) `mesh` is null and nothing more is allocated.
 // The worker runs the entry module the server layer hands in (`ShardWorkerEntry`: a file URL,
 // or inside the single executable the embedded bundle's text, evaluated from memory), so this
 // layer never imports what the entry adds above it.

@@ -3,7 +3,8 @@
 // Main allocates it (`allocateShardMesh`) before spawning the workers and hands each its ends in
 // its worker data; on the worker (`joinShardMesh`) shard j drains each peer's request ring as a
 // ring lane (`Shard.attachRingLane`), and shard i holds one `RingShardPort` per peer j for its own
-// router. With the default placement there is no mesh and nothing of this is allocated.
+// router. With connections on main (--connection-placement main, or where placement falls back to
+// main) there is no mesh and nothing of this is allocated.
 // Sizes: N shards hold N(N-1) pairs, 2 rings each, so the mesh cannot give each ring main's
 // `ringBytes` (16 shards would reserve 15 GiB, every page of it touched once a ring has wrapped).
 // `meshRingBytes` shares out about what main's own rings take (2N rings of `ringBytes`): each mesh

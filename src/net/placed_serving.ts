@@ -20,9 +20,9 @@
 // A request naming partitions of several shards is served here too: the router sends each shard
 // its part, over the mesh for the peers, unless that part is more than a mesh ring takes (a
 // produce batch, or a Fetch or ListOffsets naming that many partitions: mesh rings are smaller
-// than main's, shard_mesh.ts), which main then carries over its own rings. So a stale snapshot never answers
-// UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER or an epoch error main would not have: only
-// the partition's actor can refuse, as it would refuse main.
+// than main's, shard_mesh.ts), which main then carries over its own rings. So a stale snapshot
+// never answers UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER or an epoch error main would
+// not have: only the partition's actor can refuse, as it would refuse main.
 // Ordering against metadata changes: main bumps its snapshot revision as soon as anything the
 // snapshot holds may have changed (an image published, partitions opened or closed, roles told,
 // the handover), posts the new snapshot a turn later (a burst of changes makes one), and every
