@@ -76,16 +76,21 @@ export class Outbox {
   }
 
   send(msg: Outgoing): void {
-    if (msg.kind === 'fetch' && fetchResultBytes(msg.parts) > this.ring.maxMessageBytes) msg = { ...msg, parts: fitFetchResult(msg.parts, this.ring.maxMessageBytes) };
-    if (this.queue.length === 0 && this.tryWrite(msg)) return;
+    let bytes = sizeOf(msg);
+    if (msg.kind === 'fetch' && bytes > this.ring.maxMessageBytes) {
+      msg = { ...msg, parts: fitFetchResult(msg.parts, this.ring.maxMessageBytes) };
+      bytes = sizeOf(msg);
+    }
+    if (this.queue.length === 0 && this.tryWrite(msg, bytes)) return;
     this.queue.push(msg);
-    this.queuedBytes += sizeOf(msg);
+    this.queuedBytes += bytes;
     if (!this.flushing) void this.flush();
   }
 
-  private tryWrite(msg: Outgoing): boolean {
+  /** `bytes`: sizeOf(msg), which the caller has. */
+  private tryWrite(msg: Outgoing, bytes: number): boolean {
     const ring = this.ring;
-    const at = ring.reserve(sizeOf(msg));
+    const at = ring.reserve(bytes);
     if (at < 0) return false;
     switch (msg.kind) {
       case 'produce':
@@ -113,12 +118,13 @@ export class Outbox {
     try {
       while (this.queue.length > 0) {
         const head = this.queue[0]!;
-        if (!this.tryWrite(head)) {
+        const bytes = sizeOf(head);
+        if (!this.tryWrite(head, bytes)) {
           await this.ring.waitForSpace();
           continue;
         }
         this.queue.shift();
-        this.queuedBytes -= sizeOf(head);
+        this.queuedBytes -= bytes;
         if (!this.overLimit && this.underLimitWaiters.length > 0) {
           const waiters = this.underLimitWaiters;
           this.underLimitWaiters = [];
