@@ -31,6 +31,18 @@ const timestamp = fc.oneof(fc.constantFrom(-1, -2, -3), fc.integer({ min: 0, max
 const at = fc.integer({ min: 0, max: 64 }).map((n) => n * 8);
 const epoch = fc.integer({ min: -1, max: 0x7fffffff });
 
+/** One partition of a FETCH_RESULT: up to `maxRanges` file ranges whose paths are `path` strings. */
+function fetchPart(path: fc.Arbitrary<string>, maxRanges: number, diverging: fc.Arbitrary<{ epoch: number; endOffset: number } | null>) {
+  return fc.record({
+    slot: u32,
+    errorCode: fc.integer({ min: -1, max: 120 }),
+    highWatermark: offset,
+    logStartOffset: offset,
+    ranges: fc.array(fc.record({ path, position: fc.nat(), length: u32 }), { maxLength: maxRanges }),
+    diverging,
+  });
+}
+
 describe('ring messages', () => {
   it('LIST_OFFSETS round-trips', () => {
     const ask = fc.record({
@@ -98,14 +110,7 @@ describe('ring messages', () => {
   });
 
   it('FETCH_RESULT round-trips, with or without a diverging epoch', () => {
-    const part = fc.record({
-      slot: u32,
-      errorCode: fc.integer({ min: -1, max: 120 }),
-      highWatermark: offset,
-      logStartOffset: offset,
-      ranges: fc.array(fc.record({ path: fc.string({ maxLength: 30 }), position: fc.nat(), length: u32 }), { maxLength: 3 }),
-      diverging: fc.option(fc.record({ epoch: fc.integer({ min: 0, max: 0x7fffffff }), endOffset: offset }), { nil: null }),
-    });
+    const part = fetchPart(fc.string({ maxLength: 30 }), 3, fc.option(fc.record({ epoch: fc.integer({ min: 0, max: 0x7fffffff }), endOffset: offset }), { nil: null }));
     fc.assert(
       fc.property(u32, fc.array(part, { maxLength: 20 }), at, fc.boolean(), (reqId, parts, pos, waited) => {
         const b = Buffer.alloc(pos + fetchResultBytes(parts), 0xee);
@@ -116,14 +121,7 @@ describe('ring messages', () => {
   });
 
   it('a FETCH_RESULT cut by fitFetchResult fits its bound and keeps each partition whole but for a prefix of its ranges', () => {
-    const part = fc.record({
-      slot: u32,
-      errorCode: fc.integer({ min: -1, max: 120 }),
-      highWatermark: offset,
-      logStartOffset: offset,
-      ranges: fc.array(fc.record({ path: fc.string({ minLength: 1, maxLength: 200 }), position: fc.nat(), length: u32 }), { maxLength: 40 }),
-      diverging: fc.constant(null),
-    });
+    const part = fetchPart(fc.string({ minLength: 1, maxLength: 200 }), 40, fc.constant(null));
     fc.assert(
       fc.property(fc.array(part, { minLength: 1, maxLength: 30 }), fc.integer({ min: 2048, max: 64 << 10 }), (parts, maxBytes) => {
         const cut = fitFetchResult(parts, maxBytes);
