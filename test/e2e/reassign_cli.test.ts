@@ -15,7 +15,8 @@ import { BROKER_MAIN, type BrokerProcess } from '../helpers/broker_process.js';
 import { joinBroker, threeBrokers, withAdmin } from '../helpers/three_brokers.js';
 import { connectedProducer, kafkajsClient } from '../helpers/kafkajs_client.js';
 import { runCli } from '../../src/cli/main.js';
-import { Cluster } from '../../src/client/cluster.js';
+import { Cluster, isStaleMetadataError } from '../../src/client/cluster.js';
+import { KafkaError } from '../../src/protocol/errors.js';
 import { listOffsets } from '../../src/client/consumer/offsets.js';
 import { tpKey } from '../../src/client/consumer/topic_partitions.js';
 import type { CliIo } from '../../src/cli/io.js';
@@ -60,12 +61,20 @@ async function fill(topic: string, partitions: number, perPartition: number, byt
   }
 }
 
-/** The record count of each partition (high watermark - log start), asked of each partition's leader. */
+/**
+ * The record count of each partition (high watermark - log start), asked of each partition's
+ * leader; asked again (bounded) while a leader the metadata named has not yet learned of its
+ * leadership, which a client retries (NOT_LEADER_OR_FOLLOWER, as any Kafka broker answers then).
+ */
 async function counts(topic: string, partitions: number): Promise<number[]> {
   const cluster = new Cluster({ brokers: [`127.0.0.1:${brokers[0]!.kafkaPort}`] });
   try {
     const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }));
-    const [start, end] = await Promise.all([listOffsets(cluster, tps, 'earliest'), listOffsets(cluster, tps, 'latest')]);
+    const asked = await until(`offsets of ${topic}`, 10_000, () => Promise.all([listOffsets(cluster, tps, 'earliest'), listOffsets(cluster, tps, 'latest')]).catch((err: unknown) => {
+      if (err instanceof KafkaError && isStaleMetadataError(err.code)) return null;
+      throw err;
+    }), (v) => v !== null);
+    const [start, end] = asked!;
     return tps.map((tp) => end.get(tpKey(topic, tp.partition))! - start.get(tpKey(topic, tp.partition))!);
   } finally {
     await cluster.close();
