@@ -6,7 +6,10 @@
 // Owned by one shard (its thread only).
 // Invariants: a slab is handed out again only once every batch carved from it was released;
 // the slab being carved is never on the free list; live batches never share bytes; at most
-// `maxFree` idle slabs are kept (the rest go to the GC), so idle memory is bounded.
+// `maxFree` idle slabs are kept (the rest go to the GC), so idle memory is bounded. A batch starts at
+// its source's address modulo 8 (up to 7 bytes skipped before it), so its copy out of a ring's
+// shared memory runs a word at a time (co_align.ts).
+import { coAlignPad } from '../common/co_align.js';
 
 /** One slab: `live` batches carved from it not yet released. */
 export interface Slab {
@@ -29,16 +32,21 @@ export class BatchSlabs {
     this.current = this.newSlab();
   }
 
-  /** `n` bytes for one batch; batches above a quarter slab get their own buffer. */
-  take(n: number): BatchLease {
+  /**
+   * `n` bytes for one batch to be copied from byte offset `srcByteOffset` of its source's buffer;
+   * batches above a quarter slab get their own buffer.
+   */
+  take(n: number, srcByteOffset = 0): BatchLease {
     if (n > this.slabBytes >> 2) return { buf: Buffer.allocUnsafeSlow(n), slab: null };
     let slab = this.current;
-    if (slab.used + n > this.slabBytes) {
+    let start = slab.used + coAlignPad(srcByteOffset, slab.buf.byteOffset + slab.used);
+    if (start + n > this.slabBytes) {
       this.retire(slab);
       slab = this.current = this.free.pop() ?? this.newSlab();
+      start = coAlignPad(srcByteOffset, slab.buf.byteOffset);
     }
-    const buf = slab.buf.subarray(slab.used, slab.used + n);
-    slab.used += n;
+    const buf = slab.buf.subarray(start, start + n);
+    slab.used = start + n;
     slab.live++;
     return { buf, slab };
   }

@@ -6,6 +6,7 @@
 // shard -> main: PRODUCE_RESULT, FETCH_RESULT, FETCH_PROGRESS, GROUP_RESULT, LIST_OFFSETS_RESULT
 // Every request carries the main thread's request id (reqId) and, per partition, the slot the
 // answer fills in that request's response, so results can arrive in any order.
+import { CO_ALIGN_BYTES, coAlignPad } from '../common/co_align.js';
 import type { FileRange } from '../log/partition_log.js';
 
 export const MsgType = {
@@ -21,11 +22,13 @@ export const MsgType = {
   FETCH_PROGRESS: 105,
 } as const;
 
-// ---- PRODUCE: [type u8][acks i8][pad x2][reqId u32][slot u32][handle u32][timeoutMs u32][leaderEpoch i32] records... ----
+// ---- PRODUCE: [type u8][acks i8][skip u8][pad][reqId u32][slot u32][handle u32][timeoutMs u32][leaderEpoch i32] (skip bytes) records... ----
 // acks is the request's (0, 1 or -1: whether the answer waits for the in-sync replicas); timeoutMs
 // bounds how long the partition actor keeps the acknowledgement pending; leaderEpoch is the cluster
 // view's epoch under which main found this broker leading (a newer one than the actor knows means
-// the actor has not yet been told of that leadership).
+// the actor has not yet been told of that leadership). The records start `skip` (0-7) bytes after
+// the header, at the source's address modulo 8, so both copies of a batch through the ring's shared
+// memory run a word at a time (co_align.ts).
 export const PRODUCE_HEADER_BYTES = 24;
 
 export interface ProduceAsk {
@@ -37,15 +40,29 @@ export interface ProduceAsk {
   leaderEpoch: number;
 }
 
-export function writeProduce(b: Buffer, at: number, ask: ProduceAsk, records: Buffer): void {
+/** Ring room a PRODUCE of `recordsLength` bytes of records reserves: header, alignment skip, records. */
+export function produceMessageBytes(recordsLength: number): number {
+  return PRODUCE_HEADER_BYTES + CO_ALIGN_BYTES - 1 + recordsLength;
+}
+
+/** Writes a PRODUCE into room of produceMessageBytes(records.length); returns the bytes it used. */
+export function writeProduce(b: Buffer, at: number, ask: ProduceAsk, records: Buffer): number {
+  const skip = coAlignPad(records.byteOffset, b.byteOffset + at + PRODUCE_HEADER_BYTES);
   b[at] = MsgType.PRODUCE;
   b.writeInt8(ask.acks, at + 1);
+  b[at + 2] = skip;
   b.writeUInt32LE(ask.reqId, at + 4);
   b.writeUInt32LE(ask.slot, at + 8);
   b.writeUInt32LE(ask.handle, at + 12);
   b.writeUInt32LE(ask.timeoutMs, at + 16);
   b.writeInt32LE(ask.leaderEpoch, at + 20);
-  records.copy(b, at + PRODUCE_HEADER_BYTES);
+  records.copy(b, at + PRODUCE_HEADER_BYTES + skip);
+  return PRODUCE_HEADER_BYTES + skip + records.length;
+}
+
+/** Where the records of the PRODUCE at `at` start (they end where the message does). */
+export function produceRecordsAt(b: Buffer, at: number): number {
+  return at + PRODUCE_HEADER_BYTES + b[at + 2]!;
 }
 
 export function readProduce(b: Buffer, at: number): ProduceAsk {

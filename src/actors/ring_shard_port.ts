@@ -15,9 +15,9 @@ import {
   GROUP_CALL_HEADER_BYTES,
   GROUP_RESULT_HEADER_BYTES,
   MsgType,
-  PRODUCE_HEADER_BYTES,
   fetchBytes,
   listOffsetsBytes,
+  produceMessageBytes,
   readFetchProgress,
   readFetchResult,
   readListOffsetsResult,
@@ -44,7 +44,7 @@ type Pending =
 function messageBytes(msg: Pending): number {
   switch (msg.kind) {
     case 'produce':
-      return PRODUCE_HEADER_BYTES + msg.records.length;
+      return produceMessageBytes(msg.records.length);
     case 'fetch':
       return fetchBytes(msg.ask.partitions.length);
     case 'listOffsets':
@@ -137,9 +137,10 @@ export class RingShardPort implements ShardPort {
     if (bytes > ring.maxMessageBytes) throw new RangeError(`ring message of ${bytes} bytes exceeds ring limit ${ring.maxMessageBytes}`);
     const at = ring.reserve(bytes);
     if (at < 0) return false;
+    let written = bytes;
     switch (msg.kind) {
       case 'produce':
-        writeProduce(ring.bytes, at, msg.ask, msg.records);
+        written = writeProduce(ring.bytes, at, msg.ask, msg.records);
         break;
       case 'fetch':
         writeFetch(ring.bytes, at, msg.ask);
@@ -154,7 +155,7 @@ export class RingShardPort implements ShardPort {
         writeGroupCall(ring.bytes, at, msg.reqId, msg.handle, msg.payload);
         break;
     }
-    ring.publish();
+    ring.publish(written);
     return true;
   }
 

@@ -44,10 +44,10 @@ import type { PartitionSnapshot } from './shard_snapshot.js';
 import {
   GROUP_CALL_HEADER_BYTES,
   MsgType,
-  PRODUCE_HEADER_BYTES,
   readFetch,
   OffsetLookupBy,
   readListOffsets,
+  produceRecordsAt,
   readProduce,
   type FetchAsk,
   type ListOffsetsAsk,
@@ -438,7 +438,7 @@ export class Shard {
   private dispatch(lane: number, b: Buffer, off: number, len: number): void {
     switch (b[off]) {
       case MsgType.PRODUCE:
-        this.produce(lane, readProduce(b, off), b, off + PRODUCE_HEADER_BYTES, off + len);
+        this.produce(lane, readProduce(b, off), b, produceRecordsAt(b, off), off + len);
         return;
       case MsgType.FETCH:
         this.fetch(lane, readFetch(b, off));
@@ -468,7 +468,7 @@ export class Shard {
     // The log keeps the batch until its commit settles, so it must leave the sender's memory (the
     // ring's, released after this message) first; its slab space is reused once the actor says
     // the log let go of it.
-    const lease = this.slabs.take(end - start);
+    const lease = this.slabs.take(end - start, src.byteOffset + start);
     src.copy(lease.buf, 0, start, end);
     actor.produce(lane, ask, lease.buf, () => this.slabs.release(lease.slab));
   }

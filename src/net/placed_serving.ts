@@ -53,7 +53,7 @@ import { FetchApi, type FetchRequest } from '../protocol/apis/fetch.js';
 import { ListOffsetsApi, type ListOffsetsRequest } from '../protocol/apis/list_offsets.js';
 import { OffsetForLeaderEpochApi, type OffsetForLeaderEpochRequest } from '../protocol/apis/offset_for_leader_epoch.js';
 import { ProduceApi, type ProduceRequest } from '../protocol/apis/produce.js';
-import { PRODUCE_HEADER_BYTES, fetchBytes, listOffsetsBytes } from '../actors/ring_messages.js';
+import { fetchBytes, listOffsetsBytes, produceMessageBytes } from '../actors/ring_messages.js';
 import { decodeRequest } from './connection.js';
 import { bindHandler, type BoundHandler, type HandlerContext, type HandlerResult } from './handler.js';
 import { fetchHandler } from './handlers/fetch.js';
@@ -311,7 +311,7 @@ export class PlacedServing {
       case ProduceApi.key:
         return (req as ProduceRequest).topicData.every((t) => t.partitionData.every((p) => {
           const served = view.served(t.name, p.index);
-          return served !== undefined && (served.shard === this.shardIndex || PRODUCE_HEADER_BYTES + (p.records?.length ?? 0) <= this.meshMessageBytes);
+          return served !== undefined && (served.shard === this.shardIndex || produceMessageBytes(p.records?.length ?? 0) <= this.meshMessageBytes);
         }));
       case FetchApi.key: {
         const r = req as FetchRequest;

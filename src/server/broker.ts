@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { PartitionReconciler } from '../actors/partition_reconciler.js';
 import { PartitionRouter } from '../actors/partition_router.js';
-import { PRODUCE_HEADER_BYTES } from '../actors/ring_messages.js';
+import { produceMessageBytes } from '../actors/ring_messages.js';
 import { ShardHost } from '../actors/shard_host.js';
 import { allocateShardMesh, meshRingBytes } from '../actors/shard_mesh.js';
 import type { IoChoice, ShardView } from '../actors/shard_thread.js';
@@ -324,7 +324,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
     },
     // Every shard's inbound ring has the same size.
     limits: {
-      maxProduceBatchBytes: hosts[0]!.port.requests.maxMessageBytes - PRODUCE_HEADER_BYTES,
+      maxProduceBatchBytes: hosts[0]!.port.requests.maxMessageBytes - produceMessageBytes(0),
       fetchMaxBytes: config.fetchMaxBytes,
       messageMaxBytes: config.messageMaxBytes,
     },

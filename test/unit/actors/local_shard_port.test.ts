@@ -11,12 +11,12 @@ import { PartitionRouter, type FetchItem } from '../../../src/actors/partition_r
 import {
   FETCH_RELEASE_BYTES,
   MsgType,
-  PRODUCE_HEADER_BYTES,
   fetchBytes,
   readFetchResult,
   readProduceResult,
   writeFetch,
   writeFetchRelease,
+  produceMessageBytes,
   writeProduce,
   type FetchAsk,
   type ProduceResult,
@@ -37,9 +37,8 @@ class MainLaneShard extends HostedShard {
 
   /** Main's produce on lane 0. */
   mainProduce(reqId: number, handle: number, records: Buffer): void {
-    const at = this.inbound.reserve(PRODUCE_HEADER_BYTES + records.length);
-    writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, acks: 1, timeoutMs: 30_000, leaderEpoch: 0 }, records);
-    this.inbound.publish();
+    const at = this.inbound.reserve(produceMessageBytes(records.length));
+    this.inbound.publish(writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, acks: 1, timeoutMs: 30_000, leaderEpoch: 0 }, records));
   }
 
   /** Main's consumer fetch on lane 0. */

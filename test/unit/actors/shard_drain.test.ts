@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { Shard } from '../../../src/actors/shard.js';
 import { SpscRing } from '../../../src/actors/ring_buffer.js';
 import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
-import { PRODUCE_HEADER_BYTES, writeProduce } from '../../../src/actors/ring_messages.js';
+import { produceMessageBytes, writeProduce } from '../../../src/actors/ring_messages.js';
 import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
 import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
 import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
@@ -35,10 +35,9 @@ describe('Shard drain loop', () => {
     shard.setRoles([{ handle: 1, role: soleLeader() }]);
     const batch = batchOf(1, 20);
     for (let i = 0; i < MESSAGES; i++) {
-      const at = inbound.reserve(PRODUCE_HEADER_BYTES + batch.length);
+      const at = inbound.reserve(produceMessageBytes(batch.length));
       assert.ok(at >= 0, 'inbound ring too small for the backlog');
-      writeProduce(inbound.bytes, at, { reqId: i, slot: 0, handle: 1, acks: 1, timeoutMs: 30_000, leaderEpoch: 0 }, batch);
-      inbound.publish();
+      inbound.publish(writeProduce(inbound.bytes, at, { reqId: i, slot: 0, handle: 1, acks: 1, timeoutMs: 30_000, leaderEpoch: 0 }, batch));
     }
     let handledAtTimer = -1;
     const timer = new Promise<void>((resolve) => setTimeout(() => {

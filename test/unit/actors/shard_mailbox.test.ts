@@ -10,7 +10,6 @@ import { RingDoorbell } from '../../../src/actors/ring_doorbell.js';
 import {
   MsgType,
   OffsetLookupBy,
-  PRODUCE_HEADER_BYTES,
   PRODUCE_RESULT_BYTES,
   fetchBytes,
   listOffsetsBytes,
@@ -19,6 +18,7 @@ import {
   readProduceResult,
   writeFetch,
   writeListOffsets,
+  produceMessageBytes,
   writeProduce,
   type FetchAsk,
   type FetchPartitionResult,
@@ -87,10 +87,9 @@ class Harness {
   }
 
   produce(reqId: number, handle: number, records: Buffer, leaderEpoch = 0): void {
-    const at = this.inbound.reserve(PRODUCE_HEADER_BYTES + records.length);
+    const at = this.inbound.reserve(produceMessageBytes(records.length));
     assert.ok(at >= 0);
-    writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, acks: 1, timeoutMs: 30_000, leaderEpoch }, records);
-    this.inbound.publish();
+    this.inbound.publish(writeProduce(this.inbound.bytes, at, { reqId, slot: 0, handle, acks: 1, timeoutMs: 30_000, leaderEpoch }, records));
   }
 
   /** A consumer's fetch (no replica fields). */
