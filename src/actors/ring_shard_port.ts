@@ -6,7 +6,8 @@
 // Thread: whoever built it (main, or the reaching shard's worker); the rings' other ends live on
 // the shard it reaches.
 // Backpressure: when the request ring is full, messages wait in a bounded overflow queue (in
-// order) and `blocked` is true; the connections feeding the port stop reading their sockets until
+// order, holding copies of the caller's buffers, which ShardPort reads during the call only),
+// and `blocked` is true; the connections feeding the port stop reading their sockets until
 // `whenUnblocked()` resolves. Answers are read into the `ShardResultSink` given to `start`, which
 // may come later than the rings (a shard's router is built after its mesh); nothing is sent
 // before it, so no answer can arrive first.
@@ -53,6 +54,18 @@ function messageBytes(msg: Pending): number {
       return FETCH_RELEASE_BYTES;
     case 'group':
       return GROUP_CALL_HEADER_BYTES + msg.payload.length;
+  }
+}
+
+/** `msg` holding copies of the caller's buffers, to wait in the overflow queue. */
+function ownBytes(msg: Pending): Pending {
+  switch (msg.kind) {
+    case 'produce':
+      return { ...msg, records: Buffer.from(msg.records) };
+    case 'group':
+      return { ...msg, payload: Buffer.from(msg.payload) };
+    default:
+      return msg;
   }
 }
 
@@ -126,7 +139,9 @@ export class RingShardPort implements ShardPort {
     const bytes = messageBytes(msg);
     if (this.overflow.length === 0 && this.tryWrite(msg, bytes)) return true;
     if (!force && this.overflowBytes + bytes > this.maxOverflowBytes) return false;
-    this.overflow.push(msg);
+    // ShardPort's contract: the caller's buffers are read during the call only (a placed
+    // connection's produce frame serves the next large frame once its handler returned).
+    this.overflow.push(ownBytes(msg));
     this.overflowBytes += bytes;
     if (!this.draining) void this.drainOverflow();
     return true;

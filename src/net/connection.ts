@@ -40,10 +40,12 @@ import type { BrokerMetrics } from '../metrics/metrics.js';
 import { CloseConnection, CloseHooks, EncodedBody, NO_RESPONSE, type BoundHandler, type HandlerContext, type HandlerResult, type HandlerTable } from './handler.js';
 import { unsupportedApiVersionsResponse } from './handlers/api_versions.js';
 import { ApiVersionsApi } from '../protocol/apis/api_versions.js';
+import { ProduceApi } from '../protocol/apis/produce.js';
 import { isFlexibleRequest } from '../protocol/apis/index.js';
 import { readRequestHeader, writeResponseHeader, type RequestHeader } from '../protocol/header.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer, type MessageChunk } from '../protocol/writer.js';
+import { FramePool } from './frame_pool.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
@@ -157,6 +159,9 @@ const DIRECT_FRAME_MIN = 64 * 1024;
 /** Where reads of such sockets land outside a large frame: one per thread, reused by every read. */
 let staging: Buffer | null = null;
 const stagingBuffer = (): Buffer => (staging ??= Buffer.allocUnsafeSlow(DIRECT_FRAME_MIN));
+/** Idle large-frame buffers a thread keeps for its connections' next large frames (frame_pool.ts). */
+const DIRECT_FRAME_POOL_BYTES = 16 << 20;
+let directFrames: FramePool | null = null;
 
 /**
  * A socket's `onread` options reading for the connection `of()` returns (see `readsInPlace`).
@@ -399,7 +404,7 @@ export class Connection {
    */
   private readRestInPlace(): void {
     if (!this.held.tryTake(4 + this.frameSize - this.buffered)) return;
-    const buf = Buffer.allocUnsafe(4 + this.frameSize);
+    const buf = (directFrames ??= new FramePool(DIRECT_FRAME_POOL_BYTES, DIRECT_FRAME_MIN)).take(4 + this.frameSize);
     let filled = 0;
     for (const c of this.chunks) {
       c.copy(buf, filled);
@@ -548,22 +553,22 @@ export class Connection {
         this.requestWaiting = true;
         setTimeout(() => {
           this.requestWaiting = false;
-          if (!this.closed) this.route(apiKey, h, version, header, req, frame.length, false);
+          if (!this.closed) this.route(apiKey, h, version, header, req, frame, false);
         }, verdict.delayMs);
         return;
       }
     }
-    this.route(apiKey, h, version, header, req, frame.length, true);
+    this.route(apiKey, h, version, header, req, frame, true);
   }
 
   /**
    * Hands a decoded request to the scheduler (or runs it when there is none). `inline`: called
    * from pump, which goes on dispatching by itself; otherwise dispatch resumes once it has run.
    */
-  private route(apiKey: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number, inline: boolean): void {
+  private route(apiKey: number, h: BoundHandler, version: number, header: RequestHeader, req: unknown, frame: Buffer, inline: boolean): void {
     const scheduler = this.services.scheduler;
     if (scheduler === undefined || scheduler.tryRunNow()) {
-      this.execute(h, version, header, req, requestBytes);
+      this.execute(h, version, header, req, frame);
       if (!inline) this.pump();
       return;
     }
@@ -572,14 +577,15 @@ export class Connection {
     scheduler.submit(priorityClassOf(apiKey, version, req), () => {
       this.requestWaiting = false;
       if (this.closed) return;
-      this.execute(h, version, header, req, requestBytes);
+      this.execute(h, version, header, req, frame);
       if (!(inline && running)) this.pump();
     });
     running = false;
   }
 
   /** Runs a decoded request's handler; its response takes the next slot. */
-  private execute(h: BoundHandler, version: number, header: RequestHeader, req: unknown, requestBytes: number): void {
+  private execute(h: BoundHandler, version: number, header: RequestHeader, req: unknown, frame: Buffer): void {
+    const requestBytes = frame.length;
     const slot: Slot = { done: false, chunks: null, leases: this.sink.sendsFiles ? [] : null, reserved: 0, parkedMs: 0 };
     this.inflight.push(slot);
     const started = performance.now();
@@ -604,6 +610,10 @@ export class Connection {
     } catch (err) {
       return this.failed(h, err);
     }
+    // A Produce handler has copied its batches out (to the shards, their rings or main) by the
+    // time it returns (ShardPort.produce reads them during the call only): the frame's buffer may
+    // take the next large frame. Other requests may keep views of their frame (group metadata).
+    if (h.api.key === ProduceApi.key) directFrames?.give(frame);
     if (slot.charge != null) slot.handlerMs = performance.now() - started;
     if (result instanceof Promise) {
       if (h.barrier) this.barrier = true;

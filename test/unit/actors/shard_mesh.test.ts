@@ -2,7 +2,8 @@
 // workers join it), shard 0's router reaching shard 1's partition through its RingShardPort and
 // shard 1 draining that ring as a ring lane: a produce read back by a fetch and ListOffsets,
 // nothing on either shard's lane 0; a request ring too small for a burst blocks the port, which
-// drains its overflow in order, and refuses a send past its overflow bound; a stopped shard's ring
+// drains its overflow in order (its own copies of the batches: the callers' are reused at once),
+// and refuses a send past its overflow bound; a stopped shard's ring
 // lane drains nothing more. The mesh's ring size (meshRingBytes) keeps the whole mesh about the
 // size of main's rings, down to its floor.
 import assert from 'node:assert/strict';
@@ -106,9 +107,12 @@ describe('shard mesh: a peer shard reached over its ring pair', () => {
     // The smallest ring: a burst of 1 KiB batches, sent in one turn, cannot fit.
     const r = rig(1 << 16);
     const BURST = 200;
-    const records = batchOf(1, 1000);
-    const produces = Array.from({ length: BURST }, () => r.router.produce([{ handle: r.handle, records, leaderEpoch: 0 }], PRODUCE_TIMEOUT_MS, 1));
+    const sent = Array.from({ length: BURST }, () => batchOf(1, 1000));
+    const produces = sent.map((records) => r.router.produce([{ handle: r.handle, records, leaderEpoch: 0 }], PRODUCE_TIMEOUT_MS, 1));
     assert.equal(r.peer.blocked, true, 'the burst overflowed the ring');
+    // The port reads a caller's batch during the call only: a placed connection's frame buffer
+    // takes the next frame at once. What waits in the overflow must be the port's own copy.
+    for (const records of sent) records.fill(0);
     assert.deepEqual(r.router.blockedShards(), [r.peer]);
     await r.peer.whenUnblocked();
     assert.equal(r.peer.blocked, false);

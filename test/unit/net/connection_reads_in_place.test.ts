@@ -4,7 +4,8 @@
 // every request reaches its handler whole and in order, every answer comes back in order, and
 // large frames really are read in place; a frame read in place is held whole against the
 // held-bytes bound (given back when the client leaves mid-frame), and one the bound has no room
-// for is read in chunks as on main.
+// for is read in chunks as on main. A produce frame's buffer takes the next large frame once its
+// handler returned (its batches were copied out by then); no other request's does.
 import assert from 'node:assert/strict';
 import { createServer, Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { describe, it } from 'node:test';
@@ -25,6 +26,8 @@ interface Served {
   readonly peer: Socket;
   /** Each request's record bytes, as its handler saw them. */
   readonly seen: Buffer[];
+  /** Each request's records as the handler got them: views of the frame, not copies. */
+  readonly views: Buffer[];
   /** The length of every buffer a read was given. */
   readonly targets: number[];
   close(): void;
@@ -33,15 +36,19 @@ interface Served {
 /** A connection serving one end of a loopback socket made with readsFor, buffering at most `held`'s bound. */
 async function servedConnection(held = new HeldBytes(64 << 20)): Promise<Served> {
   const seen: Buffer[] = [];
+  const views: Buffer[] = [];
   const targets: number[] = [];
-  const handlers = new Map<number, BoundHandler>([[ProduceApi.key, {
-    api: ProduceApi,
-    barrier: false,
-    handle: (_ctx, req): Wire<ProduceResponse> => {
-      seen.push(Buffer.from((req as ProduceRequest).topicData[0]!.partitionData[0]!.records!));
-      return { responses: [], throttleTimeMs: 0 };
-    },
-  }]]);
+  const handle: BoundHandler['handle'] = (_ctx, req): Wire<ProduceResponse> => {
+    const records = (req as ProduceRequest).topicData[0]!.partitionData[0]!.records!;
+    seen.push(Buffer.from(records));
+    views.push(records);
+    return { responses: [], throttleTimeMs: 0 };
+  };
+  const handlers = new Map<number, BoundHandler>([
+    [ProduceApi.key, { api: ProduceApi, barrier: false, handle }],
+    // Another API whose body reads as a produce: a request that may keep views of its frame.
+    [OTHER_API_KEY, { api: Object.create(ProduceApi, { key: { value: OTHER_API_KEY } }) as typeof ProduceApi, barrier: false, handle }],
+  ]);
   const services = { handlers, metrics: { protocolError: () => {}, recordRequest: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} }, releaseLeases: () => {}, blockedShards: () => [] };
   const limits = { maxRequestBytes: 4 << 20, maxInflight: 64, idleTimeoutMs: 60_000, maxQueuedResponseBytes: 1 << 22 };
   const listening = createServer();
@@ -63,12 +70,17 @@ async function servedConnection(held = new HeldBytes(64 << 20)): Promise<Served>
   socket.connect((listening.address() as { port: number }).port, '127.0.0.1');
   const peer = await accepted;
   listening.close();
-  return { peer, seen, targets, close: () => { peer.destroy(); socket.destroy(); } };
+  return { peer, seen, views, targets, close: () => { peer.destroy(); socket.destroy(); } };
 }
 
-function produceFrame(correlationId: number, records: Buffer): Buffer {
+const OTHER_API_KEY = 77;
+
+/** A Produce request's frame; with another `apiKey`, at a version whose request header is not flexible (the header's form follows the API key). */
+function produceFrame(correlationId: number, records: Buffer, apiKey: number = ProduceApi.key): Buffer {
   const req = { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 't', partitionData: [{ index: 0, records }] }] };
-  return Buffer.concat(encodeRequestFrame(ProduceApi, PRODUCE_VERSION, correlationId, 'test', req));
+  const frame = Buffer.concat(encodeRequestFrame(ProduceApi, apiKey === ProduceApi.key ? PRODUCE_VERSION : 8, correlationId, 'test', req));
+  frame.writeInt16BE(apiKey, 4);
+  return frame;
 }
 
 /** Writes `bytes` in pieces of the given sizes (cycled), each in its own turn so reads see them apart; resolves with the correlation ids answered, once `expected` came back. */
@@ -103,6 +115,27 @@ describe('connection reads in place', () => {
       assert.deepEqual(answered, [1, 2, 3, 4]);
       assert.deepEqual(s.seen, bodies);
       assert.ok(s.targets.some((n) => n !== STAGING_BYTES && n > 0), `some read went into a large frame's own buffer (targets ${s.targets.join(',')})`);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('lends a produce frame\'s buffer to the next large frame once its handler returned, and no other request\'s', { timeout: 30_000 }, async () => {
+    const s = await servedConnection();
+    try {
+      // Same size class (a power of two from 64 KiB) for each pair.
+      const bodies = [records(300_000, 1), records(310_000, 2), records(320_000, 3), records(330_000, 4)];
+      const keys = [ProduceApi.key, ProduceApi.key, OTHER_API_KEY, ProduceApi.key];
+      for (let i = 0; i < bodies.length; i++) {
+        assert.deepEqual(await sendInPieces(s, produceFrame(i + 1, bodies[i]!, keys[i]), [65_536], 1), [i + 1]);
+        s.peer.removeAllListeners('data');
+      }
+      assert.deepEqual(s.seen, bodies, 'every handler saw its own bytes');
+      const [first, second, other, fourth] = s.views.map((v) => v.buffer);
+      assert.equal(second, first, 'the second produce was read into the first one\'s buffer');
+      assert.equal(other, first, 'the next large frame after a produce takes its buffer, whatever its API');
+      assert.notEqual(fourth, other, 'a frame of another API is not lent again: its handler may keep views of it');
+      assert.deepEqual(s.views[2], bodies[2], 'the other request\'s view still reads its own bytes');
     } finally {
       s.close();
     }
