@@ -7,6 +7,8 @@
 // Invariants: a buffer is lent to one frame at a time (give() takes back only what take() lent and
 // has not been given back); at most `maxPooledBytes` wait idle; sizes are powers of two from
 // `minBytes`, and a frame over a quarter of the bound gets a buffer of its own, never pooled.
+// Memory: a lent buffer is under twice its frame (its power of two), and the listener's held-bytes
+// bound counts the frame, so frames read in place take at most twice that bound, plus the idle bytes.
 
 export class FramePool {
   private readonly idle = new Map<number, Buffer[]>();
