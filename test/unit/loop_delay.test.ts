@@ -77,12 +77,19 @@ describe('LoopDelayMonitor', () => {
     // An idle broker's budget (issue 16) counts every wake-up of its three event loops.
     const monitor = new LoopDelayMonitor();
     try {
-      await sleep(4000);
-      const idle = monitor.take();
-      assert.ok(idle !== null);
       // Doubling from 10 ms reaches the 1 s cap after ~1.3 s: about 10 ticks in 4 s (the 100 ms cap
-      // took 35-45). The bound leaves room for a loaded CI machine (16 seen there) and still bites.
-      assert.ok(idle.samples <= 24, `${idle.samples} ticks in 4 s of sleep`);
+      // took 35-45, a fixed 10 ms 400). A tick that runs late (other tests holding both cores of a
+      // CI machine) rightly brings full resolution back, so one window can read 35; up to three
+      // windows are tried, and a monitor that never relaxes fails every one of them.
+      const windows: number[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await sleep(4000);
+        const idle = monitor.take();
+        assert.ok(idle !== null);
+        windows.push(idle.samples);
+        if (idle.samples <= 24) break;
+      }
+      assert.ok(windows.at(-1)! <= 24, `ticks in each 4 s window of sleep: ${windows.join(', ')}`);
       const until = performance.now() + 1200;
       while (performance.now() < until); // longer than the relaxed interval: the tick due in it is late
       await sleep(300);
