@@ -453,7 +453,7 @@ export class PartitionLog {
       maxTimestamp = logAppendTime = now;
     }
     const position = seg.size;
-    seg.noteBatch(position, batch.length, baseOffset, lastOffset, maxTimestamp, this.config.indexIntervalBytes);
+    seg.noteBatch(position, batch.length, baseOffset, lastOffset, maxTimestamp, this.config.indexIntervalBytes, batch);
     this.pending.add(seg, position, batch, baseOffset, lastOffset + 1, maxTimestamp);
     this.leo = lastOffset + 1;
     this.appended += batch.length;
@@ -473,6 +473,7 @@ export class PartitionLog {
   private roll(now: number): Segment {
     const old = this.active;
     const seg = this.createActiveSegment(now);
+    old.dropRecentHeaders();
     old.appendTimeEntry();
     old.snapshotAtEnd = this.producers.encode();
     this.maybeSeal();

@@ -5,7 +5,8 @@
 // boundary and walks its remaining batches again to rebuild what it knows.
 // Invariants: syncedSize <= committedSize <= size; every index entry points at a batch start;
 // bytes below committedSize are whole, CRC-valid batches with contiguous offsets starting at
-// baseOffset; only committed bytes are ever read back.
+// baseOffset; only committed bytes are ever read back. A header kept by RecentHeaders is the one
+// its position holds (written, or staged to be written, from the same bytes).
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatchScanner, type ScanResult } from './batch_scanner.js';
@@ -24,6 +25,45 @@ export function offsetFileName(offset: number, suffix: string): string {
 
 // Header reads go through one scratch buffer: a worker thread runs one lookup at a time.
 const HDR = Buffer.allocUnsafe(BATCH_HEADER_BYTES);
+
+/** Headers the active segment keeps of its latest batches. */
+const RECENT_HEADERS = 32;
+
+/**
+ * The headers of the last RECENT_HEADERS batches staged in a segment, by position. Nearly every
+ * header lookup of a busy partition falls among them: locating the high watermark after each
+ * commit, and a tailing consumer's fetch cutting its answer at a batch boundary. Read from the
+ * file, each is a pread (1.6 per small produce on the partition's shard at 20k msg/s, linger 0),
+ * and a system call costs ~1 us on this kind of VM before it does anything.
+ */
+class RecentHeaders {
+  private readonly positions = new Float64Array(RECENT_HEADERS).fill(-1);
+  private readonly bytes = Buffer.alloc(RECENT_HEADERS * BATCH_HEADER_BYTES);
+  private next = 0;
+
+  /** Keeps the header at the start of `batch`, staged at `pos`. */
+  note(pos: number, batch: Buffer): void {
+    const i = this.next;
+    this.positions[i] = pos;
+    batch.copy(this.bytes, i * BATCH_HEADER_BYTES, 0, BATCH_HEADER_BYTES);
+    this.next = (i + 1) % RECENT_HEADERS;
+  }
+
+  /** Copies the header of the batch at `pos` into `into`; false when it is not kept. */
+  load(pos: number, into: Buffer): boolean {
+    for (let i = 0; i < RECENT_HEADERS; i++) {
+      if (this.positions[i] !== pos) continue;
+      this.bytes.copy(into, 0, i * BATCH_HEADER_BYTES, (i + 1) * BATCH_HEADER_BYTES);
+      return true;
+    }
+    return false;
+  }
+
+  /** Forgets the headers at or past `pos` (staged bytes rolled back). */
+  forgetFrom(pos: number): void {
+    for (let i = 0; i < RECENT_HEADERS; i++) if (this.positions[i] >= pos) this.positions[i] = -1;
+  }
+}
 
 /** Fields of the header last loaded by Segment.loadHeader. */
 export const lastHeader = {
@@ -52,6 +92,8 @@ export class Segment implements HandleHolder {
   committedMaxTimestamp = -1;
   committedOffsetOfMaxTimestamp = -1;
   private bytesSinceIndexEntry = 0;
+  /** Kept while the segment takes appends (noteBatch with the batch), dropped when it stops. */
+  private recent: RecentHeaders | null = null;
   /** Immutable, fdatasync'ed, indexes persisted: below the recovery point. */
   private isSealed = false;
   /** The open descriptor, -1 while a sealed segment's handle is released (reopened on use) or once closed. */
@@ -149,7 +191,8 @@ export class Segment implements HandleHolder {
    * Accounts for a batch written at `pos` (staged on append, or found by a recovery scan):
    * offsets, max timestamp, and an index entry once indexIntervalBytes have passed since the last.
    */
-  noteBatch(pos: number, size: number, baseOffset: number, lastOffset: number, maxTimestamp: number, indexIntervalBytes: number): void {
+  noteBatch(pos: number, size: number, baseOffset: number, lastOffset: number, maxTimestamp: number, indexIntervalBytes: number, batch?: Buffer): void {
+    if (batch !== undefined) (this.recent ??= new RecentHeaders()).note(pos, batch);
     if (maxTimestamp > this.maxTimestamp) {
       this.maxTimestamp = maxTimestamp;
       this.offsetOfMaxTimestamp = baseOffset;
@@ -189,11 +232,13 @@ export class Segment implements HandleHolder {
     this.offsetIndex.truncateFrom(KEY, rel);
     this.timeIndex.truncateFrom(VALUE, rel);
     this.bytesSinceIndexEntry = 0;
+    this.recent?.forgetFrom(this.committedSize);
     ftruncateSync(this.fd, this.committedSize);
   }
 
   /** Resets indexes and sizes before a recovery scan rebuilds them. */
   resetForScan(): void {
+    this.recent = null;
     this.offsetIndex.clear();
     this.timeIndex.clear();
     this.maxTimestamp = this.offsetOfMaxTimestamp = -1;
@@ -260,7 +305,13 @@ export class Segment implements HandleHolder {
 
   /** Reads the header of the batch at `pos` into the scratch (see lastHeader); false when short. */
   loadHeader(pos: number): boolean {
+    if (this.recent !== null && this.recent.load(pos, HDR)) return true;
     return readSync(this.fd, HDR, 0, BATCH_HEADER_BYTES, pos) === BATCH_HEADER_BYTES;
+  }
+
+  /** The segment takes no more appends (rolled, sealed or closed): its recent headers go. */
+  dropRecentHeaders(): void {
+    this.recent = null;
   }
 
   /** Position of the committed batch containing `offset`, searching from `fromPos`; -1 if none. */
@@ -314,11 +365,13 @@ export class Segment implements HandleHolder {
   markSealed(): void {
     this.syncedSize = this.committedSize;
     this.sealed = true;
+    this.recent = null;
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.recent = null;
     sealedHandles.forget(this);
     this.releaseHandle();
   }
