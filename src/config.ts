@@ -656,11 +656,9 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   leaderImbalanceCheckIntervalMs: int('how often the active controller moves partition leaders back to their preferred replicas (ms, 0 = never; Kafka\'s leader.imbalance.check.interval.seconds)', 300000, 0, MAX_TIMER_MS),
   leaderImbalancePerBrokerPercentage: int('share of a broker\'s preferred partitions led elsewhere above which the check moves them back (%; Kafka\'s leader.imbalance.per.broker.percentage)', 10, 0, 100),
   // One per CPU but one: the main thread, V8's helpers and the I/O threads need a share too. With
-  // one per CPU, two shards and main on two cores, a small-request load (20k msg/s, linger 0, one
-  // partition, --flush never) read run-queue waits of 3-4 ms at p99 against 0.3-0.5 ms of the
-  // shards' own delay, and one shard served it at 21-30 % less broker CPU per message with a lower
-  // e2e p99 (5.3-7.3 ms against 9.3-9.8; --flush always 19-27 against 29-56), while batched
-  // produce (1M x 1 KiB, 4 partitions) ran as fast (246k against 241k msg/s).
+  // one per CPU (two shards and main on two cores) a small-request load (20k msg/s, linger 0, one
+  // partition) read run-queue waits of 2-3.4 ms at p99 against 0.15-0.3 ms of the shards' own
+  // delay; one shard served it at 28 % less broker CPU per message with a lower e2e p99 (README).
   shards: int('number of shard worker threads (default: one per CPU less one, at least one)', () => Math.max(1, availableParallelism() - 1), 1, 256),
   flush,
   io,
