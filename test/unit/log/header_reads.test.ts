@@ -38,7 +38,7 @@ function readSpans(log: PartitionLog, offset: number, maxBytes: number): Array<[
 
 /** Every committed batch, fetched at each of its offsets alone, and with its successor under a bound of their sizes. */
 function assertReads(log: PartitionLog, committed: readonly ModelBatch[]): void {
-  assert.equal(log.highWatermark, committed.at(-1)?.last !== undefined ? committed.at(-1)!.last + 1 : 0);
+  assert.equal(log.highWatermark, (committed.at(-1)?.last ?? -1) + 1);
   committed.forEach((b, i) => {
     for (let o = b.base; o <= b.last; o++) assert.deepEqual(readSpans(log, o, 1), [[b.base, b.last, b.size]], `fetch at ${o}`);
     const next = committed[i + 1];
@@ -69,7 +69,7 @@ describe('PartitionLog header reads', () => {
               h.io.failNext(false);
               await assert.rejects(h.committer.commit(h.log));
               staged = [];
-              assert.equal(h.log.logEndOffset, committed.length > 0 ? committed.at(-1)!.last + 1 : 0);
+              assert.equal(h.log.logEndOffset, (committed.at(-1)?.last ?? -1) + 1);
             } else {
               await h.committer.commit(h.log);
               committed.push(...staged);
