@@ -165,7 +165,7 @@ function report(r: RunResult, baseline: RunResult | null): void {
 
 /** The whole bench against a consumer class (the lead wires `Consumer` in `main`). */
 export async function runConsumerBench(make: ConsumerClassFactory, s: Settings): Promise<void> {
-  const broker = await BrokerProcess.start({ flush: 'never', shards: 2 });
+  const broker = await BrokerProcess.start({ flush: 'never' });
   const bootstrap = `${broker.host}:${broker.kafkaPort}`;
   try {
     const conn = await connectClient(broker.host, broker.kafkaPort, 'bench-parallel-admin');

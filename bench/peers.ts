@@ -32,7 +32,7 @@ export interface PeerResults {
 export interface PeerSettings {
   readonly peersDir: string;
   readonly runs: number;
-  readonly shards: number;
+  readonly shards: number | undefined;
   readonly quietWaitS: number;
   readonly rdkafkaMessages: number;
   /** Subset of PEER_NAMES to run; empty = all. */

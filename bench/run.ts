@@ -25,7 +25,7 @@ groups:  main (default: every data-path scenario), produce (every produce-*), gr
          peers are compared with + librdkafka/kcat against Sluice + Redis/NATS/Node peer
          scripts + ratios), peers-only (the peers without Sluice scenarios), all (main + groups
          + peers), profile (broker --cpu-prof under one scenario), list (print the scenarios)
-options: --repeat N (3)  --shards N (2)  --quiet-wait S (60; 0 = no quiet gate)
+options: --repeat N (3)  --shards N (the broker's default)  --quiet-wait S (60; 0 = no quiet gate)
          --messages N  --duration-s S  --warmup-s S  --size BYTES  --batch RECORDS
          --connections N  --inflight N  --partitions N  --acks 1|all  --flush always|never|MS
          --rate MSGS_S (e2e: default half the measured max; rebalance: 2000)  --rate-fraction F
@@ -187,14 +187,14 @@ async function main(): Promise<number> {
   const sel = select(positionals);
   const repeat = Math.max(1, Math.floor(num(v.repeat, 'repeat', 3)));
   const settings: RunSettings = {
-    shards: Math.max(1, Math.floor(num(v.shards, 'shards', 2))),
+    shards: v.shards === undefined ? undefined : Math.max(1, Math.floor(num(v.shards, 'shards', 1))),
     quietWaitS: num(v['quiet-wait'], 'quiet-wait', 60),
     requestTimeoutMs: num(v['request-timeout-ms'], 'request-timeout-ms', 30_000),
     produceVersion: Math.floor(num(v['produce-version'], 'produce-version', 0)),
   };
   const scenarios = sel.scenarios.map((s) => override(s, v));
   const startedAt = new Date().toISOString();
-  console.log(`sluice bench: ${scenarios.map((s) => s.name).join(', ') || '(no scenarios)'}${sel.peers ? ' + peers' : ''}${sel.profile ? ' + profile' : ''}; repeat ${repeat}; shards ${settings.shards}`);
+  console.log(`sluice bench: ${scenarios.map((s) => s.name).join(', ') || '(no scenarios)'}${sel.peers ? ' + peers' : ''}${sel.profile ? ' + profile' : ''}; repeat ${repeat}; shards ${settings.shards ?? 'the broker default'}`);
 
   const reports = await runScenarios(scenarios, repeat, settings);
   if (reports.length > 0) console.log(`\n${scenarioTables(reports)}`);

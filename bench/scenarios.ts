@@ -73,7 +73,8 @@ export interface Scenario {
 }
 
 export interface RunSettings {
-  readonly shards: number;
+  /** Shard workers per broker; undefined: the broker's own default. */
+  readonly shards: number | undefined;
   readonly quietWaitS: number;
   readonly requestTimeoutMs: number;
   /** Produce version to send; 0 = the highest both sides support (librdkafka 2.0.2 sends v7). */

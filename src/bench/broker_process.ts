@@ -20,7 +20,8 @@ export interface BrokerOptions {
   /** always | never | <ms>; left out, the broker's own default (as a plain `sluice start`). */
   readonly flush?: string;
   /** Left out, the broker's own default (one per core). */
-  readonly shards?: number;
+  /** Unset: the broker's own default (one per CPU less one). */
+  readonly shards?: number | undefined;
   /** Extra node flags for the broker process (e.g. --cpu-prof); not inside the single executable. */
   readonly nodeArgs?: readonly string[];
   /** Extra broker flags (e.g. group settings). */
