@@ -19,8 +19,7 @@ import { CLI_ARGV } from '../native/embedded.js';
 export interface BrokerOptions {
   /** always | never | <ms>; left out, the broker's own default (as a plain `sluice start`). */
   readonly flush?: string;
-  /** Left out, the broker's own default (one per core). */
-  /** Unset: the broker's own default (one per CPU less one). */
+  /** Left out or undefined, the broker's own default (one per CPU less one). */
   readonly shards?: number | undefined;
   /** Extra node flags for the broker process (e.g. --cpu-prof); not inside the single executable. */
   readonly nodeArgs?: readonly string[];
