@@ -195,6 +195,8 @@ export class Connection {
   private requestWaiting = false;
   private waitingShards = false;
   private writeBlocked = false;
+  /** A flush is queued behind the microtasks already pending (flushSoon). */
+  private flushQueued = false;
   /** No more requests are read or dispatched; the connection closes once in-flight ones are answered. */
   private ending = false;
   private closed = false;
@@ -663,7 +665,7 @@ export class Connection {
       ? this.chargeQuota(slot, slot.charge, header, version, h, requestBytes, res, started + ms)
       : res instanceof EncodedBody ? res.throttleMs : 0;
     slot.done = true;
-    this.flush();
+    this.flushSoon();
     if (throttleMs > 0) this.mute(throttleMs);
     // A refused authentication ends the connection once its answer is on its way.
     if (this.sasl !== null && this.sasl.failed) {
@@ -720,6 +722,24 @@ export class Connection {
     this.log.error({ err, api: h.api.name }, 'request handler failed');
     this.services.metrics.protocolError('internal');
     this.close();
+  }
+
+  /**
+   * Flushes once the microtasks already queued have run. A group commit answers its produces in one
+   * pass, and each answer reaches complete() as its own microtask: the first queues this flush
+   * behind the rest, so a connection's answers go out in one write (one sendmsg, one wake-up of
+   * the client) rather than one each. Requests that waited for in-flight room are dispatched after
+   * it, as the slots it writes are what frees that room.
+   */
+  private flushSoon(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      if (this.closed) return;
+      this.flush();
+      this.pump();
+    });
   }
 
   private flush(): void {

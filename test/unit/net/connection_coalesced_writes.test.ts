@@ -1,0 +1,73 @@
+// Answers that complete together leave together: when a group commit answers several pipelined
+// requests of one connection in one pass, the connection writes them with one socket write (one
+// sendmsg, one wake-up of the client) rather than one each, still in request order.
+import assert from 'node:assert/strict';
+import { createServer, Socket } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { createLogger } from '../../../src/common/logger.js';
+import { Connection, HeldBytes } from '../../../src/net/connection.js';
+import type { BoundHandler } from '../../../src/net/handler.js';
+import { MetadataApi, type MetadataResponse } from '../../../src/protocol/apis/metadata.js';
+import { encodeRequestFrame, FrameReader } from '../../../src/protocol/framing.js';
+import { readResponseHeader } from '../../../src/protocol/header.js';
+import { Reader } from '../../../src/protocol/reader.js';
+import type { Wire } from '../../../src/protocol/schema.js';
+
+const VERSION = 12;
+const REQUESTS = 3;
+
+/** Answers each Metadata request only when the test says so; counts the server socket's writes. */
+const parked: Array<() => void> = [];
+let socketWrites = 0;
+const sockets = new Set<Socket>();
+const server = createServer((socket) => {
+  sockets.add(socket);
+  const cork = socket.cork.bind(socket);
+  socket.cork = (): void => {
+    socketWrites++;
+    cork();
+  };
+  const answer: Wire<MetadataResponse> = { topics: [] };
+  const handlers = new Map<number, BoundHandler>([[MetadataApi.key, {
+    api: MetadataApi,
+    barrier: false,
+    handle: (): Promise<Wire<MetadataResponse>> => new Promise((resolve) => parked.push(() => resolve(answer))),
+  }]]);
+  const services = { handlers, metrics: { protocolError: () => {}, recordRequest: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} }, releaseLeases: () => {}, blockedShards: () => [] };
+  const limits = { maxRequestBytes: 1 << 20, maxInflight: 8, idleTimeoutMs: 60_000, maxQueuedResponseBytes: 1 << 22 };
+  new Connection(socket, services, limits, new HeldBytes(1 << 24), createLogger('silent'), () => {});
+});
+
+after(() => {
+  for (const s of sockets) s.destroy();
+  server.close();
+});
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(cond(), what);
+}
+
+describe('connection response writes', () => {
+  it('writes the answers completed in one pass with one socket write, in request order', async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const client = new Socket();
+    await new Promise<void>((resolve) => client.connect(port, '127.0.0.1', resolve));
+    const correlationIds: number[] = [];
+    const frames = new FrameReader(1 << 20);
+    client.on('data', (chunk: Buffer) => frames.push(chunk, (frame) => {
+      correlationIds.push(readResponseHeader(new Reader(frame), MetadataApi.key, MetadataApi.isFlexible(VERSION)));
+    }));
+    const req = { topics: null, allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false };
+    for (let id = 1; id <= REQUESTS; id++) for (const part of encodeRequestFrame(MetadataApi, VERSION, id, 'test', req)) client.write(part);
+    await until(() => parked.length === REQUESTS, 'every request reached the handler');
+
+    socketWrites = 0;
+    for (const answer of parked.splice(0)) answer();
+    await until(() => correlationIds.length === REQUESTS, 'every answer arrived');
+    assert.deepEqual(correlationIds, [1, 2, 3]);
+    assert.equal(socketWrites, 1, 'the answers completed together went out in one write');
+    client.destroy();
+  });
+});
