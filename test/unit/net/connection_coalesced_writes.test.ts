@@ -2,16 +2,14 @@
 // requests of one connection in one pass, the connection writes them with one socket write (one
 // sendmsg, one wake-up of the client) rather than one each, still in request order.
 import assert from 'node:assert/strict';
-import { createServer, Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { createLogger } from '../../../src/common/logger.js';
-import { Connection, HeldBytes } from '../../../src/net/connection.js';
-import type { BoundHandler } from '../../../src/net/handler.js';
 import { MetadataApi, type MetadataResponse } from '../../../src/protocol/apis/metadata.js';
 import { encodeRequestFrame, FrameReader } from '../../../src/protocol/framing.js';
 import { readResponseHeader } from '../../../src/protocol/header.js';
 import { Reader } from '../../../src/protocol/reader.js';
 import type { Wire } from '../../../src/protocol/schema.js';
+import { connectTo, serveWith } from '../../helpers/connection_fixture.js';
 
 const VERSION = 12;
 const REQUESTS = 3;
@@ -28,14 +26,11 @@ const server = createServer((socket) => {
     cork();
   };
   const answer: Wire<MetadataResponse> = { topics: [] };
-  const handlers = new Map<number, BoundHandler>([[MetadataApi.key, {
+  serveWith(socket, new Map([[MetadataApi.key, {
     api: MetadataApi,
     barrier: false,
     handle: (): Promise<Wire<MetadataResponse>> => new Promise((resolve) => parked.push(() => resolve(answer))),
-  }]]);
-  const services = { handlers, metrics: { protocolError: () => {}, recordRequest: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} }, releaseLeases: () => {}, blockedShards: () => [] };
-  const limits = { maxRequestBytes: 1 << 20, maxInflight: 8, idleTimeoutMs: 60_000, maxQueuedResponseBytes: 1 << 22 };
-  new Connection(socket, services, limits, new HeldBytes(1 << 24), createLogger('silent'), () => {});
+  }]]));
 });
 
 after(() => {
@@ -50,10 +45,7 @@ async function until(cond: () => boolean, what: string): Promise<void> {
 
 describe('connection response writes', () => {
   it('writes the answers completed in one pass with one socket write, in request order', async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    const client = new Socket();
-    await new Promise<void>((resolve) => client.connect(port, '127.0.0.1', resolve));
+    const client = await connectTo(server);
     const correlationIds: number[] = [];
     const frames = new FrameReader(1 << 20);
     client.on('data', (chunk: Buffer) => frames.push(chunk, (frame) => {

@@ -3,25 +3,20 @@
 import assert from 'node:assert/strict';
 import { createServer, Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { createLogger } from '../../../src/common/logger.js';
-import { Connection, HeldBytes } from '../../../src/net/connection.js';
-import type { BoundHandler } from '../../../src/net/handler.js';
 import { MetadataApi, type MetadataResponse } from '../../../src/protocol/apis/metadata.js';
 import { encodeRequestFrame, FrameReader } from '../../../src/protocol/framing.js';
 import type { Wire } from '../../../src/protocol/schema.js';
+import { serveWith } from '../../helpers/connection_fixture.js';
 
 const sockets = new Set<Socket>();
 const server = createServer((socket) => {
   sockets.add(socket);
-  const handlers = new Map<number, BoundHandler>([[MetadataApi.key, {
+  serveWith(socket, new Map([[MetadataApi.key, {
     api: MetadataApi,
     barrier: false,
     // A topic named null is valid from v12 only: v11 cannot encode this answer.
     handle: (): Wire<MetadataResponse> => ({ topics: [{ errorCode: 100, name: null, topicId: 'c'.repeat(32), partitions: [] }] }),
-  }]]);
-  const services = { handlers, metrics: { protocolError: () => {}, recordRequest: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} }, releaseLeases: () => {}, blockedShards: () => [] };
-  const limits = { maxRequestBytes: 1 << 20, maxInflight: 8, idleTimeoutMs: 60_000, maxQueuedResponseBytes: 1 << 22 };
-  new Connection(socket, services, limits, new HeldBytes(1 << 24), createLogger('silent'), () => {});
+  }]]));
 });
 
 after(() => {
