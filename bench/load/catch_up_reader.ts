@@ -19,23 +19,21 @@ export interface CatchUpRead {
   readonly read: Omit<CatchUpOptions, 'onFetched'>;
 }
 
-interface ReaderData {
+/** What the worker is started with: the read without its main-thread callback. */
+interface ReaderData extends Omit<CatchUpRead, 'onMeasuring'> {
   readonly kind: 'catch-up-reader';
-  readonly host: string;
-  readonly port: number;
-  readonly warmupMs: number;
-  readonly read: Omit<CatchUpOptions, 'onFetched'>;
 }
 
 type ReaderMessage = { readonly measuring: true } | { readonly result: CatchUpResult };
 
 /** Runs the catch-up read on a fresh worker thread; resolves with the measured pass. */
 export function readOnWorker(o: CatchUpRead): Promise<CatchUpResult> {
-  const data: ReaderData = { kind: 'catch-up-reader', host: o.host, port: o.port, warmupMs: o.warmupMs, read: o.read };
+  const { onMeasuring, ...read } = o;
+  const data: ReaderData = { kind: 'catch-up-reader', ...read };
   const worker = new Worker(new URL(import.meta.url), { workerData: data });
   return new Promise<CatchUpResult>((resolve, reject) => {
     worker.on('message', (m: ReaderMessage) => {
-      if ('measuring' in m) o.onMeasuring();
+      if ('measuring' in m) onMeasuring();
       else resolve(m.result);
     });
     worker.once('error', reject);

@@ -10,6 +10,7 @@ import { readResponseHeader } from '../../../src/protocol/header.js';
 import { Reader } from '../../../src/protocol/reader.js';
 import type { Wire } from '../../../src/protocol/schema.js';
 import { connectTo, serveWith } from '../../helpers/connection_fixture.js';
+import { until } from '../../helpers/until.js';
 
 const VERSION = 12;
 const REQUESTS = 3;
@@ -38,11 +39,6 @@ after(() => {
   server.close();
 });
 
-async function until(cond: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(cond(), what);
-}
-
 describe('connection response writes', () => {
   it('writes the answers completed in one pass with one socket write, in request order', async () => {
     const client = await connectTo(server);
@@ -53,11 +49,11 @@ describe('connection response writes', () => {
     }));
     const req = { topics: null, allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false };
     for (let id = 1; id <= REQUESTS; id++) for (const part of encodeRequestFrame(MetadataApi, VERSION, id, 'test', req)) client.write(part);
-    await until(() => parked.length === REQUESTS, 'every request reached the handler');
+    await until('every request reached the handler', 5_000, async () => parked.length, (n) => n === REQUESTS);
 
     socketWrites = 0;
     for (const answer of parked.splice(0)) answer();
-    await until(() => correlationIds.length === REQUESTS, 'every answer arrived');
+    await until('every answer arrived', 5_000, async () => correlationIds.length, (n) => n === REQUESTS);
     assert.deepEqual(correlationIds, [1, 2, 3]);
     assert.equal(socketWrites, 1, 'the answers completed together went out in one write');
     client.destroy();
