@@ -8,7 +8,13 @@
 // A link given credentials or TLS settings secures every connection it opens before connect()
 // resolves (common/peer_socket.ts: TLS, then SASL; a refusal is SASL_AUTHENTICATION_FAILED naming
 // the user, never the password).
+// A plaintext link reads its answers in place (common/in_place_frames.ts): a large answer lands in
+// a buffer of the shard's FramePool, which the caller gives back with the answer's release() once
+// nothing reads its records any more (the replica fetcher: once the logs wrote them). An answer
+// never released is simply collected. A TLS link reads 'data' events, and release() does nothing.
 import type { Socket } from 'node:net';
+import { FramePool } from '../common/frame_pool.js';
+import { InPlaceFrameReader } from '../common/in_place_frames.js';
 import { connectPeer, PLAINTEXT_PEER, type PeerSecurity } from '../common/peer_socket.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
@@ -22,10 +28,28 @@ export interface LinkBytes {
   out: number;
 }
 
+/** A decoded answer, whose byte fields may be views of a pooled frame. */
+export interface LinkAnswer<Res> {
+  readonly body: Res;
+  /** Nothing reads the answer any more: its frame may take a later answer. Call at most once. */
+  release(): void;
+}
+
+/**
+ * Idle answer frames the links of this thread (a shard's replica fetchers) keep for their next
+ * large answers. A replica fetch answer is at most replica.fetch.response.max.bytes plus one batch
+ * (~11 MiB by default); frames up to a quarter of the bound, 8 MiB, are pooled, which covers a
+ * catch-up of up to eight partitions at 1 MiB each.
+ */
+const LINK_FRAME_POOL_BYTES = 32 << 20;
+/** Answers from this size up are read in place; smaller ones are copied out of the staging buffer. */
+const LINK_FRAME_MIN = 64 * 1024;
+let linkFrames: FramePool | null = null;
+
 interface Pending {
   readonly correlationId: number;
   readonly decode: (frame: Buffer) => unknown;
-  readonly resolve: (body: unknown) => void;
+  readonly resolve: (answer: LinkAnswer<unknown>) => void;
   readonly reject: (err: KafkaError) => void;
   readonly timer: NodeJS.Timeout;
 }
@@ -34,7 +58,6 @@ export class KafkaLink {
   private socket: Socket | null = null;
   /** The socket is secured and authenticated: requests may go. */
   private opened = false;
-  private frames: FrameReader;
   private pending: Pending | null = null;
   private nextCorrelation = 0;
 
@@ -44,9 +67,7 @@ export class KafkaLink {
     private readonly maxFrameBytes: number,
     private readonly bytes: LinkBytes = { in: 0, out: 0 },
     private readonly security: PeerSecurity = PLAINTEXT_PEER,
-  ) {
-    this.frames = new FrameReader(maxFrameBytes);
-  }
+  ) {}
 
   /** Whether a connection is open (not merely being opened). */
   get connected(): boolean {
@@ -56,7 +77,20 @@ export class KafkaLink {
   /** Opens the connection, secured and authenticated as the link's security says (a no-op while one is open). */
   async connect(host: string, port: number, timeoutMs: number): Promise<void> {
     if (this.socket !== null) return;
-    const { socket, ready } = connectPeer(host, port, this.security, timeoutMs, this.clientId);
+    const corrupt = (err: unknown): KafkaError => new KafkaError(ErrorCode.CORRUPT_MESSAGE, `bad answer from ${host}:${port}: ${(err as Error).message}`);
+    const reader = this.security.tls === null ? new InPlaceFrameReader(this.maxFrameBytes, (linkFrames ??= new FramePool(LINK_FRAME_POOL_BYTES, LINK_FRAME_MIN))) : null;
+    const inPlace = reader === null ? null : {
+      reader,
+      onread: reader.socketOptions((n, buf) => {
+        this.bytes.in += n;
+        try {
+          reader.received(n, buf);
+        } catch (err) {
+          this.fail(socket, corrupt(err));
+        }
+      }),
+    };
+    const { socket, ready } = connectPeer(host, port, this.security, timeoutMs, this.clientId, inPlace);
     this.socket = socket;
     const lost = (): void => this.fail(socket, new KafkaError(ErrorCode.NETWORK_EXCEPTION, `connection to ${host}:${port} lost`));
     socket.on('error', lost);
@@ -69,18 +103,23 @@ export class KafkaLink {
     }
     if (this.socket !== socket) throw new KafkaError(ErrorCode.NETWORK_EXCEPTION, `connection to ${host}:${port} closed while it opened`);
     this.opened = true;
+    if (reader !== null) {
+      reader.onFrame = (frame) => this.answer(frame);
+      return;
+    }
+    const frames = new FrameReader(this.maxFrameBytes);
     socket.on('data', (data: Buffer) => {
       this.bytes.in += data.length;
       try {
-        this.frames.push(data, (frame) => this.answer(frame));
+        frames.push(data, (frame) => this.answer(frame));
       } catch (err) {
-        this.fail(socket, new KafkaError(ErrorCode.CORRUPT_MESSAGE, `bad answer from ${host}:${port}: ${(err as Error).message}`));
+        this.fail(socket, corrupt(err));
       }
     });
   }
 
   /** Sends one request and resolves with its decoded response; the link must be connected and idle. */
-  request<Req, Res>(api: Api<Req, Res>, version: number, body: Req, timeoutMs: number): Promise<Res> {
+  request<Req, Res>(api: Api<Req, Res>, version: number, body: Req, timeoutMs: number): Promise<LinkAnswer<Res>> {
     const socket = this.socket;
     if (socket === null || !this.opened) return Promise.reject(new KafkaError(ErrorCode.NETWORK_EXCEPTION, 'link not connected'));
     if (this.pending !== null) return Promise.reject(new KafkaError(ErrorCode.INVALID_REQUEST, 'a request is already in flight on this link'));
@@ -92,9 +131,9 @@ export class KafkaLink {
       if (readResponseHeader(r, api.key, flexible) !== correlationId) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `answer does not carry correlation id ${correlationId}`);
       return api.decodeResponse(version, r);
     };
-    return new Promise<Res>((resolve, reject) => {
+    return new Promise<LinkAnswer<Res>>((resolve, reject) => {
       const timer = setTimeout(() => this.fail(socket, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${api.name} unanswered after ${timeoutMs} ms`)), timeoutMs);
-      this.pending = { correlationId, decode, resolve: resolve as (body: unknown) => void, reject, timer };
+      this.pending = { correlationId, decode, resolve: resolve as (answer: LinkAnswer<unknown>) => void, reject, timer };
       for (const chunk of frame) {
         this.bytes.out += chunk.length;
         socket.write(chunk);
@@ -119,14 +158,13 @@ export class KafkaLink {
       head.reject(err instanceof KafkaError ? err : new KafkaError(ErrorCode.CORRUPT_MESSAGE, (err as Error).message));
       throw err;
     }
-    head.resolve(body);
+    head.resolve({ body, release: () => linkFrames?.give(frame) });
   }
 
   private fail(socket: Socket, err: KafkaError): void {
     if (socket !== this.socket) return;
     this.socket = null;
     this.opened = false;
-    this.frames = new FrameReader(this.maxFrameBytes);
     socket.destroy();
     const head = this.pending;
     this.pending = null;

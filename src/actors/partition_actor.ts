@@ -543,28 +543,33 @@ export class PartitionActor implements Expirable {
   /**
    * The leader answered `sent`: truncate as told, or append its batches unchanged and commit them
    * (durable under flush=always before the next fetch offset claims them), then take the leader's
-   * high watermark as far as this log holds it.
+   * high watermark as far as this log holds it. True once the log holds no view of `records` (it
+   * staged none, or the commit carrying them landed: staged batches are views of the fetch
+   * answer's frame, which the fetcher then reuses); false when a failed commit leaves that unsure.
    */
-  async onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null, now: number): Promise<void> {
+  async onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null, now: number): Promise<boolean> {
     const f = this.follower;
-    if (f === null) return;
+    if (f === null) return true;
     const current = f.state.kind === 'fetching' && sent.currentLeaderEpoch === f.leaderEpoch && sent.fetchOffset === this.log.logEndOffset;
     const action = f.onFetchAnswer(sent, answer, now);
     if (action !== null) {
       await this.truncateAsFollower(f, action);
-      return;
+      return true;
     }
+    let released = true;
     if (current && records !== null && answer.errorCode === ErrorCode.NONE && answer.divergingEpoch === null && this.appendReplicated(records)) {
       try {
         await this.ports.committer.commit(this.log);
       } catch (err) {
         this.lastError = String(err);
+        released = false;
       }
     }
-    if (this.follower !== f) return;
+    if (this.follower !== f) return released;
     f.onLocalLog(this.localLog());
     this.log.updateHighWatermark(f.highWatermark);
     this.followLogStart(f);
+    return released;
   }
 
   /**

@@ -34,9 +34,12 @@ export interface FollowedPartition {
    * The leader's answer to `sent`, with its records (whole batches as the leader sent them; a
    * trailing partial batch already cut off) or null when none. Settles once the records are
    * appended (and durable under flush always) or refused; the fetcher asks for this partition
-   * again only after it settles.
+   * again only after it settles. The records are a view of the answer's frame, which the fetcher
+   * reuses for a later answer if every partition settles true: true says nothing holds them any
+   * more (none were kept, or what kept them is done: the log wrote them); false, that something
+   * may still (a failed commit), and the frame is then left to the collector.
    */
-  onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null, now: number): Promise<void>;
+  onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null, now: number): Promise<boolean>;
 }
 
 export interface LeaderEndpoint {
@@ -222,7 +225,7 @@ export class ReplicaFetcher {
         await this.link.connect(this.leader.host, this.leader.port, this.settings.connectTimeoutMs);
         if (this.closed) break;
         this.requests++;
-        const res = await this.link.request(FetchApi, REPLICA_FETCH_VERSION, this.request(sent, budget), this.settings.requestTimeoutMs);
+        const { body: res, release } = await this.link.request(FetchApi, REPLICA_FETCH_VERSION, this.request(sent, budget), this.settings.requestTimeoutMs);
         if (this.closed) break;
         if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, `leader ${this.leader.id} refused the fetch`);
         // Authenticated and answered: a later refusal is a new episode, logged again.
@@ -231,7 +234,7 @@ export class ReplicaFetcher {
         // one partition still appends would carry only the others, and with none of them busy it
         // waits out maxWaitMs at the leader while the appended offsets it should report wait too
         // (acks=all then takes two maxWaits per produce).
-        await this.deliver(sent, res);
+        if (await this.deliver(sent, res)) release();
       } catch (err) {
         if (this.closed) break;
         this.failed(err);
@@ -288,10 +291,15 @@ export class ReplicaFetcher {
     };
   }
 
-  /** Hands each answered partition its answer, if it is still followed by the same add(); settles once all are applied (or the fetcher closed). */
-  private deliver(sent: ReadonlyMap<string, Sent>, res: FetchResponse): Promise<void> {
+  /**
+   * Hands each answered partition its answer, if it is still followed by the same add(); settles
+   * once all are applied (or the fetcher closed): true when every partition is done with its
+   * records, so the answer's frame may be reused.
+   */
+  private deliver(sent: ReadonlyMap<string, Sent>, res: FetchResponse): Promise<boolean> {
     const now = this.clock();
     const applying: Promise<void>[] = [];
+    let reusable = true;
     for (const topic of res.responses) {
       for (const part of topic.partitions) {
         const key = keyOf(topic.topicId, part.partitionIndex);
@@ -315,23 +323,27 @@ export class ReplicaFetcher {
           this.settlingBytes -= held;
           this.wake();
         };
-        let applied: Promise<void>;
+        let applied: Promise<boolean>;
         try {
           applied = asked.entry.p.onFetchAnswer(asked.position, answer, records, now);
         } catch (err) {
           applied = Promise.reject(err);
         }
-        applying.push(applied.then(settled, () => {
+        applying.push(applied.then((done) => {
+          if (!done) reusable = false;
+          settled();
+        }, () => {
           // A partition that fails its own answer has already dealt with it; the fetcher only counts it.
           this.errors++;
+          reusable = false;
           settled();
         }));
       }
     }
     const all = Promise.all(applying);
-    return new Promise<void>((resolve) => {
-      this.abandonDelivery = resolve;
-      void all.then(() => resolve());
+    return new Promise<boolean>((resolve) => {
+      this.abandonDelivery = () => resolve(false);
+      void all.then(() => resolve(reusable));
     }).finally(() => {
       this.abandonDelivery = null;
     });

@@ -8,12 +8,15 @@
 // KafkaError, NETWORK_EXCEPTION for a refused, lost or silent peer; a PeerAuthenticationError when
 // the peer was reached but the two did not authenticate each other: a failed TLS handshake (an
 // untrusted certificate either way), or SASL_AUTHENTICATION_FAILED naming the user, never the
-// password. The socket is destroyed then.
-import { connect as netConnect, type Socket } from 'node:net';
+// password. The socket is destroyed then. A plaintext connection may be read in place (the
+// caller's InPlaceFrameReader through the socket's `onread`, SASL answers included); a TLS one is
+// always read through 'data' events.
+import { connect as netConnect, type OnReadOpts, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { SaslAuthenticateApi, SaslHandshakeApi } from '../protocol/apis/sasl.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
+import type { InPlaceFrameReader } from './in_place_frames.js';
 import { readResponseHeader } from '../protocol/header.js';
 import { Reader } from '../protocol/reader.js';
 import type { Api } from '../protocol/schema.js';
@@ -48,21 +51,29 @@ export class PeerAuthenticationError extends KafkaError {}
 /** Bound on a SASL answer (Kafka's sasl.server.max.receive.size is the same order). */
 const MAX_SASL_ANSWER_BYTES = 1 << 20;
 
+/** How a caller reads a plaintext connection in place: its frame reader, and the socket's `onread` feeding it. */
+export interface InPlaceReading {
+  readonly reader: InPlaceFrameReader;
+  readonly onread: OnReadOpts;
+}
+
 export interface PeerConnection {
   readonly socket: Socket;
   /** Resolves once the connection is secured and authenticated, and the socket is the caller's. */
   readonly ready: Promise<void>;
 }
 
-export function connectPeer(host: string, port: number, security: PeerSecurity, timeoutMs: number, clientId: string): PeerConnection {
+export function connectPeer(host: string, port: number, security: PeerSecurity, timeoutMs: number, clientId: string, inPlace: InPlaceReading | null = null): PeerConnection {
   const tls = security.tls;
+  // Node reads TLS sockets itself: they cannot be read in place.
+  const reader = tls === null ? inPlace?.reader ?? null : null;
   // An IP address is verified against the certificate's IP SANs; SNI only carries host names.
   const socket: Socket = tls === null
-    ? netConnect({ host, port })
+    ? netConnect({ host, port, ...(inPlace === null ? {} : { onread: inPlace.onread }) })
     : tlsConnect({ host, port, ca: tls.ca, cert: tls.cert, key: tls.key, ...(/^[\d.:]+$/.test(host) ? {} : { servername: host }) });
   socket.setNoDelay(true);
   const ready = secure(socket, host, port, tls !== null, timeoutMs).then(() => {
-    if (security.sasl !== null) return authenticate(socket, `${host}:${port}`, security.sasl, timeoutMs, clientId);
+    if (security.sasl !== null) return authenticate(socket, `${host}:${port}`, security.sasl, timeoutMs, clientId, reader);
     return undefined;
   });
   ready.catch(() => socket.destroy());
@@ -96,8 +107,8 @@ function secure(socket: Socket, host: string, port: number, tls: boolean, timeou
   });
 }
 
-async function authenticate(socket: Socket, peer: string, c: PeerCredentials, timeoutMs: number, clientId: string): Promise<void> {
-  const exchange = new SaslExchangeSocket(socket, peer, timeoutMs, clientId);
+async function authenticate(socket: Socket, peer: string, c: PeerCredentials, timeoutMs: number, clientId: string, inPlace: InPlaceFrameReader | null): Promise<void> {
+  const exchange = new SaslExchangeSocket(socket, peer, timeoutMs, clientId, inPlace);
   try {
     const handshake = await exchange.request(SaslHandshakeApi, 1, { mechanism: c.mechanism });
     if (handshake.errorCode !== ErrorCode.NONE) throw new Error(`the listener offers ${handshake.mechanisms.join(', ') || 'no mechanism'}`);
@@ -117,28 +128,40 @@ async function authenticate(socket: Socket, peer: string, c: PeerCredentials, ti
   }
 }
 
-/** The SASL exchange's requests, one at a time, on a socket it reads until released. */
+/**
+ * The SASL exchange's requests, one at a time, on a socket it reads until released: through 'data'
+ * events, or as the frames of the caller's in-place reader (whose reading fails the socket on a
+ * bad frame, which ends the exchange through 'close').
+ */
 class SaslExchangeSocket {
   private readonly frames = new FrameReader(MAX_SASL_ANSWER_BYTES);
   private waiting: { resolve: (frame: Buffer) => void; reject: (err: Error) => void } | null = null;
   private broken: Error | null = null;
   private correlationId = 0;
+  private readonly onFrame = (frame: Buffer): void => {
+    const w = this.waiting;
+    this.waiting = null;
+    if (w === null) throw new Error('an answer to no request');
+    w.resolve(frame);
+  };
   private readonly onData = (data: Buffer): void => {
     try {
-      this.frames.push(data, (frame) => {
-        const w = this.waiting;
-        this.waiting = null;
-        if (w === null) throw new Error('an answer to no request');
-        w.resolve(frame);
-      });
+      this.frames.push(data, this.onFrame);
     } catch (err) {
       this.fail(err instanceof Error ? err : new Error(String(err)));
     }
   };
   private readonly onEnd = (): void => this.fail(new Error('the connection closed'));
 
-  constructor(private readonly socket: Socket, private readonly peer: string, private readonly timeoutMs: number, private readonly clientId: string) {
-    socket.on('data', this.onData);
+  constructor(
+    private readonly socket: Socket,
+    private readonly peer: string,
+    private readonly timeoutMs: number,
+    private readonly clientId: string,
+    private readonly inPlace: InPlaceFrameReader | null,
+  ) {
+    if (inPlace === null) socket.on('data', this.onData);
+    else inPlace.onFrame = this.onFrame;
     socket.on('error', this.onEnd);
     socket.on('close', this.onEnd);
   }
@@ -174,7 +197,8 @@ class SaslExchangeSocket {
 
   /** Hands the socket back: its data is the caller's from now on. */
   release(): void {
-    this.socket.off('data', this.onData);
+    if (this.inPlace === null) this.socket.off('data', this.onData);
+    else this.inPlace.onFrame = null;
     this.socket.off('error', this.onEnd);
     this.socket.off('close', this.onEnd);
   }

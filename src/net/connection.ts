@@ -45,7 +45,7 @@ import { isFlexibleRequest } from '../protocol/apis/index.js';
 import { readRequestHeader, writeResponseHeader, type RequestHeader } from '../protocol/header.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer, type MessageChunk } from '../protocol/writer.js';
-import { FramePool } from './frame_pool.js';
+import { FramePool } from '../common/frame_pool.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';

@@ -53,7 +53,7 @@ class ReadingPartition implements FollowedPartition {
     return { replicaId: -1, replicaEpoch: -1, currentLeaderEpoch: -1, fetchOffset: this.fetchOffset, lastFetchedEpoch: this.lastFetchedEpoch, logStartOffset: 0 };
   }
 
-  onFetchAnswer(_sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null): Promise<void> {
+  onFetchAnswer(_sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null): Promise<boolean> {
     this.answers.push(answer);
     if (records !== null) {
       const batches = decodeRecordBatches(records);
@@ -64,7 +64,7 @@ class ReadingPartition implements FollowedPartition {
         this.lastFetchedEpoch = last.partitionLeaderEpoch;
       }
     }
-    return Promise.resolve();
+    return Promise.resolve(true);
   }
 }
 

@@ -4,7 +4,8 @@
 // no fetch leaves while an answer of the last one is still being applied; a removed partition gets nothing new; a reset
 // connection, an error answer and an oversized answer are survived by reconnecting; close() is
 // prompt; wake() asks at once; throttled partitions are left out while the follower quota is
-// exceeded and count their bytes; a running fetcher holds no memory per fetch. ReplicaFetchers
+// exceeded and count their bytes; a large answer's frame is reused only once its partitions are
+// done with it; a running fetcher holds no memory per fetch. ReplicaFetchers
 // keeps one fetcher per leader.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
@@ -15,7 +16,8 @@ import { PLAINTEXT_PEER } from '../../../src/common/peer_socket.js';
 import type { ReplicaFetchAnswer, ReplicaFetchPosition } from '../../../src/coordinator/replication/types.js';
 import { ThrottleQuota } from '../../../src/coordinator/replication/throttle_quota.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { wholeBatchesLength } from '../../../src/protocol/record_batch.js';
+import { stampBatch, wholeBatchesLength } from '../../../src/protocol/record_batch.js';
+import { encodeRecordBatch } from '../../../src/protocol/records.js';
 import { FakeFetchLeader, answerPartition, fetchResponse, testBatch, type FetchReply, type SeenFetch } from '../../helpers/fake_fetch_leader.js';
 
 const TOPIC_A = 'a'.repeat(32);
@@ -58,10 +60,10 @@ class FakePartition implements FollowedPartition {
     return this.position;
   }
 
-  onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null): Promise<void> {
+  onFetchAnswer(sent: ReplicaFetchPosition, answer: ReplicaFetchAnswer, records: Buffer | null): Promise<boolean> {
     this.answers.push({ sent, answer, records: records === null ? null : Buffer.from(records) });
-    if (!this.hold) return Promise.resolve();
-    return new Promise((resolve) => this.held.push(resolve));
+    if (!this.hold) return Promise.resolve(true);
+    return new Promise((resolve) => this.held.push(() => resolve(true)));
   }
 
   release(): void {
@@ -334,13 +336,47 @@ describe('ReplicaFetcher against a fake leader', () => {
     assert.equal(fetcher.stats().leaderId, 2);
   });
 
+  it('reads a large answer into a pooled frame, reused only once every partition is done with its records', async () => {
+    // One record of 100 kB per batch, filled with the answer's letter: past the link's in-place minimum.
+    const bigBatch = (offset: number, letter: string): Buffer => {
+      const batch = encodeRecordBatch([{ key: null, value: Buffer.alloc(100_000, letter), headers: [], timestamp: 1_700_000_000_000 }]);
+      stampBatch(batch, offset, 0);
+      return batch;
+    };
+    const letters = ['a', 'b', 'c'];
+    const leader = track(await FakeFetchLeader.start((seen) => {
+      const offset = seen.request.topics[0]!.partitions[0]!.fetchOffset;
+      return fetchResponse([{ topic: '', topicId: TOPIC_A, partitions: [answerPartition(0, { highWatermark: 3, records: bigBatch(offset, letters[offset]!) })] }]);
+    }));
+    // Keeps its records as views, as a log's staging does; done with the second answer's only.
+    const kept: Buffer[] = [];
+    const keeper: FollowedPartition = {
+      topicId: TOPIC_A, partition: 0, throttled: false,
+      fetchPosition: () => (kept.length < 3 ? { ...new FakePartition(TOPIC_A, 0).position!, fetchOffset: kept.length } : null),
+      onFetchAnswer: (_sent, _answer, records) => {
+        kept.push(records!);
+        return Promise.resolve(kept.length === 2);
+      },
+    };
+    const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
+    fetcher.add(keeper);
+    await until('three answers', () => kept.length === 3);
+    const [first, second, third] = kept as [Buffer, Buffer, Buffer];
+    // A byte inside the value (the record ends with its header count).
+    const valueOf = (records: Buffer): string => String.fromCharCode(records[records.length - 100]!);
+    assert.equal(valueOf(first), 'a', 'a frame whose partition may still hold it is never reused');
+    assert.equal(valueOf(third), 'c');
+    assert.notEqual(second.buffer, first.buffer);
+    assert.equal(third.buffer, second.buffer, 'the frame of an answer every partition was done with took the next one');
+  });
+
   it('holds no memory per fetch while it runs', async () => {
     // Raced against a promise that settled only on close(), each delivery kept ~385 bytes until then.
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const leader = track(await FakeFetchLeader.start(EMPTY_ANSWER));
     const position = new FakePartition(TOPIC_A, 0).position;
-    const lean: FollowedPartition = { topicId: TOPIC_A, partition: 0, throttled: false, fetchPosition: () => position, onFetchAnswer: () => Promise.resolve() };
+    const lean: FollowedPartition = { topicId: TOPIC_A, partition: 0, throttled: false, fetchPosition: () => position, onFetchAnswer: () => Promise.resolve(true) };
     const fetcher = track(new ReplicaFetcher(leader.endpoint, SETTINGS, () => 42, () => 0));
     fetcher.add(lean);
     const fetched = async (n: number): Promise<void> => {

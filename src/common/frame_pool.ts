@@ -1,14 +1,15 @@
-// Reused buffers for the large request frames a thread's connections read in place (one pool per
-// thread: main's, or a shard's for its placed connections; module state of the thread that
-// imports it). A fresh buffer per large produce (librdkafka sends ~1 MB frames) cost, per 1 KiB
-// message, page faults on first touch (~10 us each on this VM, 76-95k a 1M-message run) and V8
-// collections driven by external memory on four helper threads (0.6-1.0 us of the 3.5 us broker
-// CPU measured): a frame whose bytes nobody reads any more serves the next one instead.
+// Reused buffers for large frames read in place. A pool is used on one thread: the broker's
+// connections keep one per thread for request frames (net/connection.ts), a shard's replica links
+// one for response frames (actors/kafka_link.ts). A fresh buffer per large frame
+// (librdkafka sends ~1 MB produce frames; a replica fetch answer is up to a few MB) cost, per
+// 1 KiB message, page faults on first touch (~10 us each on this VM, 76-95k a 1M-message run) and
+// V8 collections driven by external memory on four helper threads (0.6-1.0 us of the 3.5 us
+// broker CPU measured): a frame whose bytes nobody reads any more serves the next one instead.
 // Invariants: a buffer is lent to one frame at a time (give() takes back only what take() lent and
 // has not been given back); at most `maxPooledBytes` wait idle; sizes are powers of two from
 // `minBytes`, and a frame over a quarter of the bound gets a buffer of its own, never pooled.
-// Memory: a lent buffer is under twice its frame (its power of two), and the listener's held-bytes
-// bound counts the frame, so frames read in place take at most twice that bound, plus the idle bytes.
+// Memory: a lent buffer is under twice its frame (its power of two); the reader bounds the frames
+// it holds, so frames read in place take at most twice that bound, plus the idle bytes.
 
 export class FramePool {
   private readonly idle = new Map<number, Buffer[]>();

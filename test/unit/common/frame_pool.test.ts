@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { FramePool } from '../../../src/net/frame_pool.js';
+import { FramePool } from '../../../src/common/frame_pool.js';
 
 const MIN = 1024;
 const BOUND = 64 * 1024;

@@ -1,0 +1,79 @@
+// InPlaceFrameReader, driven as a socket's onread drives it (each read fills at most the buffer
+// target() gave): whatever the read sizes, the frames come out whole, byte for byte and in order,
+// none of them a view of the staging buffer; a large frame is read into a pooled buffer once its
+// length is known; a length past the bound, or a frame nobody asked for, throws.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { FramePool } from '../../../src/common/frame_pool.js';
+import { InPlaceFrameReader } from '../../../src/common/in_place_frames.js';
+import { ProtocolError } from '../../../src/protocol/reader.js';
+
+const MIN = 1024;
+
+function framed(bodies: readonly Buffer[]): Buffer {
+  return Buffer.concat(bodies.flatMap((b) => {
+    const len = Buffer.alloc(4);
+    len.writeInt32BE(b.length);
+    return [len, b];
+  }));
+}
+
+/** Feeds `stream` in reads of at most the given sizes (cycled), each capped by target()'s length; the buffers read into. */
+function feed(reader: InPlaceFrameReader, stream: Buffer, reads: readonly number[]): Buffer[] {
+  const targets: Buffer[] = [];
+  let at = 0;
+  for (let i = 0; at < stream.length; i++) {
+    const target = reader.target();
+    const n = Math.min(target.length, reads[i % reads.length]!, stream.length - at);
+    stream.copy(target, 0, at, at + n);
+    targets.push(target);
+    reader.received(n, target);
+    at += n;
+  }
+  return targets;
+}
+
+describe('InPlaceFrameReader', () => {
+  it('hands on every frame whole and in order whatever the read sizes (property)', () => {
+    // Sizes and fill bytes rather than buffers, so a counterexample prints short.
+    const size = fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: MIN - 4, max: 5 * MIN }), fc.integer({ min: 60_000, max: 140_000 }));
+    const shape = fc.record({ size, fill: fc.integer({ min: 0, max: 255 }) });
+    fc.assert(fc.property(fc.array(shape, { minLength: 1, maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 70_000 }), { minLength: 1, maxLength: 8 }), (shapes, reads) => {
+      const bodies = shapes.map(({ size: n, fill }) => Buffer.alloc(n, fill));
+      const reader = new InPlaceFrameReader(200_000, new FramePool(1 << 20, MIN));
+      const out: Buffer[] = [];
+      reader.onFrame = (f) => out.push(f);
+      const staging = reader.target().buffer;
+      feed(reader, framed(bodies), reads);
+      assert.equal(out.length, bodies.length);
+      bodies.forEach((b, i) => {
+        assert.ok(out[i]!.equals(b), `frame ${i} of ${b.length} bytes`);
+        assert.notEqual(out[i]!.buffer, staging, 'no frame is a view of the staging buffer');
+      });
+    }), { numRuns: 200 });
+  });
+
+  it('reads the rest of a large frame straight into its pooled buffer', () => {
+    const pool = new FramePool(1 << 20, MIN);
+    const reader = new InPlaceFrameReader(1 << 20, pool);
+    const out: Buffer[] = [];
+    reader.onFrame = (f) => out.push(f);
+    const body = Buffer.alloc(200_000, 7);
+    const targets = feed(reader, framed([body]), [65_536]);
+    const frame = out[0]!;
+    assert.ok(frame.equals(body));
+    assert.equal(targets[0]!.length, 64 * 1024, 'the first read, which carries the length, lands in the staging buffer');
+    assert.ok(targets.length > 1 && targets.slice(1).every((t) => t.buffer === frame.buffer), 'every later read lands in the frame');
+    pool.give(frame);
+    assert.equal(pool.pooledBytes, 256 * 1024, 'the frame was lent by the pool');
+  });
+
+  it('throws on a length past its bound, and on a frame while nobody expects one', () => {
+    const reader = new InPlaceFrameReader(100, new FramePool(1 << 20, MIN));
+    reader.onFrame = () => undefined;
+    assert.throws(() => feed(reader, framed([Buffer.alloc(101)]), [1000]), ProtocolError);
+    const idle = new InPlaceFrameReader(100, new FramePool(1 << 20, MIN));
+    assert.throws(() => feed(idle, framed([Buffer.alloc(3)]), [1000]), /nobody asked/);
+  });
+});
