@@ -14,12 +14,12 @@
 // never released is simply collected. A TLS link reads 'data' events, and release() does nothing.
 import type { Socket } from 'node:net';
 import { FramePool } from '../common/frame_pool.js';
-import { InPlaceFrameReader } from '../common/in_place_frames.js';
+import { InPlaceFrameReader, STAGING_BYTES } from '../common/in_place_frames.js';
 import { connectPeer, PLAINTEXT_PEER, type PeerSecurity } from '../common/peer_socket.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
 import { readResponseHeader } from '../protocol/header.js';
-import { Reader } from '../protocol/reader.js';
+import { ProtocolError, Reader } from '../protocol/reader.js';
 import type { Api } from '../protocol/schema.js';
 
 /** Bytes a link has read and written (shared by the links of one owner; cumulative). */
@@ -45,6 +45,8 @@ const LINK_FRAME_POOL_BYTES = 32 << 20;
 /** Answers from this size up are read in place; smaller ones are copied out of the staging buffer. */
 const LINK_FRAME_MIN = 64 * 1024;
 let linkFrames: FramePool | null = null;
+/** Where this thread's links read outside large answers (copied out at once, so one serves them all). */
+let linkStaging: Buffer | null = null;
 
 interface Pending {
   readonly correlationId: number;
@@ -78,7 +80,7 @@ export class KafkaLink {
   async connect(host: string, port: number, timeoutMs: number): Promise<void> {
     if (this.socket !== null) return;
     const corrupt = (err: unknown): KafkaError => new KafkaError(ErrorCode.CORRUPT_MESSAGE, `bad answer from ${host}:${port}: ${(err as Error).message}`);
-    const reader = this.security.tls === null ? new InPlaceFrameReader(this.maxFrameBytes, (linkFrames ??= new FramePool(LINK_FRAME_POOL_BYTES, LINK_FRAME_MIN))) : null;
+    const reader = this.security.tls === null ? this.inPlaceReader() : null;
     const inPlace = reader === null ? null : {
       reader,
       onread: reader.socketOptions((n, buf) => {
@@ -115,6 +117,14 @@ export class KafkaLink {
       } catch (err) {
         this.fail(socket, corrupt(err));
       }
+    });
+  }
+
+  private inPlaceReader(): InPlaceFrameReader {
+    const pool = (linkFrames ??= new FramePool(LINK_FRAME_POOL_BYTES, LINK_FRAME_MIN));
+    return new InPlaceFrameReader(pool, (linkStaging ??= Buffer.allocUnsafeSlow(STAGING_BYTES)), (size) => {
+      if (size < 0 || size > this.maxFrameBytes) throw new ProtocolError(`response frame of ${size} bytes (limit ${this.maxFrameBytes})`);
+      return true;
     });
   }
 

@@ -1,15 +1,20 @@
 // InPlaceFrameReader, driven as a socket's onread drives it (each read fills at most the buffer
 // target() gave): whatever the read sizes, the frames come out whole, byte for byte and in order,
 // none of them a view of the staging buffer; a large frame is read into a pooled buffer once its
-// length is known; a length past the bound, or a frame nobody asked for, throws.
+// length is known; a length admit refuses stops the reader before a buffer is made for it, one it
+// throws on throws, and so does a frame nobody asked for.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { FramePool } from '../../../src/common/frame_pool.js';
-import { InPlaceFrameReader } from '../../../src/common/in_place_frames.js';
+import { InPlaceFrameReader, STAGING_BYTES } from '../../../src/common/in_place_frames.js';
 import { ProtocolError } from '../../../src/protocol/reader.js';
 
 const MIN = 1024;
+const anySize = (): boolean => true;
+/** A reader over a pool of `MIN`-byte size classes and a staging buffer of its own. */
+const readerOf = (admit: (size: number) => boolean = anySize, pool = new FramePool(1 << 20, MIN)): InPlaceFrameReader =>
+  new InPlaceFrameReader(pool, Buffer.allocUnsafeSlow(STAGING_BYTES), admit);
 
 function framed(bodies: readonly Buffer[]): Buffer {
   return Buffer.concat(bodies.flatMap((b) => {
@@ -41,7 +46,7 @@ describe('InPlaceFrameReader', () => {
     const shape = fc.record({ size, fill: fc.integer({ min: 0, max: 255 }) });
     fc.assert(fc.property(fc.array(shape, { minLength: 1, maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 70_000 }), { minLength: 1, maxLength: 8 }), (shapes, reads) => {
       const bodies = shapes.map(({ size: n, fill }) => Buffer.alloc(n, fill));
-      const reader = new InPlaceFrameReader(200_000, new FramePool(1 << 20, MIN));
+      const reader = readerOf();
       const out: Buffer[] = [];
       reader.onFrame = (f) => out.push(f);
       const staging = reader.target().buffer;
@@ -56,7 +61,7 @@ describe('InPlaceFrameReader', () => {
 
   it('reads the rest of a large frame straight into its pooled buffer', () => {
     const pool = new FramePool(1 << 20, MIN);
-    const reader = new InPlaceFrameReader(1 << 20, pool);
+    const reader = readerOf(anySize, pool);
     const out: Buffer[] = [];
     reader.onFrame = (f) => out.push(f);
     const body = Buffer.alloc(200_000, 7);
@@ -69,11 +74,21 @@ describe('InPlaceFrameReader', () => {
     assert.equal(pool.pooledBytes, 256 * 1024, 'the frame was lent by the pool');
   });
 
-  it('throws on a length past its bound, and on a frame while nobody expects one', () => {
-    const reader = new InPlaceFrameReader(100, new FramePool(1 << 20, MIN));
-    reader.onFrame = () => undefined;
-    assert.throws(() => feed(reader, framed([Buffer.alloc(101)]), [1000]), ProtocolError);
-    const idle = new InPlaceFrameReader(100, new FramePool(1 << 20, MIN));
-    assert.throws(() => feed(idle, framed([Buffer.alloc(3)]), [1000]), /nobody asked/);
+  it('stops at a length admit refuses, passes on what admit throws, and throws on a frame nobody expects', () => {
+    const out: Buffer[] = [];
+    const pool = new FramePool(1 << 20, MIN);
+    const reader = readerOf((size) => size <= 5_000, pool);
+    reader.onFrame = (f) => out.push(f);
+    feed(reader, framed([Buffer.alloc(3, 1), Buffer.alloc(6_000, 2), Buffer.alloc(4, 3)]), [1000]);
+    assert.deepEqual(out, [Buffer.alloc(3, 1)], 'nothing after the refused frame');
+    assert.equal(reader.abandon(), -1, 'no buffer was made for the refused frame');
+    assert.equal(reader.target().length, STAGING_BYTES);
+    const strict = readerOf((size) => {
+      if (size > 100) throw new ProtocolError(`frame of ${size} bytes`);
+      return true;
+    });
+    strict.onFrame = () => undefined;
+    assert.throws(() => feed(strict, framed([Buffer.alloc(101)]), [1000]), ProtocolError);
+    assert.throws(() => feed(readerOf(), framed([Buffer.alloc(3)]), [1000]), /nobody asked/);
   });
 });

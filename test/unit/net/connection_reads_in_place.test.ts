@@ -2,14 +2,16 @@
 // out of the thread's staging buffer, a large frame is read straight into its own buffer once its
 // size is known. However the bytes arrive (split anywhere, frames pipelined around a large one),
 // every request reaches its handler whole and in order, every answer comes back in order, and
-// large frames really are read in place; a frame read in place is held whole against the
-// held-bytes bound (given back when the client leaves mid-frame), and one the bound has no room
-// for is read in chunks as on main. A produce frame's buffer takes the next large frame once its
-// handler returned (its batches were copied out by then); no other request's does.
+// large frames really are read in place; a frame is held whole against the held-bytes bound from
+// its length on (given back when the client leaves mid-frame), and one the bound has no room for
+// closes the connection before a buffer is made for it. A produce frame's buffer takes the next
+// large frame once its handler returned (its batches were copied out by then); no other
+// request's does.
 import assert from 'node:assert/strict';
 import { createServer, Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { STAGING_BYTES } from '../../../src/common/in_place_frames.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { Connection, HeldBytes, readsFor } from '../../../src/net/connection.js';
 import type { BoundHandler } from '../../../src/net/handler.js';
@@ -18,8 +20,6 @@ import { encodeRequestFrame, FrameReader } from '../../../src/protocol/framing.j
 import type { Wire } from '../../../src/protocol/schema.js';
 
 const PRODUCE_VERSION = 9;
-/** The staging buffer's size in connection.ts: a read target of another size is a large frame's own buffer. */
-const STAGING_BYTES = 64 * 1024;
 
 interface Served {
   /** The peer: the test writes requests here and reads the answers. */
@@ -157,14 +157,14 @@ describe('connection reads in place', () => {
     }
   });
 
-  it('reads an announced frame in chunks where the held-bytes bound has no room for all of it', { timeout: 30_000 }, async () => {
+  it('closes the connection on an announced frame the held-bytes bound has no room for', { timeout: 30_000 }, async () => {
     const s = await servedConnection(new HeldBytes(400_000));
     try {
       const body = records(300_000, 5);
       const answered = await sendInPieces(s, produceFrame(1, body), [30_000], 1);
       assert.deepEqual(answered, [1]);
       assert.deepEqual(s.seen, [body]);
-      // A 500 KB frame does not fit: it is read in chunks until the bound closes the connection, as on main.
+      // A 500 KB frame does not fit: refused on its length, as main refuses once its chunks pass the bound.
       const readsBefore = s.targets.length;
       const closed = new Promise<void>((resolve) => s.peer.once('close', () => resolve()));
       // The broker closes with the frame's rest unread, so the peer may see a reset.
