@@ -66,7 +66,8 @@ export class InPlaceFrameReader {
     }
     let at = 0;
     while (at < n) {
-      if (this.frame === null) {
+      let f = this.frame;
+      if (f === null) {
         const k = Math.min(4 - this.lengthFilled, n - at);
         this.staging.copy(this.length, this.lengthFilled, at, at + k);
         this.lengthFilled += k;
@@ -78,10 +79,9 @@ export class InPlaceFrameReader {
           this.refused = true;
           return;
         }
-        this.frame = size >= this.pool.minBytes ? this.pool.take(size) : Buffer.allocUnsafe(size);
+        f = this.frame = size >= this.pool.minBytes ? this.pool.take(size) : Buffer.allocUnsafe(size);
         this.filled = 0;
       }
-      const f = this.frame!;
       const k = Math.min(f.length - this.filled, n - at);
       this.staging.copy(f, this.filled, at, at + k);
       this.filled += k;
