@@ -14,7 +14,7 @@
 // never released is simply collected. A TLS link reads 'data' events, and release() does nothing.
 import type { Socket } from 'node:net';
 import { FramePool } from '../common/frame_pool.js';
-import { InPlaceFrameReader, STAGING_BYTES } from '../common/in_place_frames.js';
+import { InPlaceFrameReader } from '../common/in_place_frames.js';
 import { connectPeer, PLAINTEXT_PEER, type PeerSecurity } from '../common/peer_socket.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FrameReader, encodeRequestFrame } from '../protocol/framing.js';
@@ -45,8 +45,6 @@ const LINK_FRAME_POOL_BYTES = 32 << 20;
 /** Answers from this size up are read in place; smaller ones are copied out of the staging buffer. */
 const LINK_FRAME_MIN = 64 * 1024;
 let linkFrames: FramePool | null = null;
-/** Where this thread's links read outside large answers (copied out at once, so one serves them all). */
-let linkStaging: Buffer | null = null;
 
 interface Pending {
   readonly correlationId: number;
@@ -122,7 +120,7 @@ export class KafkaLink {
 
   private inPlaceReader(): InPlaceFrameReader {
     const pool = (linkFrames ??= new FramePool(LINK_FRAME_POOL_BYTES, LINK_FRAME_MIN));
-    return new InPlaceFrameReader(pool, (linkStaging ??= Buffer.allocUnsafeSlow(STAGING_BYTES)), (size) => {
+    return new InPlaceFrameReader(pool, (size) => {
       if (size < 0 || size > this.maxFrameBytes) throw new ProtocolError(`response frame of ${size} bytes (limit ${this.maxFrameBytes})`);
       return true;
     });

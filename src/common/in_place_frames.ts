@@ -16,6 +16,16 @@ import { ProtocolError } from '../protocol/reader.js';
 
 /** Bytes a read lands in while no large frame is being filled: the start of each frame, and small frames. */
 export const STAGING_BYTES = 64 * 1024;
+let staging: Buffer | null = null;
+
+/**
+ * This thread's staging buffer, shared by every reader on it (the placed connections' and the
+ * replica links'): libuv reads one socket at a time, and each reader copies its bytes out before
+ * the next read.
+ */
+export function threadStaging(): Buffer {
+  return (staging ??= Buffer.allocUnsafeSlow(STAGING_BYTES));
+}
 
 export class InPlaceFrameReader {
   /** Where each complete frame goes; null: none is expected (one arriving throws). */
@@ -27,13 +37,14 @@ export class InPlaceFrameReader {
   private frame: Buffer | null = null;
   private filled = 0;
   private refused = false;
+  private readonly staging = threadStaging();
 
   /**
-   * `staging`: the thread's read buffer outside large frames (STAGING_BYTES). `admit(size)` judges
-   * each announced length before a buffer is made for it: false refuses the frame and stops the
-   * reader (the caller closes the connection), or it may throw, which received() passes on.
+   * `admit(size)` judges each announced length before a buffer is made for it: false refuses the
+   * frame and stops the reader (the caller closes the connection), or it may throw, which
+   * received() passes on.
    */
-  constructor(private readonly pool: FramePool, private readonly staging: Buffer, private readonly admit: (size: number) => boolean) {}
+  constructor(private readonly pool: FramePool, private readonly admit: (size: number) => boolean) {}
 
   /** `onread` options for a socket read by this reader; `read` wraps each received() (counting, catching). */
   socketOptions(read: (n: number, buf: Buffer) => void): OnReadOpts {

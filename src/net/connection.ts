@@ -47,7 +47,7 @@ import { readRequestHeader, writeResponseHeader, type RequestHeader } from '../p
 import { Reader } from '../protocol/reader.js';
 import { Writer, type MessageChunk } from '../protocol/writer.js';
 import { FramePool } from '../common/frame_pool.js';
-import { InPlaceFrameReader, STAGING_BYTES } from '../common/in_place_frames.js';
+import { InPlaceFrameReader, threadStaging } from '../common/in_place_frames.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
@@ -161,9 +161,6 @@ export function decodeRequest(frame: Buffer, h: BoundHandler, version: number, b
  * every ~40 ms.
  */
 const DIRECT_FRAME_MIN = 16 * 1024;
-/** Where reads of such sockets land outside a large frame: one per thread, reused by every read. */
-let staging: Buffer | null = null;
-const stagingBuffer = (): Buffer => (staging ??= Buffer.allocUnsafeSlow(STAGING_BYTES));
 /** Idle large-frame buffers a thread keeps for its connections' next large frames (frame_pool.ts). */
 const DIRECT_FRAME_POOL_BYTES = 16 << 20;
 let directFrames: FramePool | null = null;
@@ -174,7 +171,7 @@ let directFrames: FramePool | null = null;
  */
 export function readsFor(of: () => Connection | null): OnReadOpts {
   return {
-    buffer: () => of()?.readTarget() ?? stagingBuffer(),
+    buffer: () => of()?.readTarget() ?? threadStaging(),
     callback: (n, buf) => {
       of()!.received(n, buf as Buffer);
       return true;
@@ -232,7 +229,7 @@ export class Connection {
      */
     readsInPlace = false,
   ) {
-    this.reader = readsInPlace ? new InPlaceFrameReader((directFrames ??= new FramePool(DIRECT_FRAME_POOL_BYTES, DIRECT_FRAME_MIN)), stagingBuffer(), (size) => this.admitFrame(size)) : null;
+    this.reader = readsInPlace ? new InPlaceFrameReader((directFrames ??= new FramePool(DIRECT_FRAME_POOL_BYTES, DIRECT_FRAME_MIN)), (size) => this.admitFrame(size)) : null;
     if (this.reader !== null) this.reader.onFrame = (frame) => this.frames.push(frame);
     this.sasl = saslAuth === null ? null : saslAuth.session();
     this.tlsUser = peerUser(socket);
@@ -360,7 +357,7 @@ export class Connection {
    * received, else this thread's staging buffer, which `received` copies out of at once.
    */
   readTarget(): Buffer {
-    return this.reader?.target() ?? stagingBuffer();
+    return this.reader?.target() ?? threadStaging();
   }
 
   /** `n` bytes were read into `buf`, the last buffer readTarget gave (the socket's `onread.callback`). */

@@ -12,9 +12,9 @@ import { ProtocolError } from '../../../src/protocol/reader.js';
 
 const MIN = 1024;
 const anySize = (): boolean => true;
-/** A reader over a pool of `MIN`-byte size classes and a staging buffer of its own. */
+/** A reader over a pool of `MIN`-byte size classes (and the thread's staging buffer). */
 const readerOf = (admit: (size: number) => boolean = anySize, pool = new FramePool(1 << 20, MIN)): InPlaceFrameReader =>
-  new InPlaceFrameReader(pool, Buffer.allocUnsafeSlow(STAGING_BYTES), admit);
+  new InPlaceFrameReader(pool, admit);
 
 function framed(bodies: readonly Buffer[]): Buffer {
   return Buffer.concat(bodies.flatMap((b) => {
