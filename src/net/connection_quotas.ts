@@ -10,8 +10,11 @@
 // Brokers' replica fetchers never reach here (the listener admits them by their first request),
 // so a client storm from their own IP (loopback) cannot lock them out.
 // The IP table is bounded: an IP is forgotten once it has no connection and no future slot
-// reserved; when maxTrackedIps are held the oldest IP without connections is evicted (losing its
-// rate history), and with none such a new IP is refused. Pure; `now` is passed in (ms).
+// reserved; when maxTrackedIps are held the oldest IP without connections is evicted, and with none
+// such a new IP is refused. An evicted IP's next slot stays as the first slot of every IP the table
+// does not hold (the evicted one may be back at once): no IP beats its rate by being forgotten, and
+// while the table is full of IPs with slots ahead, a new IP waits at most that long. Pure; `now` is
+// passed in (ms).
 
 /** How long a connection beyond the creation rate may wait for its slot before it is refused instead. */
 export const MAX_CONNECTION_THROTTLE_MS = 1000;
@@ -50,6 +53,8 @@ function burstToleranceMs(intervalMs: number): number {
 export class ConnectionQuotas {
   private readonly ips = new Map<string, IpState>();
   private listenerTat = Number.NEGATIVE_INFINITY;
+  /** The latest next slot of an IP evicted with slots ahead: where an IP the table does not hold starts. */
+  private forgottenTat = Number.NEGATIVE_INFINITY;
   /** Time between connections at the rate, and how far ahead of it a burst may run. */
   private readonly intervalMs: number;
   private readonly toleranceMs: number;
@@ -80,7 +85,7 @@ export class ConnectionQuotas {
     let state = this.ips.get(ip);
     if (state === undefined) {
       if (!this.makeRoom(now)) return { kind: 'refuse', reason: 'ip-table-full' };
-      state = { open: 0, tat: Number.NEGATIVE_INFINITY };
+      state = { open: 0, tat: this.forgottenTat };
     }
     if (state.open >= this.capOf(ip)) return { kind: 'refuse', reason: 'per-ip-cap' };
     const ipRate = this.opts.ipRate?.(ip);
@@ -107,13 +112,18 @@ export class ConnectionQuotas {
   private makeRoom(now: number): boolean {
     if (this.ips.size < this.opts.maxTrackedIps) return true;
     let oldestIdle: string | null = null;
+    let oldestIdleTat = 0;
     for (const [ip, s] of this.ips) {
       if (s.open > 0) continue;
       if (s.tat <= now) this.ips.delete(ip);
-      else oldestIdle ??= ip;
+      else if (oldestIdle === null) {
+        oldestIdle = ip;
+        oldestIdleTat = s.tat;
+      }
     }
     if (this.ips.size < this.opts.maxTrackedIps) return true;
     if (oldestIdle === null) return false;
+    this.forgottenTat = Math.max(this.forgottenTat, oldestIdleTat);
     this.ips.delete(oldestIdle);
     return true;
   }

@@ -1,8 +1,8 @@
 // The Kafka listener's per-IP bounds on random arrival and close sequences: never more open
 // connections from an address than its cap, never a delay past the throttle bound, connections
 // start no faster than the creation rate allows (per listener, and per address: its ip quota's
-// rate when it has one), a refusal
-// changes nothing, and the address table stays within its bound.
+// rate when it has one, even after the full table evicted it), a refusal changes nothing, and the
+// address table stays within its bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -94,6 +94,24 @@ test('an ip quota replaces the creation rate for its address only', () => {
   assert.deepEqual(quoted, [{ kind: 'admit', delayMs: 0 }, { kind: 'admit', delayMs: 1000 }, ...Array.from({ length: 3 }, () => ({ kind: 'refuse', reason: 'creation-rate' }))]);
   const other = Array.from({ length: 50 }, () => q.admit('10.0.0.2', 0));
   assert.ok(other.every((v) => v.kind === 'admit' && v.delayMs === 0), 'another address keeps the listener\'s rate (a burst of one second\'s worth)');
+});
+
+test('an ip evicted from a full table with its next slot ahead waits for that slot when it comes back', () => {
+  const q = new ConnectionQuotas({
+    maxPerIp: 1, overrides: new Map(), creationRate: 3, maxThrottleMs: 2000, maxTrackedIps: 1, ipRate: (ip) => (ip === QUOTED_IP ? 1 : undefined),
+  });
+  assert.deepEqual(q.admit(QUOTED_IP, 0), { kind: 'admit', delayMs: 0 });
+  q.release(QUOTED_IP, 0);
+  // The table holds one IP: the quoted one, idle with its next slot at 1000 ms, is evicted. The
+  // new IP may be the same client, so it starts from that slot too (less its own burst of 667 ms).
+  const other = q.admit('10.0.0.2', 0);
+  assert.equal(other.kind, 'admit');
+  assert.ok(other.kind === 'admit' && Math.abs(other.delayMs - 1000 / 3) < 1e-6, `delayed ${JSON.stringify(other)}`);
+  q.release('10.0.0.2', 0);
+  assert.equal(q.trackedIps, 1);
+  // Evicted in turn, 10.0.0.2's next slot (1333 ms) is now where any IP outside the table starts.
+  const back = q.admit(QUOTED_IP, 0);
+  assert.ok(back.kind === 'admit' && back.delayMs >= 1000, `forgetting the ip gave it its slot early: ${JSON.stringify(back)}`);
 });
 
 test('a burst beyond the rate is delayed slot by slot, then refused past the throttle bound', () => {
