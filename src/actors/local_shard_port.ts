@@ -7,6 +7,7 @@
 // fetch with data, a ListOffsets or an unknown partition at once), and a ring port's answers are
 // always later too. The lane's answers wait at most until that microtask, so its bound is the
 // router's own (requests in flight); the port is never blocked.
+import type { FrameKeeper } from '../common/frame_pool.js';
 import type { Outgoing } from './outbox.js';
 import type { FetchAsk, ListOffsetsAsk, ProduceAsk } from './ring_messages.js';
 import type { Shard } from './shard.js';
@@ -30,8 +31,9 @@ export class LocalShardPort implements ShardPort {
     return Promise.resolve();
   }
 
-  produce(ask: ProduceAsk, records: Buffer): boolean {
-    this.shard.produce(this.lane, ask, records, 0, records.length);
+  produce(ask: ProduceAsk, records: Buffer, keeper: FrameKeeper | null): boolean {
+    if (keeper === null) this.shard.produce(this.lane, ask, records, 0, records.length);
+    else this.shard.produceLent(this.lane, ask, records, keeper.hold());
     return true;
   }
 

@@ -6,6 +6,7 @@
 // connection, enforced by the network layer) and one deadline wheel for all their timeouts.
 // Invariant (checked): each slot of a request is answered at most once, by main or by a shard.
 import { deserialize, serialize } from 'node:v8';
+import type { FrameKeeper } from '../common/frame_pool.js';
 import type { GroupCall, GroupReply } from '../coordinator/groups/group_api.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { DeadlineWheel } from './deadline_wheel.js';
@@ -184,8 +185,11 @@ export class PartitionRouter implements ShardResultSink {
     return this.ports.filter((p) => p.blocked);
   }
 
-  /** Resolves when every partition answered (acks=0 too: its errors close the connection). */
-  produce(items: readonly ProduceItem[], timeoutMs: number, acks: number): Promise<ProduceOutcome[]> {
+  /**
+   * Resolves when every partition answered (acks=0 too: its errors close the connection). `keeper`
+   * lends the frame the items' records are views of, to ports that stage them by reference.
+   */
+  produce(items: readonly ProduceItem[], timeoutMs: number, acks: number, keeper: FrameKeeper | null = null): Promise<ProduceOutcome[]> {
     const reqId = this.allocReqId();
     const timeout = Math.min(Math.max(0, timeoutMs), MAX_PRODUCE_TIMEOUT_MS);
     const results: ProduceOutcome[] = new Array(items.length);
@@ -194,7 +198,7 @@ export class PartitionRouter implements ShardResultSink {
       const item = items[slot]!;
       const shard = this.table.shardOf(item.handle);
       if (shard < 0) results[slot] = failedOutcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-      else if (!this.ports[shard]!.produce({ reqId, slot, handle: item.handle, acks, timeoutMs: timeout, leaderEpoch: item.leaderEpoch }, item.records)) {
+      else if (!this.ports[shard]!.produce({ reqId, slot, handle: item.handle, acks, timeoutMs: timeout, leaderEpoch: item.leaderEpoch }, item.records, keeper)) {
         results[slot] = failedOutcome(ErrorCode.REQUEST_TIMED_OUT);
       } else missing++;
     }

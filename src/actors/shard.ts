@@ -11,9 +11,10 @@
 // produce answer PendingAcks holds, in the parked fetch's (lane, reqId) key, in the group call's
 // coordinator ref.
 // Owns: actors by handle, the GroupCommitter (one write + fsync per pass across all partitions of
-// the shard: every append of a drain pass joins the same commit), the recycled slabs produce
-// batches are copied into, the registry of parked fetches, the deadline wheel (one timer for
-// fetch deadlines and acknowledgement timeouts), the lanes' sinks, and each ring lane's Outbox,
+// the shard: every append of a drain pass joins the same commit), the recycled slabs ring lanes'
+// produce batches are copied into (a same-thread lane's stay in the frame its sender lends), the
+// registry of parked fetches, the deadline wheel (one timer for fetch deadlines and
+// acknowledgement timeouts), the lanes' sinks, and each ring lane's Outbox,
 // whose bound it enforces by pausing that lane's drain loop. Stopping the shard ends every drain
 // loop (each exits at its next wake-up without dispatching). Replication: main tells it the
 // registered brokers and each replica's role (setBrokers, setRoles); the shard hands its
@@ -459,18 +460,33 @@ export class Shard {
 
   /** A produce from `lane` whose batch is `src[start, end)`, copied before this returns. */
   produce(lane: number, ask: ProduceAsk, src: Buffer, start: number, end: number): void {
-    const actor = this.actors.get(ask.handle);
-    if (!actor) {
-      const result = { reqId: ask.reqId, slot: ask.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, lane };
-      this.lanes[lane]!.send({ kind: 'produce', result });
-      return;
-    }
+    const actor = this.producer(lane, ask);
+    if (actor === null) return;
     // The log keeps the batch until its commit settles, so it must leave the sender's memory (the
     // ring's, released after this message) first; its slab space is reused once the actor says
     // the log let go of it.
     const lease = this.slabs.take(end - start, src.byteOffset + start);
     src.copy(lease.buf, 0, start, end);
     actor.produce(lane, ask, lease.buf, () => this.slabs.release(lease.slab));
+  }
+
+  /**
+   * A produce from a lane on this thread whose batch `records` its sender lends until `released`
+   * runs: the log stages it by reference (a placed connection's request frame), no copy.
+   */
+  produceLent(lane: number, ask: ProduceAsk, records: Buffer, released: () => void): void {
+    const actor = this.producer(lane, ask);
+    if (actor === null) released();
+    else actor.produce(lane, ask, records, released);
+  }
+
+  /** The actor a produce addresses; null after answering NOT_LEADER_OR_FOLLOWER for one this shard does not host. */
+  private producer(lane: number, ask: ProduceAsk): PartitionActor | null {
+    const actor = this.actors.get(ask.handle);
+    if (actor !== undefined) return actor;
+    const result = { reqId: ask.reqId, slot: ask.slot, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, lane };
+    this.lanes[lane]!.send({ kind: 'produce', result });
+    return null;
   }
 
   /** A fetch from `lane`: answered now or parked (not parked once the shard is stopping). */

@@ -4,6 +4,7 @@
 // `LocalShardPort` delivers into a lane of a `Shard` on the sender's own thread, no ring (issue
 // 16: shard threads serving the connections they adopt). The router depends on nothing else of a
 // shard, so either can sit behind it.
+import type { FrameKeeper } from '../common/frame_pool.js';
 import type {
   FetchAsk,
   FetchPartitionResult,
@@ -23,8 +24,11 @@ export interface ShardPort {
   readonly blocked: boolean;
   /** Resolves once the port is no longer blocked (at once if it is not). */
   whenUnblocked(): Promise<void>;
-  /** `records` is read during the call only. */
-  produce(ask: ProduceAsk, records: Buffer): boolean;
+  /**
+   * `records` is read during the call only, unless `keeper` lends its frame: a port on the shard's
+   * own thread then stages the batch by reference and lets go once its commit settled.
+   */
+  produce(ask: ProduceAsk, records: Buffer, keeper: FrameKeeper | null): boolean;
   fetch(ask: FetchAsk): boolean;
   /** Every partition of one ListOffsets (or OffsetsForLeaderEpoch) request this shard owns. */
   listOffsets(ask: ListOffsetsAsk): boolean;

@@ -10,6 +10,8 @@
 // `minBytes`, and a frame over a quarter of the bound gets a buffer of its own, never pooled.
 // Memory: a lent buffer is under twice its frame (its power of two); the reader bounds the frames
 // it holds, so frames read in place take at most twice that bound, plus the idle bytes.
+// `FrameHolds` lends one frame to several readers at once (a produce frame whose batches a shard
+// stages by reference until their commit settles); the pool gets it back from the last of them.
 
 export class FramePool {
   private readonly idle = new Map<number, Buffer[]>();
@@ -55,4 +57,29 @@ export class FramePool {
     while (size < n) size *= 2;
     return size;
   }
+}
+
+/** Lets a reader keep views of a request's frame past the call that handed them over. */
+export interface FrameKeeper {
+  /** One more reader keeps views of the frame; the function returned lets go of them, and is called once. */
+  hold(): () => void;
+}
+
+/**
+ * A frame lent from `pool` to its first reader, who made this, and to each reader `hold()` adds:
+ * the pool gets it back once all of them let go. The first reader lets go through `letGo` too.
+ */
+export class FrameHolds implements FrameKeeper {
+  private holders = 1;
+
+  constructor(private readonly pool: FramePool, private readonly frame: Buffer) {}
+
+  hold(): () => void {
+    this.holders++;
+    return this.letGo;
+  }
+
+  readonly letGo = (): void => {
+    if (--this.holders === 0) this.pool.give(this.frame);
+  };
 }

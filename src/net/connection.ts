@@ -46,7 +46,7 @@ import { isFlexibleRequest } from '../protocol/apis/index.js';
 import { readRequestHeader, writeResponseHeader, type RequestHeader } from '../protocol/header.js';
 import { Reader } from '../protocol/reader.js';
 import { Writer, type MessageChunk } from '../protocol/writer.js';
-import { FramePool } from '../common/frame_pool.js';
+import { FrameHolds, FramePool } from '../common/frame_pool.js';
 import { InPlaceFrameReader, threadStaging } from '../common/in_place_frames.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
@@ -586,6 +586,11 @@ export class Connection {
     const started = performance.now();
     const quotas = this.services.quotas;
     if (quotas !== undefined && quotas.active) slot.charge = quotas.chargeOf(h.api.key, version, req, this.authorizer);
+    // A Produce's batches leave with the handler's call (copied to a ring or to a shard's slabs),
+    // or are staged by reference by this thread's shard, which holds the frame until their commit
+    // settles: the frame's pooled buffer takes the next large frame once nobody holds it. Other
+    // requests may keep views of their frame (group metadata), so theirs never goes back.
+    const frameHolds = h.api.key === ProduceApi.key && directFrames !== null ? new FrameHolds(directFrames, frame) : null;
     const ctx: HandlerContext = {
       header,
       version,
@@ -598,17 +603,16 @@ export class Connection {
       },
       sasl: this.sasl,
       authorizer: this.authorizer,
+      requestFrame: frameHolds,
     };
     let result: HandlerResult<unknown> | Promise<HandlerResult<unknown>>;
     try {
       result = h.handle(ctx, req);
     } catch (err) {
+      frameHolds?.letGo();
       return this.failed(h, err);
     }
-    // A Produce handler has copied its batches out (to the shards, their rings or main) by the
-    // time it returns (ShardPort.produce reads them during the call only): the frame's buffer may
-    // take the next large frame. Other requests may keep views of their frame (group metadata).
-    if (h.api.key === ProduceApi.key) directFrames?.give(frame);
+    frameHolds?.letGo();
     if (slot.charge != null) slot.handlerMs = performance.now() - started;
     if (result instanceof Promise) {
       if (h.barrier) this.barrier = true;

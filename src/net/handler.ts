@@ -5,6 +5,7 @@
 // connection sees only bound handlers and a handler's test passes plain objects.
 // `barrier` handlers change metadata; the connection dispatches nothing after them until they
 // finish, so a client that pipelines CreateTopics then Produce sees its topic.
+import type { FrameKeeper } from '../common/frame_pool.js';
 import type { RequestHeader } from '../protocol/header.js';
 import type { Api, Wire } from '../protocol/schema.js';
 import type { SaslSession } from './sasl_session.js';
@@ -72,6 +73,12 @@ export interface HandlerContext {
   readonly sasl?: SaslSession | null;
   /** What this connection's principal may do (ACLs); absent or null: everything (unit tests, the controller listener). */
   readonly authorizer?: ConnectionAuthorizer | null;
+  /**
+   * Lends the request's frame, whose views the decoded request's byte fields are, past the
+   * handler's return (a Produce's batches staged by reference on the connection's shard). Absent
+   * or null: those views are read during the call only.
+   */
+  readonly requestFrame?: FrameKeeper | null;
 }
 
 /** Close hooks one connection keeps (the controller listener registers one per broker incarnation seen). */

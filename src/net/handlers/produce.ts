@@ -112,7 +112,7 @@ export const produceHandler = handler({
     }
     deps.metrics.addMessagesIn(records);
     deps.metrics.addBytesIn(bytes);
-    const outcomes = await deps.router.produce(items, req.timeoutMs, acks);
+    const outcomes = await deps.router.produce(items, req.timeoutMs, acks, ctx.requestFrame ?? null);
     if (acks === 0) {
       // No response exists to carry the error, so Kafka closes the connection; the client then
       // refreshes metadata and learns what went wrong (after the handover, so from a view that

@@ -24,6 +24,8 @@ import {
 import { ShardTable } from '../../../src/actors/shard_table.js';
 import { ACKS_ALL } from '../../../src/coordinator/replication/min_isr.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
+import { BatchField } from '../../../src/protocol/record_batch.js';
+import type { FrameKeeper } from '../../../src/common/frame_pool.js';
 import { HostedShard } from '../../helpers/hosted_shard.js';
 import { batchOf, waitFor } from '../log/log_fixture.js';
 import { closedAfterEach } from '../../helpers/closed_after_each.js';
@@ -141,6 +143,40 @@ describe('LocalShardPort: a router and shards on one thread', () => {
     const reply = await r.router.groupCall(h0, { kind: 'heartbeat', groupId: 'g', generationId: 1, memberId: 'm', groupInstanceId: null });
     assert.deepEqual(reply, { kind: 'heartbeat', errorCode: ErrorCode.NOT_COORDINATOR });
     for (const h of r.hosted) assert.deepEqual(h.collect(), [], 'nothing went to main\'s lane');
+  });
+
+  it('stages a batch whose frame the sender lends by reference, and lets go of it once its commit settled', BOUNDED, async () => {
+    const r = rig();
+    const [h0, h1] = r.handles as [number, number];
+    await r.router.produce([{ handle: h0, records: batchOf(3, 10), leaderEpoch: 0 }], PRODUCE_TIMEOUT_MS, 1);
+    const holds: Array<{ lent: boolean }> = [];
+    const keeper: FrameKeeper = {
+      hold: () => {
+        const h = { lent: true };
+        holds.push(h);
+        return () => {
+          assert.ok(h.lent, 'a hold was let go twice');
+          h.lent = false;
+        };
+      },
+    };
+    const lent = batchOf(2, 10);
+    const copied = batchOf(2, 10);
+    const produced = r.router.produce([{ handle: h0, records: lent, leaderEpoch: 0 }, { handle: h1, records: copied, leaderEpoch: 0 }], PRODUCE_TIMEOUT_MS, 1, keeper);
+    assert.equal(holds.length, 2, 'each partition\'s shard held the frame');
+    assert.ok(holds.every((h) => h.lent), 'nothing is let go before the commit settles');
+    const outcomes = await produced;
+    assert.deepEqual(outcomes.map((o) => [o.errorCode, o.baseOffset]), [[ErrorCode.NONE, 3], [ErrorCode.NONE, 0]]);
+    assert.ok(holds.every((h) => !h.lent), 'both let go by the time the produce is answered');
+    // The log stamps offsets into the batch it stages: the lent bytes themselves carry them.
+    assert.equal(Number(lent.readBigInt64BE(BatchField.baseOffset)), 3, 'the lent batch was staged, not a copy of it');
+    // A partition the table places on a shard that does not host it: refused there, unstaged.
+    const { handle: stray, shard } = r.table.reserve();
+    r.table.publish('t', 2, stray, shard);
+    const refused = await r.router.produce([{ handle: stray, records: batchOf(1, 10), leaderEpoch: 0 }], PRODUCE_TIMEOUT_MS, 1, keeper);
+    assert.equal(refused[0]!.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    assert.equal(holds.length, 3, 'the hosting shard held the frame');
+    assert.ok(holds.every((h) => !h.lent), 'a produce refused before staging lets go at once');
   });
 
   it('parks a fetch on the local lane and answers it once a produce lands', BOUNDED, async () => {

@@ -5,8 +5,8 @@
 // large frames really are read in place; a frame is held whole against the held-bytes bound from
 // its length on (given back when the client leaves mid-frame), and one the bound has no room for
 // closes the connection before a buffer is made for it. A produce frame's buffer takes the next
-// large frame once its handler returned (its batches were copied out by then); no other
-// request's does.
+// large frame once its handler returned and whatever it lent the frame to let go (a shard staging
+// its batches by reference); no other request's does.
 import assert from 'node:assert/strict';
 import { createServer, Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { describe, it } from 'node:test';
@@ -30,6 +30,11 @@ interface Served {
   readonly views: Buffer[];
   /** The length of every buffer a read was given. */
   readonly targets: number[];
+  /** While set, a handler holds its request's frame (HandlerContext.requestFrame) and pushes the function letting go here. */
+  holding: boolean;
+  readonly holds: Array<() => void>;
+  /** Whether each request's handler was lent its frame. */
+  readonly lent: boolean[];
   close(): void;
 }
 
@@ -38,10 +43,14 @@ async function servedConnection(held = new HeldBytes(64 << 20)): Promise<Served>
   const seen: Buffer[] = [];
   const views: Buffer[] = [];
   const targets: number[] = [];
-  const handle: BoundHandler['handle'] = (_ctx, req): Wire<ProduceResponse> => {
+  const holds: Array<() => void> = [];
+  const lent: boolean[] = [];
+  const handle: BoundHandler['handle'] = (ctx, req): Wire<ProduceResponse> => {
     const records = (req as ProduceRequest).topicData[0]!.partitionData[0]!.records!;
     seen.push(Buffer.from(records));
     views.push(records);
+    lent.push(ctx.requestFrame != null);
+    if (served.holding && ctx.requestFrame != null) holds.push(ctx.requestFrame.hold());
     return { responses: [], throttleTimeMs: 0 };
   };
   const handlers = new Map<number, BoundHandler>([
@@ -66,11 +75,13 @@ async function servedConnection(held = new HeldBytes(64 << 20)): Promise<Served>
   };
   const options: SocketConstructorOpts & { onread: OnReadOpts } = { onread };
   const socket = new Socket(options);
+  const served = { peer: socket, seen, views, targets, holding: false, holds, lent, close: () => { served.peer.destroy(); socket.destroy(); } };
   connection = new Connection(socket, services, limits, held, createLogger('silent'), () => {}, null, null, null, true);
   socket.connect((listening.address() as { port: number }).port, '127.0.0.1');
   const peer = await accepted;
   listening.close();
-  return { peer, seen, views, targets, close: () => { peer.destroy(); socket.destroy(); } };
+  served.peer = peer;
+  return served;
 }
 
 const OTHER_API_KEY = 77;
@@ -136,6 +147,35 @@ describe('connection reads in place', () => {
       assert.equal(other, first, 'the next large frame after a produce takes its buffer, whatever its API');
       assert.notEqual(fourth, other, 'a frame of another API is not lent again: its handler may keep views of it');
       assert.deepEqual(s.views[2], bodies[2], 'the other request\'s view still reads its own bytes');
+      assert.deepEqual(s.lent, [true, true, false, true], 'only produce handlers are lent their frame');
+    } finally {
+      s.close();
+    }
+  });
+
+  it('keeps a produce frame\'s buffer from the next large frame while its handler\'s callees hold it, and lends it again once the last lets go', { timeout: 30_000 }, async () => {
+    const s = await servedConnection();
+    try {
+      // Same size class (a power of two from 64 KiB) for all four.
+      const bodies = [records(300_000, 1), records(310_000, 2), records(320_000, 3), records(330_000, 4)];
+      const send = async (i: number): Promise<void> => {
+        assert.deepEqual(await sendInPieces(s, produceFrame(i + 1, bodies[i]!), [65_536], 1), [i + 1]);
+        s.peer.removeAllListeners('data');
+      };
+      s.holding = true;
+      await send(0);
+      await send(1);
+      s.holding = false;
+      const [first, second] = s.views.map((v) => v.buffer);
+      assert.notEqual(second, first, 'a held frame\'s buffer was lent to the next frame');
+      assert.deepEqual(s.views[0], bodies[0], 'the held frame still reads its own bytes');
+      s.holds[0]!();
+      await send(2);
+      assert.equal(s.views[2]!.buffer, first, 'the next frame takes the buffer the last holder let go of');
+      await send(3);
+      assert.equal(s.views[3]!.buffer, first, 'and again: the second frame\'s buffer is still held');
+      assert.deepEqual(s.views[1], bodies[1]);
+      assert.deepEqual(s.lent, [true, true, true, true], 'every produce handler is lent its frame');
     } finally {
       s.close();
     }
