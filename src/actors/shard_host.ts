@@ -19,6 +19,7 @@ import type { FlushPolicy } from '../log/group_commit.js';
 import type { IoMode } from '../native/addon.js';
 import { connectControl, type Remote } from './control_channel.js';
 import { SpscRing } from './ring_buffer.js';
+import { configureShardHeaps } from './shard_heap.js';
 import { RingDoorbell } from './ring_doorbell.js';
 import { RingShardPort } from './ring_shard_port.js';
 import { meshTransfers, type ShardMeshEnds } from './shard_mesh.js';
@@ -127,6 +128,7 @@ export class ShardHost {
       mesh: opts.mesh,
     };
     const entry = opts.entry;
+    configureShardHeaps();
     const worker = new Worker('text' in entry ? entry.text : entry.url, {
       eval: 'text' in entry,
       workerData,
