@@ -114,7 +114,16 @@ async function sendInPieces(s: Served, bytes: Buffer, pieces: readonly number[],
   return answered;
 }
 
+/** Sends one request carrying `body` as correlation id `id`, in 64 KiB pieces, and waits for its answer. */
+async function roundTrip(s: Served, id: number, body: Buffer, apiKey: number = ProduceApi.key): Promise<void> {
+  assert.deepEqual(await sendInPieces(s, produceFrame(id, body, apiKey), [65_536], 1), [id]);
+  s.peer.removeAllListeners('data');
+}
+
 const records = (size: number, seed: number): Buffer => Buffer.from(Array.from({ length: size }, (_, i) => (i * 31 + seed) & 0xff));
+
+/** Four request bodies of one pooled size class (a power of two from 64 KiB). */
+const SAME_CLASS_BODIES = [records(300_000, 1), records(310_000, 2), records(320_000, 3), records(330_000, 4)];
 
 describe('connection reads in place', () => {
   it('reads a large frame straight into its own buffer, with small frames pipelined around it', { timeout: 30_000 }, async () => {
@@ -134,13 +143,9 @@ describe('connection reads in place', () => {
   it('lends a produce frame\'s buffer to the next large frame once its handler returned, and no other request\'s', { timeout: 30_000 }, async () => {
     const s = await servedConnection();
     try {
-      // Same size class (a power of two from 64 KiB) for each pair.
-      const bodies = [records(300_000, 1), records(310_000, 2), records(320_000, 3), records(330_000, 4)];
+      const bodies = SAME_CLASS_BODIES;
       const keys = [ProduceApi.key, ProduceApi.key, OTHER_API_KEY, ProduceApi.key];
-      for (let i = 0; i < bodies.length; i++) {
-        assert.deepEqual(await sendInPieces(s, produceFrame(i + 1, bodies[i]!, keys[i]), [65_536], 1), [i + 1]);
-        s.peer.removeAllListeners('data');
-      }
+      for (let i = 0; i < bodies.length; i++) await roundTrip(s, i + 1, bodies[i]!, keys[i]);
       assert.deepEqual(s.seen, bodies, 'every handler saw its own bytes');
       const [first, second, other, fourth] = s.views.map((v) => v.buffer);
       assert.equal(second, first, 'the second produce was read into the first one\'s buffer');
@@ -156,12 +161,8 @@ describe('connection reads in place', () => {
   it('keeps a produce frame\'s buffer from the next large frame while its handler\'s callees hold it, and lends it again once the last lets go', { timeout: 30_000 }, async () => {
     const s = await servedConnection();
     try {
-      // Same size class (a power of two from 64 KiB) for all four.
-      const bodies = [records(300_000, 1), records(310_000, 2), records(320_000, 3), records(330_000, 4)];
-      const send = async (i: number): Promise<void> => {
-        assert.deepEqual(await sendInPieces(s, produceFrame(i + 1, bodies[i]!), [65_536], 1), [i + 1]);
-        s.peer.removeAllListeners('data');
-      };
+      const bodies = SAME_CLASS_BODIES;
+      const send = (i: number): Promise<void> => roundTrip(s, i + 1, bodies[i]!);
       s.holding = true;
       await send(0);
       await send(1);
