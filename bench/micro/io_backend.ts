@@ -31,6 +31,7 @@ const syncIo: IoBackend = {
     for (const fd of syncFds) fdatasyncSync(fd);
     return Promise.resolve();
   },
+  startWriteback: () => undefined,
   close: () => Promise.resolve(),
 };
 

@@ -4,8 +4,11 @@
 //! may also ask for an intermediate report once all its writes landed, while its linked
 //! fdatasyncs still run: one submission, yet the caller can act between write and sync.
 //!
+//! A commit may also start writeback of file ranges (sync_file_range's SYNC_FILE_RANGE_WRITE):
+//! advisory, so their failures are not the commit's, and they run last in their fd's chain.
+//!
 //! Ordering choice: each fd's ops form one IO_LINK chain (its writes in commit order, then its
-//! fdatasync). A link makes the sync start only after that fd's writes succeeded, and a failed
+//! fdatasync, then its writeback ranges). A link makes the sync start only after that fd's writes succeeded, and a failed
 //! or short write cancels the rest of the chain, so a sync is never counted for an fd whose data
 //! did not land. IO_DRAIN was rejected: it orders against *every* earlier SQE of the ring, which
 //! would serialize independent fds and pipelined commits; chains of different fds run in parallel.
@@ -35,6 +38,13 @@ pub struct WriteSpec {
     pub iov: Vec<IoVec>,
 }
 
+/// A file range whose dirty pages should start going to disk.
+pub struct WritebackSpec {
+    pub fd: i32,
+    pub offset: u64,
+    pub len: u32,
+}
+
 pub struct Done {
     pub token: usize,
     /// (errno, what failed) of the first failure, None on success.
@@ -58,6 +68,7 @@ pub struct Refused {
 enum OpKind {
     Write { iov: Vec<IoVec>, position: u64, remaining: u64 },
     Sync,
+    Writeback { offset: u64, len: u32 },
 }
 
 struct Op {
@@ -131,7 +142,7 @@ fn advance(iov: &mut Vec<IoVec>, mut n: u64) {
     iov.drain(..skip);
 }
 
-fn build_chains(writes: Vec<WriteSpec>, sync_fds: &[i32]) -> Vec<Chain> {
+fn build_chains(writes: Vec<WriteSpec>, sync_fds: &[i32], writeback: &[WritebackSpec]) -> Vec<Chain> {
     let mut chains: Vec<Chain> = Vec::new();
     let mut by_fd: HashMap<i32, usize> = HashMap::new();
     let mut chain_of = |fd: i32, chains: &mut Vec<Chain>| -> usize {
@@ -157,6 +168,10 @@ fn build_chains(writes: Vec<WriteSpec>, sync_fds: &[i32]) -> Vec<Chain> {
             chain.ops.push(Op { kind: OpKind::Sync, done: false });
         }
     }
+    for w in writeback.iter().filter(|w| w.len > 0) {
+        let ci = chain_of(w.fd, &mut chains);
+        chains[ci].ops.push(Op { kind: OpKind::Writeback { offset: w.offset, len: w.len }, done: false });
+    }
     chains
 }
 
@@ -169,6 +184,7 @@ fn push_chain(ring: &mut Uring, id: u32, ci: usize, chain: &mut Chain) -> u32 {
         let sqe = match &chain.ops[oi].kind {
             OpKind::Write { iov, position, .. } => Sqe { opcode: uring::OP_WRITEV, flags: link, fd: chain.fd, off: *position, addr: iov.as_ptr() as u64, len: iov.len() as u32, user_data, ..Default::default() },
             OpKind::Sync => Sqe { opcode: uring::OP_FSYNC, flags: link, fd: chain.fd, op_flags: uring::FSYNC_DATASYNC, user_data, ..Default::default() },
+            OpKind::Writeback { offset, len } => Sqe { opcode: uring::OP_SYNC_FILE_RANGE, flags: link, fd: chain.fd, off: *offset, len: *len, op_flags: uring::SYNC_FILE_RANGE_WRITE, user_data, ..Default::default() },
         };
         let pushed = ring.push(sqe);
         debug_assert!(pushed, "in-flight ops are bounded by the SQ size");
@@ -197,15 +213,15 @@ impl Engine {
     /// Submits one commit; `report_written` asks for a `Report::Written` before its `Done` (with
     /// no bytes to write, at its first completion). Ok(false): nothing to do (no bytes, no syncs),
     /// the sink is not called.
-    pub fn commit(&self, writes: Vec<WriteSpec>, sync_fds: &[i32], token: usize, report_written: bool) -> Result<bool, Refused> {
-        let mut chains = build_chains(writes, sync_fds);
+    pub fn commit(&self, writes: Vec<WriteSpec>, sync_fds: &[i32], writeback: &[WritebackSpec], token: usize, report_written: bool) -> Result<bool, Refused> {
+        let mut chains = build_chains(writes, sync_fds, writeback);
         if chains.iter().all(|c| c.ops.is_empty()) {
             return Ok(false);
         }
         chains.retain(|c| !c.ops.is_empty());
         let ops: u32 = chains.iter().map(|c| c.ops.len() as u32).sum();
         let writes_left = chains.iter().flat_map(|c| &c.ops).filter(|o| matches!(o.kind, OpKind::Write { .. })).count() as u32;
-        let bytes: u64 = chains.iter().flat_map(|c| &c.ops).map(|o| match &o.kind { OpKind::Write { remaining, .. } => *remaining, OpKind::Sync => 0 }).sum();
+        let bytes: u64 = chains.iter().flat_map(|c| &c.ops).map(|o| match &o.kind { OpKind::Write { remaining, .. } => *remaining, OpKind::Sync | OpKind::Writeback { .. } => 0 }).sum();
         let mut st = lock(&self.state);
         self.admit(&st, ops, bytes)?;
         let id = loop {
@@ -300,6 +316,8 @@ impl Engine {
             (OpKind::Write { .. }, r) if r < 0 => Some((-r, format!("write fd {fd}"))),
             (OpKind::Sync, r) if r < 0 => Some((-r, format!("fdatasync fd {fd}"))),
             (OpKind::Sync, _) => { op.done = true; None }
+            // Advisory: a range that could not start writing back is written by the next sync.
+            (OpKind::Writeback { .. }, _) => { op.done = true; None }
             (OpKind::Write { remaining, .. }, r) if r as u64 >= *remaining => {
                 op.done = true;
                 commit.writes_left -= 1;

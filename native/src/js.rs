@@ -67,6 +67,14 @@ pub fn typed<'a, T>(env: napi_env, v: napi_value, kind: core::ffi::c_int, what: 
     Ok(unsafe { core::slice::from_raw_parts(data as *const T, len) })
 }
 
+/// Whether `v` is `undefined` (an optional argument left out).
+pub fn is_undefined(env: napi_env, v: napi_value) -> JsResult<bool> {
+    let mut kind = 0;
+    // SAFETY: kind is a valid out-param.
+    if unsafe { napi_typeof(env, v, &mut kind) } != NAPI_OK { return Err("cannot read an argument's type"); }
+    Ok(kind == VALUETYPE_UNDEFINED)
+}
+
 pub fn array_len(env: napi_env, v: napi_value) -> JsResult<u32> {
     let mut n = 0;
     // SAFETY: n is a valid out-param.

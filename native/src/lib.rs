@@ -2,11 +2,12 @@
 //!   openRing(entries, maxInflightBytes) -> handle (an External owning one ring + its thread)
 //!   commit(handle, meta: Float64Array [fd, position, chunkCount]*, chunks: Buffer[],
 //!          syncFds: Int32Array, callback(errno: string|null, message: string|null),
-//!          written?: () => void) -> boolean
+//!          written?: () => void, writeback?: Float64Array [fd, offset, length]*) -> boolean
 //!          (written, when given, runs once every write landed, before the callback, only if no
-//!          write failed; the engine's Report::Written)
+//!          write failed; the engine's Report::Written. writeback ranges start going to disk
+//!          after the fd's writes and syncs; advisory, they never fail the commit)
 //!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean, reportsWritten: true (commit
-//!   takes `written`; absent from older builds),
+//!   takes `written`; absent from older builds), startsWriteback: true (commit takes `writeback`),
 //!   senderOpen / senderAttach / senderEnqueue / senderTrySend / senderDetach: the socket sender
 //!   (sender_napi.rs),
 //!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited),
@@ -26,7 +27,7 @@ mod uring;
 
 use core::ffi::c_void;
 use core::ptr;
-use engine::{Engine, Report, WriteSpec};
+use engine::{Engine, Report, WriteSpec, WritebackSpec};
 use napi::*;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -242,15 +243,32 @@ fn read_writes(env: napi_env, meta: napi_value, chunks: napi_value) -> js::JsRes
     Ok(writes)
 }
 
+/// The commit's writeback ranges: none when the argument is left out.
+fn read_writeback(env: napi_env, v: napi_value) -> js::JsResult<Vec<WritebackSpec>> {
+    if js::is_undefined(env, v)? { return Ok(Vec::new()); }
+    let spec: &[f64] = js::typed(env, v, TYPEDARRAY_FLOAT64, "writeback must be a Float64Array or undefined")?;
+    if spec.len() % 3 != 0 { return Err("writeback length must be a multiple of 3"); }
+    let int = |x: f64, max: f64| x >= 0.0 && x <= max && x.fract() == 0.0;
+    spec.chunks_exact(3)
+        .map(|w| {
+            if !int(w[0], i32::MAX as f64) || !int(w[1], 9007199254740991.0) || !int(w[2], u32::MAX as f64) {
+                return Err("writeback holds an invalid fd, offset or length");
+            }
+            Ok(WritebackSpec { fd: w[0] as i32, offset: w[1] as u64, len: w[2] as u32 })
+        })
+        .collect()
+}
+
 unsafe extern "C" fn commit(env: napi_env, info: napi_callback_info) -> napi_value {
-    let parsed = js::args::<6>(env, info).and_then(|[h, meta, chunks, sync, cb, written]| {
+    let parsed = js::args::<7>(env, info).and_then(|[h, meta, chunks, sync, cb, written, writeback]| {
         let ring = ring_of(env, h)?;
         let writes = read_writes(env, meta, chunks)?;
         let sync: &[i32] = js::typed(env, sync, TYPEDARRAY_INT32, "syncFds must be an Int32Array")?;
         let written = js::optional_function(env, written, "written must be a function or undefined")?;
-        Ok((ring, writes, sync, cb, written))
+        let writeback = read_writeback(env, writeback)?;
+        Ok((ring, writes, sync, cb, written, writeback))
     });
-    let (ring, writes, sync, cb, written) = match parsed {
+    let (ring, writes, sync, cb, written, writeback) = match parsed {
         Ok(p) => p,
         Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
     };
@@ -267,7 +285,7 @@ unsafe extern "C" fn commit(env: napi_env, info: napi_callback_info) -> napi_val
     let callbacks = Box::new(Callbacks { done: done_ref, written });
     let report_written = callbacks.written.is_some();
     let token = Box::into_raw(callbacks);
-    let queued = ring.engine.commit(writes, sync, token as usize, report_written);
+    let queued = ring.engine.commit(writes, sync, &writeback, token as usize, report_written);
     let mut out = ptr::null_mut();
     match queued {
         Ok(true) => {
@@ -369,6 +387,9 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     let mut reports_written = ptr::null_mut();
     napi_get_boolean(env, true, &mut reports_written);
     js::set(env, exports, "reportsWritten", reports_written);
+    let mut starts_writeback = ptr::null_mut();
+    napi_get_boolean(env, true, &mut starts_writeback);
+    js::set(env, exports, "startsWriteback", starts_writeback);
     exports
 }
 

@@ -21,8 +21,11 @@ const ENTER_GETEVENTS: u32 = 1;
 pub const OP_NOP: u8 = 0;
 pub const OP_WRITEV: u8 = 2;
 pub const OP_FSYNC: u8 = 3;
+pub const OP_SYNC_FILE_RANGE: u8 = 8;
 pub const SQE_IO_LINK: u8 = 1 << 2;
 pub const FSYNC_DATASYNC: u32 = 1;
+/// sync_file_range(2)'s SYNC_FILE_RANGE_WRITE: start writeback of the range's dirty pages, wait for nothing.
+pub const SYNC_FILE_RANGE_WRITE: u32 = 2;
 
 #[repr(C)]
 #[derive(Default)]

@@ -7,7 +7,7 @@
 // writes-landed report within the one submission, or, on a backend without it, between a
 // write-only submission and a sync-only one (syncTargets() then taken after written()). A failed()
 // after written() strands the log (PartitionLog.failed). At most one cycle is in flight per log.
-import type { StorageError, WriteOp } from './io_backend.js';
+import type { StorageError, WritebackRange, WriteOp } from './io_backend.js';
 
 export interface CommitPort {
   /** False once the log is closing, closed or offline: waiters for it must fail, its staged data is discarded. */
@@ -27,4 +27,18 @@ export interface CommitPort {
    * had nothing in flight (its later appends stand), true when its staged data was discarded.
    */
   failed(err: StorageError): boolean;
+  /**
+   * After a successful cycle that did not sync: appends to `into` the range of its active file
+   * that has landed since its last sync or writeback, once that reaches WRITEBACK_BYTES, and counts
+   * it as started.
+   */
+  writeback(into: WritebackRange[]): void;
 }
+
+/**
+ * Unsynced bytes a log lets pile up in its active segment before it asks the kernel to start
+ * writing them back. Left to the kernel's flusher, a 1 GiB segment under --flush never reached its
+ * roll mostly dirty, and the seal's fdatasync then stalled every append for ~250 ms (ext4 makes
+ * appends wait for the journal commit that fdatasync forces, which writes those pages first).
+ */
+export const WRITEBACK_BYTES = 8 << 20;

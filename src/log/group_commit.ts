@@ -7,6 +7,9 @@
 // the followers' fetch and fdatasync overlap the leader's fdatasync instead of following it. On a
 // backend that reportsWritten that is still one submission (the backend's writes-landed report);
 // on one that cannot, two: the writes, then, after the logs were told, the syncs.
+// A cycle that did not sync (--flush never, or between interval syncs) then asks the backend to
+// start writing its logs' landed bytes back, a few MiB at a time (commit_port.ts WRITEBACK_BYTES),
+// so that a later fdatasync (a roll's seal, the interval's) finds little left to write.
 // Invariants: a waiter resolves only after the data its log had staged before commit() is
 // written (synced under 'always') and readable; on failure every waiter whose data was rolled back
 // (this cycle's and those queued behind it for the same logs) is rejected with the StorageError.
@@ -16,7 +19,7 @@
 import { performance } from 'node:perf_hooks';
 import { BucketHistogram, DISK_FLUSH_BOUNDS, type BucketCounts } from '../common/bucket_histogram.js';
 import type { PartitionLog } from './partition_log.js';
-import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
+import { StorageError, type IoBackend, type WritebackRange, type WriteOp } from './io_backend.js';
 
 export type FlushPolicy =
   | { readonly kind: 'always' }
@@ -237,6 +240,14 @@ export class GroupCommitter {
     for (const log of cycle.participants) log.commitPort.completed(cycle.synced);
     if (this.policy.kind === 'interval' && !cycle.synced) for (const log of cycle.requested) this.unsynced.add(log);
     for (const w of cycle.waiters.values()) w.resolve();
+    if (!cycle.synced) this.startWriteback(cycle);
+  }
+
+  /** Bytes an unsynced cycle landed start going to disk a few MiB at a time (commit_port.ts WRITEBACK_BYTES), awaited by nobody. */
+  private startWriteback(cycle: Cycle): void {
+    const ranges: WritebackRange[] = [];
+    for (const log of cycle.requested) log.commitPort.writeback(ranges);
+    if (ranges.length > 0) this.io.startWriteback(ranges);
   }
 
   private fail(cycle: Cycle, err: StorageError): void {

@@ -16,6 +16,13 @@ export interface WriteOp {
   position: number;
 }
 
+/** Bytes of a file already written whose dirty pages should start going to disk. */
+export interface WritebackRange {
+  readonly fd: number;
+  readonly offset: number;
+  readonly length: number;
+}
+
 export interface IoBackend {
   readonly name: string;
   /**
@@ -29,6 +36,12 @@ export interface IoBackend {
    * landed while the syncs go on.
    */
   commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void>;
+  /**
+   * Starts writing the ranges' dirty pages to disk (sync_file_range's SYNC_FILE_RANGE_WRITE) and
+   * waits for nothing: advisory, a range that fails is left to the next fdatasync. A backend that
+   * cannot leaves them to the kernel's own flusher. close() still waits for what it started.
+   */
+  startWriteback(ranges: readonly WritebackRange[]): void;
   /** Releases what the backend holds (e.g. an io_uring ring and its thread) once in-flight commits settle. */
   close(): Promise<void>;
 }
@@ -147,6 +160,9 @@ export class NodeIoBackend implements IoBackend {
   commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     return new Promise((resolve, reject) => new NodeCommit(syncFds, onWritten, resolve, reject).start(writes));
   }
+
+  /** Node has no sync_file_range: the kernel's flusher writes the pages back when it gets to them. */
+  startWriteback(): void {}
 
   /** Nothing to release: libuv's thread pool belongs to the process. */
   close(): Promise<void> {

@@ -3,13 +3,14 @@
 // the addon's threadsafe function, so nothing polls. Runs on whichever thread creates the backend
 // (each shard worker loads its own addon instance and ring). A commit of at most
 // INLINE_WRITE_BYTES writes on the calling thread and sends only its fdatasyncs to the ring
-// (`commitInline` says why).
+// (`commitInline` says why). Writeback ranges (`startWriteback`) go to the ring in a submission of
+// their own that nothing awaits, so an append's acknowledgement never waits for them.
 // Invariants: every Buffer of a commit stays referenced here until its completion callback ran
 // (the addon keeps only raw pointers; its writes-landed report does not release them);
 // 'native' mode never falls back silently.
 import { readFileSync, writevSync } from 'node:fs';
 import { loadAddon, type Completion, type IoMode, type NativeAddon, type NativeRing } from '../native/addon.js';
-import { NodeIoBackend, StorageError, remainder, totalLength, type IoBackend, type WriteOp } from './io_backend.js';
+import { NodeIoBackend, StorageError, remainder, totalLength, type IoBackend, type WritebackRange, type WriteOp } from './io_backend.js';
 
 const bytesOf = (writes: readonly WriteOp[]): number => {
   let n = 0;
@@ -57,6 +58,7 @@ function uringDisabledNote(): string {
 export class NativeIoBackend implements IoBackend {
   readonly name = 'native';
   readonly reportsWritten: boolean;
+  private readonly startsWriteback: boolean;
   private inFlight = 0;
   private idle: Array<() => void> = [];
   private closed = false;
@@ -67,6 +69,7 @@ export class NativeIoBackend implements IoBackend {
     private readonly inlineWriteBytes = INLINE_WRITE_BYTES,
   ) {
     this.reportsWritten = native.reportsWritten === true;
+    this.startsWriteback = native.startsWriteback === true;
   }
 
   commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
@@ -100,7 +103,16 @@ export class NativeIoBackend implements IoBackend {
     return syncFds.length === 0 ? Promise.resolve() : this.submit([], syncFds);
   }
 
-  private submit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+  /** One submission of writeback ops alone, followed (close() waits for it) but awaited by nobody. */
+  startWriteback(ranges: readonly WritebackRange[]): void {
+    if (!this.startsWriteback || ranges.length === 0 || this.closed) return;
+    const spec = new Float64Array(ranges.length * 3);
+    ranges.forEach((r, i) => spec.set([r.fd, r.offset, r.length], 3 * i));
+    // Advisory: whatever the kernel answers, the next fdatasync writes what is left.
+    this.submit([], [], undefined, spec).catch(() => undefined);
+  }
+
+  private submit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void, writeback?: Float64Array): Promise<void> {
     const meta = new Float64Array(writes.length * 3);
     const chunks: Buffer[] = [];
     for (let i = 0; i < writes.length; i++) {
@@ -118,7 +130,7 @@ export class NativeIoBackend implements IoBackend {
         else reject(new StorageError(`native ${message ?? errno}`, errno));
       };
       try {
-        if (!this.native.commit(this.ring, meta, chunks, Int32Array.from(syncFds), done, onWritten)) {
+        if (!this.native.commit(this.ring, meta, chunks, Int32Array.from(syncFds), done, onWritten, writeback)) {
           onWritten?.(); // nothing to write: every (empty) write landed
           return resolve();
         }

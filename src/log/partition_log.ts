@@ -32,8 +32,8 @@ import { closeSync, fdatasyncSync, openSync, readdirSync, rmSync, unlinkSync } f
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { INLINE_BUDGET, type CleanCloseEntry, type InlineState } from './clean_shutdown.js';
-import type { CommitPort } from './commit_port.js';
-import { StorageError, type IoBackend, type WriteOp } from './io_backend.js';
+import { WRITEBACK_BYTES, type CommitPort } from './commit_port.js';
+import { StorageError, type IoBackend, type WritebackRange, type WriteOp } from './io_backend.js';
 import { LEADER_EPOCH_FILE, UNDEFINED_EPOCH, type EpochEndOffset, type EpochEntry, type LeaderEpochCache } from './leader_epoch_cache.js';
 import { assertLogConfig, type LogConfig } from './log_config.js';
 import {
@@ -247,6 +247,7 @@ export class PartitionLog {
       },
       completed: (synced) => this.completed(synced),
       failed: () => this.failed(),
+      writeback: (into) => this.writeback(into),
     };
     if (rec.stats.clean) {
       // State carried by the clean-shutdown entry is in memory only: a close must still write it.
@@ -1012,6 +1013,15 @@ export class PartitionLog {
     }
     if (synced) this.endSync(true);
     this.afterCommit();
+  }
+
+  private writeback(into: WritebackRange[]): void {
+    const seg = this.active;
+    if (this.state !== 'open' || seg.fd < 0) return;
+    const from = Math.max(seg.syncedSize, seg.writebackFrom);
+    if (seg.committedSize - from < WRITEBACK_BYTES) return;
+    into.push({ fd: seg.fd, offset: from, length: seg.committedSize - from });
+    seg.writebackFrom = seg.committedSize;
   }
 
   /** Rolls back in-flight and pending appends; false when this log had nothing at stake. */

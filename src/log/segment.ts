@@ -81,6 +81,8 @@ export class Segment implements HandleHolder {
   size: number;
   committedSize: number;
   syncedSize: number;
+  /** Bytes below which writeback was started (commit_port.ts WRITEBACK_BYTES), or synced. */
+  writebackFrom = 0;
   /** Offset after the last staged / committed batch. */
   nextOffset: number;
   committedNextOffset: number;
@@ -287,6 +289,7 @@ export class Segment implements HandleHolder {
     const walked = this.reindex(pos, false, indexIntervalBytes).endPos;
     if (walked !== pos) throw new StorageError(`segment ${this.path}: batches end at ${walked}, not at the truncation point ${pos}`);
     this.syncedSize = Math.min(this.syncedSize, pos);
+    this.writebackFrom = Math.min(this.writebackFrom, pos);
   }
 
   /** Adopts indexes loaded from disk (the segment's own bytes were not rescanned). */

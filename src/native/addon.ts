@@ -24,9 +24,15 @@ export interface NativeAddon {
    * `written` (addons with reportsWritten) runs once every write landed, before `done`, and not
    * at all when a write failed.
    */
-  commit(ring: NativeRing, meta: Float64Array, chunks: Buffer[], syncFds: Int32Array, done: Completion, written?: () => void): boolean;
+  commit(ring: NativeRing, meta: Float64Array, chunks: Buffer[], syncFds: Int32Array, done: Completion, written?: () => void, writeback?: Float64Array): boolean;
   /** commit() takes `written`. Absent from addons built before it. */
   readonly reportsWritten?: boolean;
+  /**
+   * commit() takes `writeback`, [fd, offset, length]* ranges whose dirty pages start going to disk
+   * after the fd's writes and syncs (advisory: they never fail the commit). Absent from addons
+   * built before it.
+   */
+  readonly startsWriteback?: boolean;
   close(ring: NativeRing): void;
   crc32c(buf: Uint8Array): number;
   readonly crc32cHardware: boolean;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { DISK_FLUSH_BOUNDS, type BucketCounts } from '../../../src/common/bucket_histogram.js';
+import { WRITEBACK_BYTES } from '../../../src/log/commit_port.js';
 import { GroupCommitter } from '../../../src/log/group_commit.js';
 import { StorageError } from '../../../src/log/io_backend.js';
 import { PartitionLog } from '../../../src/log/partition_log.js';
@@ -22,13 +23,13 @@ interface Shard {
   dispose(): Promise<void>;
 }
 
-function shard(n: number, policy: ConstructorParameters<typeof GroupCommitter>[1] = { kind: 'always' }): Shard {
+function shard(n: number, policy: ConstructorParameters<typeof GroupCommitter>[1] = { kind: 'always' }, config = logConfig()): Shard {
   const io = new RecordingIo();
   const errors: StorageError[] = [];
   const committer = new GroupCommitter(io, policy, (e) => errors.push(e));
   const clock = new Clock();
   const dirs = Array.from({ length: n }, () => tempDir());
-  const logs = dirs.map((d) => PartitionLog.open(d, logConfig(), io, clock.now));
+  const logs = dirs.map((d) => PartitionLog.open(d, config, io, clock.now));
   return {
     io,
     committer,
@@ -144,6 +145,34 @@ describe('GroupCommitter', () => {
       await s.dispose();
     }
   });
+
+  for (const policy of [{ kind: 'never' }, { kind: 'interval', ms: 60_000 }, { kind: 'always' }] as const) {
+    it(`'${policy.kind}' ${policy.kind === 'always' ? 'starts no writeback: every commit syncs' : 'starts writeback of each 8 MiB its unsynced commits land, contiguously'}`, { timeout: 30_000 }, async () => {
+      const s = shard(1, policy, logConfig({ segmentBytes: 64 << 20, maxMessageBytes: 2 << 20 }));
+      const log = s.logs[0]!;
+      try {
+        let landed = 0;
+        for (let i = 0; i < 20; i++) {
+          const batch = batchOf(100, 10_000);
+          append(log, batch);
+          landed += batch.length;
+          await s.committer.commit(log);
+        }
+        const ranges = s.io.writebacks;
+        if (policy.kind === 'always') return assert.deepEqual(ranges, []);
+        assert.ok(ranges.length >= 2, `${ranges.length} writebacks for ${landed} bytes`);
+        let next = 0;
+        for (const r of ranges) {
+          assert.equal(r.offset, next, 'each range starts where the last one ended');
+          assert.ok(r.length >= WRITEBACK_BYTES, `a range of ${r.length} bytes`);
+          next = r.offset + r.length;
+        }
+        assert.ok(next <= landed && landed - next < WRITEBACK_BYTES, `written back to ${next} of ${landed}: less than a step left`);
+      } finally {
+        await s.dispose();
+      }
+    });
+  }
 
   it("'interval' writes at once and fdatasyncs on the timer", async () => {
     const s = shard(2, { kind: 'interval', ms: 20 });

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GroupCommitter, type FlushPolicy } from '../../../src/log/group_commit.js';
-import { StorageError, type IoBackend, type WriteOp } from '../../../src/log/io_backend.js';
+import { StorageError, type IoBackend, type WritebackRange, type WriteOp } from '../../../src/log/io_backend.js';
 import { IO_MODES } from '../../../src/native/addon.js';
 import { selectIoBackend } from '../../../src/log/native_io.js';
 import { PartitionLog, type FileRange, type LogConfig, type PartitionLogOptions } from '../../../src/log/partition_log.js';
@@ -95,6 +95,13 @@ export class RecordingIo implements IoBackend {
 
   hold(): void {
     this.held ??= [];
+  }
+
+  /** Every range startWriteback was given, in order. */
+  readonly writebacks: WritebackRange[] = [];
+
+  startWriteback(ranges: readonly WritebackRange[]): void {
+    this.writebacks.push(...ranges);
   }
 
   /** The real backend is the fixture's, shared by other tests: left open. */

@@ -61,6 +61,8 @@ class SyncGateIo implements IoBackend {
     })();
   }
 
+  startWriteback(): void {}
+
   holdSyncs(): void {
     this.heldSyncs ??= [];
   }

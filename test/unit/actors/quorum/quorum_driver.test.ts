@@ -351,6 +351,9 @@ class FailingIo implements IoBackend {
   commit(...args: Parameters<IoBackend['commit']>): Promise<void> {
     return this.failing ? Promise.reject(new StorageError('injected fdatasync failure', 'EIO')) : this.inner.commit(...args);
   }
+  startWriteback(ranges: Parameters<IoBackend['startWriteback']>[0]): void {
+    this.inner.startWriteback(ranges);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }
