@@ -8,10 +8,11 @@
 //! advisory, so their failures are not the commit's, and they run last in their fd's chain.
 //!
 //! Ordering choice: each fd's ops form one IO_LINK chain (its writes in commit order, then its
-//! fdatasync, then its writeback ranges). A link makes the sync start only after that fd's writes succeeded, and a failed
-//! or short write cancels the rest of the chain, so a sync is never counted for an fd whose data
-//! did not land. IO_DRAIN was rejected: it orders against *every* earlier SQE of the ring, which
-//! would serialize independent fds and pipelined commits; chains of different fds run in parallel.
+//! fdatasync, then its writeback ranges). A link makes the sync start only after that fd's writes
+//! succeeded, and a failed or short write cancels the rest of the chain, so a sync is never
+//! counted for an fd whose data did not land. IO_DRAIN was rejected: it orders against *every*
+//! earlier SQE of the ring, which would serialize independent fds and pipelined commits; chains of
+//! different fds run in parallel.
 //!
 //! Invariants: a commit reaches the sink as `Report::Done` exactly once, and only after every SQE
 //! it submitted has completed (so the buffers its iovecs point at may be released then); a commit
