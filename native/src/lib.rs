@@ -217,6 +217,14 @@ unsafe extern "C" fn open_ring(env: napi_env, info: napi_callback_info) -> napi_
     handle
 }
 
+/// Number.MAX_SAFE_INTEGER: the largest file position a JS number carries exactly.
+const MAX_SAFE_INTEGER: f64 = 9007199254740991.0;
+
+/// Whether `x` is a whole number in [0, max].
+fn whole(x: f64, max: f64) -> bool {
+    x >= 0.0 && x <= max && x.fract() == 0.0
+}
+
 /// Reads the commit's ops; the Buffers stay referenced by the JS caller until the callback.
 fn read_writes(env: napi_env, meta: napi_value, chunks: napi_value) -> js::JsResult<Vec<WriteSpec>> {
     let meta: &[f64] = js::typed(env, meta, TYPEDARRAY_FLOAT64, "meta must be a Float64Array")?;
@@ -226,8 +234,7 @@ fn read_writes(env: napi_env, meta: napi_value, chunks: napi_value) -> js::JsRes
     let mut writes = Vec::with_capacity(meta.len() / 3);
     for m in meta.chunks_exact(3) {
         let (fd, position, count) = (m[0], m[1], m[2]);
-        let int = |x: f64, max: f64| x >= 0.0 && x <= max && x.fract() == 0.0;
-        if !int(fd, i32::MAX as f64) || !int(position, 9007199254740991.0) || !int(count, total as f64) {
+        if !whole(fd, i32::MAX as f64) || !whole(position, MAX_SAFE_INTEGER) || !whole(count, total as f64) {
             return Err("meta holds an invalid fd, position or chunk count");
         }
         if next + count as u32 > total { return Err("meta names more chunks than given"); }
@@ -248,10 +255,9 @@ fn read_writeback(env: napi_env, v: napi_value) -> js::JsResult<Vec<WritebackSpe
     if js::is_undefined(env, v)? { return Ok(Vec::new()); }
     let spec: &[f64] = js::typed(env, v, TYPEDARRAY_FLOAT64, "writeback must be a Float64Array or undefined")?;
     if spec.len() % 3 != 0 { return Err("writeback length must be a multiple of 3"); }
-    let int = |x: f64, max: f64| x >= 0.0 && x <= max && x.fract() == 0.0;
     spec.chunks_exact(3)
         .map(|w| {
-            if !int(w[0], i32::MAX as f64) || !int(w[1], 9007199254740991.0) || !int(w[2], u32::MAX as f64) {
+            if !whole(w[0], i32::MAX as f64) || !whole(w[1], MAX_SAFE_INTEGER) || !whole(w[2], u32::MAX as f64) {
                 return Err("writeback holds an invalid fd, offset or length");
             }
             Ok(WritebackSpec { fd: w[0] as i32, offset: w[1] as u64, len: w[2] as u32 })

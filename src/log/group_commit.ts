@@ -85,6 +85,8 @@ export class GroupCommitter {
   private firstRequestAt: number | null = null;
   /** performance.now() at which the in-flight submission was handed to the IoBackend. */
   private submittedAt = 0;
+  /** Reused by every unsynced cycle's startWriteback (one per commit cycle, rarely non-empty). */
+  private readonly writebackRanges: WritebackRange[] = [];
   private readonly durations = new BucketHistogram(DISK_FLUSH_BOUNDS);
   private readonly queueWait = new BucketHistogram(DISK_FLUSH_BOUNDS);
 
@@ -245,9 +247,12 @@ export class GroupCommitter {
 
   /** Bytes an unsynced cycle landed start going to disk a few MiB at a time (commit_port.ts WRITEBACK_BYTES), awaited by nobody. */
   private startWriteback(cycle: Cycle): void {
-    const ranges: WritebackRange[] = [];
+    const ranges = this.writebackRanges;
     for (const log of cycle.requested) log.commitPort.writeback(ranges);
-    if (ranges.length > 0) this.io.startWriteback(ranges);
+    if (ranges.length === 0) return;
+    // The backend reads the ranges during the call only.
+    this.io.startWriteback(ranges);
+    ranges.length = 0;
   }
 
   private fail(cycle: Cycle, err: StorageError): void {

@@ -40,6 +40,7 @@ export interface IoBackend {
    * Starts writing the ranges' dirty pages to disk (sync_file_range's SYNC_FILE_RANGE_WRITE) and
    * waits for nothing: advisory, a range that fails is left to the next fdatasync. A backend that
    * cannot leaves them to the kernel's own flusher. close() still waits for what it started.
+   * `ranges` is read during the call only.
    */
   startWriteback(ranges: readonly WritebackRange[]): void;
   /** Releases what the backend holds (e.g. an io_uring ring and its thread) once in-flight commits settle. */
