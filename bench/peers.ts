@@ -1,7 +1,8 @@
 // Peers measured in the same sitting (bench process, main thread): librdkafka's producer
 // (/work/shared/peers/rdkafka-producer-bench.c, compiled into a temp dir) and kcat
 // (kafka-client-bench.sh) against fresh Sluice brokers, and the peer scripts for Redis Streams,
-// NATS JetStream and the Node socket ceiling, invoked unchanged. The scripts write results/ next
+// NATS JetStream and the Node socket ceiling, invoked unchanged, and the CPU a write into fresh
+// page cache costs here (cold and warm). The scripts write results/ next
 // to themselves, so they run through a temp dir of symlinks to the (read-only, shared) peers dir.
 // A peer whose tools are missing is reported as unavailable, never as a failure of the bench.
 // Bounds: every child process has a timeout and is killed by its pid; output kept is capped.
@@ -39,7 +40,7 @@ export interface PeerSettings {
   readonly only: readonly string[];
 }
 
-export const PEER_NAMES = ['rdkafka', 'kcat', 'redis', 'nats', 'node-net'] as const;
+export const PEER_NAMES = ['rdkafka', 'kcat', 'redis', 'nats', 'node-net', 'pagecache'] as const;
 
 const OUTPUT_KEEP = 256 * 1024;
 
@@ -204,6 +205,60 @@ async function kcatPeer(ctx: Ctx): Promise<void> {
   add(ctx, 'kcat-consume-1k', 'MB/s', spread(consume));
 }
 
+/**
+ * Bytes per page-cache write run, and the rest before a cold one: this VM reports freed memory to
+ * its host (free page reporting) within 2-6 s of a free, after which the first write to each page
+ * faults on the host. Measured here: 1 GiB with dd cost 0.19-0.21 s of CPU when written at once
+ * after a delete freed the last one's pages, and 1.4-1.9 s after 6-20 s.
+ */
+const PAGECACHE_BYTES = 1 << 30;
+const PAGECACHE_REST_MS = 8000;
+
+/** Writes PAGECACHE_BYTES into a new file in 1 MiB writes, deletes it, prints the CPU µs it took. */
+const PAGECACHE_WRITER = `
+const fs = require('node:fs');
+const [path, bytes] = [process.argv[1], Number(process.argv[2])];
+const chunk = Buffer.alloc(1 << 20, 0x5a);
+const fd = fs.openSync(path, 'w');
+const before = process.cpuUsage();
+for (let left = bytes; left > 0; left -= chunk.length) fs.writeSync(fd, chunk);
+const used = process.cpuUsage(before);
+fs.closeSync(fd);
+fs.unlinkSync(path);
+console.log(used.user + used.system);`;
+
+/**
+ * What one copy of each produced byte into the page cache costs on this machine, in CPU µs per
+ * KiB (comparable with broker CPU per 1 KiB message, which includes that copy): cold, when the
+ * pages come from memory the host took back, and warm, right after a delete freed pages the
+ * write reuses. Whether a broker run lands on warm or cold pages depends on what freed memory in
+ * the seconds before it, so its CPU per message moves by about the difference between the two.
+ */
+async function pagecachePeer(ctx: Ctx): Promise<void> {
+  const file = join(ctx.work, 'pagecache-write');
+  const perKiB = async (): Promise<number | null> => {
+    const r = await run(process.execPath, ['-e', PAGECACHE_WRITER, file, String(PAGECACHE_BYTES)], 120_000);
+    const us = Number(r.stdout.trim());
+    if (r.code !== 0 || !Number.isFinite(us)) {
+      ctx.log(`page-cache write failed (exit ${r.code}): ${tail(r.stderr)}`);
+      return null;
+    }
+    return us / (PAGECACHE_BYTES / 1024);
+  };
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (let i = 1; i <= ctx.s.runs; i++) {
+    await new Promise((resolve) => setTimeout(resolve, PAGECACHE_REST_MS));
+    const c = await perKiB();
+    const w = await perKiB();
+    ctx.log(`page-cache write run ${i}: cold ${c?.toFixed(3) ?? 'failed'}, warm ${w?.toFixed(3) ?? 'failed'} CPU µs/KiB`);
+    if (c !== null) cold.push(c);
+    if (w !== null) warm.push(w);
+  }
+  add(ctx, 'pagecache-write-cold', 'CPU µs/KiB', spread(cold));
+  add(ctx, 'pagecache-write-warm', 'CPU µs/KiB', spread(warm));
+}
+
 interface ScriptPeer {
   readonly id: string;
   readonly label: string;
@@ -281,6 +336,7 @@ export async function runPeers(s: PeerSettings, log: Logger): Promise<PeerResult
     if (wanted('rdkafka')) await rdkafkaPeer(ctx);
     if (wanted('kcat')) await kcatPeer(ctx);
     for (const p of SCRIPT_PEERS) if (wanted(p.id)) await scriptPeer(ctx, p);
+    if (wanted('pagecache')) await pagecachePeer(ctx);
     return out;
   } finally {
     rmSync(work, { recursive: true, force: true });
