@@ -208,8 +208,9 @@ export class PartitionLeader {
 
   /** The committed ISR plus the members a pending proposal adds. */
   get maximalIsr(): readonly BrokerId[] {
-    const proposed = this.pending?.item.newIsrWithEpochs ?? [];
-    const extra = proposed.map((m) => m.brokerId).filter((id) => !this.assignment.isr.includes(id));
+    // Asked on every acks=all commit: no arrays unless a proposal is in flight.
+    if (this.pending === null) return this.assignment.isr;
+    const extra = this.pending.item.newIsrWithEpochs.map((m) => m.brokerId).filter((id) => !this.assignment.isr.includes(id));
     return extra.length === 0 ? this.assignment.isr : [...this.assignment.isr, ...extra];
   }
 
