@@ -151,7 +151,7 @@ export interface BrokerConfig {
   /** Which thread serves client connections: the shards main hands them to (the default), or main. */
   readonly connectionPlacement: ConnectionPlacementMode;
   readonly maxRequestBytes: number;
-  /** Global bound on bytes held for requests whose frame has not fully arrived yet. */
+  /** Bound on request bytes read and not yet dispatched (frames take their room from their length); a connection waits for room. */
   readonly maxPartialRequestBytes: number;
   readonly maxConnections: number;
   /** Kafka's max.connections.per.ip: client connections from one address (other brokers' replica fetchers do not count). */
@@ -665,7 +665,7 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   connectionPlacement,
   maxRequestBytes: int('largest accepted request frame in bytes', 104857600, 1, INT32_MAX),
   maxPartialRequestBytes: int(
-    'bound on bytes held, across all connections, for partially received requests',
+    'bound on request bytes read and not yet dispatched, across all connections (each shard takes its share); a connection whose next request does not fit stops reading until it does (Kafka\'s queued.max.request.bytes)',
     268435456, 1, Number.MAX_SAFE_INTEGER,
   ),
   maxConnections: int('maximum concurrent client connections', 10000, 1, 10_000_000),

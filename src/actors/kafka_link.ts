@@ -122,7 +122,7 @@ export class KafkaLink {
     const pool = (linkFrames ??= new FramePool(LINK_FRAME_POOL_BYTES, LINK_FRAME_MIN));
     return new InPlaceFrameReader(pool, (size) => {
       if (size < 0 || size > this.maxFrameBytes) throw new ProtocolError(`response frame of ${size} bytes (limit ${this.maxFrameBytes})`);
-      return true;
+      return 'read';
     });
   }
 

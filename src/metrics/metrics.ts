@@ -139,6 +139,10 @@ export class BrokerMetrics {
   private readonly protocolErrors = counter(
     this.registry, 'sluice_protocol_errors_total', 'Connections closed for a protocol violation, by reason', ['reason'],
   );
+  private readonly requestMemoryWaits = counter(
+    this.registry, 'sluice_request_memory_waits_total',
+    'Times a connection stopped reading because --max-partial-request-bytes had no room for its next request frame',
+  );
 
   private readonly partitionGauges = [
     gauge(this.registry, 'sluice_partition_log_size_bytes', 'Bytes held by the partition log', PARTITION),
@@ -283,6 +287,7 @@ export class BrokerMetrics {
   /** `cls` is one of the scheduler's four classes. */
   requestQueued(cls: string): void { this.requestsQueued.labels(cls).inc(); }
   protocolError(reason: string): void { this.protocolErrorChildren.get(reason).inc(); }
+  requestMemoryWaited(n: number): void { this.requestMemoryWaits.inc(n); }
   /** `api` must come from the broker's API table (bounded anyway). */
   requestSlow(api: string): void { this.slowChildren.get(api).inc(); }
   /** A new metadata image was published (ISR changes are counted from it); ignored before watchCluster. */

@@ -18,7 +18,8 @@
 // this connection feeds has a full ring, the socket's write side is backed up, or the
 // bytes this connection's responses may still grow to (queued to send plus reserved by in-flight
 // fetches) reach maxQueuedResponseBytes: a client that does not read cannot grow broker memory
-// past that bound plus one record batch (a fetch always returns at least one batch).
+// past that bound plus one record batch (a fetch always returns at least one batch). Reading also
+// stops while the next frame waits for room under the held-bytes bound (HeldBytes).
 // A frame length outside [REQUEST_FRAME_MIN, maxRequestBytes], a malformed request, an unknown
 // API key, or an unsupported version of an API other than ApiVersions closes this connection
 // only (Kafka does the same, and clients such as kafka-python's version probe rely on it).
@@ -47,7 +48,7 @@ import { readRequestHeader, writeResponseHeader, type RequestHeader } from '../p
 import { Reader } from '../protocol/reader.js';
 import { Writer, type MessageChunk } from '../protocol/writer.js';
 import { FrameHolds, FramePool } from '../common/frame_pool.js';
-import { InPlaceFrameReader, threadStaging } from '../common/in_place_frames.js';
+import { InPlaceFrameReader, threadStaging, type FrameAdmission } from '../common/in_place_frames.js';
 import type { NativeSender } from './native_sender.js';
 import { NativeSink, SocketSink, type ResponseSink } from './response_sink.js';
 import { priorityClassOf, type RequestScheduler } from './request_scheduler.js';
@@ -73,10 +74,23 @@ export interface ConnectionLimits {
 /** Admits, delays or refuses a connection by its first decoded request. */
 export type FirstRequestGate = (apiKey: number, version: number, req: unknown) => Admission;
 
-/** The global budget for bytes read from sockets but not yet dispatched. */
+/**
+ * The budget for request frames read from sockets but not yet dispatched (Kafka's
+ * queued.max.request.bytes: main has one, each shard its share). A frame takes its whole size once
+ * its length is read, before its body, so a frame being read always has its room and completes. A
+ * connection whose next frame finds no room stops reading until bytes come back, as Kafka mutes
+ * the channel: whenFreed calls it back, after the call that gave them returns, to try again. Only a
+ * frame larger than the whole bound is refused, by closing its connection. Not counted: bytes a
+ * connection read past its last admitted frame, at most one socket read (64 KiB) each, since it
+ * stops reading while its next frame waits.
+ */
 export class HeldBytes {
   used = 0;
-  constructor(readonly max: number) {}
+  /** Retries of connections waiting for room: one per connection at most, so bounded by their count. */
+  private readonly waiters = new Set<() => void>();
+  private wakeQueued = false;
+  /** `onWait` counts each time a connection finds no room (sluice_request_memory_waits_total). */
+  constructor(readonly max: number, private readonly onWait: () => void = () => {}) {}
   tryTake(n: number): boolean {
     if (this.used + n > this.max) return false;
     this.used += n;
@@ -84,6 +98,28 @@ export class HeldBytes {
   }
   give(n: number): void {
     this.used -= n;
+    if (this.waiters.size > 0 && !this.wakeQueued) {
+      this.wakeQueued = true;
+      queueMicrotask(() => this.wake());
+    }
+  }
+  /** `retry` runs once, after bytes come back; a retry that still finds no room asks again. */
+  whenFreed(retry: () => void): void {
+    this.waiters.add(retry);
+    this.onWait();
+  }
+  cancel(retry: () => void): void {
+    this.waiters.delete(retry);
+  }
+  /** Connections waiting for room (tests and introspection). */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+  private wake(): void {
+    this.wakeQueued = false;
+    const retries = [...this.waiters];
+    this.waiters.clear();
+    for (const retry of retries) retry();
   }
 }
 
@@ -210,6 +246,9 @@ export class Connection {
   /** Muted for its client quota (KIP-219): nothing is dispatched until the timer ends it. */
   private muteTimer: NodeJS.Timeout | null = null;
   private mutedUntil = 0;
+  /** Reading stopped until the held-bytes bound has room (HeldBytes.whenFreed calls retryHeld). */
+  private heldWait = false;
+  private readonly retryHeld = (): void => this.retryAfterHeld();
 
   constructor(
     private readonly socket: Socket,
@@ -343,11 +382,15 @@ export class Connection {
   }
 
   private dropUnread(): void {
+    this.held.cancel(this.retryHeld);
+    this.heldWait = false;
     // A frame read in place holds its whole size from its length on: what has not arrived yet is given back too.
     const partial = this.reader?.abandon() ?? -1;
-    this.held.give(this.buffered + (partial < 0 ? 0 : 4 + partial));
+    const admitted = this.reader !== null ? partial : this.frameSize;
+    this.held.give(admitted < 0 ? 0 : 4 + admitted);
     for (const f of this.frames) this.held.give(f.length + 4);
     this.buffered = 0;
+    this.frameSize = -1;
     this.chunks = [];
     this.frames.length = 0;
   }
@@ -368,26 +411,48 @@ export class Connection {
     this.services.metrics.addSocketBytesIn(n);
     if (this.closed || this.ending) return;
     reader.received(n, buf);
+    if (reader.waiting && !this.heldWait) this.waitForHeld();
+    this.pump();
+  }
+
+  private waitForHeld(): void {
+    this.heldWait = true;
+    this.socket.pause();
+    this.held.whenFreed(this.retryHeld);
+  }
+
+  /** Bytes came back to the held-bytes bound: read on if there is room now, else wait again. */
+  private retryAfterHeld(): void {
+    this.heldWait = false;
+    if (this.closed || this.ending) return;
+    const reader = this.reader;
+    if (reader !== null) {
+      reader.retry();
+      if (reader.waiting) this.waitForHeld();
+    } else if (!this.extractFrames()) {
+      return; // refused: closing
+    }
     this.pump();
   }
 
   /**
-   * A placed connection's next frame announced `size` bytes. Its buffer exists before its bytes
-   * arrive, so the whole frame is taken from the held-bytes bound now: a client announcing large
-   * frames cannot make the broker allocate more than the bound allows. False: refused, and the
-   * connection closes (as on main once a frame's chunks pass the bound).
+   * The connection's next frame announced `size` bytes. The whole frame is taken from the
+   * held-bytes bound now, before its body is read (a placed connection's buffer for it exists
+   * before its bytes arrive): a client announcing large frames cannot make the broker hold more than
+   * the bound allows, and a frame being read always completes. Without room now the connection
+   * waits (its socket stops until bytes come back); a frame larger than the whole bound could never
+   * be read, and is refused: the connection closes.
    */
-  private admitFrame(size: number): boolean {
+  private admitFrame(size: number): FrameAdmission {
     const problem = this.frameSizeProblem(size);
     if (problem !== null) {
       this.reject('frame-size', problem);
-      return false;
+      return 'refuse';
     }
-    if (!this.held.tryTake(4 + size)) {
-      this.reject('buffer-bound', `global bound of ${this.held.max} buffered request bytes reached`);
-      return false;
-    }
-    return true;
+    if (this.held.tryTake(4 + size)) return 'read';
+    if (4 + size <= this.held.max) return 'wait';
+    this.reject('buffer-bound', `request frame of ${size} bytes exceeds the bound of ${this.held.max} buffered request bytes`);
+    return 'refuse';
   }
 
   /** Why a request frame of `size` bytes is refused on this connection now, or null. */
@@ -402,12 +467,10 @@ export class Connection {
   private onData(chunk: Buffer): void {
     this.services.metrics.addSocketBytesIn(chunk.length);
     if (this.closed || this.ending) return;
-    if (!this.held.tryTake(chunk.length)) {
-      this.reject('buffer-bound', `global bound of ${this.held.max} buffered request bytes reached`);
-      return;
-    }
     this.chunks.push(chunk);
     this.buffered += chunk.length;
+    // Read before the socket stopped: framed once the waiting length has room.
+    if (this.heldWait) return;
     if (!this.extractFrames()) return;
     this.pump();
   }
@@ -418,10 +481,12 @@ export class Connection {
       if (this.frameSize < 0) {
         if (this.buffered < 4) return true;
         const size = this.peekInt32();
-        const problem = this.frameSizeProblem(size);
-        if (problem !== null) {
-          this.reject('frame-size', problem);
-          return false;
+        const admission = this.admitFrame(size);
+        if (admission === 'refuse') return false;
+        if (admission === 'wait') {
+          // The length stays in the chunks: retryAfterHeld reads it again.
+          this.waitForHeld();
+          return true;
         }
         this.frameSize = size;
       }
@@ -482,7 +547,7 @@ export class Connection {
       this.dispatch(frame);
     }
     if (this.closed || this.ending) return;
-    if (this.frames.length > 0 || !this.canDispatch()) this.socket.pause();
+    if (this.frames.length > 0 || !this.canDispatch() || this.heldWait) this.socket.pause();
     else this.socket.resume();
   }
 

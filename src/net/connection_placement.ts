@@ -304,7 +304,7 @@ export class ConnectionPlacement {
     private readonly dupFd: (fd: number) => number,
     private readonly metrics: Pick<
       BrokerMetrics,
-      | 'protocolError' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest'
+      | 'protocolError' | 'requestMemoryWaited' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest'
       | 'recordFetchServe' | 'requestSlow'
     >,
     private readonly log: Logger,
@@ -401,6 +401,7 @@ export class ConnectionPlacement {
     m.addReplicaBytesServed(t.replicaBytesOut);
     m.addSocketBytesIn(t.socketBytesIn);
     m.addSocketBytesOut(t.socketBytesOut);
+    m.requestMemoryWaited(t.requestMemoryWaits);
     for (const [api, seconds] of t.requests) m.recordRequest(api, seconds);
     for (const [kind, seconds] of t.fetchServes) m.recordFetchServe(kind, seconds);
     for (const api of t.slowRequests) m.requestSlow(api);

@@ -484,7 +484,7 @@ function clusterActionOnly(h: BoundHandler, refused: ControllerRefusal): BoundHa
   };
 }
 
-export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected' | 'addSocketBytesIn' | 'addSocketBytesOut'>;
+export type ControllerMetrics = Pick<BrokerMetrics, 'protocolError' | 'requestMemoryWaited' | 'recordRequest' | 'connectionOpened' | 'connectionClosed' | 'connectionRejected' | 'addSocketBytesIn' | 'addSocketBytesOut'>;
 
 /** Limits of the controller listener: few peers and brokers, requests up to a fetch's worth of metadata. */
 const CONTROLLER_LIMITS = {

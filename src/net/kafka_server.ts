@@ -72,7 +72,7 @@ export class KafkaServer {
   private readonly refusals = new RepeatLimiter(REFUSAL_LOG_INTERVAL_MS, () => performance.now(), REFUSAL_KINDS);
 
   constructor(
-    private readonly services: ConnectionServices & { readonly metrics: Pick<BrokerMetrics, 'connectionOpened' | 'connectionClosed' | 'connectionRejected'> },
+    private readonly services: ConnectionServices & { readonly metrics: Pick<BrokerMetrics, 'connectionOpened' | 'connectionClosed' | 'connectionRejected' | 'requestMemoryWaited'> },
     private readonly opts: KafkaServerOptions,
     private readonly log: Logger,
     private readonly descriptors: DescriptorBudget,
@@ -81,7 +81,7 @@ export class KafkaServer {
     private readonly security: ListenerSecurity | null = null,
     private readonly placement: ConnectionPlacement | null = null,
   ) {
-    this.held = new HeldBytes(opts.maxPartialRequestBytes);
+    this.held = new HeldBytes(opts.maxPartialRequestBytes, () => services.metrics.requestMemoryWaited(1));
   }
 
   get connectionCount(): number {

@@ -102,7 +102,7 @@ export class PlacedConnections {
   private onMessage(m: PlacementToShard): void {
     switch (m.kind) {
       case 'listener':
-        this.listeners.set(m.listener.name, { info: m.listener, held: new HeldBytes(m.listener.maxPartialRequestBytes) });
+        this.listeners.set(m.listener.name, { info: m.listener, held: new HeldBytes(m.listener.maxPartialRequestBytes, () => this.serving.requestMemoryWaited()) });
         this.requestLog ??= new RequestLog(this.log, m.listener.slowRequestMs, this.serving);
         return;
       case 'adopt':

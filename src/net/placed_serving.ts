@@ -142,7 +142,7 @@ class SnapshotView implements PartitionsView {
 type TrafficCounts = { -readonly [K in Exclude<keyof PlacedTraffic, 'requests' | 'fetchServes' | 'slowRequests' | 'asked'>]: number };
 
 const emptyTraffic = (): TrafficCounts => ({
-  served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, replicaBytesOut: 0, socketBytesIn: 0, socketBytesOut: 0,
+  served: 0, messagesIn: 0, bytesIn: 0, bytesOut: 0, replicaBytesOut: 0, socketBytesIn: 0, socketBytesOut: 0, requestMemoryWaits: 0,
 });
 
 /** A current leader epoch a client named (>= 0) that differs from the snapshot's: main decides it. */
@@ -268,6 +268,11 @@ export class PlacedServing {
   socketBytes(inBytes: number, outBytes: number): void {
     this.count('socketBytesIn', inBytes);
     this.count('socketBytesOut', outBytes);
+  }
+
+  /** A placed connection of this shard stopped reading: the listener's held-bytes share had no room. */
+  requestMemoryWaited(): void {
+    this.count('requestMemoryWaits', 1);
   }
 
   /**

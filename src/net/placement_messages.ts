@@ -66,6 +66,8 @@ export interface PlacedTraffic {
   readonly replicaBytesOut: number;
   readonly socketBytesIn: number;
   readonly socketBytesOut: number;
+  /** Times a placed connection stopped reading for the held-bytes bound (sluice_request_memory_waits_total). */
+  readonly requestMemoryWaits: number;
   /** Each request served here: API name and seconds (request metrics); fetches that did not park, by kind, seconds. */
   readonly requests: readonly (readonly [api: string, seconds: number])[];
   readonly fetchServes: readonly (readonly [kind: FetchKind, seconds: number])[];

@@ -38,8 +38,12 @@ interface Served {
   close(): void;
 }
 
-/** A connection serving one end of a loopback socket made with readsFor, buffering at most `held`'s bound. */
-async function servedConnection(held = new HeldBytes(64 << 20)): Promise<Served> {
+/**
+ * A connection serving one end of a loopback socket made with readsFor, buffering at most `held`'s
+ * bound; not told it reads in place (`inPlace` false), it frames the reads as main's connections
+ * frame their 'data' chunks.
+ */
+async function servedConnection(held = new HeldBytes(64 << 20), inPlace = true): Promise<Served> {
   const seen: Buffer[] = [];
   const views: Buffer[] = [];
   const targets: number[] = [];
@@ -76,7 +80,7 @@ async function servedConnection(held = new HeldBytes(64 << 20)): Promise<Served>
   const options: SocketConstructorOpts & { onread: OnReadOpts } = { onread };
   const socket = new Socket(options);
   const served = { peer: socket, seen, views, targets, holding: false, holds, lent, close: () => { served.peer.destroy(); socket.destroy(); } };
-  connection = new Connection(socket, services, limits, held, createLogger('silent'), () => {}, null, null, null, true);
+  connection = new Connection(socket, services, limits, held, createLogger('silent'), () => {}, null, null, null, inPlace);
   socket.connect((listening.address() as { port: number }).port, '127.0.0.1');
   const peer = await accepted;
   listening.close();
@@ -198,14 +202,42 @@ describe('connection reads in place', () => {
     }
   });
 
-  it('closes the connection on an announced frame the held-bytes bound has no room for', { timeout: 30_000 }, async () => {
+  for (const inPlace of [true, false]) {
+    it(`${inPlace ? 'reading in place' : 'framing chunks as main does'}, stops reading a frame the held-bytes bound has no room for yet, and reads and serves it once bytes come back`, { timeout: 30_000 }, async () => {
+      const held = new HeldBytes(400_000);
+      const s = await servedConnection(held, inPlace);
+      try {
+        assert.deepEqual(await sendInPieces(s, produceFrame(1, records(1_000, 1)), [65_536], 1), [1]);
+        s.peer.removeAllListeners('data');
+        assert.ok(held.tryTake(300_000), 'other connections hold most of the bound');
+        const closed = new Promise<string>((resolve) => s.peer.once('close', () => resolve('closed')));
+        const body = records(200_000, 2);
+        const answered = sendInPieces(s, Buffer.concat([produceFrame(2, body), produceFrame(3, records(50, 3))]), [65_536], 2);
+        for (let i = 0; i < 400 && held.waiting === 0; i++) await new Promise((r) => setTimeout(r, 5));
+        assert.equal(held.waiting, 1, 'the connection waits for room');
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(s.seen.length, 1, 'nothing behind the waiting frame is served meanwhile');
+        if (inPlace) assert.ok(s.targets.every((n) => n === STAGING_BYTES), 'no buffer is made for the waiting frame');
+        assert.equal(held.used, 300_000, 'the waiting frame holds nothing');
+        held.give(250_000);
+        assert.deepEqual(await Promise.race([answered, closed]), [2, 3], 'served once there is room, on the same connection');
+        assert.deepEqual(s.seen.slice(1), [body, records(50, 3)]);
+        assert.equal(held.used, 50_000, 'everything the frames held is given back once they are dispatched');
+        assert.equal(held.waiting, 0);
+      } finally {
+        s.close();
+      }
+    });
+  }
+
+  it('closes the connection on an announced frame larger than the whole held-bytes bound', { timeout: 30_000 }, async () => {
     const s = await servedConnection(new HeldBytes(400_000));
     try {
       const body = records(300_000, 5);
       const answered = await sendInPieces(s, produceFrame(1, body), [30_000], 1);
       assert.deepEqual(answered, [1]);
       assert.deepEqual(s.seen, [body]);
-      // A 500 KB frame does not fit: refused on its length, as main refuses once its chunks pass the bound.
+      // A 500 KB frame could never fit: refused on its length.
       const readsBefore = s.targets.length;
       const closed = new Promise<void>((resolve) => s.peer.once('close', () => resolve()));
       // The broker closes with the frame's rest unread, so the peer may see a reset.

@@ -38,7 +38,7 @@ export const controllerConfig: ControllerConfig = {
   leaderImbalancePerBrokerPercentage: 10,
 };
 
-const noMetrics = { protocolError: () => {}, recordRequest: () => {}, connectionOpened: () => {}, connectionClosed: () => {}, connectionRejected: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} };
+const noMetrics = { protocolError: () => {}, recordRequest: () => {}, connectionOpened: () => {}, connectionClosed: () => {}, connectionRejected: () => {}, requestMemoryWaited: () => {}, addSocketBytesIn: () => {}, addSocketBytesOut: () => {} };
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
