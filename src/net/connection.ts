@@ -78,18 +78,23 @@ export type FirstRequestGate = (apiKey: number, version: number, req: unknown) =
  * The budget for request frames read from sockets but not yet dispatched (Kafka's
  * queued.max.request.bytes: main has one, each shard its share). A frame takes its whole size once
  * its length is read, before its body, so a frame being read always has its room and completes. A
- * connection whose next frame finds no room stops reading until bytes come back, as Kafka mutes
- * the channel: whenFreed calls it back, after the call that gave them returns, to try again. Only a
- * frame larger than the whole bound is refused, by closing its connection. Not counted: bytes a
- * connection read past its last admitted frame, at most one socket read (64 KiB) each, since it
- * stops reading while its next frame waits.
+ * connection whose next frame finds no room stops reading until there is, as Kafka mutes the
+ * channel. Waiting connections get room in the order they asked: after bytes come back (once the
+ * call that gave them returned), each retries in turn until the first that still finds none, so a
+ * large frame is not passed over forever by smaller ones. Only a frame larger than the whole bound
+ * is refused, by closing its connection. Not counted: bytes a connection read past its last
+ * admitted frame, at most one socket read (64 KiB) each, since it stops reading while its next
+ * frame waits.
  */
 export class HeldBytes {
   used = 0;
-  /** Retries of connections waiting for room: one per connection at most, so bounded by their count. */
-  private readonly waiters = new Set<() => void>();
+  /**
+   * Waiting connections' retries, in the order they began to wait: each returns false while its
+   * frame still finds no room (it keeps its place). One per connection, so bounded by their count.
+   */
+  private readonly waiters = new Set<() => boolean>();
   private wakeQueued = false;
-  /** `onWait` counts each time a connection finds no room (sluice_request_memory_waits_total). */
+  /** `onWait` counts each connection that begins to wait (sluice_request_memory_waits_total). */
   constructor(readonly max: number, private readonly onWait: () => void = () => {}) {}
   tryTake(n: number): boolean {
     if (this.used + n > this.max) return false;
@@ -98,28 +103,33 @@ export class HeldBytes {
   }
   give(n: number): void {
     this.used -= n;
-    if (this.waiters.size > 0 && !this.wakeQueued) {
-      this.wakeQueued = true;
-      queueMicrotask(() => this.wake());
-    }
+    this.wakeSoon();
   }
-  /** `retry` runs once, after bytes come back; a retry that still finds no room asks again. */
-  whenFreed(retry: () => void): void {
+  /** `retry` waits its turn for room; a connection already waiting keeps its place. */
+  whenFreed(retry: () => boolean): void {
+    if (this.waiters.has(retry)) return;
     this.waiters.add(retry);
     this.onWait();
   }
-  cancel(retry: () => void): void {
-    this.waiters.delete(retry);
+  /** A connection that closed while waiting: those behind it may fit already. */
+  cancel(retry: () => boolean): void {
+    if (this.waiters.delete(retry)) this.wakeSoon();
   }
   /** Connections waiting for room (tests and introspection). */
   get waiting(): number {
     return this.waiters.size;
   }
+  private wakeSoon(): void {
+    if (this.waiters.size === 0 || this.wakeQueued) return;
+    this.wakeQueued = true;
+    queueMicrotask(() => this.wake());
+  }
   private wake(): void {
     this.wakeQueued = false;
-    const retries = [...this.waiters];
-    this.waiters.clear();
-    for (const retry of retries) retry();
+    for (const retry of this.waiters) {
+      if (!retry()) return;
+      this.waiters.delete(retry);
+    }
   }
 }
 
@@ -246,9 +256,9 @@ export class Connection {
   /** Muted for its client quota (KIP-219): nothing is dispatched until the timer ends it. */
   private muteTimer: NodeJS.Timeout | null = null;
   private mutedUntil = 0;
-  /** Reading stopped until the held-bytes bound has room (HeldBytes.whenFreed calls retryHeld). */
+  /** Reading stopped until the held-bytes bound has room (HeldBytes calls retryHeld in turn). */
   private heldWait = false;
-  private readonly retryHeld = (): void => this.retryAfterHeld();
+  private readonly retryHeld = (): boolean => this.retryAfterHeld();
 
   constructor(
     private readonly socket: Socket,
@@ -421,18 +431,23 @@ export class Connection {
     this.held.whenFreed(this.retryHeld);
   }
 
-  /** Bytes came back to the held-bytes bound: read on if there is room now, else wait again. */
-  private retryAfterHeld(): void {
+  /**
+   * This connection's turn after bytes came back to the held-bytes bound: reads on if its next
+   * frame has room now. False: still none, and it keeps waiting (and its place).
+   */
+  private retryAfterHeld(): boolean {
+    if (this.closed || this.ending) return true;
     this.heldWait = false;
-    if (this.closed || this.ending) return;
     const reader = this.reader;
     if (reader !== null) {
       reader.retry();
-      if (reader.waiting) this.waitForHeld();
+      if (reader.waiting) this.heldWait = true;
     } else if (!this.extractFrames()) {
-      return; // refused: closing
+      return true; // refused: closing
     }
+    if (this.heldWait) return false;
     this.pump();
+    return true;
   }
 
   /**
