@@ -3,11 +3,12 @@
 // data dir. They are started together because each waits for the others' quorum. A node can be
 // stopped (SIGTERM) and started again on its data and ports. Every wait is bounded; dispose stops
 // every node and removes the data dirs. Each node's V8 helper pool is sized to its share of the
-// cores (colocatedNodeArgs) unless the caller passes node flags of its own.
+// cores (brokerNodeArgs) unless the caller passes node flags of its own.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { colocatedNodeArgs, freePorts } from '../src/cli/dev_cluster.js';
+import { freePorts } from '../src/cli/dev_cluster.js';
+import { brokerNodeArgs } from '../src/server/node_args.js';
 import { BrokerProcess } from '../src/bench/broker_process.js';
 import type { BrokerOptions, ClusterMember } from '../src/bench/broker_process.js';
 
@@ -28,7 +29,7 @@ export class BrokerCluster {
     const members = plan.map((p) => ({
       nodeId: p.nodeId, voters, kafkaPort: p.kafkaPort, adminPort: p.adminPort, dataDir: mkdtempSync(join(tmpdir(), `sluice-bench-n${p.nodeId}-`)),
     }));
-    const c = new BrokerCluster(members, { nodeArgs: colocatedNodeArgs(count), ...o });
+    const c = new BrokerCluster(members, { nodeArgs: brokerNodeArgs(count), ...o });
     try {
       await Promise.all(members.map((m) => c.startNode(m.nodeId)));
     } catch (err) {

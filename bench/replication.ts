@@ -29,7 +29,7 @@ import { CreateTopicsApi } from '../src/protocol/apis/create_topics.js';
 import { errorName } from '../src/protocol/errors.js';
 import { percentile } from '../test/cluster/process_cluster.js';
 import { BrokerCluster } from './broker_cluster.js';
-import { colocatedNodeArgs } from '../src/cli/dev_cluster.js';
+import { brokerNodeArgs } from '../src/server/node_args.js';
 import { BrokerProcess } from '../src/bench/broker_process.js';
 import { runE2eLatency } from '../src/bench/load/e2e_latency.js';
 import { histogramGrowth, histogramMaxBound, histogramQuantile } from '../src/cli/cluster_metrics.js';
@@ -387,7 +387,7 @@ async function main(): Promise<number> {
   const startedAt = new Date().toISOString();
   const notes: string[] = [];
   console.log(`# node dist/bench/replication.js ${process.argv.slice(2).join(' ')}`);
-  console.log(`replication bench: 3-node cluster (node flags ${colocatedNodeArgs(REPLICATION_FACTOR).join(' ')}) + single brokers, ${s.shards} shard(s) each, flush ${s.flush}, ${s.partitions} partitions, `
+  console.log(`replication bench: 3-node cluster (node flags ${brokerNodeArgs(REPLICATION_FACTOR).join(' ')}) + single brokers, ${s.shards} shard(s) each, flush ${s.flush}, ${s.partitions} partitions, `
     + `${s.recordBytes} B records x ${s.batchRecords}/batch, ${s.connections} conn x ${s.inflight} in flight, ${s.durationMs / 1000} s loads, repeat ${s.repeat}`);
   const cluster = await BrokerCluster.start(REPLICATION_FACTOR, { flush: s.flush, shards: s.shards, args: s.clusterArgs });
   const singles: BrokerProcess[] = [];

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { histogramOf, type Histogram } from '../cli/cluster_metrics.js';
 import { parsePrometheusText } from '../cli/prometheus_text.js';
 import { CLI_ARGV } from '../native/embedded.js';
+import { brokerNodeOptions } from '../server/node_args.js';
 
 export interface BrokerOptions {
   /** always | never | <ms>; left out, the broker's own default (as a plain `sluice start`). */
@@ -141,8 +142,9 @@ export class BrokerProcess {
       '--admin-addr', `${HOST}:${m?.adminPort ?? 0}`, ...node,
       ...(o.shards === undefined ? [] : ['--shards', String(o.shards)]), ...(o.flush === undefined ? [] : ['--flush', o.flush]), '--log-level', 'warn',
       ...(o.args ?? [])];
-    // As the launchers (bin/sluice, npm start) do: the pool must be sized before the process starts.
-    const env = { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' };
+    // As the launchers (bin/sluice, npm start) do: the pools must be sized before the process starts.
+    const env: NodeJS.ProcessEnv = { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16' };
+    if (!(o.nodeArgs ?? []).some((a) => a.startsWith('--v8-pool-size'))) env['NODE_OPTIONS'] = brokerNodeOptions();
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     try {
       const { kafka, admin } = await readyLine(child, o.startTimeoutMs ?? 30_000);

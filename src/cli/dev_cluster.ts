@@ -5,18 +5,18 @@
 // health, `down` stops them all. The nodes are detached processes that outlive the command; what
 // they are lives in <dir>/cluster.json (dev_cluster_file.ts), each node's data and log under
 // <dir>/node-<id>/. Every wait is bounded (--timeout-ms). Nodes sharing the machine get V8 helper
-// pools sized to their share of the cores (colocatedNodeArgs).
+// pools sized to their share of the cores (server/node_args.ts).
 
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
-import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KafkaConnection } from '../client/connection.js';
 import { DescribeQuorumApi } from '../protocol/apis/describe_quorum.js';
 import type { DescribeQuorumResponsePartition } from '../protocol/apis/describe_quorum.js';
 import { CLI_ARGV } from '../native/embedded.js';
+import { brokerNodeOptions } from '../server/node_args.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { UsageError, intOption, optionValue, parseArgs } from './args.js';
 import { formatOption, renderer } from './output.js';
@@ -124,24 +124,6 @@ export interface LaunchedNode {
   readonly ready: Promise<void>;
 }
 
-/**
- * Node flags for one of `count` brokers sharing this machine: V8's helper pool (concurrent GC
- * marking and sweeping, compilation) sized to the broker's share of the cores. Node makes it 4
- * threads whatever the machine, so three brokers on two cores ran twelve helpers that preempted
- * the brokers' main and shard threads. In one sitting (RF 3, acks=all, flush always, 1 KiB, two
- * runs per rate and side) e2e p99 went from 19.2-24.5 to 18.0-20.4 ms and p99.9 from 34.5-48.9 to
- * 25.3-32.5 ms at 2000 and 10000 msgs/s. A broker alone on its machine keeps Node's default.
- */
-export function colocatedNodeArgs(count: number, cores = availableParallelism()): string[] {
-  return [`--v8-pool-size=${Math.max(1, Math.floor(cores / count))}`];
-}
-
-/** NODE_OPTIONS for a node of a `count`-node cluster on this machine: the inherited ones, plus the pool size unless they set one. */
-function colocatedNodeOptions(count: number): string {
-  const inherited = process.env['NODE_OPTIONS'] ?? '';
-  return inherited.includes('--v8-pool-size') ? inherited : [inherited, ...colocatedNodeArgs(count)].filter((o) => o !== '').join(' ');
-}
-
 /** Starts one node as a detached `sluice start` appending to its log; the caller records the pid. */
 export function launchNode(dir: string, cluster: DevCluster, node: DevNode, timeoutMs: number): LaunchedNode {
   const logPath = nodeLogPath(dir, node);
@@ -153,7 +135,7 @@ export function launchNode(dir: string, cluster: DevCluster, node: DevNode, time
     child = spawn(process.execPath, [...CLI_ARGV, ...startArgv(cluster, resolve(dir), node)], {
       detached: true,
       stdio: ['ignore', fd, fd],
-      env: { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16', NODE_OPTIONS: colocatedNodeOptions(cluster.nodes.length) },
+      env: { ...process.env, UV_THREADPOOL_SIZE: process.env['UV_THREADPOOL_SIZE'] ?? '16', NODE_OPTIONS: brokerNodeOptions(cluster.nodes.length) },
     });
   } finally {
     closeSync(fd);

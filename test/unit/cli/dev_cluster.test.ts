@@ -14,7 +14,7 @@ import {
   CLUSTER_FILE, MAX_DEV_NODES, addNodes, bootstrapList, controllerVoters, formatClusterFile, newCluster, nodeDataDir, parseClusterFile, startArgv, withPid,
 } from '../../../src/cli/dev_cluster_file.js';
 import type { DevCluster } from '../../../src/cli/dev_cluster_file.js';
-import { clusterStatus, colocatedNodeArgs, formatStatus, parseDevCluster, quorumView, saveCluster } from '../../../src/cli/dev_cluster.js';
+import { clusterStatus, formatStatus, parseDevCluster, quorumView, saveCluster } from '../../../src/cli/dev_cluster.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { DescribeQuorumApi } from '../../../src/protocol/apis/describe_quorum.js';
 import type { DescribeQuorumResponsePartition } from '../../../src/protocol/apis/describe_quorum.js';
@@ -163,11 +163,4 @@ test('status asks each running node for DescribeQuorum and reports a stopped one
   assert.match(formatStatus(statuses), /^ID\s+PID\s+RUNNING\s+ROLES[^\n]*\n1 .*\n2 .*\n3\s+\d+\s+yes\s+broker,controller\s+127\.0\.0\.1:\d+\s+leader\s+3\s+7\s+0\s+unreachable$/);
   writeFileSync(join(dir, CLUSTER_FILE), '{"version":1}');
   await assert.rejects(clusterStatus(dir), /startArgs must be an array/);
-});
-
-test('co-located nodes size V8 helper pools to their share of the cores, at least one thread', () => {
-  assert.deepEqual(colocatedNodeArgs(3, 2), ['--v8-pool-size=1']);
-  assert.deepEqual(colocatedNodeArgs(3, 8), ['--v8-pool-size=2']);
-  assert.deepEqual(colocatedNodeArgs(1, 4), ['--v8-pool-size=4']);
-  assert.deepEqual(colocatedNodeArgs(5, 1), ['--v8-pool-size=1']);
 });
