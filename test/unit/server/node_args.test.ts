@@ -6,11 +6,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { brokerNodeArgs, brokerNodeOptions } from '../../../src/server/node_args.js';
 
-const SLUICE = resolve(import.meta.dirname, '../../../../bin/sluice');
+const SLUICE = fileURLToPath(new URL('../../../../bin/sluice', import.meta.url));
 
 test('a broker alone gets the cores less one, between 1 and 4; co-located ones their share less one', () => {
   assert.deepEqual(brokerNodeArgs(1, 1), ['--v8-pool-size=1']);
