@@ -1,5 +1,5 @@
 // The native I/O addon beyond the shared IoBackend suite (io_backend.test.ts): backend selection,
-// CRC-32C against @node-rs/crc32, ring limits, an addon older than the writes-landed report,
+// CRC-32C against @node-rs/crc32 (one stream and three), ring limits, an addon older than the writes-landed report,
 // writeback ranges (advisory: never failing a commit), close, and per-thread instances that do not keep an idle thread alive. Skipped when the addon is not
 // built, unless SLUICE_REQUIRE_NATIVE=1.
 import assert from 'node:assert/strict';
@@ -67,6 +67,16 @@ describe('native addon', { skip }, () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 5000 }), fc.nat({ max: 7 }), (bytes, skipBytes) => {
         const view = Buffer.from(bytes).subarray(Math.min(skipBytes, bytes.length)); // unaligned starts too
+        assert.equal(nativeCrc32c(view), crc32c(view));
+      }),
+      { numRuns: 300 },
+    );
+    // Past 768 bytes the addon runs three streams over 256 B or 4 KiB blocks and joins them.
+    const big = Buffer.from(Array.from({ length: 40_000 }, (_, i) => Math.imul(i, 2_654_435_761) >>> 13));
+    fc.assert(
+      fc.property(fc.nat({ max: 39_000 }), fc.nat({ max: 7 }), fc.nat({ max: 39_999 }), (length, start, flip) => {
+        const view = Buffer.from(big.subarray(start, start + length));
+        if (length > 0) view[flip % length] ^= 0x5a;
         assert.equal(nativeCrc32c(view), crc32c(view));
       }),
       { numRuns: 300 },
