@@ -1,5 +1,6 @@
 // Peers measured in the same sitting (bench process, main thread): librdkafka's producer
-// (/work/shared/peers/rdkafka-producer-bench.c, compiled into a temp dir) and kcat
+// (/work/shared/peers/rdkafka-producer-bench.c, compiled into a temp dir), librdkafka's end-to-end
+// latency (rdkafka-e2e-latency.c, a paced producer and a consumer in one process) and kcat
 // (kafka-client-bench.sh) against fresh Sluice brokers, and the peer scripts for Redis Streams,
 // NATS JetStream and the Node socket ceiling, invoked unchanged, and the CPU a write into fresh
 // page cache costs here (cold and warm). The scripts write results/ next
@@ -40,7 +41,7 @@ export interface PeerSettings {
   readonly only: readonly string[];
 }
 
-export const PEER_NAMES = ['rdkafka', 'kcat', 'redis', 'nats', 'node-net', 'pagecache'] as const;
+export const PEER_NAMES = ['rdkafka', 'rdkafka-e2e', 'kcat', 'redis', 'nats', 'node-net', 'pagecache'] as const;
 
 const OUTPUT_KEEP = 256 * 1024;
 
@@ -116,9 +117,9 @@ function tail(text: string, lines = 4): string {
   return text.trim().split('\n').slice(-lines).join(' | ');
 }
 
-/** Runs `body` against a fresh broker (flush never: acks=1 semantics, like Kafka's default). */
-async function withSluice<T>(ctx: Ctx, body: (bootstrap: string) => Promise<T>): Promise<T> {
-  const broker = await BrokerProcess.start({ flush: 'never', shards: ctx.s.shards });
+/** Runs `body` against a fresh broker (by default flush never: acks=1 semantics, like Kafka's default). */
+async function withSluice<T>(ctx: Ctx, body: (bootstrap: string) => Promise<T>, flush: 'never' | 'always' = 'never'): Promise<T> {
+  const broker = await BrokerProcess.start({ flush, shards: ctx.s.shards });
   try {
     await waitQuiet(ctx.s.quietWaitS);
     return await body(`${broker.host}:${broker.kafkaPort}`);
@@ -127,14 +128,24 @@ async function withSluice<T>(ctx: Ctx, body: (bootstrap: string) => Promise<T>):
   }
 }
 
-/** Compiles the shared librdkafka producer bench into `work`; the binary path, or why not. */
-export async function buildRdkafkaBench(peersDir: string, work: string): Promise<{ bin: string } | { error: string }> {
+/** Compiles one of the shared librdkafka C tools (`source` in the peers dir) into `work`; the binary path, or why not. */
+async function buildRdkafkaTool(peersDir: string, work: string, source: string): Promise<{ bin: string } | { error: string }> {
   if (!existsSync('/usr/include/librdkafka/rdkafka.h') || !onPath('cc')) {
     return { error: 'librdkafka-dev or cc missing (apt-get install -y librdkafka-dev)' };
   }
-  const bin = join(work, 'peers-rdkafka-bench');
-  const cc = await run('cc', ['-O2', '-Wall', '-o', bin, join(peersDir, 'rdkafka-producer-bench.c'), '-lrdkafka'], 120_000);
+  const bin = join(work, `peers-${source.replace(/\.c$/, '')}`);
+  const cc = await run('cc', ['-O2', '-Wall', '-o', bin, join(peersDir, source), '-lrdkafka', '-lpthread'], 120_000);
   return cc.code === 0 ? { bin } : { error: `compile failed: ${tail(cc.stderr)}` };
+}
+
+/** Compiles the shared librdkafka producer bench into `work`. */
+export function buildRdkafkaBench(peersDir: string, work: string): Promise<{ bin: string } | { error: string }> {
+  return buildRdkafkaTool(peersDir, work, 'rdkafka-producer-bench.c');
+}
+
+/** Compiles the shared librdkafka end-to-end latency tool into `work`. */
+export function buildRdkafkaE2e(peersDir: string, work: string): Promise<{ bin: string } | { error: string }> {
+  return buildRdkafkaTool(peersDir, work, 'rdkafka-e2e-latency.c');
 }
 
 /** One librdkafka producer run (acks=1, linger 5 ms): its JSON line, or the error. */
@@ -161,6 +172,61 @@ async function rdkafkaPeer(ctx: Ctx): Promise<void> {
       if (!('error' in r)) rates.push(r.msgs_s);
     }
     add(ctx, `rdkafka-${size === 1024 ? '1k' : '100b'}-acks1`, 'msgs/s', spread(rates));
+  }
+}
+
+/** What rdkafka-e2e-latency prints: messages sent after its 1 s warm-up, received of them, latency percentiles. */
+export interface RdkafkaE2e {
+  readonly sent: number;
+  readonly received: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  readonly p999_ms: number;
+  readonly max_ms: number;
+}
+
+/**
+ * One librdkafka end-to-end run: 1 KiB records paced at `rate` msgs/s for `seconds` (after a 1 s
+ * warm-up) by a linger-0 producer with `acks`, read back by a consumer in the same process. A run
+ * whose consumer did not get every record sent is an error, not a latency.
+ */
+export async function runRdkafkaE2e(
+  bin: string, bootstrap: string, topic: string, rate: number, seconds: number, acks: '1' | 'all',
+): Promise<RdkafkaE2e | { error: string }> {
+  const args = ['-b', bootstrap, '-t', topic, '-r', String(rate), '-d', String(seconds), '-s', '1024', '-a', acks];
+  // The tool waits 3 s for its consumer, runs warm-up + seconds, then flushes for up to 10 s.
+  const r = await run(bin, args, (seconds + 30) * 1000);
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.code !== 0 || !line.startsWith('{')) return { error: `exit ${r.code}: ${tail(`${r.stdout}\n${r.stderr}`)}` };
+  const e = JSON.parse(line) as RdkafkaE2e;
+  if (e.received !== e.sent) return { error: `consumer received ${e.received} of ${e.sent} records: ${line}` };
+  return e;
+}
+
+/** The latency targets of DESIGN.md §11 (issue 16): 1 KiB, linger 0, fsync before ack, at 20k and 100k msgs/s. */
+const E2E_CASES: ReadonlyArray<{ readonly rate: number; readonly acks: '1' | 'all' }> = [
+  { rate: 20_000, acks: '1' }, { rate: 20_000, acks: 'all' }, { rate: 100_000, acks: '1' }, { rate: 100_000, acks: 'all' },
+];
+const E2E_SECONDS = 15;
+
+/** librdkafka's end-to-end latency through fresh brokers under --flush always: p50, p99 and p99.9 per case. */
+async function rdkafkaE2ePeer(ctx: Ctx): Promise<void> {
+  const built = await buildRdkafkaE2e(ctx.s.peersDir, ctx.work);
+  if ('error' in built) {
+    ctx.out.unavailable.push(`librdkafka e2e latency: ${built.error}`);
+    return;
+  }
+  for (const c of E2E_CASES) {
+    const name = `rdkafka-e2e-${c.rate / 1000}k-acks${c.acks}-always`;
+    const runs: RdkafkaE2e[] = [];
+    for (let i = 1; i <= ctx.s.runs; i++) {
+      const r = await withSluice(ctx, (bootstrap) => runRdkafkaE2e(built.bin, bootstrap, `rdk-e2e-${i}`, c.rate, E2E_SECONDS, c.acks), 'always');
+      ctx.log(`${name} run ${i}: ${'error' in r ? r.error : JSON.stringify(r)}`);
+      if (!('error' in r)) runs.push(r);
+    }
+    add(ctx, `${name}-p50`, 'ms', spread(runs.map((r) => r.p50_ms)));
+    add(ctx, `${name}-p99`, 'ms', spread(runs.map((r) => r.p99_ms)));
+    add(ctx, `${name}-p999`, 'ms', spread(runs.map((r) => r.p999_ms)));
   }
 }
 
@@ -334,6 +400,7 @@ export async function runPeers(s: PeerSettings, log: Logger): Promise<PeerResult
     const ctx: Ctx = { s, work, farm: symlinkFarm(s.peersDir, work), log: logAll, out, env: { ...process.env, TMPDIR: work } };
     const wanted = (id: string): boolean => s.only.length === 0 || s.only.includes(id);
     if (wanted('rdkafka')) await rdkafkaPeer(ctx);
+    if (wanted('rdkafka-e2e')) await rdkafkaE2ePeer(ctx);
     if (wanted('kcat')) await kcatPeer(ctx);
     for (const p of SCRIPT_PEERS) if (wanted(p.id)) await scriptPeer(ctx, p);
     if (wanted('pagecache')) await pagecachePeer(ctx);

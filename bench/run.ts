@@ -31,7 +31,7 @@ options: --repeat N (3)  --shards N (the broker's default)  --quiet-wait S (60; 
          --rate MSGS_S (e2e: default half the measured max; rebalance: 2000)  --rate-fraction F
          --group-count N (commit groups, 100)  --commits N (partition-offsets, 50000000)
          --rdkafka-messages N (1000000)  --peers-dir DIR (/work/shared/peers)
-         --peer rdkafka,kcat,redis,nats,node-net,pagecache (default: all)
+         --peer rdkafka,rdkafka-e2e,kcat,redis,nats,node-net,pagecache (default: all)
          --profile-scenario NAME|rdkafka-1k (produce-1k-acks1)  --profile-top N (15)
          --request-timeout-ms MS (30000)  --produce-version V (default: highest common)
 Scenario options override every selected scenario that has that parameter.`;
