@@ -118,11 +118,13 @@ function tail(text: string, lines = 4): string {
 }
 
 /** Runs `body` against a fresh broker (by default flush never: acks=1 semantics, like Kafka's default). */
-async function withSluice<T>(ctx: Ctx, body: (bootstrap: string) => Promise<T>, flush: 'never' | 'always' = 'never'): Promise<T> {
+async function withSluice<T>(
+  ctx: Ctx, body: (bootstrap: string, broker: BrokerProcess) => Promise<T>, flush: 'never' | 'always' = 'never',
+): Promise<T> {
   const broker = await BrokerProcess.start({ flush, shards: ctx.s.shards });
   try {
     await waitQuiet(ctx.s.quietWaitS);
-    return await body(`${broker.host}:${broker.kafkaPort}`);
+    return await body(`${broker.host}:${broker.kafkaPort}`, broker);
   } finally {
     await broker.stop();
   }
@@ -157,6 +159,15 @@ export async function runRdkafkaBench(bin: string, bootstrap: string, topic: str
   return { msgs_s: (JSON.parse(line) as { msgs_s: number }).msgs_s, line };
 }
 
+/**
+ * librdkafka's producer (acks=1, linger 5 ms) against fresh brokers, with the broker's CPU per
+ * message (its process's utime+stime over the run, topic auto-creation included, over the records
+ * acknowledged: DESIGN.md §11's CPU figure), and against librdkafka's in-memory C mock broker
+ * (`-b mock`), run by turns with it: the ceiling of this client on this machine, for the ratio.
+ * Each Sluice run starts after the page-cache peer's rest, so its page-cache copies land on cold
+ * pages (see pagecachePeer) whatever the run before it freed: the CPU figure compares with
+ * pagecache-write-cold.
+ */
 async function rdkafkaPeer(ctx: Ctx): Promise<void> {
   const built = await buildRdkafkaBench(ctx.s.peersDir, ctx.work);
   if ('error' in built) {
@@ -165,13 +176,29 @@ async function rdkafkaPeer(ctx: Ctx): Promise<void> {
   }
   for (const size of [1024, 100]) {
     const n = size === 1024 ? ctx.s.rdkafkaMessages : ctx.s.rdkafkaMessages * 3;
+    const label = `${size === 1024 ? '1k' : '100b'}-acks1`;
     const rates: number[] = [];
+    const cpuUsPerMsg: number[] = [];
+    const mockRates: number[] = [];
     for (let i = 1; i <= ctx.s.runs; i++) {
-      const r = await withSluice(ctx, (bootstrap) => runRdkafkaBench(built.bin, bootstrap, `rdk-${size}-${i}`, n, size));
-      ctx.log(`librdkafka ${size} B acks=1 run ${i}: ${'error' in r ? r.error : r.line}`);
-      if (!('error' in r)) rates.push(r.msgs_s);
+      const r = await withSluice(ctx, async (bootstrap, broker) => {
+        await new Promise((resolve) => setTimeout(resolve, PAGECACHE_REST_MS));
+        const cpu0 = broker.cpuSeconds();
+        const run = await runRdkafkaBench(built.bin, bootstrap, `rdk-${size}-${i}`, n, size);
+        return 'error' in run ? run : { ...run, cpuUsPerMsg: ((broker.cpuSeconds() - cpu0) / n) * 1e6 };
+      });
+      ctx.log(`librdkafka ${size} B acks=1 run ${i}: ${'error' in r ? r.error : `${r.line} broker CPU ${r.cpuUsPerMsg.toFixed(3)} µs/msg`}`);
+      if (!('error' in r)) {
+        rates.push(r.msgs_s);
+        cpuUsPerMsg.push(r.cpuUsPerMsg);
+      }
+      const mock = await runRdkafkaBench(built.bin, 'mock', `rdk-${size}-${i}`, n, size);
+      ctx.log(`librdkafka ${size} B acks=1 against its C mock broker, run ${i}: ${'error' in mock ? mock.error : mock.line}`);
+      if (!('error' in mock)) mockRates.push(mock.msgs_s);
     }
-    add(ctx, `rdkafka-${size === 1024 ? '1k' : '100b'}-acks1`, 'msgs/s', spread(rates));
+    add(ctx, `rdkafka-${label}`, 'msgs/s', spread(rates));
+    add(ctx, `rdkafka-${label}-broker-cpu`, 'CPU µs/msg', spread(cpuUsPerMsg));
+    add(ctx, `rdkafka-mock-${label}`, 'msgs/s', spread(mockRates));
   }
 }
 

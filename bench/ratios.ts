@@ -36,6 +36,16 @@ const COMPARISONS: readonly Comparison[] = [
     peers: ['redis-xadd-100b', 'nats-js-100b'],
   },
   {
+    figure: 'librdkafka producer 1 KiB acks=1, msgs/s',
+    sluice: ['peer:rdkafka-1k-acks1'],
+    peers: ['rdkafka-mock-1k-acks1'],
+  },
+  {
+    figure: 'librdkafka producer 100 B acks=1, msgs/s',
+    sluice: ['peer:rdkafka-100b-acks1'],
+    peers: ['rdkafka-mock-100b-acks1'],
+  },
+  {
     figure: 'consumer catch-up 1 KiB, MB/s',
     sluice: ['catchup-1k:MB_s', 'peer:kcat-consume-1k'],
     peers: ['redis-xrange-1k', 'node-net-1k'],

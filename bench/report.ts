@@ -48,8 +48,8 @@ export function fmtSpread(s: Spread | undefined): string {
 /** Columns shown per scenario kind (label, metric); the JSON keeps every metric. */
 const COLUMNS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
   produce: [['msgs/s', 'msgs_s'], ['MB/s', 'MB_s'], ['req p50 ms', 'req_p50_ms'], ['req p99 ms', 'req_p99_ms'],
-    ['req p99.9 ms', 'req_p999_ms'], ['broker CPU %', 'broker_cpu_pct'], ['client CPU %', 'client_cpu_pct'],
-    ['shard lag p99 ms', 'shard_lag_p99_ms'], ['shard lag max ms', 'shard_lag_max_ms'],
+    ['req p99.9 ms', 'req_p999_ms'], ['broker CPU %', 'broker_cpu_pct'], ['broker CPU µs/msg', 'broker_cpu_us_msg'],
+    ['client CPU %', 'client_cpu_pct'], ['shard lag p99 ms', 'shard_lag_p99_ms'], ['shard lag max ms', 'shard_lag_max_ms'],
     ['shard own lag p99 ms', 'shard_own_lag_p99_ms'], ['shard CPU wait %', 'shard_cpu_wait_pct']],
   catchup: [['msgs/s', 'msgs_s'], ['MB/s', 'MB_s'], ['batch MB/s', 'batch_MB_s'], ['broker CPU %', 'broker_cpu_pct'],
     ['fill msgs/s', 'fill_msgs_s']],

@@ -151,7 +151,7 @@ export const SCENARIOS: readonly Scenario[] = [
 
 async function produceOn(
   b: BrokerProcess, s: RunSettings, topic: string, p: Omit<ProduceParams, 'kind' | 'flush'>,
-): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; clientCpuPct: number; shardLag: ShardLag }> {
+): Promise<{ r: ProduceLoadResult; brokerCpuPct: number; brokerCpuUsPerMsg: number; clientCpuPct: number; shardLag: ShardLag }> {
   const conn = await connectClient(b.host, b.kafkaPort, 'sluice-bench-setup');
   let version: number;
   try {
@@ -171,11 +171,14 @@ async function produceOn(
   const t0 = performance.now();
   const r = await runProduceLoad(o);
   const wall = (performance.now() - t0) / 1000;
+  const brokerCpu = b.cpuSeconds() - cpu0;
   const client = process.cpuUsage(client0);
   return {
     r,
     shardLag: await b.shardLag(),
-    brokerCpuPct: Math.round((100 * (b.cpuSeconds() - cpu0)) / wall),
+    brokerCpuPct: Math.round((100 * brokerCpu) / wall),
+    // DESIGN.md §11's CPU figure: the broker process's utime+stime over every record it acknowledged, warm-up included.
+    brokerCpuUsPerMsg: r.totalMessages > 0 ? (brokerCpu / r.totalMessages) * 1e6 : NaN,
     clientCpuPct: Math.round((client.user + client.system) / 1e4 / wall),
   };
 }
@@ -183,12 +186,12 @@ async function produceOn(
 async function runProduce(p: ProduceParams, s: RunSettings, ctx: RunCtx): Promise<Metrics> {
   return withBroker(p.flush, s, ctx, async (b) => {
     const fromUs = monotonicUs() + p.warmupMs * 1000;
-    const { r, brokerCpuPct, clientCpuPct, shardLag } = await produceOn(b, s, 'bench-produce', p);
+    const { r, brokerCpuPct, brokerCpuUsPerMsg, clientCpuPct, shardLag } = await produceOn(b, s, 'bench-produce', p);
     ctx.loadWindow = { fromUs, toUs: monotonicUs() };
     if (r.errors > 0) ctx.notes.push(`${r.errors} produce errors, first: ${r.firstError}`);
     return {
       msgs_s: r.msgsPerSec, MB_s: r.mbPerSec, req_p50_ms: r.latency.p50Ms, req_p99_ms: r.latency.p99Ms,
-      req_p999_ms: r.latency.p999Ms, broker_cpu_pct: brokerCpuPct, client_cpu_pct: clientCpuPct,
+      req_p999_ms: r.latency.p999Ms, broker_cpu_pct: brokerCpuPct, broker_cpu_us_msg: brokerCpuUsPerMsg, client_cpu_pct: clientCpuPct,
       shard_lag_p99_ms: shardLag.p99Ms, shard_lag_max_ms: shardLag.maxMs,
       shard_own_lag_p99_ms: shardLag.ownP99Ms, shard_cpu_wait_pct: shardLag.cpuWaitPct,
       measured_s: r.seconds, measured_msgs: r.messages, errors: r.errors,

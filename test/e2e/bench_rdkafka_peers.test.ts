@@ -1,0 +1,57 @@
+// The bench's librdkafka peers (bench/peers.ts) against real brokers. The producer peer runs the
+// shared C producer through a fresh broker and through librdkafka's C mock broker and reports the
+// rates and the broker's CPU per message. The end-to-end latency peer compiles the shared tool,
+// runs a paced linger-0 producer and a consumer through a fresh `--flush always` broker with
+// acks=all, and its answer is read as every record sent received, with ordered percentiles; a run
+// whose consumer misses records is an error. Needs librdkafka-dev, cc and the shared peers dir;
+// skips with the reason otherwise. Bounds: 20k-60k records per producer run (each Sluice run after
+// the peer's 8 s page-cache rest), 2 s of 2,000 msgs/s for the latency, about 40 s in all.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildRdkafkaE2e, runPeers, runRdkafkaE2e } from '../../bench/peers.js';
+import { BrokerProcess } from '../../src/bench/broker_process.js';
+
+const PEERS_DIR = '/work/shared/peers';
+const work = mkdtempSync(join(tmpdir(), 'sluice-rdkafka-e2e-'));
+const missing = !existsSync(join(PEERS_DIR, 'rdkafka-e2e-latency.c'))
+  ? `${PEERS_DIR}/rdkafka-e2e-latency.c not found`
+  : !existsSync('/usr/include/librdkafka/rdkafka.h') ? 'librdkafka-dev not installed' : false;
+
+describe('bench peers: librdkafka', { skip: missing }, () => {
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('producer: rates through Sluice and the C mock, and the broker CPU per message', async () => {
+    const out = await runPeers({ peersDir: PEERS_DIR, runs: 1, shards: undefined, quietWaitS: 0, rdkafkaMessages: 20_000, only: ['rdkafka'] }, () => {});
+    assert.deepEqual(out.unavailable, []);
+    const figure = (name: string): number => {
+      const f = out.figures.find((x) => x.name === name);
+      assert.ok(f !== undefined && f.value.n === 1 && Number.isFinite(f.value.median) && f.value.median > 0, `${name}: ${JSON.stringify(f)} in ${out.log.join('\n')}`);
+      return f.value.median;
+    };
+    for (const size of ['1k', '100b']) {
+      figure(`rdkafka-${size}-acks1`);
+      figure(`rdkafka-mock-${size}-acks1`);
+      // A broker that did any work for 20k-60k records spent some CPU on each; a millisecond each would be a unit slip.
+      assert.ok(figure(`rdkafka-${size}-acks1-broker-cpu`) < 1000);
+    }
+  });
+
+  it('end-to-end latency: every record through a --flush always broker at acks=all', async () => {
+    const built = await buildRdkafkaE2e(PEERS_DIR, work);
+    assert.ok(!('error' in built), 'error' in built ? built.error : '');
+    const broker = await BrokerProcess.start({ flush: 'always' });
+    try {
+      const r = await runRdkafkaE2e(built.bin, `${broker.host}:${broker.kafkaPort}`, 'e2e-peer', 2000, 2, 'all');
+      assert.ok(!('error' in r), 'error' in r ? r.error : '');
+      // Paced for 2 s after the warm-up second: 4,000 records, give or take the last one due.
+      assert.ok(Math.abs(r.sent - 4000) <= 2, `sent ${r.sent}`);
+      assert.equal(r.received, r.sent);
+      assert.ok(r.p50_ms > 0 && r.p50_ms <= r.p99_ms && r.p99_ms <= r.p999_ms && r.p999_ms <= r.max_ms, JSON.stringify(r));
+    } finally {
+      await broker.stop();
+    }
+  });
+});
