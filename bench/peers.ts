@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokerProcess } from '../src/bench/broker_process.js';
 import { onPath } from '../src/bench/peer_servers.js';
 import { waitQuiet } from './quiet.js';
@@ -182,7 +183,7 @@ async function rdkafkaPeer(ctx: Ctx): Promise<void> {
     const mockRates: number[] = [];
     for (let i = 1; i <= ctx.s.runs; i++) {
       const r = await withSluice(ctx, async (bootstrap, broker) => {
-        await new Promise((resolve) => setTimeout(resolve, PAGECACHE_REST_MS));
+        await sleep(PAGECACHE_REST_MS);
         const cpu0 = broker.cpuSeconds();
         const run = await runRdkafkaBench(built.bin, bootstrap, `rdk-${size}-${i}`, n, size);
         return 'error' in run ? run : { ...run, cpuUsPerMsg: ((broker.cpuSeconds() - cpu0) / n) * 1e6 };
@@ -341,7 +342,7 @@ async function pagecachePeer(ctx: Ctx): Promise<void> {
   const cold: number[] = [];
   const warm: number[] = [];
   for (let i = 1; i <= ctx.s.runs; i++) {
-    await new Promise((resolve) => setTimeout(resolve, PAGECACHE_REST_MS));
+    await sleep(PAGECACHE_REST_MS);
     const c = await perKiB();
     const w = await perKiB();
     ctx.log(`page-cache write run ${i}: cold ${c?.toFixed(3) ?? 'failed'}, warm ${w?.toFixed(3) ?? 'failed'} CPU µs/KiB`);
