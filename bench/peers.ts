@@ -11,9 +11,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BrokerProcess } from '../src/bench/broker_process.js';
+import { BrokerProcess, processCpuTimes } from '../src/bench/broker_process.js';
+import type { CpuTimes } from '../src/bench/broker_process.js';
 import { onPath } from '../src/bench/peer_servers.js';
 import { waitQuiet } from './quiet.js';
 import { spread } from './report.js';
@@ -38,6 +40,8 @@ export interface PeerSettings {
   readonly shards: number | undefined;
   readonly quietWaitS: number;
   readonly rdkafkaMessages: number;
+  /** Bytes of librdkafka produce load a broker takes before its warmed runs are measured. */
+  readonly rdkafkaWarmupBytes: number;
   /** Subset of PEER_NAMES to run; empty = all. */
   readonly only: readonly string[];
 }
@@ -131,24 +135,68 @@ async function withSluice<T>(
   }
 }
 
-/** Compiles one of the shared librdkafka C tools (`source` in the peers dir) into `work`; the binary path, or why not. */
-async function buildRdkafkaTool(peersDir: string, work: string, source: string): Promise<{ bin: string } | { error: string }> {
+/** Compiles a librdkafka C tool (`source`, a path) into `work`; the binary path, or why not. */
+async function buildRdkafkaTool(source: string, work: string): Promise<{ bin: string } | { error: string }> {
   if (!existsSync('/usr/include/librdkafka/rdkafka.h') || !onPath('cc')) {
     return { error: 'librdkafka-dev or cc missing (apt-get install -y librdkafka-dev)' };
   }
-  const bin = join(work, `peers-${source.replace(/\.c$/, '')}`);
-  const cc = await run('cc', ['-O2', '-Wall', '-o', bin, join(peersDir, source), '-lrdkafka', '-lpthread'], 120_000);
+  const bin = join(work, `peers-${basename(source, '.c')}`);
+  const cc = await run('cc', ['-O2', '-Wall', '-o', bin, source, '-lrdkafka', '-lpthread'], 120_000);
   return cc.code === 0 ? { bin } : { error: `compile failed: ${tail(cc.stderr)}` };
 }
 
 /** Compiles the shared librdkafka producer bench into `work`. */
 export function buildRdkafkaBench(peersDir: string, work: string): Promise<{ bin: string } | { error: string }> {
-  return buildRdkafkaTool(peersDir, work, 'rdkafka-producer-bench.c');
+  return buildRdkafkaTool(join(peersDir, 'rdkafka-producer-bench.c'), work);
 }
 
 /** Compiles the shared librdkafka end-to-end latency tool into `work`. */
 export function buildRdkafkaE2e(peersDir: string, work: string): Promise<{ bin: string } | { error: string }> {
-  return buildRdkafkaTool(peersDir, work, 'rdkafka-e2e-latency.c');
+  return buildRdkafkaTool(join(peersDir, 'rdkafka-e2e-latency.c'), work);
+}
+
+/** Our own C program that serves librdkafka's mock broker as a process apart (bench/mock_broker.c). */
+const MOCK_BROKER_SOURCE = fileURLToPath(new URL('../../bench/mock_broker.c', import.meta.url));
+
+/** librdkafka's mock broker running as a process of its own: where it listens, and its CPU so far. */
+interface MockBrokerProcess {
+  readonly bootstrap: string;
+  cpuTimes(): CpuTimes;
+  stop(): Promise<void>;
+}
+
+/** Starts the compiled mock_broker and waits (up to 10 s) for the address on its first line. */
+function startMockBroker(bin: string): Promise<MockBrokerProcess | { error: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(bin, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<void>((done) => child.once('close', () => done()));
+    const stop = async (): Promise<void> => {
+      child.stdin.end(); // it serves until its stdin closes
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    };
+    let settled = false;
+    let out = '';
+    let err = '';
+    const settle = (r: MockBrokerProcess | { error: string }): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      if ('error' in r) void stop().then(() => resolve(r));
+      else resolve(r);
+    };
+    const deadline = setTimeout(() => settle({ error: `mock broker printed no address in 10 s: ${tail(err)}` }), 10_000);
+    child.stderr.on('data', (d: Buffer) => { err = (err + d.toString('utf8')).slice(-OUTPUT_KEEP); });
+    child.once('error', (e) => settle({ error: `mock broker: ${String(e)}` }));
+    void exited.then(() => settle({ error: `mock broker exited: ${tail(err)}` }));
+    child.stdout.on('data', (d: Buffer) => {
+      out = (out + d.toString('utf8')).slice(-OUTPUT_KEEP);
+      const nl = out.indexOf('\n');
+      const pid = child.pid;
+      if (nl >= 0 && pid !== undefined) settle({ bootstrap: out.slice(0, nl).trim(), cpuTimes: () => processCpuTimes(pid), stop });
+    });
+  });
 }
 
 /** One librdkafka producer run (acks=1, linger 5 ms): its JSON line, or the error. */
@@ -160,11 +208,46 @@ export async function runRdkafkaBench(bin: string, bootstrap: string, topic: str
   return { msgs_s: (JSON.parse(line) as { msgs_s: number }).msgs_s, line };
 }
 
+/** One producer run's rate, and the CPU per message a broker process spent over it (µs, user and kernel). */
+interface MeasuredRun {
+  readonly msgs_s: number;
+  readonly line: string;
+  readonly userUs: number;
+  readonly systemUs: number;
+}
+
+async function measuredRun(
+  bin: string, bootstrap: string, topic: string, n: number, size: number, cpuTimes: () => CpuTimes,
+): Promise<MeasuredRun | { error: string }> {
+  const before = cpuTimes();
+  const r = await runRdkafkaBench(bin, bootstrap, topic, n, size);
+  if ('error' in r) return r;
+  const after = cpuTimes();
+  return { ...r, userUs: ((after.user - before.user) / n) * 1e6, systemUs: ((after.system - before.system) / n) * 1e6 };
+}
+
+function describeRun(r: MeasuredRun | { error: string }): string {
+  if ('error' in r) return r.error;
+  return `${r.line} CPU ${(r.userUs + r.systemUs).toFixed(3)} µs/msg (user ${r.userUs.toFixed(3)}, kernel ${r.systemUs.toFixed(3)})`;
+}
+
+/** The CPU figures of a set of runs: total and user µs per message. */
+function addCpu(ctx: Ctx, prefix: string, runs: readonly MeasuredRun[]): void {
+  add(ctx, `${prefix}-cpu`, 'CPU µs/msg', spread(runs.map((r) => r.userUs + r.systemUs)));
+  add(ctx, `${prefix}-user`, 'user CPU µs/msg', spread(runs.map((r) => r.userUs)));
+}
+
 /**
- * librdkafka's producer (acks=1, linger 5 ms) against fresh brokers, with the broker's CPU per
- * message (its process's utime+stime over the run, topic auto-creation included, over the records
- * acknowledged: DESIGN.md §11's CPU figure), and against librdkafka's in-memory C mock broker
- * (`-b mock`), run by turns with it: the ceiling of this client on this machine, for the ratio.
+ * librdkafka's producer (acks=1, linger 5 ms) against Sluice and against librdkafka's C mock
+ * broker, 1 KiB and 100 B records, with the rates and each broker's CPU per message (its process's
+ * utime+stime over the run, over the records acknowledged: DESIGN.md §11's CPU figure), split into
+ * user and kernel time:
+ * - fresh brokers, run by turns with the mock inside the producer's process (`-b mock`), the
+ *   ceiling of this client on this machine, for the rate ratio; a fresh broker's figure includes
+ *   V8 tiering its request path up (baseline code, and optimizing compiles on a helper thread);
+ * - one broker given `rdkafkaWarmupBytes` of the same load first, then measured, by turns with the
+ *   mock as a process of its own (bench/mock_broker.c), whose CPU is that of a C broker keeping
+ *   the records in memory (no page-cache write) for the same client and load.
  * Each Sluice run starts after the page-cache peer's rest, so its page-cache copies land on cold
  * pages (see pagecachePeer) whatever the run before it freed: the CPU figure compares with
  * pagecache-write-cold.
@@ -175,31 +258,60 @@ async function rdkafkaPeer(ctx: Ctx): Promise<void> {
     ctx.out.unavailable.push(`librdkafka producer: ${built.error}`);
     return;
   }
+  const mockBuilt = await buildRdkafkaTool(MOCK_BROKER_SOURCE, ctx.work);
+  if ('error' in mockBuilt) ctx.out.unavailable.push(`librdkafka mock broker process: ${mockBuilt.error}`);
   for (const size of [1024, 100]) {
     const n = size === 1024 ? ctx.s.rdkafkaMessages : ctx.s.rdkafkaMessages * 3;
     const label = `${size === 1024 ? '1k' : '100b'}-acks1`;
-    const rates: number[] = [];
-    const cpuUsPerMsg: number[] = [];
+    const fresh: MeasuredRun[] = [];
     const mockRates: number[] = [];
     for (let i = 1; i <= ctx.s.runs; i++) {
       const r = await withSluice(ctx, async (bootstrap, broker) => {
         await sleep(PAGECACHE_REST_MS);
-        const cpu0 = broker.cpuSeconds();
-        const run = await runRdkafkaBench(built.bin, bootstrap, `rdk-${size}-${i}`, n, size);
-        return 'error' in run ? run : { ...run, cpuUsPerMsg: ((broker.cpuSeconds() - cpu0) / n) * 1e6 };
+        return measuredRun(built.bin, bootstrap, `rdk-${size}-${i}`, n, size, () => broker.cpuTimes());
       });
-      ctx.log(`librdkafka ${size} B acks=1 run ${i}: ${'error' in r ? r.error : `${r.line} broker CPU ${r.cpuUsPerMsg.toFixed(3)} µs/msg`}`);
-      if (!('error' in r)) {
-        rates.push(r.msgs_s);
-        cpuUsPerMsg.push(r.cpuUsPerMsg);
-      }
+      ctx.log(`librdkafka ${size} B acks=1 run ${i}, fresh broker: ${describeRun(r)}`);
+      if (!('error' in r)) fresh.push(r);
       const mock = await runRdkafkaBench(built.bin, 'mock', `rdk-${size}-${i}`, n, size);
       ctx.log(`librdkafka ${size} B acks=1 against its C mock broker, run ${i}: ${'error' in mock ? mock.error : mock.line}`);
       if (!('error' in mock)) mockRates.push(mock.msgs_s);
     }
-    add(ctx, `rdkafka-${label}`, 'msgs/s', spread(rates));
-    add(ctx, `rdkafka-${label}-broker-cpu`, 'CPU µs/msg', spread(cpuUsPerMsg));
+    add(ctx, `rdkafka-${label}`, 'msgs/s', spread(fresh.map((r) => r.msgs_s)));
+    addCpu(ctx, `rdkafka-${label}-broker`, fresh);
     add(ctx, `rdkafka-mock-${label}`, 'msgs/s', spread(mockRates));
+
+    const warmed: MeasuredRun[] = [];
+    const mockProc: MeasuredRun[] = [];
+    await withSluice(ctx, async (bootstrap, broker) => {
+      for (let k = 1, sent = 0; sent * size < ctx.s.rdkafkaWarmupBytes; k++, sent += n) {
+        const w = await measuredRun(built.bin, bootstrap, `rdk-${size}-warm-${k}`, n, size, () => broker.cpuTimes());
+        ctx.log(`librdkafka ${size} B acks=1 warm-up run ${k}: ${describeRun(w)}`);
+        if ('error' in w) return;
+      }
+      for (let i = 1; i <= ctx.s.runs; i++) {
+        await sleep(PAGECACHE_REST_MS);
+        const r = await measuredRun(built.bin, bootstrap, `rdk-${size}-warmed-${i}`, n, size, () => broker.cpuTimes());
+        ctx.log(`librdkafka ${size} B acks=1 run ${i}, warmed broker: ${describeRun(r)}`);
+        if (!('error' in r)) warmed.push(r);
+        if ('error' in mockBuilt) continue;
+        const mock = await startMockBroker(mockBuilt.bin);
+        if ('error' in mock) {
+          ctx.log(mock.error);
+          continue;
+        }
+        try {
+          const m = await measuredRun(built.bin, mock.bootstrap, `rdk-${size}-${i}`, n, size, () => mock.cpuTimes());
+          ctx.log(`librdkafka ${size} B acks=1 run ${i}, C mock broker process: ${describeRun(m)}`);
+          if (!('error' in m)) mockProc.push(m);
+        } finally {
+          await mock.stop();
+        }
+      }
+    });
+    add(ctx, `rdkafka-${label}-warmed`, 'msgs/s', spread(warmed.map((r) => r.msgs_s)));
+    addCpu(ctx, `rdkafka-${label}-warmed-broker`, warmed);
+    add(ctx, `rdkafka-mockproc-${label}`, 'msgs/s', spread(mockProc.map((r) => r.msgs_s)));
+    addCpu(ctx, `rdkafka-mockproc-${label}`, mockProc);
   }
 }
 

@@ -35,16 +35,15 @@ const COMPARISONS: readonly Comparison[] = [
     sluice: ['produce-100b-acks1:msgs_s', 'produce-100b-acks1-c4:msgs_s', 'peer:rdkafka-100b-acks1'],
     peers: ['redis-xadd-100b', 'nats-js-100b'],
   },
-  {
-    figure: 'librdkafka producer 1 KiB acks=1, msgs/s',
-    sluice: ['peer:rdkafka-1k-acks1'],
-    peers: ['rdkafka-mock-1k-acks1'],
-  },
-  {
-    figure: 'librdkafka producer 100 B acks=1, msgs/s',
-    sluice: ['peer:rdkafka-100b-acks1'],
-    peers: ['rdkafka-mock-100b-acks1'],
-  },
+  ...(['1k', '100b'] as const).flatMap((size): Comparison[] => {
+    const what = `librdkafka producer ${size === '1k' ? '1 KiB' : '100 B'} acks=1`;
+    const ours = (figure: string): string[] => [`peer:rdkafka-${size}-acks1-warmed${figure}`, `peer:rdkafka-${size}-acks1${figure}`];
+    return [
+      { figure: `${what}, msgs/s`, sluice: ours(''), peers: [`rdkafka-mock-${size}-acks1`] },
+      { figure: `${what}, broker CPU µs/msg`, sluice: ours('-broker-cpu'), peers: [`rdkafka-mockproc-${size}-acks1-cpu`] },
+      { figure: `${what}, broker user CPU µs/msg`, sluice: ours('-broker-user'), peers: [`rdkafka-mockproc-${size}-acks1-user`] },
+    ];
+  }),
   {
     figure: 'consumer catch-up 1 KiB, MB/s',
     sluice: ['catchup-1k:MB_s', 'peer:kcat-consume-1k'],

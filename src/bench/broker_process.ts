@@ -51,15 +51,26 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
-/** CPU seconds (user + system, all threads) used so far by process `pid`, or NaN. */
-export function processCpuSeconds(pid: number): number {
+/** CPU seconds used so far by process `pid` (all threads), in user code and in the kernel; NaN each if it is gone. */
+export interface CpuTimes {
+  readonly user: number;
+  readonly system: number;
+}
+
+export function processCpuTimes(pid: number): CpuTimes {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
+    return { user: Number(fields[11]) / ticksPerSecond(), system: Number(fields[12]) / ticksPerSecond() };
   } catch {
-    return NaN;
+    return { user: NaN, system: NaN };
   }
+}
+
+/** CPU seconds (user + system, all threads) used so far by process `pid`, or NaN. */
+export function processCpuSeconds(pid: number): number {
+  const t = processCpuTimes(pid);
+  return t.user + t.system;
 }
 
 function healthOk(port: number): Promise<boolean> {
@@ -164,6 +175,10 @@ export class BrokerProcess {
 
   cpuSeconds(): number {
     return processCpuSeconds(this.pid);
+  }
+
+  cpuTimes(): CpuTimes {
+    return processCpuTimes(this.pid);
   }
 
   /**
