@@ -1,12 +1,14 @@
 // Peers measured in the same sitting (bench process, main thread): librdkafka's producer
 // (/work/shared/peers/rdkafka-producer-bench.c, compiled into a temp dir), librdkafka's end-to-end
 // latency (rdkafka-e2e-latency.c, a paced producer and a consumer in one process) and kcat
-// (kafka-client-bench.sh) against fresh Sluice brokers, and the peer scripts for Redis Streams,
-// NATS JetStream and the Node socket ceiling, invoked unchanged, and the CPU a write into fresh
-// page cache costs here (cold and warm). The scripts write results/ next
-// to themselves, so they run through a temp dir of symlinks to the (read-only, shared) peers dir.
+// (kafka-client-bench.sh) against fresh Sluice brokers (the producer also against a warmed one,
+// and against librdkafka's C mock broker, in its own process and apart: bench/mock_broker.c), the
+// peer scripts for Redis Streams, NATS JetStream and the Node socket ceiling, invoked unchanged,
+// and the CPU a write into fresh page cache costs here (cold and warm). The scripts write results/
+// next to themselves, so they run through a temp dir of symlinks to the (read-only, shared) peers dir.
 // A peer whose tools are missing is reported as unavailable, never as a failure of the bench.
-// Bounds: every child process has a timeout and is killed by its pid; output kept is capped.
+// Bounds: every child process has a timeout and is killed by its pid (the mock broker process
+// exits when its stdin closes); output kept is capped.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, symlinkSync, writeSync } from 'node:fs';
