@@ -210,12 +210,20 @@ export async function runRdkafkaBench(bin: string, bootstrap: string, topic: str
   return { msgs_s: (JSON.parse(line) as { msgs_s: number }).msgs_s, line };
 }
 
-/** One producer run's rate, and the CPU per message a broker process spent over it (µs, user and kernel). */
-interface MeasuredRun {
-  readonly msgs_s: number;
-  readonly line: string;
+/** CPU per message a broker process spent over a run, in µs: user code and kernel. */
+interface CpuPerMessage {
   readonly userUs: number;
   readonly systemUs: number;
+}
+
+/** One producer run's rate, and the CPU per message a broker process spent over it. */
+interface MeasuredRun extends CpuPerMessage {
+  readonly msgs_s: number;
+  readonly line: string;
+}
+
+function cpuPerMessage(before: CpuTimes, after: CpuTimes, messages: number): CpuPerMessage {
+  return { userUs: ((after.user - before.user) / messages) * 1e6, systemUs: ((after.system - before.system) / messages) * 1e6 };
 }
 
 async function measuredRun(
@@ -224,8 +232,7 @@ async function measuredRun(
   const before = cpuTimes();
   const r = await runRdkafkaBench(bin, bootstrap, topic, n, size);
   if ('error' in r) return r;
-  const after = cpuTimes();
-  return { ...r, userUs: ((after.user - before.user) / n) * 1e6, systemUs: ((after.system - before.system) / n) * 1e6 };
+  return { ...r, ...cpuPerMessage(before, cpuTimes(), n) };
 }
 
 function describeRun(r: MeasuredRun | { error: string }): string {
@@ -234,7 +241,7 @@ function describeRun(r: MeasuredRun | { error: string }): string {
 }
 
 /** The CPU figures of a set of runs: total and user µs per message. */
-function addCpu(ctx: Ctx, prefix: string, runs: readonly MeasuredRun[]): void {
+function addCpu(ctx: Ctx, prefix: string, runs: readonly CpuPerMessage[]): void {
   add(ctx, `${prefix}-cpu`, 'CPU µs/msg', spread(runs.map((r) => r.userUs + r.systemUs)));
   add(ctx, `${prefix}-user`, 'user CPU µs/msg', spread(runs.map((r) => r.userUs)));
 }
@@ -327,22 +334,30 @@ export interface RdkafkaE2e {
   readonly max_ms: number;
 }
 
+/** An end-to-end run, with the broker's CPU per message produced (the warm-up second's included) when it was measured. */
+export interface RdkafkaE2eRun extends RdkafkaE2e {
+  readonly brokerCpu?: CpuPerMessage;
+}
+
 /**
  * One librdkafka end-to-end run: 1 KiB records paced at `rate` msgs/s for `seconds` (after a 1 s
  * warm-up) by a linger-0 producer with `acks`, read back by a consumer in the same process. A run
- * whose consumer did not get every record sent is an error, not a latency.
+ * whose consumer did not get every record sent is an error, not a latency. With `cpuTimes` (the
+ * broker process's), the broker's CPU over the whole run per message produced comes with it.
  */
 export async function runRdkafkaE2e(
-  bin: string, bootstrap: string, topic: string, rate: number, seconds: number, acks: '1' | 'all',
-): Promise<RdkafkaE2e | { error: string }> {
+  bin: string, bootstrap: string, topic: string, rate: number, seconds: number, acks: '1' | 'all', cpuTimes?: () => CpuTimes,
+): Promise<RdkafkaE2eRun | { error: string }> {
   const args = ['-b', bootstrap, '-t', topic, '-r', String(rate), '-d', String(seconds), '-s', '1024', '-a', acks];
+  const before = cpuTimes?.();
   // The tool waits 3 s for its consumer, runs warm-up + seconds, then flushes for up to 10 s.
   const r = await run(bin, args, (seconds + 30) * 1000);
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (r.code !== 0 || !line.startsWith('{')) return { error: `exit ${r.code}: ${tail(`${r.stdout}\n${r.stderr}`)}` };
   const e = JSON.parse(line) as RdkafkaE2e;
   if (e.received !== e.sent) return { error: `consumer received ${e.received} of ${e.sent} records: ${line}` };
-  return e;
+  // The tool's warm-up second sends `rate` records (and one to create the topic) it does not count in `sent`.
+  return before === undefined || cpuTimes === undefined ? e : { ...e, brokerCpu: cpuPerMessage(before, cpuTimes(), e.sent + rate + 1) };
 }
 
 /** The latency targets of DESIGN.md §11 (issue 16): 1 KiB, linger 0, fsync before ack, at 20k and 100k msgs/s. */
@@ -351,7 +366,11 @@ const E2E_CASES: ReadonlyArray<{ readonly rate: number; readonly acks: '1' | 'al
 ];
 const E2E_SECONDS = 15;
 
-/** librdkafka's end-to-end latency through fresh brokers under --flush always: p50, p99 and p99.9 per case. */
+/**
+ * librdkafka's end-to-end latency through fresh brokers under --flush always: p50, p99 and p99.9
+ * per case, and the broker's CPU per message (user time apart), which says how much of the two
+ * cores the broker left the client at that rate.
+ */
 async function rdkafkaE2ePeer(ctx: Ctx): Promise<void> {
   const built = await buildRdkafkaE2e(ctx.s.peersDir, ctx.work);
   if ('error' in built) {
@@ -360,15 +379,17 @@ async function rdkafkaE2ePeer(ctx: Ctx): Promise<void> {
   }
   for (const c of E2E_CASES) {
     const name = `rdkafka-e2e-${c.rate / 1000}k-acks${c.acks}-always`;
-    const runs: RdkafkaE2e[] = [];
+    const runs: RdkafkaE2eRun[] = [];
     for (let i = 1; i <= ctx.s.runs; i++) {
-      const r = await withSluice(ctx, (bootstrap) => runRdkafkaE2e(built.bin, bootstrap, `rdk-e2e-${i}`, c.rate, E2E_SECONDS, c.acks), 'always');
+      const r = await withSluice(ctx, (bootstrap, broker) =>
+        runRdkafkaE2e(built.bin, bootstrap, `rdk-e2e-${i}`, c.rate, E2E_SECONDS, c.acks, () => broker.cpuTimes()), 'always');
       ctx.log(`${name} run ${i}: ${'error' in r ? r.error : JSON.stringify(r)}`);
       if (!('error' in r)) runs.push(r);
     }
     add(ctx, `${name}-p50`, 'ms', spread(runs.map((r) => r.p50_ms)));
     add(ctx, `${name}-p99`, 'ms', spread(runs.map((r) => r.p99_ms)));
     add(ctx, `${name}-p999`, 'ms', spread(runs.map((r) => r.p999_ms)));
+    addCpu(ctx, `${name}-broker`, runs.flatMap((r) => (r.brokerCpu === undefined ? [] : [r.brokerCpu])));
   }
 }
 

@@ -3,8 +3,8 @@
 // producer's process, and as a process of its own) and reports the rates and each broker's CPU
 // per message, user time apart. The end-to-end latency peer compiles the shared tool,
 // runs a paced linger-0 producer and a consumer through a fresh `--flush always` broker with
-// acks=all, and its answer is read as every record sent received, with ordered percentiles; a run
-// whose consumer misses records is an error. Needs librdkafka-dev, cc and the shared peers dir;
+// acks=all, and its answer is read as every record sent received, with ordered percentiles and the
+// broker's CPU per message; a run whose consumer misses records is an error. Needs librdkafka-dev, cc and the shared peers dir;
 // skips with the reason otherwise. Bounds: 20k-60k records per producer run (each measured Sluice run
 // after the peer's 8 s page-cache rest), 2 s of 2,000 msgs/s for the latency, about 75 s in all.
 import { after, describe, it } from 'node:test';
@@ -57,8 +57,13 @@ describe('bench peers: librdkafka', { skip: missing }, () => {
     assert.ok(!('error' in built), 'error' in built ? built.error : '');
     const broker = await BrokerProcess.start({ flush: 'always' });
     try {
-      const r = await runRdkafkaE2e(built.bin, `${broker.host}:${broker.kafkaPort}`, 'e2e-peer', 2000, 2, 'all');
+      const r = await runRdkafkaE2e(built.bin, `${broker.host}:${broker.kafkaPort}`, 'e2e-peer', 2000, 2, 'all', () => broker.cpuTimes());
       assert.ok(!('error' in r), 'error' in r ? r.error : '');
+      // At 2,000 linger-0 records a second a broker spends tens of µs on each (a request each, and
+      // an fdatasync every few); 1 or 10,000 would be a unit slip (s, ms) or a wrong count.
+      const cpu = r.brokerCpu;
+      assert.ok(cpu !== undefined && cpu.userUs >= 0 && cpu.systemUs >= 0, JSON.stringify(r));
+      assert.ok(cpu.userUs + cpu.systemUs > 1 && cpu.userUs + cpu.systemUs < 10_000, JSON.stringify(r));
       // Paced for 2 s after the warm-up second: 4,000 records, give or take the last one due.
       assert.ok(Math.abs(r.sent - 4000) <= 2, `sent ${r.sent}`);
       assert.equal(r.received, r.sent);
