@@ -235,6 +235,17 @@ async function measuredRun(
   return { ...r, ...cpuPerMessage(before, cpuTimes(), n) };
 }
 
+/** One producer run against a mock broker process of its own (`mockBin`), with that process's CPU. */
+async function mockProcessRun(mockBin: string, bin: string, topic: string, n: number, size: number): Promise<MeasuredRun | { error: string }> {
+  const mock = await startMockBroker(mockBin);
+  if ('error' in mock) return mock;
+  try {
+    return await measuredRun(bin, mock.bootstrap, topic, n, size, () => mock.cpuTimes());
+  } finally {
+    await mock.stop();
+  }
+}
+
 function describeRun(r: MeasuredRun | { error: string }): string {
   if ('error' in r) return r.error;
   return `${r.line} CPU ${(r.userUs + r.systemUs).toFixed(3)} µs/msg (user ${r.userUs.toFixed(3)}, kernel ${r.systemUs.toFixed(3)})`;
@@ -249,17 +260,18 @@ function addCpu(ctx: Ctx, prefix: string, runs: readonly CpuPerMessage[]): void 
 /**
  * librdkafka's producer (acks=1, linger 5 ms) against Sluice and against librdkafka's C mock
  * broker, 1 KiB and 100 B records, with the rates and each broker's CPU per message (its process's
- * utime+stime over the run, over the records acknowledged: DESIGN.md §11's CPU figure), split into
- * user and kernel time:
+ * utime+stime over the run, topic auto-creation included, over the records acknowledged: DESIGN.md
+ * §11's CPU figure), split into user and kernel time:
  * - fresh brokers, run by turns with the mock inside the producer's process (`-b mock`), the
  *   ceiling of this client on this machine, for the rate ratio; a fresh broker's figure includes
  *   V8 tiering its request path up (baseline code, and optimizing compiles on a helper thread);
  * - one broker given `rdkafkaWarmupBytes` of the same load first, then measured, by turns with the
  *   mock as a process of its own (bench/mock_broker.c), whose CPU is that of a C broker keeping
  *   the records in memory (no page-cache write) for the same client and load.
- * Each Sluice run starts after the page-cache peer's rest, so its page-cache copies land on cold
- * pages (see pagecachePeer) whatever the run before it freed: the CPU figure compares with
- * pagecache-write-cold.
+ * Each measured Sluice run starts after the page-cache peer's rest (see pagecachePeer), yet which
+ * pages the kernel then hands its page-cache copies still varies (here a fresh broker's run spent 5 %
+ * of its samples in that copy, a warmed broker's 61 %): read the kernel time against
+ * pagecache-write-cold and -warm of the same sitting, and the user time as the broker's own.
  */
 async function rdkafkaPeer(ctx: Ctx): Promise<void> {
   const built = await buildRdkafkaBench(ctx.s.peersDir, ctx.work);
@@ -303,18 +315,9 @@ async function rdkafkaPeer(ctx: Ctx): Promise<void> {
         ctx.log(`librdkafka ${size} B acks=1 run ${i}, warmed broker: ${describeRun(r)}`);
         if (!('error' in r)) warmed.push(r);
         if ('error' in mockBuilt) continue;
-        const mock = await startMockBroker(mockBuilt.bin);
-        if ('error' in mock) {
-          ctx.log(mock.error);
-          continue;
-        }
-        try {
-          const m = await measuredRun(built.bin, mock.bootstrap, `rdk-${size}-${i}`, n, size, () => mock.cpuTimes());
-          ctx.log(`librdkafka ${size} B acks=1 run ${i}, C mock broker process: ${describeRun(m)}`);
-          if (!('error' in m)) mockProc.push(m);
-        } finally {
-          await mock.stop();
-        }
+        const m = await mockProcessRun(mockBuilt.bin, built.bin, `rdk-${size}-${i}`, n, size);
+        ctx.log(`librdkafka ${size} B acks=1 run ${i}, C mock broker process: ${describeRun(m)}`);
+        if (!('error' in m)) mockProc.push(m);
       }
     });
     add(ctx, `rdkafka-${label}-warmed`, 'msgs/s', spread(warmed.map((r) => r.msgs_s)));
