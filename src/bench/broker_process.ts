@@ -51,12 +51,13 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
-/** CPU seconds used so far by process `pid` (all threads), in user code and in the kernel; NaN each if it is gone. */
+/** CPU seconds a process (all threads) has used so far, in user code and in the kernel. */
 export interface CpuTimes {
   readonly user: number;
   readonly system: number;
 }
 
+/** CPU seconds used so far by process `pid`, user and system apart; NaN each if it is gone. */
 export function processCpuTimes(pid: number): CpuTimes {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -1,12 +1,13 @@
 // The bench's librdkafka peers (bench/peers.ts) against real brokers. The producer peer runs the
 // shared C producer through a fresh broker, a warmed one, and librdkafka's C mock broker (in the
 // producer's process, and as a process of its own) and reports the rates and each broker's CPU
-// per message, user time apart. The end-to-end latency peer compiles the shared tool,
-// runs a paced linger-0 producer and a consumer through a fresh `--flush always` broker with
-// acks=all, and its answer is read as every record sent received, with ordered percentiles and the
-// broker's CPU per message; a run whose consumer misses records is an error. Needs librdkafka-dev, cc and the shared peers dir;
-// skips with the reason otherwise. Bounds: 20k-60k records per producer run (each measured Sluice run
-// after the peer's 8 s page-cache rest), 2 s of 2,000 msgs/s for the latency, about 75 s in all.
+// per message, user time apart. The end-to-end latency peer compiles the shared tool, runs a
+// paced linger-0 producer and a consumer through a fresh `--flush always` broker with acks=all,
+// and its answer is read as every record sent received, with ordered percentiles and the
+// broker's CPU per message; a run whose consumer misses records is an error. Needs
+// librdkafka-dev, cc and the shared peers dir; skips with the reason otherwise. Bounds: 20k-60k
+// records per producer run (each measured Sluice run after the peer's 8 s page-cache rest), 2 s
+// of 2,000 msgs/s for the latency, about 75 s in all.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
