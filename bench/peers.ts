@@ -6,6 +6,8 @@
 // peer scripts for Redis Streams, NATS JetStream and the Node socket ceiling, invoked unchanged,
 // and the CPU a write into fresh page cache costs here (cold and warm). The scripts write results/
 // next to themselves, so they run through a temp dir of symlinks to the (read-only, shared) peers dir.
+// fio's 1 MiB writes with an fdatasync after each, the durable target's disk figure, run here
+// (one case of peers/02-fio.sh, shortened) on the file system the brokers' data dirs are on.
 // A peer whose tools are missing is reported as unavailable, never as a failure of the bench.
 // Bounds: every child process has a timeout and is killed by its pid (the mock broker process
 // exits when its stdin closes); output kept is capped.
@@ -48,7 +50,7 @@ export interface PeerSettings {
   readonly only: readonly string[];
 }
 
-export const PEER_NAMES = ['rdkafka', 'rdkafka-e2e', 'kcat', 'redis', 'nats', 'node-net', 'pagecache'] as const;
+export const PEER_NAMES = ['rdkafka', 'rdkafka-e2e', 'kcat', 'redis', 'nats', 'node-net', 'pagecache', 'fio'] as const;
 
 const OUTPUT_KEEP = 256 * 1024;
 
@@ -491,6 +493,52 @@ async function pagecachePeer(ctx: Ctx): Promise<void> {
   add(ctx, 'pagecache-write-warm', 'CPU µs/KiB', spread(warm));
 }
 
+/**
+ * The case of peers/02-fio.sh the durable target (DESIGN.md §11) is set against: sequential 1 MiB
+ * psync writes with an fdatasync after each. 1 GiB per run (02-fio.sh writes 2 GiB, 20 s at most)
+ * keeps a run to a few seconds at this disk's ~300-460 MB/s; the first run of a sitting is a
+ * warm-up, as in the script, since the VM's first touch of memory is slow.
+ */
+const FIO_ARGS = ['--name=fdatasync-each-1m', '--rw=write', '--ioengine=psync', '--bs=1m', '--size=1g', '--fdatasync=1',
+  '--runtime=20', '--output-format=json'];
+
+/** The name of fioPeer's figure, which bench/ratios.ts compares the durable scenarios with. */
+export const FIO_FIGURE = 'fio-1m-fdatasync';
+
+/** MB/s of one fio run's JSON report (the first job's writes), or null when it has none. */
+export function fioWriteMBps(stdout: string): number | null {
+  const start = stdout.indexOf('{'); // fio may print notes before the report
+  if (start < 0) return null;
+  try {
+    const report = JSON.parse(stdout.slice(start)) as { jobs?: Array<{ write?: { bw_bytes?: number } }> };
+    const bw = report.jobs?.[0]?.write?.bw_bytes;
+    return typeof bw === 'number' && bw > 0 ? bw / 1e6 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** fio's 1 MiB + fdatasync write rate in MB/s, in a fresh dir per run under the bench's temp dir. */
+async function fioPeer(ctx: Ctx): Promise<void> {
+  if (!onPath('fio')) {
+    ctx.out.unavailable.push('fio: not installed (apt-get install -y fio)');
+    return;
+  }
+  const dir = join(ctx.work, 'fio');
+  const rates: number[] = [];
+  for (let i = 0; i <= ctx.s.runs; i++) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
+    await waitQuiet(ctx.s.quietWaitS);
+    const r = await run('fio', [...FIO_ARGS, `--directory=${dir}`], 120_000);
+    const mbps = r.code === 0 ? fioWriteMBps(r.stdout) : null;
+    ctx.log(`fio 1 MiB + fdatasync ${i === 0 ? 'warm-up' : `run ${i}`}: ${mbps?.toFixed(0) ?? `failed (exit ${r.code}): ${tail(r.stderr)}`} MB/s`);
+    if (i > 0 && mbps !== null) rates.push(mbps);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  add(ctx, FIO_FIGURE, 'MB/s', spread(rates));
+}
+
 interface ScriptPeer {
   readonly id: string;
   readonly label: string;
@@ -570,6 +618,7 @@ export async function runPeers(s: PeerSettings, log: Logger): Promise<PeerResult
     if (wanted('kcat')) await kcatPeer(ctx);
     for (const p of SCRIPT_PEERS) if (wanted(p.id)) await scriptPeer(ctx, p);
     if (wanted('pagecache')) await pagecachePeer(ctx);
+    if (wanted('fio')) await fioPeer(ctx);
     return out;
   } finally {
     rmSync(work, { recursive: true, force: true });

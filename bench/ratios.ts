@@ -1,6 +1,7 @@
 // Sluice / peer ratios (bench process, main thread): pairs each Sluice figure of this invocation
 // (a scenario metric, or a Kafka client run against Sluice) with the peer figures measured in
 // the same sitting, as in DESIGN.md §11. Medians over medians; min-max stay in the JSON.
+import { FIO_FIGURE } from './peers.js';
 import type { PeerFigure } from './peers.js';
 import { fmt, table } from './report.js';
 import type { Spread } from './report.js';
@@ -19,10 +20,9 @@ interface Comparison {
   /** "scenario:metric" or "peer:name". */
   readonly sluice: readonly string[];
   readonly peers: readonly string[];
+  /** A figure from research/baselines.md, compared with only when no peer of the row ran in this sitting. */
+  readonly reference?: { readonly name: string; readonly value: number };
 }
-
-/** Reference not re-run by the bench (fio needs minutes of disk time): baselines.md row 1h. */
-const FIO_FDATASYNC_1M = { name: 'fio 1 MiB + fdatasync (baselines.md, not re-run)', median: 460 };
 
 const COMPARISONS: readonly Comparison[] = [
   {
@@ -52,7 +52,8 @@ const COMPARISONS: readonly Comparison[] = [
   {
     figure: 'produce acks=all + fsync before ack, MB/s',
     sluice: ['produce-1k-acksall-always:MB_s', 'produce-1k-acksall-always-c4:MB_s'],
-    peers: ['fio'],
+    peers: [FIO_FIGURE],
+    reference: { name: 'fio 1 MiB + fdatasync (baselines.md row 1h, not this sitting)', value: 460 },
   },
 ];
 
@@ -68,11 +69,13 @@ export function ratioRows(scenarios: ReadonlyMap<string, Record<string, Spread>>
     for (const ref of c.sluice) {
       const sv = sluiceValue(ref, scenarios, peers);
       if (!Number.isFinite(sv)) continue;
-      for (const peerName of c.peers) {
-        const pv = peerName === 'fio' ? FIO_FDATASYNC_1M.median : peers.find((p) => p.name === peerName)?.value.median ?? NaN;
-        if (!Number.isFinite(pv)) continue;
-        const label = peerName === 'fio' ? FIO_FDATASYNC_1M.name : peerName;
-        rows.push({ figure: c.figure, sluice: ref.replace(/^peer:/, 'via '), sluiceValue: sv, peer: label, peerValue: pv, ratio: sv / pv });
+      const measured = c.peers.flatMap((name) => {
+        const pv = peers.find((p) => p.name === name)?.value.median ?? NaN;
+        return Number.isFinite(pv) ? [{ name, value: pv }] : [];
+      });
+      const compared = measured.length === 0 && c.reference !== undefined ? [c.reference] : measured;
+      for (const p of compared) {
+        rows.push({ figure: c.figure, sluice: ref.replace(/^peer:/, 'via '), sluiceValue: sv, peer: p.name, peerValue: p.value, ratio: sv / p.value });
       }
     }
   }
