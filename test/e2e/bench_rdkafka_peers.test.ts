@@ -1,20 +1,19 @@
 // The bench's librdkafka peers (bench/peers.ts) against real brokers. The producer peer runs the
 // shared C producer through a fresh broker, a warmed one, and librdkafka's C mock broker (in the
 // producer's process, and as a process of its own) and reports the rates and each broker's CPU
-// per message, user time apart. The end-to-end latency peer compiles the shared tool, runs a
-// paced linger-0 producer and a consumer through a fresh `--flush always` broker with acks=all,
-// and its answer is read as every record sent received, with ordered percentiles and the
-// broker's CPU per message; a run whose consumer misses records is an error. Needs
-// librdkafka-dev, cc and the shared peers dir; skips with the reason otherwise. Bounds: 20k-60k
-// records per producer run (each measured Sluice run after the peer's 8 s page-cache rest), 2 s
-// of 2,000 msgs/s for the latency, about 75 s in all.
+// per message, user time apart. The end-to-end latency peer compiles the shared tool and runs one
+// case (a paced linger-0 producer and a consumer, acks=all) through a fresh `--flush always`
+// broker, then through one that took an unmeasured run first; each answer is read as every record
+// sent received, with ordered percentiles and the broker's CPU per message; a run whose consumer
+// misses records is an error. Needs librdkafka-dev, cc and the shared peers dir; skips with the
+// reason otherwise. Bounds: 20k-60k records per producer run (each measured Sluice run after the
+// peer's 8 s page-cache rest), three runs of 2 s at 2,000 msgs/s for the latency, about 90 s in all.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildRdkafkaE2e, runPeers, runRdkafkaE2e } from '../../bench/peers.js';
-import { BrokerProcess } from '../../src/bench/broker_process.js';
+import { buildRdkafkaE2e, rdkafkaE2eCase, runPeers } from '../../bench/peers.js';
 
 const PEERS_DIR = '/work/shared/peers';
 const work = mkdtempSync(join(tmpdir(), 'sluice-rdkafka-e2e-'));
@@ -53,13 +52,20 @@ describe('bench peers: librdkafka', { skip: missing }, () => {
     assert.equal(out.log.filter((l) => /warm-up run \d+:/.test(l)).length, 2, out.log.join('\n'));
   });
 
-  it('end-to-end latency: every record through a --flush always broker at acks=all', async () => {
+  it('end-to-end latency: every record through a fresh and a warmed --flush always broker at acks=all', async () => {
     const built = await buildRdkafkaE2e(PEERS_DIR, work);
     assert.ok(!('error' in built), 'error' in built ? built.error : '');
-    const broker = await BrokerProcess.start({ flush: 'always' });
-    try {
-      const r = await runRdkafkaE2e(built.bin, `${broker.host}:${broker.kafkaPort}`, 'e2e-peer', 2000, 2, 'all', () => broker.cpuTimes());
-      assert.ok(!('error' in r), 'error' in r ? r.error : '');
+    const log: string[] = [];
+    const settings = {
+      peersDir: PEERS_DIR, runs: 1, shards: undefined, quietWaitS: 0, rdkafkaMessages: 0, rdkafkaWarmupBytes: 0, only: ['rdkafka-e2e'],
+    };
+    const { fresh, warmed } = await rdkafkaE2eCase({ s: settings, log: (l) => log.push(l) }, built.bin, { rate: 2000, acks: 'all' }, 2);
+    assert.equal(fresh.length, 1, log.join('\n'));
+    assert.equal(warmed.length, 1, log.join('\n'));
+    // The warmed run came after an unmeasured one on the same broker.
+    assert.deepEqual(log.map((l) => / (run 1, fresh broker|warm-up run|run 1, warmed broker):/.exec(l)?.[1]),
+      ['run 1, fresh broker', 'warm-up run', 'run 1, warmed broker'], log.join('\n'));
+    for (const r of [...fresh, ...warmed]) {
       // At 2,000 linger-0 records a second a broker spends tens of µs on each (a request each, and
       // an fdatasync every few); 1 or 10,000 would be a unit slip (s, ms) or a wrong count.
       const cpu = r.brokerCpu;
@@ -69,8 +75,6 @@ describe('bench peers: librdkafka', { skip: missing }, () => {
       assert.ok(Math.abs(r.sent - 4000) <= 2, `sent ${r.sent}`);
       assert.equal(r.received, r.sent);
       assert.ok(r.p50_ms > 0 && r.p50_ms <= r.p99_ms && r.p99_ms <= r.p999_ms && r.p999_ms <= r.max_ms, JSON.stringify(r));
-    } finally {
-      await broker.stop();
     }
   });
 });
