@@ -539,7 +539,7 @@ async function pagecachePeer(ctx: Ctx): Promise<void> {
 /**
  * The case of peers/02-fio.sh the durable target (DESIGN.md §11) is set against: sequential 1 MiB
  * psync writes with an fdatasync after each. 1 GiB per run (02-fio.sh writes 2 GiB, 20 s at most)
- * keeps a run to a few seconds at this disk's ~300-460 MB/s; the first run of a sitting is a
+ * keeps a run to a few seconds at this disk's 300-600 MB/s; the first run of a sitting is a
  * warm-up, as in the script, since the VM's first touch of memory is slow.
  */
 const FIO_ARGS = ['--name=fdatasync-each-1m', '--rw=write', '--ioengine=psync', '--bs=1m', '--size=1g', '--fdatasync=1',
