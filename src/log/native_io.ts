@@ -3,11 +3,13 @@
 // the addon's threadsafe function, so nothing polls. Runs on whichever thread creates the backend
 // (each shard worker loads its own addon instance and ring). A commit of at most
 // INLINE_WRITE_BYTES writes on the calling thread and sends only its fdatasyncs to the ring
-// (`commitInline` says why). Writeback ranges (`startWriteback`) go to the ring in a submission of
-// their own that nothing awaits, so an append's acknowledgement never waits for them.
+// (`commitInline` says why), INLINE_SLICE_BYTES per turn of the event loop. Writeback ranges
+// (`startWriteback`) go to the ring in a submission of their own that nothing awaits, so an
+// append's acknowledgement never waits for them.
 // Invariants: every Buffer of a commit stays referenced here until its completion callback ran
-// (the addon keeps only raw pointers; its writes-landed report does not release them);
-// 'native' mode never falls back silently.
+// (the addon keeps only raw pointers; its writes-landed report does not release them); a commit
+// copying slices counts as in flight, so close() waits for it; 'native' mode never falls back
+// silently.
 import { readFileSync, writevSync } from 'node:fs';
 import { loadAddon, type Completion, type IoMode, type NativeAddon, type NativeRing } from '../native/addon.js';
 import { NodeIoBackend, StorageError, remainder, totalLength, type IoBackend, type WritebackRange, type WriteOp } from './io_backend.js';
@@ -30,27 +32,55 @@ const MAX_INFLIGHT_BYTES = 1 << 30;
  * broker CPU per message 0.96 -> 0.87 us warm and 1.81 -> 1.21 us cold against a 256 KiB bound
  * (medians of 3, alternating), the same rate, and 19 % less CPU per byte for durable acks=all.
  * Kafka, too, copies on the request thread. Past this bound (a backlog landing at once) the copy,
- * ~3 ms warm and ~30 ms cold at 16 MiB, would hold the loop too long, so it goes to the ring.
+ * ~3 ms warm and ~30 ms cold at 16 MiB, goes to the ring, whose workers do it on another core.
  */
 export const INLINE_WRITE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * An inline commit copies at most this many bytes per turn of the calling thread's event loop, and
+ * lets the loop run between them. In one piece, the multi-MB commits of librdkafka 1M x 1 KiB at
+ * acks=all (71 of ~14.6 MB in one run) held a shard's loop in pwritev for 20-41 ms each at this
+ * VM's cold-page copy cost (47 calls over 5 ms in one such run, by strace), stalling every other
+ * connection and partition of the shard; sliced, no write of that run took over 5 ms. When the
+ * commit is to be synced, each slice that more slices follow is started to disk at once, while the
+ * next one is copied, rather than left to the fdatasync.
+ */
+export const INLINE_SLICE_BYTES = 512 << 10;
 
 /** writev(2) takes at most this many chunks at once (Linux's UIO_MAXIOV). */
 const IOV_MAX = 1024;
 
-/** Writes `w` whole at its position on this thread (a short write on a regular file is resumed; an error throws). */
-function writeNow(w: WriteOp): void {
+/** The first `bytes` of `chunks`, cut inside a chunk if need be, and at most IOV_MAX chunks. */
+function headOf(chunks: readonly Buffer[], bytes: number): Buffer[] {
+  const head: Buffer[] = [];
+  for (let left = bytes, i = 0; left > 0 && i < chunks.length && head.length < IOV_MAX; i++) {
+    const c = chunks[i]!;
+    head.push(c.length > left ? c.subarray(0, left) : c);
+    left -= c.length;
+  }
+  return head;
+}
+
+/**
+ * Writes the first `maxBytes` of `w` (all of it, when shorter) at its position on this thread; a
+ * short write on a regular file is resumed, an error throws. What is left of `w`, or null.
+ */
+function writeUpTo(w: WriteOp, maxBytes: number): WriteOp | null {
   let chunks = w.chunks;
   let position = w.position;
-  for (;;) {
-    const batch = chunks.length > IOV_MAX ? chunks.slice(0, IOV_MAX) : chunks;
-    const want = totalLength(batch);
-    if (want === 0) return;
+  let left = totalLength(chunks);
+  for (let budget = maxBytes; left > 0 && budget > 0;) {
+    const batch = left <= budget && chunks.length <= IOV_MAX ? chunks : headOf(chunks, budget);
     const wrote = writevSync(w.fd, batch, position);
-    if (wrote === want && batch === chunks) return;
     position += wrote;
-    chunks = remainder(chunks, wrote);
+    left -= wrote;
+    budget -= wrote;
+    if (left > 0) chunks = remainder(chunks, wrote);
   }
+  return left === 0 ? null : { fd: w.fd, position, chunks };
 }
+
+const nextLoopTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function uringDisabledNote(): string {
   try {
@@ -73,6 +103,7 @@ export class NativeIoBackend implements IoBackend {
     private readonly native: NativeAddon,
     private readonly ring: NativeRing,
     private readonly inlineWriteBytes = INLINE_WRITE_BYTES,
+    private readonly sliceBytes = INLINE_SLICE_BYTES,
   ) {
     this.reportsWritten = native.reportsWritten === true;
     this.startsWriteback = native.startsWriteback === true;
@@ -91,20 +122,59 @@ export class NativeIoBackend implements IoBackend {
    * blocking (no IOCB_NOWAIT for buffered writes), so every write is punted to an io-wq worker:
    * measured here, a 4 KiB write-only commit costs 43 us of CPU and 35 us of wall time through the
    * ring against 5 and 5 by writev on the calling thread (64 KiB: 54-82 us against 13), and large
-   * commits cost less inline too (INLINE_WRITE_BYTES). The price is that the caller blocks while
-   * the kernel copies (or throttles a writer past the dirty limits, which the writeback ranges keep
-   * it from reaching), which is why only commits up to INLINE_WRITE_BYTES do it.
+   * commits cost less inline too (INLINE_WRITE_BYTES). The price is that the caller's thread
+   * does the copy (and would be throttled past the dirty limits, which the writeback ranges keep it
+   * from reaching): INLINE_SLICE_BYTES at a time, with its event loop running in between, so that a
+   * large commit does not hold everything else on the thread.
    */
   private commitInline(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
-    // As through the ring, a failed write does not stop the others; the commit then fails without syncing.
-    let failed: unknown = null;
-    for (const w of writes) {
+    const left = writes.slice();
+    const synced = syncFds.length > 0;
+    const failed = this.writeSlice(left, synced, null);
+    if (left.length === 0) return this.afterInlineWrites(failed, syncFds, onWritten);
+    this.inFlight++; // close() waits for the slices still to copy, and for the syncs after them
+    return this.writeSlices(left, synced, failed)
+      .then((err) => this.afterInlineWrites(err, syncFds, onWritten))
+      .finally(() => this.settled());
+  }
+
+  /** The rest of an inline commit, one slice per turn of the event loop; its first write error, or null. */
+  private async writeSlices(left: WriteOp[], synced: boolean, failed: unknown): Promise<unknown> {
+    while (left.length > 0) {
+      await nextLoopTurn();
+      failed = this.writeSlice(left, synced, failed);
+    }
+    return failed;
+  }
+
+  /**
+   * Copies up to sliceBytes of `left` (a write done leaves it, a part-written one is replaced by its
+   * rest) and, if more is left of a commit to be synced, starts the slice to disk. As through the
+   * ring, a failed write does not stop the others (the commit then fails without syncing): returns
+   * the first write error, `failed` if there was one already.
+   */
+  private writeSlice(left: WriteOp[], synced: boolean, failed: unknown): unknown {
+    const landed: WritebackRange[] = [];
+    for (let budget = this.sliceBytes; left.length > 0 && budget > 0;) {
+      const w = left[0]!;
+      let rest: WriteOp | null = null;
       try {
-        writeNow(w);
+        rest = writeUpTo(w, budget);
       } catch (err) {
         failed ??= err;
       }
+      const wrote = rest === null ? totalLength(w.chunks) : rest.position - w.position;
+      budget -= wrote;
+      landed.push({ fd: w.fd, offset: w.position, length: wrote });
+      if (rest === null) left.shift();
+      else left[0] = rest;
     }
+    if (synced && failed === null && left.length > 0) this.startWriteback(landed);
+    return failed;
+  }
+
+  /** An inline commit's writes are done: it fails on a write error, else its landed report and syncs follow. */
+  private afterInlineWrites(failed: unknown, syncFds: readonly number[], onWritten?: () => void): Promise<void> {
     if (failed !== null) return Promise.reject(StorageError.from(failed, 'write'));
     onWritten?.();
     return syncFds.length === 0 ? Promise.resolve() : this.submit([], syncFds);

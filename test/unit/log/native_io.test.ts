@@ -1,6 +1,8 @@
 // The native I/O addon beyond the shared IoBackend suite (io_backend.test.ts): backend selection,
-// CRC-32C against @node-rs/crc32 (one stream and three), ring limits, an addon older than the writes-landed report,
-// writeback ranges (advisory: never failing a commit), close, and per-thread instances that do not keep an idle thread alive. Skipped when the addon is not
+// CRC-32C against @node-rs/crc32 (one stream and three), ring limits, an addon older than the
+// writes-landed report, writeback ranges (advisory: never failing a commit), a large inline
+// commit copied a slice per loop turn (each synced slice started to disk before the next), close,
+// and per-thread instances that do not keep an idle thread alive. Skipped when the addon is not
 // built, unless SLUICE_REQUIRE_NATIVE=1.
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { crc32c } from '@node-rs/crc32';
 import fc from 'fast-check';
 import { StorageError } from '../../../src/log/io_backend.js';
 import { loadAddon, nativeCrc32cFunction, type NativeAddon } from '../../../src/native/addon.js';
-import { loadNativeIo, NativeIoBackend, selectIoBackend } from '../../../src/log/native_io.js';
+import { INLINE_WRITE_BYTES, loadNativeIo, NativeIoBackend, selectIoBackend } from '../../../src/log/native_io.js';
 import { removeDir, tempDir, waitFor } from './log_fixture.js';
 
 const probe = loadNativeIo();
@@ -180,6 +182,77 @@ describe('native addon', { skip }, () => {
     io.startWriteback([{ fd: 0, offset: 0, length: 4096 }]);
     assert.equal(commits, 0, 'no commit was submitted');
     return io.close();
+  });
+
+  it('copies a large inline commit a slice per loop turn, starting each synced slice to disk before the next, and close waits for it', async () => {
+    const addon = loadAddon() as NativeAddon;
+    const events: string[] = [];
+    const recording: NativeAddon = {
+      ...addon,
+      commit: (ring, meta, chunks, syncFds, done, written, writeback) => {
+        if (writeback !== undefined) events.push(`writeback ${[...writeback].join(' ')}`);
+        else if (syncFds.length > 0) events.push('sync');
+        return addon.commit(ring, meta, chunks, syncFds, done, written, writeback);
+      },
+    };
+    const slice = 64 << 10;
+    const io = new NativeIoBackend(recording, recording.openRing(64, 64 << 20), INLINE_WRITE_BYTES, slice);
+    const dir = tempDir();
+    const fd = openSync(join(dir, 'f'), 'w+');
+    try {
+      // 160 KiB at 4096 in 48 KiB chunks (slices cut inside them): 64 + 64 + 32 KiB. The loop runs
+      // between slices; the first two go to disk as soon as they are copied, the last with the sync.
+      const chunks = Array.from({ length: 4 }, (_, i) => Buffer.alloc(i < 3 ? 48 << 10 : 16 << 10, i + 1));
+      let landed = 0;
+      setImmediate(() => events.push('loop turn'));
+      const committed = io.commit([{ fd, chunks, position: 4096 }], [fd], () => landed++);
+      events.push('commit returned');
+      await committed;
+      assert.deepEqual(events, [
+        `writeback ${fd} 4096 ${slice}`, 'commit returned', 'loop turn', `writeback ${fd} ${4096 + slice} ${slice}`, 'sync',
+      ]);
+      assert.equal(landed, 1);
+      assert.deepEqual(readFileSync(join(dir, 'f')).subarray(4096), Buffer.concat(chunks));
+      // close() right after such a commit waits for its slices still to copy and the sync after them.
+      const again = io.commit([{ fd, chunks: chunks.map((c) => Buffer.alloc(c.length, 0x7e)), position: 0 }], [fd]);
+      events.length = 0;
+      await io.close();
+      assert.ok(readFileSync(join(dir, 'f')).subarray(0, 160 << 10).every((b) => b === 0x7e));
+      assert.deepEqual(events, ['sync']);
+      await again;
+    } finally {
+      await io.close();
+      closeSync(fd);
+      removeDir(dir);
+    }
+  });
+
+  it('copies an inline commit of one slice, or one not to be synced, without starting writeback itself', async () => {
+    const addon = loadAddon() as NativeAddon;
+    let writebacks = 0;
+    const recording: NativeAddon = {
+      ...addon,
+      commit: (ring, meta, chunks, syncFds, done, written, writeback) => {
+        if (writeback !== undefined) writebacks++;
+        return addon.commit(ring, meta, chunks, syncFds, done, written, writeback);
+      },
+    };
+    const io = new NativeIoBackend(recording, recording.openRing(64, 64 << 20), INLINE_WRITE_BYTES, 64 << 10);
+    const dir = tempDir();
+    const fd = openSync(join(dir, 'f'), 'w+');
+    try {
+      const big = Buffer.alloc(200 << 10, 9);
+      await io.commit([{ fd, chunks: [big], position: 0 }], []); // the committer's writeback ranges cover these
+      await io.commit([{ fd, chunks: [Buffer.alloc(64 << 10, 8)], position: big.length }], [fd]);
+      assert.equal(writebacks, 0);
+      const bytes = readFileSync(join(dir, 'f'));
+      assert.equal(bytes.length, big.length + (64 << 10));
+      assert.ok(bytes.subarray(0, big.length).every((b) => b === 9) && bytes.subarray(big.length).every((b) => b === 8));
+    } finally {
+      await io.close();
+      closeSync(fd);
+      removeDir(dir);
+    }
   });
 
   it('close waits for in-flight commits, then refuses new ones', async () => {
