@@ -154,7 +154,7 @@ export class NativeIoBackend implements IoBackend {
    * the first write error, `failed` if there was one already.
    */
   private writeSlice(left: WriteOp[], synced: boolean, failed: unknown): unknown {
-    const landed: WritebackRange[] = [];
+    const landed: WritebackRange[] | null = synced ? [] : null; // only a synced commit starts its slices to disk
     for (let budget = this.sliceBytes; left.length > 0 && budget > 0;) {
       const w = left[0]!;
       let rest: WriteOp | null = null;
@@ -165,11 +165,11 @@ export class NativeIoBackend implements IoBackend {
       }
       const wrote = rest === null ? totalLength(w.chunks) : rest.position - w.position;
       budget -= wrote;
-      landed.push({ fd: w.fd, offset: w.position, length: wrote });
+      landed?.push({ fd: w.fd, offset: w.position, length: wrote });
       if (rest === null) left.shift();
       else left[0] = rest;
     }
-    if (synced && failed === null && left.length > 0) this.startWriteback(landed);
+    if (landed !== null && failed === null && left.length > 0) this.startWriteback(landed);
     return failed;
   }
 
