@@ -33,9 +33,11 @@ export interface IoBackend {
   /**
    * Writes every op (short writes resumed), then fdatasyncs each fd in syncFds. Rejects with
    * StorageError. onWritten (only where reportsWritten; it must not throw) learns that every write
-   * landed while the syncs go on.
+   * landed while the syncs go on. `syncFollows` (default: syncFds is not empty) says a sync of
+   * these bytes is to come, in this commit or a later one: a backend may start them to disk as
+   * they land.
    */
-  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void>;
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void, syncFollows?: boolean): Promise<void>;
   /**
    * Starts writing the ranges' dirty pages to disk (sync_file_range's SYNC_FILE_RANGE_WRITE) and
    * waits for nothing: advisory, a range that fails is left to the next fdatasync. A backend that

@@ -109,10 +109,10 @@ export class NativeIoBackend implements IoBackend {
     this.startsWriteback = native.startsWriteback === true;
   }
 
-  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void, syncFollows = syncFds.length > 0): Promise<void> {
     if (this.closed) return Promise.reject(new StorageError('native I/O backend is closed'));
     if (onWritten && !this.reportsWritten) return Promise.reject(new StorageError('this native addon cannot report landed writes (rebuild it)'));
-    if (writes.length > 0 && bytesOf(writes) <= this.inlineWriteBytes) return this.commitInline(writes, syncFds, onWritten);
+    if (writes.length > 0 && bytesOf(writes) <= this.inlineWriteBytes) return this.commitInline(writes, syncFds, syncFollows, onWritten);
     return this.submit(writes, syncFds, onWritten);
   }
 
@@ -127,9 +127,8 @@ export class NativeIoBackend implements IoBackend {
    * from reaching): INLINE_SLICE_BYTES at a time, with its event loop running in between, so that a
    * large commit does not hold everything else on the thread.
    */
-  private commitInline(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+  private commitInline(writes: readonly WriteOp[], syncFds: readonly number[], synced: boolean, onWritten?: () => void): Promise<void> {
     const left = writes.slice();
-    const synced = syncFds.length > 0;
     const failed = this.writeSlice(left, synced, null);
     if (left.length === 0) return this.afterInlineWrites(failed, syncFds, onWritten);
     this.inFlight++; // close() waits for the slices still to copy, and for the syncs after them

@@ -25,8 +25,8 @@
 // Invariants (asserted where they change): logStartOffset <= highWatermark <= durableOffset <=
 // writtenOffset <= logEndOffset; all only grow except through truncateTo and resetTo (and a failed
 // commit's rollback, which moves writtenOffset and logEndOffset back to durableOffset); bytes below
-// the durable offset never change except by truncateTo and resetTo; at most one commit is in
-// flight, from its write to its sync. A sync that fails after its bytes were written, and so may
+// the durable offset never change except by truncateTo and resetTo; at most two commits are in
+// flight, the second (`queued`) taken while the first syncs and settled after it. A sync that fails after its bytes were written, and so may
 // have been read by followers, takes the log offline: it cannot roll back what others hold.
 import { closeSync, fdatasyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -176,7 +176,13 @@ export class PartitionLog {
   private inFlight: StagingArea | null = null;
   /** The in-flight commit's writes landed (readable up to writtenOffset) and its sync is still to come. */
   private inFlightWritten = false;
-  private spare = new StagingArea();
+  /**
+   * Taken by the next commit cycle while `inFlight` syncs (GroupCommitter's cycle behind the
+   * head): its writes may land in the files before then, but the log learns of them (written(),
+   * completed() or failed()) only after inFlight's outcome, when it becomes inFlight itself.
+   */
+  private queued: StagingArea | null = null;
+  private spare: StagingArea | null = new StagingArea();
   private dirDirty = false;
   /**
    * The directory's descriptor while a group-commit sync of it is in flight, else -1. Opened per
@@ -333,7 +339,7 @@ export class PartitionLog {
 
   /** Bytes appended but not yet committed: the actor bounds this with backpressure. */
   get stagedBytes(): number {
-    return this.pending.bytes + (this.inFlight?.bytes ?? 0);
+    return this.pending.bytes + (this.inFlight?.bytes ?? 0) + (this.queued?.bytes ?? 0);
   }
 
   /** Set after a storage failure the log could not roll back from; appends then fail. */
@@ -944,11 +950,14 @@ export class PartitionLog {
 
   private take(): WriteOp[] | null {
     if (this.state !== 'open' || this.pending.isEmpty) return null;
-    if (this.inFlight) throw new Error(`log ${this.dir}: a commit is already in flight`);
+    if (this.queued) throw new Error(`log ${this.dir}: two commits are already in flight`);
     this.cleanOpenState = null;
-    this.inFlight = this.pending;
-    this.pending = this.spare;
-    return this.inFlight.writes();
+    const area = this.pending;
+    if (this.inFlight) this.queued = area;
+    else this.inFlight = area;
+    this.pending = this.spare ?? new StagingArea();
+    this.spare = null;
+    return area.writes();
   }
 
   private syncTargets(): number[] {
@@ -1008,7 +1017,8 @@ export class PartitionLog {
       this.checkOffsets();
       area.reset();
       this.spare = area;
-      this.inFlight = null;
+      this.inFlight = this.queued;
+      this.queued = null;
       this.inFlightWritten = false;
     }
     if (synced) this.endSync(true);
@@ -1035,7 +1045,7 @@ export class PartitionLog {
       if (this.inFlight) {
         this.inFlight.reset();
         this.spare = this.inFlight;
-        this.inFlight = null;
+        this.inFlight = this.queued = null;
         this.inFlightWritten = false;
       }
       this.pending.reset();
@@ -1060,7 +1070,7 @@ export class PartitionLog {
 
   private afterCommit(): void {
     if (this.state === 'open') this.maybeSeal();
-    else if (this.state !== 'closed') this.finish();
+    else if (this.state !== 'closed' && !this.inFlight) this.finish();
   }
 
   /** Forgets everything past the durable offset: staged segments go, the rest are truncated. */

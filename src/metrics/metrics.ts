@@ -192,7 +192,7 @@ export class BrokerMetrics {
   );
   private readonly logFlush = new DeltaHistogram({
     name: 'sluice_log_flush_seconds',
-    help: 'Duration of a shard\'s group commits: write and, per the flush policy, fdatasync, from submission to completion',
+    help: 'Duration of a shard\'s group commits: write and, per the flush policy, fdatasync, from submission to completion (a commit written while the previous one synced: from its own fdatasync\'s submission)',
     labelNames: ['shard'],
     bounds: DISK_FLUSH_BOUNDS,
     registry: this.registry,

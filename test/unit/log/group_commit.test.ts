@@ -94,8 +94,11 @@ describe('GroupCommitter', () => {
       assert.equal(a.highWatermark, 1);
       s.io.release();
       await Promise.all(second);
-      assert.equal(s.io.calls.length, 2);
-      assert.equal(s.io.calls[1]!.writes.length, 2);
+      // One cycle: both logs' writes in one submission, and both files synced. Its writes may go
+      // while the first commit still syncs, its syncs then in a submission of their own once that
+      // settled (commit_pipeline.test.ts), or with them when the first had settled already.
+      const rest = s.io.calls.slice(1).map((c) => [c.writes.length, c.syncFds.length]);
+      assert.ok([[[2, 0], [0, 2]], [[2, 2]]].some((shape) => JSON.stringify(shape) === JSON.stringify(rest)), JSON.stringify(rest));
       assert.deepEqual([a.highWatermark, b.highWatermark], [2, 1]);
     } finally {
       s.io.release();

@@ -77,7 +77,7 @@ export class RecordingIo implements IoBackend {
   private held: Array<() => void> | null = null;
   private failure: { afterWrite: boolean } | null = null;
 
-  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void, syncFollows?: boolean): Promise<void> {
     this.calls.push({
       writes: writes.map((w) => ({ fd: w.fd, position: w.position, bytes: w.chunks.reduce((n, c) => n + c.length, 0) })),
       syncFds: [...syncFds],
@@ -86,7 +86,7 @@ export class RecordingIo implements IoBackend {
       const failure = this.failure;
       this.failure = null;
       if (failure && !failure.afterWrite) throw new StorageError('injected write failure', 'EIO');
-      await this.real.commit(writes, syncFds, onWritten);
+      await this.real.commit(writes, syncFds, onWritten, syncFollows);
       if (failure) throw new StorageError('injected fdatasync failure', 'EIO');
     };
     if (!this.held) return run();
@@ -219,4 +219,109 @@ export function restoreDir(files: ReadonlyMap<string, Buffer>): string {
   const dir = tempDir();
   for (const [name, data] of files) writeFileSync(join(dir, name), data);
   return dir;
+}
+
+export interface Submission {
+  writes: number;
+  syncFds: number[];
+  /** The submission asked for the writes-landed report. */
+  reportsWritten: boolean;
+}
+
+/**
+ * The real backend behind a record of submissions, run in two phases: the writes, then (after
+ * the writes-landed report, when asked for) the syncs. The sync phases can be held, the next one
+ * failed, and the next write phase failed; `reportsWritten` false stands for a backend without the
+ * report.
+ */
+export class SyncGateIo implements IoBackend {
+  readonly name = 'sync-gate';
+  readonly submissions: Submission[] = [];
+  private readonly real = testIoBackend();
+  private heldSyncs: Array<() => void> | null = null;
+  private failNextSync = false;
+  private failNextWrite = false;
+
+  /** Runs after each writes-landed report the committer asked for, once the committer's own callback ran. */
+  onLanded: (() => void) | null = null;
+
+  constructor(readonly reportsWritten = true) {}
+
+  commit(writes: readonly WriteOp[], syncFds: readonly number[], onWritten?: () => void): Promise<void> {
+    this.submissions.push({ writes: writes.length, syncFds: [...syncFds], reportsWritten: onWritten !== undefined });
+    const failWrite = writes.length > 0 && this.failNextWrite;
+    if (writes.length > 0) this.failNextWrite = false;
+    const failSync = syncFds.length > 0 && this.failNextSync;
+    if (syncFds.length > 0) this.failNextSync = false;
+    const sync = async (): Promise<void> => {
+      await this.real.commit([], syncFds);
+      if (failSync) throw new StorageError('injected fdatasync failure', 'EIO');
+    };
+    return (async () => {
+      if (failWrite) throw new StorageError('injected write failure', 'EIO');
+      await this.real.commit(writes, []);
+      if (onWritten) {
+        onWritten();
+        this.onLanded?.();
+      }
+      if (syncFds.length === 0) return;
+      if (this.heldSyncs !== null) await new Promise<void>((resolve) => this.heldSyncs!.push(resolve));
+      await sync();
+    })();
+  }
+
+  startWriteback(): void {}
+
+  holdSyncs(): void {
+    this.heldSyncs ??= [];
+  }
+
+  releaseSyncs(): void {
+    const held = this.heldSyncs ?? [];
+    this.heldSyncs = null;
+    for (const go of held) go();
+  }
+
+  get heldSyncCount(): number {
+    return this.heldSyncs?.length ?? 0;
+  }
+
+  failSync(): void {
+    this.failNextSync = true;
+  }
+
+  failWrite(): void {
+    this.failNextWrite = true;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export interface GatedShard {
+  readonly io: SyncGateIo;
+  readonly committer: GroupCommitter;
+  readonly logs: PartitionLog[];
+  readonly errors: StorageError[];
+  dispose(): Promise<void>;
+}
+
+/** `count` logs in fresh directories behind one flush=always GroupCommitter on a SyncGateIo. */
+export function gatedShard(count: number, options: PartitionLogOptions = {}, reportsWritten = true): GatedShard {
+  const io = new SyncGateIo(reportsWritten);
+  const errors: StorageError[] = [];
+  const committer = new GroupCommitter(io, { kind: 'always' }, (e) => errors.push(e));
+  const clock = new Clock();
+  const dirs = Array.from({ length: count }, () => tempDir());
+  const logs = dirs.map((d) => PartitionLog.open(d, logConfig(), io, clock.now, options));
+  return {
+    io, committer, logs, errors,
+    async dispose() {
+      io.releaseSyncs(); // a failed test may leave one held
+      await committer.close();
+      for (const log of logs) log.close();
+      for (const d of dirs) removeDir(d);
+    },
+  };
 }
