@@ -18,6 +18,8 @@ export interface CommitPort {
   readonly splitsSync: boolean;
   /** Moves everything staged in flight; null when nothing is staged. */
   take(): WriteOp[] | null;
+  /** Moves what was staged since into the last area taken (whose writes may still run): its writes; null when nothing is staged. */
+  takeMore(): WriteOp[] | null;
   /** Files whose written or in-flight bytes are not yet durable (captured for this cycle's fdatasync, before or after written()). */
   syncTargets(): number[];
   /** The cycle's writes landed and its sync is still to come: in-flight data becomes readable by followers. */

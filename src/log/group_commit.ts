@@ -73,12 +73,26 @@ interface Cycle {
   readonly synced: boolean;
   /** performance.now() of the earliest commit() among the waiters; null for a sync-only cycle. */
   readonly requestedAt: number | null;
-  /** Its writes are in the files (or failed: `writeError`); its syncs may still run. */
+  /** As the head: its writes are in the files and its syncs run. */
   landed: boolean;
-  /** The next cycle's write-only submission failed; reported once the cycle before it settled. */
-  writeError: StorageError | null;
-  /** This cycle's submission failed while the next cycle's writes were still going on: settled once they stopped. */
+  /** As the head: its submission failed while writes of the cycle behind it still ran; settled once they stopped. */
   deferredError: StorageError | null;
+}
+
+/** The cycle behind the head (under 'always'): open to more requests until the head settles. */
+interface Behind {
+  readonly cycle: Cycle;
+  /** Requests join it until the head settles; then its last data is written and it syncs. */
+  open: boolean;
+  /** Its write-only submissions in flight. */
+  writing: number;
+  /** The first of its writes that failed: the cycle fails whole once promoted. */
+  error: StorageError | null;
+  /** Logs whose data staged since the last write pass is still to be written. */
+  readonly toWrite: Set<PartitionLog>;
+  /** Logs that took an area in this cycle: more of their data joins that area (takeMore). */
+  readonly taken: Set<PartitionLog>;
+  writeScheduled: boolean;
 }
 
 export class GroupCommitter {
@@ -88,8 +102,8 @@ export class GroupCommitter {
   private syncDue = false;
   /** The oldest cycle in flight: its one submission (writes and syncs), or its syncs alone. */
   private head: Cycle | null = null;
-  /** Under 'always': a cycle whose writes started once the head's landed; it syncs after the head settles. */
-  private behind: Cycle | null = null;
+  /** Under 'always': a cycle writing its data while the head syncs; it syncs after the head settles. */
+  private behind: Behind | null = null;
   private scheduled = false;
   private closed = false;
   private readonly idleWaiters: Array<() => void> = [];
@@ -120,6 +134,7 @@ export class GroupCommitter {
   /** Resolves once everything `log` staged before this call is written (synced per policy) and readable. */
   commit(log: PartitionLog): Promise<void> {
     if (this.closed) return Promise.reject(new StorageError('group committer is closed'));
+    if (this.behind?.open) return this.joinBehind(this.behind, log);
     let w = this.next.get(log);
     if (!w) {
       this.firstRequestAt ??= performance.now();
@@ -181,11 +196,11 @@ export class GroupCommitter {
     this.scheduled = false;
     if (!this.canStart()) return;
     const cycle = this.collect();
-    const writes: WriteOp[] = [];
-    for (const log of cycle.requested) for (const op of log.commitPort.take() ?? []) writes.push(op);
     const now = performance.now();
     if (cycle.requestedAt !== null) this.queueWait.observe((now - cycle.requestedAt) / 1000);
-    if (this.head !== null) return this.startBehind(cycle, writes);
+    if (this.head !== null) return this.startBehind(cycle);
+    const writes: WriteOp[] = [];
+    for (const log of cycle.requested) for (const op of log.commitPort.take() ?? []) writes.push(op);
     this.head = cycle;
     this.submittedAt = now;
     const split = cycle.synced && writes.length > 0 && cycle.requested.some((log) => log.commitPort.splitsSync);
@@ -215,34 +230,87 @@ export class GroupCommitter {
   }
 
   /**
-   * A cycle started while the head syncs: its writes go now, without syncs (the backend starts them
-   * to disk as they land); its syncs are captured and submitted only once the head settled, so the
-   * logs see each cycle's outcome in order and one sync capture per segment at a time.
+   * A cycle started while the head syncs: it writes its data now, without syncs (the backend starts
+   * them to disk as they land), and so does every request joining it until the head settles; its
+   * syncs are captured and submitted only then, so the logs see each cycle's outcome in order and
+   * one sync capture per segment at a time. Requests made while the head syncs thus wait for one
+   * sync after the head's, as they did when the next cycle started only once the head settled.
    */
-  private startBehind(cycle: Cycle, writes: WriteOp[]): void {
-    this.behind = cycle;
-    const stopped = (err: StorageError | null): void => {
-      cycle.landed = true;
-      cycle.writeError = err;
-      const head = this.head;
-      if (head === null) this.promoteBehind();
-      else if (head.deferredError) this.settle(head, head.deferredError);
-    };
-    if (writes.length === 0) return stopped(null);
+  private startBehind(cycle: Cycle): void {
+    const b: Behind = { cycle, open: true, writing: 0, error: null, toWrite: new Set(cycle.requested), taken: new Set(), writeScheduled: false };
+    this.behind = b;
+    this.writeBehind(b);
+  }
+
+  private joinBehind(b: Behind, log: PartitionLog): Promise<void> {
+    if (!log.commitPort.isOpen) return Promise.reject(new StorageError(`log ${log.dir} was closed before its data was committed`));
+    const c = b.cycle;
+    let w = c.waiters.get(log);
+    if (!w) {
+      w = makeWaiter();
+      c.waiters.set(log, w);
+    }
+    if (!c.participants.has(log)) {
+      c.participants.add(log);
+      c.requested.push(log);
+    }
+    b.toWrite.add(log);
+    if (!b.writeScheduled) {
+      b.writeScheduled = true;
+      setImmediate(() => {
+        b.writeScheduled = false;
+        if (b.open) this.writeBehind(b);
+      });
+    }
+    return w.promise;
+  }
+
+  /** Writes what the behind cycle's logs staged since its last pass, in one write-only submission. */
+  private writeBehind(b: Behind): void {
+    const writes: WriteOp[] = [];
+    for (const log of b.toWrite) {
+      const ops = b.taken.has(log) ? log.commitPort.takeMore() : log.commitPort.take();
+      if (ops === null) continue;
+      b.taken.add(log);
+      for (const op of ops) writes.push(op);
+    }
+    b.toWrite.clear();
+    if (writes.length === 0) return;
+    b.writing++;
     this.io.commit(writes, [], undefined, true).then(
-      () => stopped(null),
-      (err: unknown) => stopped(StorageError.from(err, 'group commit')),
+      () => this.behindWritten(b, null),
+      (err: unknown) => this.behindWritten(b, StorageError.from(err, 'group commit')),
     );
+  }
+
+  private behindWritten(b: Behind, err: StorageError | null): void {
+    b.writing--;
+    b.error ??= err;
+    if (b.writing > 0 || b.open) return;
+    const head = this.head;
+    if (head === null) this.promoteBehind();
+    else if (head.deferredError) this.settle(head, head.deferredError);
+  }
+
+  /** Closes the behind cycle to new requests and writes what joined it last; true once none of its writes run. */
+  private closeBehind(b: Behind): boolean {
+    if (b.open) {
+      b.open = false;
+      this.writeBehind(b);
+    }
+    return b.writing === 0;
   }
 
   /** The head settled: the cycle behind it, once its writes stopped, becomes the head and syncs (or fails). */
   private promoteBehind(): void {
-    const cycle = this.behind;
-    if (cycle === null || !cycle.landed) return;
+    const b = this.behind;
+    if (b === null || !this.closeBehind(b)) return;
     this.behind = null;
+    const cycle = b.cycle;
     this.head = cycle;
+    cycle.landed = true;
     this.submittedAt = performance.now();
-    if (cycle.writeError) return this.settle(cycle, cycle.writeError);
+    if (b.error) return this.settle(cycle, b.error);
     if (cycle.requested.some((log) => log.commitPort.splitsSync)) this.tellWritten(cycle);
     const syncFds = this.syncTargetsOf(cycle);
     if (syncFds.length === 0) return this.settle(cycle, null);
@@ -297,12 +365,12 @@ export class GroupCommitter {
       this.unsynced.clear();
       this.syncDue = false;
     }
-    return { waiters, participants, requested, synced, requestedAt, landed: false, writeError: null, deferredError: null };
+    return { waiters, participants, requested, synced, requestedAt, landed: false, deferredError: null };
   }
 
   private settle(cycle: Cycle, err: StorageError | null, submitted = true): void {
     const behind = this.behind;
-    if (err && behind && !behind.landed) {
+    if (err && behind && !this.closeBehind(behind)) {
       // Rolling back now would truncate files the cycle behind is still writing to.
       cycle.deferredError = err;
       return;
@@ -319,7 +387,7 @@ export class GroupCommitter {
       if (behind) {
         // Its logs that were in this cycle rolled back its writes too: it fails whole, reported once.
         this.behind = null;
-        this.fail(behind, err, false);
+        this.fail(behind.cycle, err, false);
       }
     } else {
       this.succeed(cycle);

@@ -247,6 +247,7 @@ export class PartitionLog {
         return log.earlyReads !== null;
       },
       take: () => this.take(),
+      takeMore: () => this.takeMore(),
       syncTargets: () => this.syncTargets(),
       written: () => {
         if (this.landWrites()) this.earlyReads?.();
@@ -958,6 +959,15 @@ export class PartitionLog {
     this.pending = this.spare ?? new StagingArea();
     this.spare = null;
     return area.writes();
+  }
+
+  private takeMore(): WriteOp[] | null {
+    if (this.state !== 'open' || this.pending.isEmpty) return null;
+    const area = this.queued ?? this.inFlight;
+    if (area === null) throw new Error(`log ${this.dir}: no commit in flight to add to`);
+    const writes = this.pending.writes();
+    area.absorb(this.pending);
+    return writes;
   }
 
   private syncTargets(): number[] {

@@ -43,6 +43,31 @@ export class StagingArea {
     this.endOffset = nextOffset;
   }
 
+  /**
+   * Moves `other`'s runs after this area's, `other` left empty: a run that continues this area's
+   * last in the same segment extends it (in a new run object, as this area's writes may still be
+   * in flight holding the last one's chunk list).
+   */
+  absorb(other: StagingArea): void {
+    if (other.isEmpty) return;
+    for (const r of other.runs) {
+      const i = this.runs.length - 1;
+      const last = this.runs[i];
+      if (last === undefined || last.seg !== r.seg || last.end !== r.position) {
+        this.runs.push(r);
+        continue;
+      }
+      const later = r.maxTimestamp > last.maxTimestamp;
+      this.runs[i] = {
+        seg: last.seg, position: last.position, end: r.end, nextOffset: r.nextOffset, chunks: last.chunks.concat(r.chunks),
+        maxTimestamp: later ? r.maxTimestamp : last.maxTimestamp, offsetOfMaxTimestamp: later ? r.offsetOfMaxTimestamp : last.offsetOfMaxTimestamp,
+      };
+    }
+    this.bytes += other.bytes;
+    this.endOffset = other.endOffset;
+    other.reset();
+  }
+
   writes(): WriteOp[] {
     return this.runs.map((r) => ({ fd: r.seg.fd, chunks: r.chunks, position: r.position }));
   }

@@ -1,5 +1,6 @@
 // Group commits two deep under flush=always: once the head cycle's writes landed and its fdatasync
-// runs, the next cycle writes its data behind it (no sync), and syncs only once the head settled.
+// runs, the next cycle writes its data behind it (no sync), as do requests joining it while the
+// head syncs, and it syncs only once the head settled.
 // Waiters are acknowledged in cycle order; a failure of the head rolls back the cycle behind it
 // too (one error reported), and a failed write behind the head leaves the head acknowledged.
 import assert from 'node:assert/strict';
@@ -40,18 +41,25 @@ describe('group commits two deep (flush=always)', () => {
     await waitFor(() => fileSize(b) > 0, 'the writes behind the head');
     assert.deepEqual(shape(io), [[1, 1], [2, 0]], 'the cycle behind writes without syncing');
     assert.ok(fileSize(a) > headBytes, "a's second batch is in its file while the head's sync is held");
-    assert.deepEqual([a.highWatermark, a.logEndOffset, b.highWatermark], [0, 3, 0]);
+    // A request made while the head still syncs joins the cycle behind it: written now, synced with it.
+    const aBytes = fileSize(a);
+    append(a, batchOf(1, 10));
+    const joined = committer.commit(a).then(() => order.push('joined'));
+    await waitFor(() => fileSize(a) > aBytes, 'the joining write');
+    assert.deepEqual(shape(io), [[1, 1], [2, 0], [1, 0]]);
+    assert.deepEqual([a.highWatermark, a.logEndOffset, b.highWatermark], [0, 4, 0]);
     const closing = committer.close();
+    await assert.rejects(committer.commit(b), StorageError, 'a closing committer takes no more requests');
     let closed = false;
     void closing.then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual([order, closed], [[], false], 'nothing is acknowledged and close() waits while the head syncs');
     io.releaseSyncs();
-    await Promise.all([head, behind, closing]);
-    assert.deepEqual(order, ['head', 'behind']);
-    assert.deepEqual(shape(io), [[1, 1], [2, 0], [0, 2]], "its syncs, of both logs' files, follow the head's");
-    assert.deepEqual([a.highWatermark, b.highWatermark], [3, 1]);
-    assert.deepEqual(readAll(a).map((x) => x.baseOffset), [0, 1]);
+    await Promise.all([head, behind, joined, closing]);
+    assert.deepEqual(order.slice(0, 1), ['head']);
+    assert.deepEqual(shape(io), [[1, 1], [2, 0], [1, 0], [0, 2]], "its syncs, of both logs' files, follow the head's");
+    assert.deepEqual([a.highWatermark, b.highWatermark], [4, 1]);
+    assert.deepEqual(readAll(a).map((x) => x.baseOffset), [0, 1, 3]);
   });
 
   it("a failed fdatasync of the head rolls back the cycle behind it too, reported once; the logs carry on", async () => {
