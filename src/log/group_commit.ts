@@ -3,9 +3,10 @@
 // Runs on the shard worker that owns the logs. Requests arriving while a cycle is in flight form
 // the next one, which starts once the current one settles, or, under 'always' on a backend that
 // reports landed writes, as soon as the current one's writes landed: that cycle (`behind`) copies
-// its data into the files while the head's fdatasync runs, and submits its own syncs only once
-// the head settled. So at most two cycles are in flight, the logs learn their outcomes in cycle
-// order, and at most one sync capture per segment is outstanding.
+// its data into the files while the head's fdatasync runs, takes in every request made until the
+// head settles (writing each at once), and submits its own syncs only then. So at most two cycles
+// are in flight, the logs learn their outcomes in cycle order, and at most one sync capture per
+// segment is outstanding.
 // Under 'always', a cycle with a log that splitsSync (a replicated leader) tells every log of the
 // cycle once its writes landed, before their syncs finish (followers may fetch the bytes now), so
 // the followers' fetch and fdatasync overlap the leader's fdatasync instead of following it. On a

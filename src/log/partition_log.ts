@@ -26,8 +26,9 @@
 // writtenOffset <= logEndOffset; all only grow except through truncateTo and resetTo (and a failed
 // commit's rollback, which moves writtenOffset and logEndOffset back to durableOffset); bytes below
 // the durable offset never change except by truncateTo and resetTo; at most two commits are in
-// flight, the second (`queued`) taken while the first syncs and settled after it. A sync that fails after its bytes were written, and so may
-// have been read by followers, takes the log offline: it cannot roll back what others hold.
+// flight, the second (`queued`) taken while the first syncs and settled after it. A sync that
+// fails after its bytes were written, and so may have been read by followers, takes the log
+// offline: it cannot roll back what others hold.
 import { closeSync, fdatasyncSync, openSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -178,8 +179,9 @@ export class PartitionLog {
   private inFlightWritten = false;
   /**
    * Taken by the next commit cycle while `inFlight` syncs (GroupCommitter's cycle behind the
-   * head): its writes may land in the files before then, but the log learns of them (written(),
-   * completed() or failed()) only after inFlight's outcome, when it becomes inFlight itself.
+   * head), and grown by takeMore until that one settles: its writes may land in the files before
+   * then, but the log learns of them (written(), completed() or failed()) only after inFlight's
+   * outcome, when it becomes inFlight itself.
    */
   private queued: StagingArea | null = null;
   private spare: StagingArea | null = new StagingArea();
