@@ -1,8 +1,9 @@
 // Appends staged in memory between group commits: per segment, the batch buffers to write at the
 // segment's next position, plus what the segment and the log learn once they are on disk.
 // Owned by a PartitionLog on the shard worker; a log has one area collecting new appends and at
-// most one in flight. Invariant: runs are in offset order and each run's chunks are contiguous
-// in its segment from `position` to `end`.
+// most two in flight. Invariant: runs are in offset order and each run's chunks are contiguous
+// in its segment from `position` to `end`; after an absorb, consecutive runs may share a segment
+// (the later continuing the earlier).
 import type { WriteOp } from './io_backend.js';
 import type { Segment } from './segment.js';
 
@@ -43,26 +44,10 @@ export class StagingArea {
     this.endOffset = nextOffset;
   }
 
-  /**
-   * Moves `other`'s runs after this area's, `other` left empty: a run that continues this area's
-   * last in the same segment extends it (in a new run object, as this area's writes may still be
-   * in flight holding the last one's chunk list).
-   */
+  /** Moves `other`'s runs after this area's, `other` left empty (a commit cycle adding later data to the area it took). */
   absorb(other: StagingArea): void {
     if (other.isEmpty) return;
-    for (const r of other.runs) {
-      const i = this.runs.length - 1;
-      const last = this.runs[i];
-      if (last === undefined || last.seg !== r.seg || last.end !== r.position) {
-        this.runs.push(r);
-        continue;
-      }
-      const later = r.maxTimestamp > last.maxTimestamp;
-      this.runs[i] = {
-        seg: last.seg, position: last.position, end: r.end, nextOffset: r.nextOffset, chunks: last.chunks.concat(r.chunks),
-        maxTimestamp: later ? r.maxTimestamp : last.maxTimestamp, offsetOfMaxTimestamp: later ? r.offsetOfMaxTimestamp : last.offsetOfMaxTimestamp,
-      };
-    }
+    for (const r of other.runs) this.runs.push(r);
     this.bytes += other.bytes;
     this.endOffset = other.endOffset;
     other.reset();
@@ -74,8 +59,9 @@ export class StagingArea {
 
   /** End of this area's writes in `seg`, or -1 when it has none there. */
   endIn(seg: Segment): number {
-    for (const r of this.runs) if (r.seg === seg) return r.end;
-    return -1;
+    let end = -1;
+    for (const r of this.runs) if (r.seg === seg) end = r.end;
+    return end;
   }
 
   reset(): void {
