@@ -11,8 +11,9 @@
 // Fenced while running (its session ran out), it goes on heartbeating and
 // the controller unfences it once a heartbeat shows it caught up, as in KRaft. shutDown() is
 // KRaft's controlled shutdown: heartbeats asking to shut down, while the Kafka listener still
-// serves, until the controller has moved this broker's leaderships away and every other broker
-// has applied the move (shouldShutDown), or a bound passes; stop() asks once and does not wait.
+// serves, until the controller has moved this broker's leaderships away and every broker, this
+// one too, has applied the move (shouldShutDown), or a bound passes; stop() asks once and does
+// not wait.
 // `unfenced()` gates the Kafka listener: it resolves once the controller has unfenced this
 // broker and the local image shows it unfenced at its current epoch, so a client is never routed by an image
 // older than this broker's own registration. Each heartbeat also carries whether this broker,

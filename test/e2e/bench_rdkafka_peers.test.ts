@@ -71,8 +71,11 @@ describe('bench peers: librdkafka', { skip: missing }, () => {
       const cpu = r.brokerCpu;
       assert.ok(cpu !== undefined && cpu.userUs >= 0 && cpu.systemUs >= 0, JSON.stringify(r));
       assert.ok(cpu.userUs + cpu.systemUs > 1 && cpu.userUs + cpu.systemUs < 10_000, JSON.stringify(r));
-      // Paced for 2 s after the warm-up second: 4,000 records, give or take the last one due.
-      assert.ok(Math.abs(r.sent - 4000) <= 2, `sent ${r.sent}`);
+      // Paced for 2 s after the warm-up second: 4,000 records at most (and the last one due). The
+      // pacer sends what fell due while it was descheduled in a burst, so it ends short only by the
+      // lag it had when time ran out: 10 records (5 ms) on a loaded 2-core CI host. 200 short (a
+      // 100 ms stall at the very end) bounds that; 400 or 2,000 would be a wrong duration or rate.
+      assert.ok(r.sent >= 3800 && r.sent <= 4002, `sent ${r.sent}`);
       assert.equal(r.received, r.sent);
       assert.ok(r.p50_ms > 0 && r.p50_ms <= r.p99_ms && r.p99_ms <= r.p999_ms && r.p999_ms <= r.max_ms, JSON.stringify(r));
     }

@@ -107,6 +107,9 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
 
 /** Starts of a new broker whose own ports were taken before it bound them, at most. */
 const START_ATTEMPTS = 3;
+/** Restarts on ports someone took while the broker was down, at most, and the pause between them. */
+const RESTART_ATTEMPTS = 20;
+const RESTART_RETRY_MS = 500;
 
 export class BrokerProcess {
   readonly host = '127.0.0.1';
@@ -140,7 +143,7 @@ export class BrokerProcess {
         await broker.launch();
         return broker;
       } catch (err) {
-        const portTaken = [broker.kafkaPort, broker.adminPort].some((port) => String(err).includes(`EADDRINUSE: address already in use 127.0.0.1:${port}`));
+        const portTaken = broker.portTakenIn(err);
         broker.keepLogs = !portTaken || attempt >= START_ATTEMPTS;
         await broker.dispose();
         if (!portTaken || attempt >= START_ATTEMPTS) throw err;
@@ -226,10 +229,29 @@ export class BrokerProcess {
     return withTimeout(this.exited, 10_000, `broker pid ${child.pid} after SIGKILL`);
   }
 
-  /** Starts again on the same data dir and ports (the previous process must have exited); `untilHealthy` false: returns once it is spawned, for a node expected never to become healthy. */
+  /**
+   * Starts again on the same data dir and ports (the previous process must have exited);
+   * `untilHealthy` false: returns once it is spawned, for a node expected never to become healthy.
+   * While the broker was down another test process may have been given one of its ports (an
+   * outgoing connection's ephemeral port): that start is retried on the same ports, a bounded
+   * number of times, since a restart must keep them.
+   */
   async restart(opts: { readonly untilHealthy?: boolean } = {}): Promise<void> {
     if (this.child !== null) throw new Error('broker is still running');
-    await this.launch(opts.untilHealthy ?? true);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.launch(opts.untilHealthy ?? true);
+        return;
+      } catch (err) {
+        if (!this.portTakenIn(err) || attempt >= RESTART_ATTEMPTS) throw err;
+        await sleep(RESTART_RETRY_MS);
+      }
+    }
+  }
+
+  /** Whether a failed start names one of this broker's own ports as taken. */
+  private portTakenIn(err: unknown): boolean {
+    return [this.kafkaPort, this.adminPort].some((port) => String(err).includes(`EADDRINUSE: address already in use 127.0.0.1:${port}`));
   }
 
   /** Stops the broker if it runs (kill -9 if SIGTERM hangs) and removes the temp dir unless kept. */

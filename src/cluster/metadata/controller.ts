@@ -766,10 +766,12 @@ export class MetadataController {
    * KRaft's controlled shutdown (BrokerHeartbeatManager): the first request moves the broker's
    * leaderships to other ISR members and takes it out of ISRs, in the batch that marks it in
    * controlled shutdown, while it stays unfenced and serving. It may stop (shouldShutDown, and it
-   * is fenced) once it leads nothing and every unfenced broker has reported applying that batch,
-   * so no client is sent by an image older than the move. With no other unfenced broker that
-   * holds at once: a single node is fenced and answered in the first batch. A fenced broker
-   * stops at once, as it leads nothing.
+   * is fenced) once it leads nothing and every unfenced broker, itself included, has reported
+   * applying that batch: no client is sent here by an image older than the move, and until it
+   * closes its listeners it answers a moved partition's clients NOT_LEADER_OR_FOLLOWER with the
+   * new leader instead of appending, so none sends it another request it would close unread. With
+   * no other unfenced broker nothing moved: a single node is fenced and answered in the first
+   * batch. A fenced broker stops at once, as it leads nothing.
    */
   private controlledShutdown(b: BrokerRegistration, nextOffset: number, reply: (isFenced: boolean, shouldShutDown: boolean) => ControllerReply): Outcome {
     if (b.fenced) return { kind: 'answered', reply: reply(true, true) };
@@ -778,11 +780,14 @@ export class MetadataController {
     // A controller activated after the marking batch does not know its offset: its image's end bounds it.
     const shutdownOffset = marking ? nextOffset : (this.shutdownOffsets.get(b.id) ?? this.image.provenance.endOffset - 1);
     this.shutdownOffsets.set(b.id, shutdownOffset);
+    let alone = true;
     let seen = true;
     for (const other of this.image.brokers.values()) {
-      if (other.id !== b.id && !other.fenced && (this.reportedOffsets.get(other.id) ?? -1) < shutdownOffset) seen = false;
+      if (other.fenced) continue;
+      if (other.id !== b.id) alone = false;
+      if ((this.reportedOffsets.get(other.id) ?? -1) < shutdownOffset) seen = false;
     }
-    if (seen) {
+    if (seen || alone) {
       this.shutdownOffsets.delete(b.id);
       return this.propose(nextOffset, this.fencing(b, true), reply(true, true));
     }

@@ -132,7 +132,7 @@ describe('controlled shutdown', () => {
     return h.now<Reply<'heartbeat'>>((next) => h.c.heartbeat({ brokerId: id, brokerEpoch: h.epochs.get(id)!, currentMetadataOffset: applied, wantFence: false, wantShutDown, warm: true }, next, 0));
   }
 
-  it('keeps the broker unfenced and serving until every other unfenced broker has applied the move, then fences it and lets it stop', () => {
+  it('keeps the broker unfenced and serving until every unfenced broker, itself included, has applied the move, then fences it and lets it stop', () => {
     const h = cluster(3, [[1, 2, 3], [2, 1, 3]]);
     const batches = h.log.length;
     const first = beatAt(h, 1, h.next - 1, true);
@@ -147,6 +147,8 @@ describe('controlled shutdown', () => {
     assert.equal(beatAt(h, 1, moved, true).shouldShutDown, false);
     assert.equal(h.log.length, batches + 1);
     beatAt(h, 3, moved);
+    // Its own image must show the move too, or it would take produces for a partition it no longer leads.
+    assert.equal(beatAt(h, 1, moved - 1, true).shouldShutDown, false);
     const last = beatAt(h, 1, moved, true);
     assert.deepStrictEqual([last.isFenced, last.shouldShutDown], [true, true]);
     assert.deepStrictEqual([h.c.image.brokers.get(1)!.fenced, h.log.length], [true, batches + 2]);
