@@ -3,7 +3,8 @@
 // latency (rdkafka-e2e-latency.c, a paced producer and a consumer in one process) and kcat
 // (kafka-client-bench.sh) against fresh Sluice brokers (the producer also against a warmed one,
 // and against librdkafka's C mock broker, in its own process and apart: bench/mock_broker.c), the
-// peer scripts for Redis Streams, NATS JetStream and the Node socket ceiling, invoked unchanged,
+// peer scripts for loopback TCP (iperf3), Redis Streams, NATS JetStream and the Node socket
+// ceiling, invoked unchanged,
 // and the CPU a write into fresh page cache costs here (cold and warm). The scripts write results/
 // next to themselves, so they run through a temp dir of symlinks to the (read-only, shared) peers dir.
 // fio's 1 MiB writes with an fdatasync after each, the durable target's disk figure, run here
@@ -50,7 +51,7 @@ export interface PeerSettings {
   readonly only: readonly string[];
 }
 
-export const PEER_NAMES = ['rdkafka', 'rdkafka-e2e', 'kcat', 'redis', 'nats', 'node-net', 'pagecache', 'fio'] as const;
+export const PEER_NAMES = ['rdkafka', 'rdkafka-e2e', 'kcat', 'redis', 'nats', 'node-net', 'iperf3', 'pagecache', 'fio'] as const;
 
 const OUTPUT_KEEP = 256 * 1024;
 
@@ -616,6 +617,15 @@ const SCRIPT_PEERS: readonly ScriptPeer[] = [
     ],
   },
   {
+    // Loopback TCP, the catch-up target's yardstick (DESIGN.md §11): one stream, as a consumer has
+    // one connection, at iperf3's default 128 KiB writes and at 1 MiB; Gbit/s to MB/s.
+    id: 'iperf3', label: 'iperf3 loopback', script: '01-iperf3.sh', needs: ['iperf3', 'node'], files: [], hint: 'apt-get install -y iperf3',
+    figures: [
+      ['iperf3-1stream', stats('len=128K P=1 Gbit/s'), 'MB/s', 125],
+      ['iperf3-1stream-1m', stats('len=1M P=1 Gbit/s'), 'MB/s', 125],
+    ],
+  },
+  {
     id: 'node-net', label: 'Node socket ceiling', script: '04-node-net.sh', needs: ['node'], files: [], hint: '',
     figures: [
       ['node-net-1k', stats('size=1024 mode=count MB/s  '), 'MB/s', 1],
@@ -635,10 +645,17 @@ async function scriptPeer(ctx: Ctx, p: ScriptPeer): Promise<void> {
   const r = await run('bash', [join(ctx.farm, p.script), String(ctx.s.runs)], 1_800_000, ctx.env);
   for (const line of r.stdout.split('\n')) if (line.includes('median')) ctx.log(`${p.script}: ${line}`);
   if (r.code !== 0) ctx.out.unavailable.push(`${p.label}: ${p.script} exited ${r.code}: ${tail(`${r.stdout}\n${r.stderr}`)}`);
-  for (const [name, re, unit, scale] of p.figures) {
-    const v = statsLine(r.stdout, re);
-    add(ctx, name, unit, v === null ? null : { median: v.median * scale, min: v.min * scale, max: v.max * scale, n: v.n });
-  }
+  for (const f of scriptPeerFigures(p.id, r.stdout)) add(ctx, f.name, f.unit, f.value);
+}
+
+/** The figures of a peer script's output, in the peer's units (null: the script printed none). */
+export function scriptPeerFigures(id: string, stdout: string): Array<{ name: string; unit: string; value: Spread | null }> {
+  const peer = SCRIPT_PEERS.find((x) => x.id === id);
+  if (peer === undefined) throw new Error(`no peer script ${id}`);
+  return peer.figures.map(([name, re, unit, scale]) => {
+    const v = statsLine(stdout, re);
+    return { name, unit, value: v === null ? null : { median: v.median * scale, min: v.min * scale, max: v.max * scale, n: v.n } };
+  });
 }
 
 /** Runs every peer that can run here; never throws for a missing peer. */

@@ -47,7 +47,7 @@ const COMPARISONS: readonly Comparison[] = [
   {
     figure: 'consumer catch-up 1 KiB, MB/s',
     sluice: ['catchup-1k:MB_s', 'peer:kcat-consume-1k'],
-    peers: ['redis-xrange-1k', 'node-net-1k'],
+    peers: ['iperf3-1stream', 'iperf3-1stream-1m', 'redis-xrange-1k', 'node-net-1k'],
   },
   {
     figure: 'produce acks=all + fsync before ack, MB/s',

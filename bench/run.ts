@@ -32,7 +32,7 @@ options: --repeat N (3)  --shards N (the broker's default)  --quiet-wait S (60; 
          --group-count N (commit groups, 100)  --commits N (partition-offsets, 50000000)
          --rdkafka-messages N (1000000)  --rdkafka-warmup-bytes N (4294967296: produce load a
          broker takes before its warmed librdkafka runs)  --peers-dir DIR (/work/shared/peers)
-         --peer rdkafka,rdkafka-e2e,kcat,redis,nats,node-net,pagecache,fio (default: all)
+         --peer rdkafka,rdkafka-e2e,kcat,redis,nats,node-net,iperf3,pagecache,fio (default: all)
          --profile-scenario NAME|rdkafka-1k (produce-1k-acks1)  --profile-top N (15)
          --request-timeout-ms MS (30000)  --produce-version V (default: highest common)
 Scenario options override every selected scenario that has that parameter.`;

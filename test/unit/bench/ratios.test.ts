@@ -1,10 +1,11 @@
-// The bench's Sluice/peer ratios (bench/ratios.ts) and the fio peer's report parsing: the durable
+// The bench's Sluice/peer ratios (bench/ratios.ts) and the peers' report parsing: the durable
 // row compares with fio as measured in the sitting when it ran, and falls back to the baselines'
 // reference, named as such, only when it did not; fio's JSON is read past any notes printed before
-// it, and a report without a write rate is no figure rather than a zero.
+// it, and a report without a write rate is no figure rather than a zero. iperf3's one-stream
+// loopback summaries become MB/s figures the catch-up row compares with.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FIO_FIGURE, fioWriteMBps } from '../../../bench/peers.js';
+import { FIO_FIGURE, fioWriteMBps, scriptPeerFigures } from '../../../bench/peers.js';
 import type { PeerFigure } from '../../../bench/peers.js';
 import { ratioRows } from '../../../bench/ratios.js';
 import type { Spread } from '../../../bench/report.js';
@@ -44,5 +45,34 @@ describe('bench peers: fio report', () => {
     assert.equal(fioWriteMBps(JSON.stringify({ jobs: [] })), null);
     assert.equal(fioWriteMBps(JSON.stringify({ jobs: [{ write: { bw_bytes: 0 } }] })), null);
     assert.equal(fioWriteMBps('{"jobs": [ truncated'), null);
+  });
+});
+
+describe('bench peers: iperf3 loopback', () => {
+  // 01-iperf3.sh's summary lines (per-run lines come before them), receiver-side Gbit/s.
+  const out = [
+    'len=128K P=1 run=1 Gbit/s=20.1 client_cpu%=80 server_cpu%=60',
+    'len=128K P=1 Gbit/s median/min/max/n: 20.1 18.9 21.5 3',
+    'len=128K P=2 Gbit/s median/min/max/n: 25.0 24.1 26.2 3',
+    'len=1M P=1 Gbit/s median/min/max/n: 22.4 21.0 23.0 3',
+    'len=1M P=2 Gbit/s median/min/max/n: 27.0 26.0 28.0 3',
+  ].join('\n');
+
+  it('reads the one-stream medians, not the two-stream ones, as MB/s', () => {
+    const figures = scriptPeerFigures('iperf3', out);
+    assert.deepEqual(figures.map((f) => [f.name, f.unit, f.value?.median, f.value?.min, f.value?.max, f.value?.n]), [
+      ['iperf3-1stream', 'MB/s', 2512.5, 2362.5, 2687.5, 3],
+      ['iperf3-1stream-1m', 'MB/s', 2800, 2625, 2875, 3],
+    ]);
+  });
+
+  it('sets the catch-up row against them', () => {
+    const peers = scriptPeerFigures('iperf3', out).map((f) => ({ name: f.name, unit: f.unit, value: f.value! }));
+    const rows = ratioRows(new Map([['catchup-1k', { MB_s: spreadOf(1256.25) }]]), peers).filter((r) => r.figure.startsWith('consumer catch-up'));
+    assert.deepEqual(rows.map((r) => [r.peer, r.ratio]), [['iperf3-1stream', 0.5], ['iperf3-1stream-1m', 1256.25 / 2800]]);
+  });
+
+  it('gives no figure when the script printed no summary', () => {
+    assert.deepEqual(scriptPeerFigures('iperf3', 'iperf3: error - unable to connect').map((f) => f.value), [null, null]);
   });
 });
