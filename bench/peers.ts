@@ -20,7 +20,8 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokerProcess, processCpuTimes } from '../src/bench/broker_process.js';
-import type { CpuTimes } from '../src/bench/broker_process.js';
+import type { CpuTimes, LogFlushHistograms } from '../src/bench/broker_process.js';
+import { histogramGrowth, histogramQuantile, type Histogram } from '../src/cli/cluster_metrics.js';
 import { onPath } from '../src/bench/peer_servers.js';
 import { waitQuiet } from './quiet.js';
 import { spread } from './report.js';
@@ -340,30 +341,60 @@ export interface RdkafkaE2e {
   readonly max_ms: number;
 }
 
-/** An end-to-end run, with the broker's CPU per message produced (the warm-up second's included) when it was measured. */
+/**
+ * The broker's side of an end-to-end run, from its histograms over the whole run (the warm-up
+ * second's included): Produce from decoded to response queued, and its group commits. Beside the
+ * client's percentiles they say how much of a tail the broker's own path holds.
+ */
+export interface BrokerSide {
+  readonly produceP99Ms: number;
+  readonly flushP50Ms: number;
+  readonly flushP99Ms: number;
+  readonly flushes: number;
+}
+
+/** An end-to-end run, with the broker's CPU per message produced (the warm-up second's included) and its side, when measured. */
 export interface RdkafkaE2eRun extends RdkafkaE2e {
   readonly brokerCpu?: CpuPerMessage;
+  readonly brokerSide?: BrokerSide;
+}
+
+/** The broker an end-to-end run reads its CPU and histograms from. */
+export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'logFlush'>;
+
+function brokerSide(before: LogFlushHistograms, after: LogFlushHistograms): BrokerSide {
+  const flush = histogramGrowth(after.flush, before.flush);
+  const ms = (q: number, h: Histogram): number => histogramQuantile(q, h) * 1000;
+  return {
+    produceP99Ms: ms(0.99, histogramGrowth(after.produce, before.produce)),
+    flushP50Ms: ms(0.5, flush),
+    flushP99Ms: ms(0.99, flush),
+    flushes: flush.length === 0 ? 0 : flush[flush.length - 1]![1],
+  };
 }
 
 /**
  * One librdkafka end-to-end run: 1 KiB records paced at `rate` msgs/s for `seconds` (after a 1 s
  * warm-up) by a linger-0 producer with `acks`, read back by a consumer in the same process. A run
- * whose consumer did not get every record sent is an error, not a latency. With `cpuTimes` (the
- * broker process's), the broker's CPU over the whole run per message produced comes with it.
+ * whose consumer did not get every record sent is an error, not a latency. With `broker` (the
+ * broker process), the broker's CPU over the whole run per message produced and its side come with it.
  */
 export async function runRdkafkaE2e(
-  bin: string, bootstrap: string, topic: string, rate: number, seconds: number, acks: '1' | 'all', cpuTimes?: () => CpuTimes,
+  bin: string, bootstrap: string, topic: string, rate: number, seconds: number, acks: '1' | 'all', broker?: MeasuredBroker,
 ): Promise<RdkafkaE2eRun | { error: string }> {
   const args = ['-b', bootstrap, '-t', topic, '-r', String(rate), '-d', String(seconds), '-s', '1024', '-a', acks];
-  const before = cpuTimes?.();
+  const histograms = await broker?.logFlush();
+  const before = broker?.cpuTimes();
   // The tool waits 3 s for its consumer, runs warm-up + seconds, then flushes for up to 10 s.
   const r = await run(bin, args, (seconds + 30) * 1000);
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (r.code !== 0 || !line.startsWith('{')) return { error: `exit ${r.code}: ${tail(`${r.stdout}\n${r.stderr}`)}` };
   const e = JSON.parse(line) as RdkafkaE2e;
   if (e.received !== e.sent) return { error: `consumer received ${e.received} of ${e.sent} records: ${line}` };
+  if (broker === undefined || before === undefined || histograms === undefined) return e;
   // The tool's warm-up second sends `rate` records (and one to create the topic) it does not count in `sent`.
-  return before === undefined || cpuTimes === undefined ? e : { ...e, brokerCpu: cpuPerMessage(before, cpuTimes(), e.sent + rate + 1) };
+  const brokerCpu = cpuPerMessage(before, broker.cpuTimes(), e.sent + rate + 1);
+  return { ...e, brokerCpu, brokerSide: brokerSide(histograms, await broker.logFlush()) };
 }
 
 /** One latency case of DESIGN.md §11 (issue 16): 1 KiB, linger 0, fsync before ack. */
@@ -397,7 +428,7 @@ export async function rdkafkaE2eCase(
   const fresh: RdkafkaE2eRun[] = [];
   for (let i = 1; i <= ctx.s.runs; i++) {
     const r = await withSluice(ctx, (bootstrap, broker) =>
-      runRdkafkaE2e(bin, bootstrap, `rdk-e2e-${i}`, c.rate, seconds, c.acks, () => broker.cpuTimes()), 'always');
+      runRdkafkaE2e(bin, bootstrap, `rdk-e2e-${i}`, c.rate, seconds, c.acks, broker), 'always');
     ctx.log(`${name} run ${i}, fresh broker: ${'error' in r ? r.error : JSON.stringify(r)}`);
     if (!('error' in r)) fresh.push(r);
   }
@@ -408,7 +439,7 @@ export async function rdkafkaE2eCase(
     if ('error' in w) return;
     for (let i = 1; i <= ctx.s.runs; i++) {
       await waitQuiet(ctx.s.quietWaitS);
-      const r = await runRdkafkaE2e(bin, bootstrap, `rdk-e2e-warmed-${i}`, c.rate, seconds, c.acks, () => broker.cpuTimes());
+      const r = await runRdkafkaE2e(bin, bootstrap, `rdk-e2e-warmed-${i}`, c.rate, seconds, c.acks, broker);
       ctx.log(`${name} run ${i}, warmed broker: ${'error' in r ? r.error : JSON.stringify(r)}`);
       if (!('error' in r)) warmed.push(r);
     }
@@ -422,6 +453,9 @@ function addE2e(ctx: Ctx, prefix: string, runs: readonly RdkafkaE2eRun[]): void 
   add(ctx, `${prefix}-p99`, 'ms', spread(runs.map((r) => r.p99_ms)));
   add(ctx, `${prefix}-p999`, 'ms', spread(runs.map((r) => r.p999_ms)));
   addCpu(ctx, `${prefix}-broker`, runs.flatMap((r) => (r.brokerCpu === undefined ? [] : [r.brokerCpu])));
+  const sides = runs.flatMap((r) => (r.brokerSide === undefined ? [] : [r.brokerSide]));
+  add(ctx, `${prefix}-broker-produce-p99`, 'ms', spread(sides.map((b) => b.produceP99Ms)));
+  add(ctx, `${prefix}-broker-flush-p99`, 'ms', spread(sides.map((b) => b.flushP99Ms)));
 }
 
 /**

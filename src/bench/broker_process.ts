@@ -98,6 +98,8 @@ export interface LogFlushHistograms {
   readonly flush: Histogram;
   /** sluice_log_flush_queue_seconds: earliest request to the start of its submission. */
   readonly queue: Histogram;
+  /** sluice_request_duration_seconds of Produce: decoded to response queued, so its group commit included. */
+  readonly produce: Histogram;
 }
 
 /** The fields of a /v1/actors entry the replication bench reads. */
@@ -202,13 +204,14 @@ export class BrokerProcess {
     };
   }
 
-  /** The group commit histograms so far (a /metrics scrape: it restarts the shards' delay windows too). */
+  /** The group commit and Produce histograms so far (a /metrics scrape: it restarts the shards' delay windows too). */
   async logFlush(): Promise<LogFlushHistograms> {
     const samples = parsePrometheusText(await this.metricsText());
     const everyShard = (): boolean => true;
     return {
       flush: histogramOf(samples, 'sluice_log_flush_seconds', everyShard),
       queue: histogramOf(samples, 'sluice_log_flush_queue_seconds', everyShard),
+      produce: histogramOf(samples, 'sluice_request_duration_seconds', (l) => l['api'] === 'Produce'),
     };
   }
 

@@ -5,7 +5,8 @@
 // case (a paced linger-0 producer and a consumer, acks=all) through a fresh `--flush always`
 // broker, then through one that took an unmeasured run first; each answer is read as every record
 // sent received, with ordered percentiles and the broker's CPU per message; a run whose consumer
-// misses records is an error. Needs librdkafka-dev, cc and the shared peers dir; skips with the
+// misses records is an error; each run carries the broker's Produce p99 and group commit
+// percentiles over it. Needs librdkafka-dev, cc and the shared peers dir; skips with the
 // reason otherwise. Bounds: 20k-60k records per producer run (each measured Sluice run after the
 // peer's 8 s page-cache rest), three runs of 2 s at 2,000 msgs/s for the latency, about 90 s in all.
 import { after, describe, it } from 'node:test';
@@ -77,6 +78,11 @@ describe('bench peers: librdkafka', { skip: missing }, () => {
       // 100 ms stall at the very end) bounds that; 400 or 2,000 would be a wrong duration or rate.
       assert.ok(r.sent >= 3800 && r.sent <= 4002, `sent ${r.sent}`);
       assert.equal(r.received, r.sent);
+      // The broker's side over the run: group commits ran (an fdatasync every few records), and an
+      // acks=all produce under --flush always waits for one, so its p99 is at least the commits' median.
+      const side = r.brokerSide;
+      assert.ok(side !== undefined && side.flushes > 0 && side.flushes <= r.sent + 2001, JSON.stringify(r));
+      assert.ok(side.flushP50Ms > 0 && side.flushP50Ms <= side.flushP99Ms && side.flushP50Ms <= side.produceP99Ms, JSON.stringify(side));
       assert.ok(r.p50_ms > 0 && r.p50_ms <= r.p99_ms && r.p99_ms <= r.p999_ms && r.p999_ms <= r.max_ms, JSON.stringify(r));
     }
   });
