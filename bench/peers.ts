@@ -20,7 +20,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokerProcess, processCpuTimes } from '../src/bench/broker_process.js';
-import type { CpuTimes, LogFlushHistograms } from '../src/bench/broker_process.js';
+import type { CpuTimes, LatencyHistograms } from '../src/bench/broker_process.js';
 import { histogramGrowth, histogramQuantile, type Histogram } from '../src/cli/cluster_metrics.js';
 import { onPath } from '../src/bench/peer_servers.js';
 import { waitQuiet } from './quiet.js';
@@ -360,9 +360,9 @@ export interface RdkafkaE2eRun extends RdkafkaE2e {
 }
 
 /** The broker an end-to-end run reads its CPU and histograms from. */
-export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'logFlush'>;
+export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'latencyHistograms'>;
 
-function brokerSide(before: LogFlushHistograms, after: LogFlushHistograms): BrokerSide {
+function brokerSide(before: LatencyHistograms, after: LatencyHistograms): BrokerSide {
   const flush = histogramGrowth(after.flush, before.flush);
   const ms = (q: number, h: Histogram): number => histogramQuantile(q, h) * 1000;
   return {
@@ -383,7 +383,7 @@ export async function runRdkafkaE2e(
   bin: string, bootstrap: string, topic: string, rate: number, seconds: number, acks: '1' | 'all', broker?: MeasuredBroker,
 ): Promise<RdkafkaE2eRun | { error: string }> {
   const args = ['-b', bootstrap, '-t', topic, '-r', String(rate), '-d', String(seconds), '-s', '1024', '-a', acks];
-  const histograms = await broker?.logFlush();
+  const histograms = await broker?.latencyHistograms();
   const before = broker?.cpuTimes();
   // The tool waits 3 s for its consumer, runs warm-up + seconds, then flushes for up to 10 s.
   const r = await run(bin, args, (seconds + 30) * 1000);
@@ -394,7 +394,7 @@ export async function runRdkafkaE2e(
   if (broker === undefined || before === undefined || histograms === undefined) return e;
   // The tool's warm-up second sends `rate` records (and one to create the topic) it does not count in `sent`.
   const brokerCpu = cpuPerMessage(before, broker.cpuTimes(), e.sent + rate + 1);
-  return { ...e, brokerCpu, brokerSide: brokerSide(histograms, await broker.logFlush()) };
+  return { ...e, brokerCpu, brokerSide: brokerSide(histograms, await broker.latencyHistograms()) };
 }
 
 /** One latency case of DESIGN.md §11 (issue 16): 1 KiB, linger 0, fsync before ack. */

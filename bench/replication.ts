@@ -292,7 +292,7 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   const nodes = cluster.running();
   const sampler = new LagSampler(nodes, topic, s.sampleMs);
   const cpu0 = cpuOf(nodes);
-  const nodeFlush0 = await Promise.all(nodes.map((b) => b.logFlush()));
+  const nodeFlush0 = await Promise.all(nodes.map((b) => b.latencyHistograms()));
   // --sample-ms 0 measures the e2e latency without the brokers answering lag samples meanwhile.
   if (s.sampleMs > 0) sampler.start(s.warmupMs);
   const r = await runE2eLatency(conn, {
@@ -302,7 +302,7 @@ async function e2eRun(cluster: BrokerCluster, admin: KafkaAdmin, conn: KafkaConn
   });
   const lag = await sampler.stop();
   const cpu = cpuOf(nodes).reduce((a, c, i) => a + c - (cpu0[i] as number), 0);
-  const nodeFlush1 = await Promise.all(nodes.map((b) => b.logFlush()));
+  const nodeFlush1 = await Promise.all(nodes.map((b) => b.latencyHistograms()));
   const at = nodes.indexOf(leader);
   const flushes = histogramGrowth(nodeFlush1[at]!.flush, nodeFlush0[at]!.flush);
   const queued = histogramGrowth(nodeFlush1[at]!.queue, nodeFlush0[at]!.queue);

@@ -92,8 +92,8 @@ export interface ShardLag {
   readonly cpuWaitPct: number;
 }
 
-/** A broker's group commit histograms, all shards summed; cumulative since start (diff two readings). */
-export interface LogFlushHistograms {
+/** A broker's group commit and Produce latency histograms, all shards summed; cumulative since start (diff two readings). */
+export interface LatencyHistograms {
   /** sluice_log_flush_seconds: submission to completion. */
   readonly flush: Histogram;
   /** sluice_log_flush_queue_seconds: earliest request to the start of its submission. */
@@ -205,7 +205,7 @@ export class BrokerProcess {
   }
 
   /** The group commit and Produce histograms so far (a /metrics scrape: it restarts the shards' delay windows too). */
-  async logFlush(): Promise<LogFlushHistograms> {
+  async latencyHistograms(): Promise<LatencyHistograms> {
     const samples = parsePrometheusText(await this.metricsText());
     const everyShard = (): boolean => true;
     return {

@@ -96,6 +96,11 @@ interface Behind {
   writeScheduled: boolean;
 }
 
+/** The refusal a commit request gets when its log closed before the request's data was taken. */
+function closedBeforeCommit(log: PartitionLog): StorageError {
+  return new StorageError(`log ${log.dir} was closed before its data was committed`);
+}
+
 export class GroupCommitter {
   private next = new Map<PartitionLog, Waiter>();
   /** 'interval' only: logs written since their last fdatasync. */
@@ -244,7 +249,7 @@ export class GroupCommitter {
   }
 
   private joinBehind(b: Behind, log: PartitionLog): Promise<void> {
-    if (!log.commitPort.isOpen) return Promise.reject(new StorageError(`log ${log.dir} was closed before its data was committed`));
+    if (!log.commitPort.isOpen) return Promise.reject(closedBeforeCommit(log));
     const c = b.cycle;
     let w = c.waiters.get(log);
     if (!w) {
@@ -359,7 +364,7 @@ export class GroupCommitter {
         continue;
       }
       waiters.delete(log);
-      w.reject(new StorageError(`log ${log.dir} was closed before its data was committed`));
+      w.reject(closedBeforeCommit(log));
     }
     if (this.syncDue) {
       for (const log of this.unsynced) participants.add(log);
