@@ -1,8 +1,14 @@
 //! The commit engine behind one ring: turns a commit (positioned writev ops + fds to fdatasync)
-//! into io_uring submissions, follows their completions on a dedicated completion thread
-//! (short writes resubmitted, errors recorded) and hands each finished commit to a sink. A commit
-//! may also ask for an intermediate report once all its writes landed, while its linked
-//! fdatasyncs still run: one submission, yet the caller can act between write and sync.
+//! into io_uring submissions, follows their completions (short writes resubmitted, errors
+//! recorded) and reports each finished commit. A commit may also ask for an intermediate report
+//! once all its writes landed, while its linked fdatasyncs still run: one submission, yet the
+//! caller can act between write and sync.
+//!
+//! Thread: everything runs on the one JS thread that opened the ring. The ring posts to an
+//! eventfd (IORING_REGISTER_EVENTFD) for every completion; the bindings watch that descriptor from
+//! the thread's own event loop and call `complete()` when it is readable. There is no completion
+//! thread: one behind each ring woke once per commit only to hand the completion on to the JS
+//! thread, which then woke again (one context switch and one cross-thread queue per commit).
 //!
 //! A commit may also start writeback of file ranges (sync_file_range's SYNC_FILE_RANGE_WRITE):
 //! advisory, so their failures are not the commit's, and they run last in their fd's chain.
@@ -14,21 +20,18 @@
 //! earlier SQE of the ring, which would serialize independent fds and pipelined commits; chains of
 //! different fds run in parallel.
 //!
-//! Invariants: a commit reaches the sink as `Report::Done` exactly once, and only after every SQE
-//! it submitted has completed (so the buffers its iovecs point at may be released then); a commit
-//! that asked for it reaches the sink as `Report::Written` at most once, exactly when every one of
-//! its write ops completed in full (a short write counts once its resubmitted remainder did) and
-//! none failed, and always before its `Done` (one thread pushes both, in order, through one sink);
-//! in-flight ops never exceed the SQ size, so push() cannot fail and the CQ (twice the SQ) cannot
-//! overflow; the state mutex is never held while waiting on the ring.
+//! Invariants: a commit is reported as `Report::Done` exactly once, and only after every SQE it
+//! submitted has completed (so the buffers its iovecs point at may be released then); a commit
+//! that asked for it is reported as `Report::Written` at most once, exactly when every one of its
+//! write ops completed in full (a short write counts once its resubmitted remainder did) and none
+//! failed, and always before its `Done` (both come out of `complete()`, in order); in-flight ops
+//! never exceed the SQ size, so push() cannot fail and the CQ (twice the SQ) cannot overflow.
 
 use crate::sys::{self, IoVec};
 use crate::uring::{self, Cqe, Sqe, Uring};
+use core::cell::{RefCell, RefMut};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 
-const EXIT_TAG: u64 = u64::MAX;
 /// user_data packs (commit id, chain index, op index); indexes are < 2^16 because ops per
 /// commit are bounded by the SQ size (at most 32768 entries).
 const MAX_ENTRIES: u32 = 32768;
@@ -52,7 +55,7 @@ pub struct Done {
     pub error: Option<(i32, String)>,
 }
 
-/// What the completion thread hands the sink about a commit.
+/// What `complete()` reports about a commit.
 pub enum Report {
     /// Every write op of the commit landed; its syncs may still run. Its buffers stay pinned.
     Written(usize),
@@ -107,20 +110,15 @@ struct State {
     inflight_ops: u32,
     inflight_bytes: u64,
     closing: bool,
+    /// complete()'s buffer, kept for its capacity.
+    cqes: Vec<Cqe>,
 }
-
-pub type Sink = Box<dyn Fn(Report) + Send + Sync>;
 
 pub struct Engine {
-    state: Mutex<State>,
-    ring_fd: i32,
+    state: RefCell<State>,
+    /// Readable while completions wait to be reaped; the ring's, closed with it.
+    event_fd: sys::Fd,
     max_bytes: u64,
-    thread: Mutex<Option<JoinHandle<()>>>,
-}
-
-fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
-    // panic=abort: a poisoned mutex cannot be observed, but stay total anyway.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn iov_bytes(iov: &[IoVec]) -> u64 {
@@ -195,25 +193,29 @@ fn push_chain(ring: &mut Uring, id: u32, ci: usize, chain: &mut Chain) -> u32 {
 }
 
 impl Engine {
-    /// Sets up the ring and starts its completion thread, which hands finished commits to `sink`.
-    pub fn start(entries: u32, max_bytes: u64, sink: Sink) -> Result<Arc<Engine>, i32> {
+    /// Sets up the ring and the eventfd it posts each completion to (`event_fd`).
+    pub fn start(entries: u32, max_bytes: u64) -> Result<Engine, i32> {
         let ring = Uring::new(entries.clamp(1, MAX_ENTRIES))?;
-        let ring_fd = ring.fd();
-        let state = State { ring, commits: HashMap::new(), next_id: 0, inflight_ops: 0, inflight_bytes: 0, closing: false };
-        let engine = Arc::new(Engine { state: Mutex::new(state), ring_fd, max_bytes, thread: Mutex::new(None) });
-        let worker = Arc::clone(&engine);
-        let handle = std::thread::Builder::new()
-            .name("sluice-uring".into())
-            .stack_size(256 * 1024)
-            .spawn(move || worker.complete_loop(sink))
-            .map_err(|_| sys::EAGAIN)?;
-        *engine.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
-        Ok(engine)
+        let event_fd = sys::new_eventfd()?;
+        ring.register_eventfd(event_fd.0)?;
+        let state = State { ring, commits: HashMap::new(), next_id: 0, inflight_ops: 0, inflight_bytes: 0, closing: false, cqes: Vec::new() };
+        Ok(Engine { state: RefCell::new(state), event_fd, max_bytes })
+    }
+
+    /// The descriptor to watch: readable once a completion waits for `complete()`.
+    pub fn event_fd(&self) -> i32 {
+        self.event_fd.0
+    }
+
+    fn state(&self) -> RefMut<'_, State> {
+        // Reports are handed out only after the borrow ends, so a callback that commits again
+        // never finds it taken.
+        self.state.borrow_mut()
     }
 
     /// Submits one commit; `report_written` asks for a `Report::Written` before its `Done` (with
     /// no bytes to write, at its first completion). Ok(false): nothing to do (no bytes, no syncs),
-    /// the sink is not called.
+    /// nothing is reported.
     pub fn commit(&self, writes: Vec<WriteSpec>, sync_fds: &[i32], writeback: &[WritebackSpec], token: usize, report_written: bool) -> Result<bool, Refused> {
         let mut chains = build_chains(writes, sync_fds, writeback);
         if chains.iter().all(|c| c.ops.is_empty()) {
@@ -223,7 +225,7 @@ impl Engine {
         let ops: u32 = chains.iter().map(|c| c.ops.len() as u32).sum();
         let writes_left = chains.iter().flat_map(|c| &c.ops).filter(|o| matches!(o.kind, OpKind::Write { .. })).count() as u32;
         let bytes: u64 = chains.iter().flat_map(|c| &c.ops).map(|o| match &o.kind { OpKind::Write { remaining, .. } => *remaining, OpKind::Sync | OpKind::Writeback { .. } => 0 }).sum();
-        let mut st = lock(&self.state);
+        let mut st = self.state();
         self.admit(&st, ops, bytes)?;
         let id = loop {
             let id = st.next_id;
@@ -239,8 +241,8 @@ impl Engine {
             if st.ring.rewind(pushed) {
                 return Err(Refused { code: "ERR_SLUICE_URING_SUBMIT", message: format!("io_uring submit failed: {}", sys::errno_name(e)) });
             }
-            // Some SQEs reached the kernel: the commit must be followed to its end; the completion
-            // thread resubmits what is left in the SQ.
+            // Some SQEs reached the kernel: the commit must be followed to its end; complete()
+            // resubmits what is left in the SQ.
         }
         let open_chains = chains.len();
         st.commits.insert(id, Commit { token, chains, open_chains, ops, bytes, writes_left, report_written, error: None });
@@ -263,44 +265,31 @@ impl Engine {
         Ok(())
     }
 
-    /// Refuses new commits, lets in-flight ones finish (their completions still reach the sink),
-    /// then stops the completion thread. Idempotent; blocks the caller until the thread exited.
-    pub fn shutdown(&self) {
-        {
-            let mut st = lock(&self.state);
-            if !st.closing {
-                st.closing = true;
-                // The NOP wakes the completion thread even when it is idle.
-                st.ring.push(Sqe { opcode: uring::OP_NOP, user_data: EXIT_TAG, ..Default::default() });
-                let _ = st.ring.submit();
-            }
-        }
-        let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(h) = handle {
-            let _ = h.join();
-        }
+    /// Reaps every completion waiting in the CQ and appends what it finished to `reports`.
+    pub fn complete(&self, reports: &mut Vec<Report>) {
+        // The eventfd is reset before the CQ is read: a completion posted after the read below
+        // signals it again, so none is left waiting with the descriptor quiet.
+        sys::clear_eventfd(&self.event_fd);
+        let mut st = self.state();
+        let mut cqes = std::mem::take(&mut st.cqes);
+        st.ring.reap(&mut cqes);
+        for cqe in cqes.drain(..) { Self::on_cqe(&mut st, cqe, reports); }
+        st.cqes = cqes;
+        if st.ring.pending() > 0 { let _ = st.ring.submit(); }
     }
 
-    fn complete_loop(&self, sink: Sink) {
-        let mut cqes: Vec<Cqe> = Vec::with_capacity(256);
-        let mut reports: Vec<Report> = Vec::new();
-        let mut exit_seen = false;
+    /// Refuses new commits and blocks until the in-flight ones finished, appending their reports
+    /// to `reports` (the buffers they point at must stay alive until then). Idempotent.
+    pub fn shutdown(&self, reports: &mut Vec<Report>) {
+        self.state().closing = true;
         loop {
-            if let Err(e) = Uring::wait_fd(self.ring_fd) {
+            self.complete(reports);
+            let st = self.state();
+            if st.commits.is_empty() { return; }
+            if let Err(e) = st.ring.wait() {
                 // Not expected on a live ring; avoid spinning while it persists.
                 if e != sys::EAGAIN && e != sys::EBUSY { std::thread::sleep(std::time::Duration::from_millis(1)); }
             }
-            let finished = {
-                let mut st = lock(&self.state);
-                st.ring.reap(&mut cqes);
-                for cqe in cqes.drain(..) {
-                    if cqe.user_data == EXIT_TAG { exit_seen = true; } else { Self::on_cqe(&mut st, cqe, &mut reports); }
-                }
-                if st.ring.pending() > 0 { let _ = st.ring.submit(); }
-                exit_seen && st.commits.is_empty()
-            };
-            for r in reports.drain(..) { sink(r); }
-            if finished { return; }
         }
     }
 

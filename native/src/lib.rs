@@ -1,20 +1,22 @@
 //! sluice_native: the N-API module. Exports
-//!   openRing(entries, maxInflightBytes) -> handle (an External owning one ring + its thread)
+//!   openRing(entries, maxInflightBytes) -> handle (an External over one ring and its poll handle)
 //!   commit(handle, meta: Float64Array [fd, position, chunkCount]*, chunks: Buffer[],
 //!          syncFds: Int32Array, callback(errno: string|null, message: string|null),
 //!          written?: () => void, writeback?: Float64Array [fd, offset, length]*) -> boolean
 //!          (written, when given, runs once every write landed, before the callback, only if no
 //!          write failed; the engine's Report::Written. writeback ranges start going to disk
 //!          after the fd's writes and syncs; advisory, they never fail the commit)
-//!   close(handle), crc32c(buf) -> u32, crc32cHardware: boolean, reportsWritten: true (commit
+//!   close(handle) (blocks until in-flight commits finished; their callbacks run before it returns),
+//!   crc32c(buf) -> u32, crc32cHardware: boolean, reportsWritten: true (commit
 //!   takes `written`; absent from older builds), startsWriteback: true (commit takes `writeback`),
 //!   senderOpen / senderAttach / senderEnqueue / senderTrySend / senderDetach: the socket sender
 //!   (sender_napi.rs),
 //!   raiseNofile() -> [soft, hard]: RLIMIT_NOFILE's soft limit raised to the hard one (-1 = unlimited),
 //!   dupFd(fd) -> a new close-on-exec descriptor for the same open file (throws with the errno name).
-//! Every call runs on the JS thread that loaded the module; completions come back to that thread
-//! through a threadsafe function. Each load (main thread or worker) gets its own rings: nothing
-//! here lives in a Rust static except the CRC tables, which are immutable.
+//! Every call runs on the JS thread that loaded the module; a ring's completions come back to that
+//! thread through its event loop, which watches the ring's eventfd (a uv poll handle); the socket
+//! sender's through a threadsafe function. Each load (main thread or worker) gets its own rings:
+//! nothing here lives in a Rust static except the CRC tables, which are immutable.
 
 mod crc32c;
 mod engine;
@@ -25,31 +27,13 @@ mod sender_napi;
 mod sys;
 mod uring;
 
-use core::ffi::c_void;
+use core::cell::Cell;
+use core::ffi::{c_int, c_void};
 use core::ptr;
 use engine::{Engine, Report, WriteSpec, WritebackSpec};
 use napi::*;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Arc;
+use std::rc::Rc;
 use sys::IoVec;
-
-/// What the completion thread and the JS-side dispatch share.
-struct Shared {
-    tsfn: AtomicTsfn,
-    /// Commits whose JS callback has not run yet; only touched on the JS thread (atomic only so
-    /// Shared is Sync).
-    js_inflight: AtomicU32,
-    /// Set by the tsfn's finalizer: after it the tsfn must not be used.
-    tsfn_gone: AtomicBool,
-}
-
-struct AtomicTsfn(core::sync::atomic::AtomicPtr<c_void>);
-
-impl AtomicTsfn {
-    fn get(&self) -> napi_threadsafe_function {
-        self.0.load(Ordering::Acquire)
-    }
-}
 
 /// One commit's JS callbacks; the engine carries a raw pointer to them as the commit's token,
 /// from its submission to the delivery of its Done, which frees them. Used only on the JS thread.
@@ -66,118 +50,148 @@ impl Callbacks {
     }
 }
 
-/// Calls the function behind `r` with `argv` and `undefined` as `this`.
+/// Calls the function behind `r` with `argv` and `undefined` as `this`. What it throws goes to
+/// the thread's uncaught-exception handling, as a throw from any other event-loop callback would.
 unsafe fn call_ref(env: napi_env, r: napi_ref, argv: &[napi_value]) {
     let mut f = ptr::null_mut();
     napi_get_reference_value(env, r, &mut f);
     let mut undefined = ptr::null_mut();
     napi_get_undefined(env, &mut undefined);
-    napi_call_function(env, undefined, f, argv.len(), argv.as_ptr(), ptr::null_mut());
+    if napi_call_function(env, undefined, f, argv.len(), argv.as_ptr(), ptr::null_mut()) == NAPI_OK { return; }
+    let mut pending = false;
+    napi_is_exception_pending(env, &mut pending);
+    if pending {
+        let mut err = ptr::null_mut();
+        napi_get_and_clear_last_exception(env, &mut err);
+        napi_fatal_exception(env, err);
+    }
 }
 
-/// Owned by the External handle the JS holds; used only on the JS thread.
+/// One ring, and the uv poll handle through which its completions reach the JS thread that opened
+/// it. Two owners share it (Rc): the External the JS holds, released by its finalizer, and the
+/// poll handle, released once libuv closed it; whichever lets go last frees it. Closing (close(),
+/// the finalizer or the env's teardown, whichever comes first) shuts the engine down and closes
+/// the handle; the env's teardown waits for that close (an async cleanup hook), since a worker's
+/// event loop may not end with a handle of ours open. Used only on the JS thread.
 struct Ring {
     env: napi_env,
-    engine: Arc<Engine>,
-    shared: Arc<Shared>,
-    closed: bool,
-    hook_registered: bool,
+    engine: Engine,
+    /// The uv_poll_t watching the engine's eventfd: uv_handle_size(UV_POLL) bytes, as libuv's
+    /// layout is not ours to declare. Its `data` field holds the poll handle's Rc.
+    poll: Box<[u64]>,
+    /// The async context completions are delivered in (async_hooks, microtasks after them).
+    async_ctx: napi_async_context,
+    /// Commits whose Done has not been delivered: while > 0 the poll handle keeps the loop alive;
+    /// an idle ring does not.
+    js_inflight: Cell<u32>,
+    closing: Cell<bool>,
+    teardown_hook: Cell<napi_async_cleanup_hook_handle>,
 }
 
 impl Ring {
-    /// Stops the ring after in-flight commits finished; their callbacks are still delivered
-    /// (the tsfn is released, not aborted). Idempotent.
-    fn shutdown(&mut self) {
-        if self.closed { return; }
-        self.closed = true;
-        self.engine.shutdown();
-        if !self.shared.tsfn_gone.load(Ordering::Acquire) {
-            // SAFETY: the tsfn is alive (not finalized) and the completion thread, its only other
-            // user, has been joined by engine.shutdown().
-            unsafe { napi_release_threadsafe_function(self.shared.tsfn.get(), TSFN_RELEASE) };
+    fn poll_handle(&self) -> uv_handle {
+        self.poll.as_ptr() as uv_handle
+    }
+
+    /// Stops the ring once its in-flight commits finished, then closes the poll handle. Their
+    /// reports are delivered when `can_call_js` (JS called close()); at the finalizer or the
+    /// env's teardown no one is left to call. Idempotent.
+    unsafe fn begin_close(&self, can_call_js: bool) {
+        if self.closing.replace(true) { return; }
+        let mut reports = Vec::new();
+        self.engine.shutdown(&mut reports);
+        if can_call_js {
+            for r in reports { self.deliver(r); }
         }
+        uv_close(self.poll_handle(), on_poll_closed);
+    }
+
+    /// Runs the JS side of one report: the commit's writes landed, or it finished.
+    unsafe fn deliver(&self, report: Report) {
+        let env = self.env;
+        let done = match report {
+            Report::Written(token) => {
+                // SAFETY: the token's Callbacks live until this commit's Done, which the engine
+                // reports after this one.
+                let callbacks = &*(token as *const Callbacks);
+                if let Some(w) = callbacks.written { call_ref(env, w, &[]); }
+                return;
+            }
+            Report::Done(done) => done,
+        };
+        let left = self.js_inflight.get() - 1;
+        self.js_inflight.set(left);
+        if left == 0 { uv_unref(self.poll_handle()); }
+        // SAFETY: the token is the Box<Callbacks> commit() leaked; this Done is its last use.
+        let callbacks = Box::from_raw(done.token as *mut Callbacks);
+        let argv = match &done.error {
+            None => [js::null(env), js::null(env)],
+            Some((errno, what)) => {
+                let name = sys::errno_name(*errno);
+                [js::string(env, &name), js::string(env, &format!("{what}: {name}"))]
+            }
+        };
+        call_ref(env, callbacks.done, &argv);
+        callbacks.release(env);
     }
 }
 
-unsafe extern "C" fn tsfn_finalize(_env: napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: data is the Arc<Shared> leaked for the tsfn in open_ring; this is its only release.
-    let shared = Arc::from_raw(data as *const Shared);
-    shared.tsfn_gone.store(true, Ordering::Release);
+/// The Ring a uv handle of ours belongs to (its `data` field).
+unsafe fn ring_of_handle<'a>(handle: uv_handle) -> &'a Ring {
+    // SAFETY: open_ring stored the poll handle's Rc<Ring> in `data`; it lives until on_poll_closed.
+    &*(*(handle as *const *const Ring))
 }
 
-/// Runs on the JS thread for each report of a commit: its writes landed, or it finished.
-unsafe extern "C" fn deliver(env: napi_env, _f: napi_value, context: *mut c_void, data: *mut c_void) {
-    // SAFETY: data is the Box<Report> the sink leaked; context the Arc<Shared> the tsfn owns.
-    let report = Box::from_raw(data as *mut Report);
-    if env.is_null() { return; } // env tearing down: nobody is left to call
-    let done = match *report {
-        Report::Written(token) => {
-            // SAFETY: the token's Callbacks live until this commit's Done, which the engine
-            // reports after this one, through the same queue.
-            let callbacks = &*(token as *const Callbacks);
-            if let Some(w) = callbacks.written { call_ref(env, w, &[]); }
-            return;
-        }
-        Report::Done(done) => done,
-    };
-    let shared = &*(context as *const Shared);
-    if shared.js_inflight.fetch_sub(1, Ordering::Relaxed) == 1 {
-        napi_unref_threadsafe_function(env, shared.tsfn.get());
-    }
-    // SAFETY: the token is the Box<Callbacks> commit() leaked; this Done is its last use.
-    let callbacks = Box::from_raw(done.token as *mut Callbacks);
-    let argv = match &done.error {
-        None => [js::null(env), js::null(env)],
-        Some((errno, what)) => {
-            let name = sys::errno_name(*errno);
-            [js::string(env, &name), js::string(env, &format!("{what}: {name}"))]
-        }
-    };
-    call_ref(env, callbacks.done, &argv);
-    callbacks.release(env);
+/// The eventfd is readable: completions wait. Delivers them as a libuv callback of this thread's
+/// loop, inside a callback scope, so the promises they settle run their reactions right after.
+unsafe extern "C" fn on_poll(handle: uv_handle, _status: c_int, _events: c_int) {
+    let ring = ring_of_handle(handle);
+    let mut reports = Vec::new();
+    // A poll error (not expected on an eventfd) is no reason to stop: the CQ says what finished.
+    ring.engine.complete(&mut reports);
+    if reports.is_empty() { return; }
+    let env = ring.env;
+    let mut handles = ptr::null_mut();
+    napi_open_handle_scope(env, &mut handles);
+    let mut scope = ptr::null_mut();
+    let scoped = napi_open_callback_scope(env, ptr::null_mut(), ring.async_ctx, &mut scope) == NAPI_OK;
+    for r in reports { ring.deliver(r); }
+    if scoped { napi_close_callback_scope(env, scope); }
+    napi_close_handle_scope(env, handles);
 }
 
-unsafe extern "C" fn env_cleanup(arg: *mut c_void) {
-    // SAFETY: arg is the Box<Ring> of a live External: the finalizer removes this hook before
-    // freeing it, and the flag below stops the finalizer from removing it again.
-    let ring = &mut *(arg as *mut Ring);
-    ring.hook_registered = false;
-    ring.shutdown();
+unsafe extern "C" fn on_poll_closed(handle: uv_handle) {
+    // SAFETY: the poll handle's Rc, stored in `data` by open_ring; libuv is done with the handle.
+    let ring = Rc::from_raw(*(handle as *const *const Ring));
+    // Here, not in begin_close, which may run inside a delivery still in the context's scope.
+    napi_async_destroy(ring.env, ring.async_ctx);
+    let hook = ring.teardown_hook.replace(ptr::null_mut());
+    if !hook.is_null() { napi_remove_async_cleanup_hook(hook); }
+    drop(ring);
 }
 
-unsafe extern "C" fn ring_finalize(env: napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: data is the Box<Ring> created in open_ring; the External is gone, so this is the
-    // last use of it.
-    let mut ring = Box::from_raw(data as *mut Ring);
-    ring.shutdown();
-    if ring.hook_registered {
-        napi_remove_env_cleanup_hook(env, env_cleanup, data);
-    }
+unsafe extern "C" fn env_teardown(_hook: napi_async_cleanup_hook_handle, arg: *mut c_void) {
+    // SAFETY: arg is the Ring, alive while this hook is registered (on_poll_closed removes it
+    // before releasing the poll handle's Rc, and the External's Rc alone cannot free the Ring).
+    (*(arg as *const Ring)).begin_close(false);
 }
 
-fn ring_of<'a>(env: napi_env, v: napi_value) -> js::JsResult<&'a mut Ring> {
+unsafe extern "C" fn ring_finalize(_env: napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: data is the External's Rc<Ring>, created in open_ring; this is its release. Nothing
+    // is in flight: a commit's callbacks keep the JS that holds this handle alive.
+    let ring = Rc::from_raw(data as *const Ring);
+    ring.begin_close(false);
+}
+
+fn ring_of<'a>(env: napi_env, v: napi_value) -> js::JsResult<&'a Ring> {
     let mut data = ptr::null_mut();
     // SAFETY: valid out-param; a non-External fails with a status.
     if unsafe { napi_get_value_external(env, v, &mut data) } != NAPI_OK || data.is_null() {
         return Err("expected a ring handle");
     }
-    // SAFETY: only open_ring creates Externals in this module, each over a Box<Ring>, and the
+    // SAFETY: only open_ring creates Externals in this module, each over an Rc<Ring>, and the
     // handle value keeps it alive for the duration of the call.
-    Ok(unsafe { &mut *(data as *mut Ring) })
-}
-
-unsafe fn create_tsfn(env: napi_env, shared: &Arc<Shared>) -> Result<napi_threadsafe_function, &'static str> {
-    let name = js::string(env, "sluice-uring");
-    let ctx = Arc::into_raw(Arc::clone(shared)) as *mut c_void;
-    let mut tsfn = ptr::null_mut();
-    let st = napi_create_threadsafe_function(env, ptr::null_mut(), ptr::null_mut(), name, 0, 1, ctx, Some(tsfn_finalize), ctx, Some(deliver), &mut tsfn);
-    if st != NAPI_OK {
-        drop(Arc::from_raw(ctx as *const Shared));
-        return Err("cannot create threadsafe function");
-    }
-    // Idle rings must not keep the thread's event loop alive; commits ref it while in flight.
-    napi_unref_threadsafe_function(env, tsfn);
-    Ok(tsfn)
+    Ok(unsafe { &*(data as *const Ring) })
 }
 
 unsafe extern "C" fn open_ring(env: napi_env, info: napi_callback_info) -> napi_value {
@@ -186,35 +200,40 @@ unsafe extern "C" fn open_ring(env: napi_env, info: napi_callback_info) -> napi_
     if !(entries >= 1.0 && entries <= 32768.0 && max_bytes >= 1.0) {
         return js::throw(env, "ERR_OUT_OF_RANGE", "openRing: entries must be 1..32768 and maxInflightBytes positive");
     }
-    let shared = Arc::new(Shared { tsfn: AtomicTsfn(Default::default()), js_inflight: AtomicU32::new(0), tsfn_gone: AtomicBool::new(false) });
-    let tsfn = match create_tsfn(env, &shared) {
-        Ok(t) => t,
-        Err(m) => return js::throw(env, "ERR_SLUICE_NAPI", m),
-    };
-    shared.tsfn.0.store(tsfn, Ordering::Release);
-    let tsfn_addr = tsfn as usize;
-    let sink = Box::new(move |report: Report| {
-        let data = Box::into_raw(Box::new(report)) as *mut c_void;
-        // SAFETY: the tsfn outlives the completion thread: it is released only after the thread
-        // was joined (Ring::shutdown). If the env is closing the call fails and the Box leaks,
-        // which is harmless at teardown.
-        unsafe { napi_call_threadsafe_function(tsfn_addr as napi_threadsafe_function, data, TSFN_BLOCKING) };
-    });
-    let engine = match Engine::start(entries as u32, max_bytes as u64, sink) {
+    let engine = match Engine::start(entries as u32, max_bytes as u64) {
         Ok(e) => e,
         Err(errno) => {
-            napi_release_threadsafe_function(tsfn, TSFN_RELEASE);
             let name = sys::errno_name(errno);
             return js::throw(env, &name, &format!("io_uring_setup failed: {name}"));
         }
     };
-    let ring = Box::into_raw(Box::new(Ring { env, engine, shared, closed: false, hook_registered: true }));
-    // Registered after the tsfn, so at env teardown it runs before the tsfn's own cleanup
-    // (hooks run in reverse order) and the completion thread stops while the tsfn still exists.
-    napi_add_env_cleanup_hook(env, env_cleanup, ring as *mut c_void);
-    let mut handle = ptr::null_mut();
-    napi_create_external(env, ring as *mut c_void, ring_finalize, ptr::null_mut(), &mut handle);
-    handle
+    let mut event_loop = ptr::null_mut();
+    let mut async_ctx = ptr::null_mut();
+    if napi_get_uv_event_loop(env, &mut event_loop) != NAPI_OK || napi_async_init(env, ptr::null_mut(), js::string(env, "sluice-uring"), &mut async_ctx) != NAPI_OK {
+        return js::throw(env, "ERR_SLUICE_NAPI", "openRing: no event loop or async context for completions");
+    }
+    let words = uv_handle_size(UV_POLL).div_ceil(8);
+    let ring = Rc::new(Ring { env, engine, poll: vec![0u64; words].into_boxed_slice(), async_ctx, js_inflight: Cell::new(0), closing: Cell::new(false), teardown_hook: Cell::new(ptr::null_mut()) });
+    let handle = ring.poll_handle();
+    let rc = uv_poll_init(event_loop, handle, ring.engine.event_fd());
+    if rc != 0 {
+        napi_async_destroy(env, async_ctx);
+        return js::throw(env, "ERR_SLUICE_NAPI", &format!("openRing: uv_poll_init failed ({rc})"));
+    }
+    // From here the handle is the loop's: it is let go only through uv_close (begin_close).
+    *(handle as *mut *const Ring) = Rc::into_raw(Rc::clone(&ring));
+    let mut hook = ptr::null_mut();
+    napi_add_async_cleanup_hook(env, env_teardown, Rc::as_ptr(&ring) as *mut c_void, &mut hook);
+    ring.teardown_hook.set(hook);
+    let rc = uv_poll_start(handle, UV_READABLE, on_poll);
+    if rc != 0 {
+        ring.begin_close(false);
+        return js::throw(env, "ERR_SLUICE_NAPI", &format!("openRing: uv_poll_start failed ({rc})"));
+    }
+    uv_unref(handle);
+    let mut external = ptr::null_mut();
+    napi_create_external(env, Rc::into_raw(ring) as *mut c_void, ring_finalize, ptr::null_mut(), &mut external);
+    external
 }
 
 /// Number.MAX_SAFE_INTEGER: the largest file position a JS number carries exactly.
@@ -295,9 +314,9 @@ unsafe extern "C" fn commit(env: napi_env, info: napi_callback_info) -> napi_val
     let mut out = ptr::null_mut();
     match queued {
         Ok(true) => {
-            if ring.shared.js_inflight.fetch_add(1, Ordering::Relaxed) == 0 {
-                napi_ref_threadsafe_function(env, ring.shared.tsfn.get());
-            }
+            let inflight = ring.js_inflight.get();
+            if inflight == 0 { uv_ref(ring.poll_handle()); }
+            ring.js_inflight.set(inflight + 1);
             napi_get_boolean(env, true, &mut out);
         }
         Ok(false) => {
@@ -317,11 +336,7 @@ unsafe extern "C" fn close(env: napi_env, info: napi_callback_info) -> napi_valu
         Ok(r) => r,
         Err(m) => return js::throw(env, "ERR_INVALID_ARG_TYPE", m),
     };
-    ring.shutdown();
-    if ring.hook_registered {
-        ring.hook_registered = false;
-        napi_remove_env_cleanup_hook(ring.env, env_cleanup, ring as *mut Ring as *mut c_void);
-    }
+    ring.begin_close(true);
     ptr::null_mut()
 }
 

@@ -1,6 +1,9 @@
-//! Hand-written declarations of the Node-API functions the addon calls (no napi crate offline).
+//! Hand-written declarations of the Node-API functions the addon calls (no napi crate offline),
+//! and of the few libuv functions it needs to watch a descriptor from the JS thread's event loop
+//! (Node exports its libuv for addons; uv.h's handles stay opaque here, sized at run time).
 //! The symbols stay undefined in the .so and resolve against the node executable at dlopen time.
-//! Signatures follow js_native_api.h / node_api.h (Node-API version 8, available in Node 20).
+//! Signatures follow js_native_api.h / node_api.h (Node-API version 8, available in Node 20) and
+//! uv.h.
 
 #![allow(non_camel_case_types)]
 
@@ -16,12 +19,25 @@ pub type napi_callback = unsafe extern "C" fn(napi_env, napi_callback_info) -> n
 pub type napi_finalize = unsafe extern "C" fn(napi_env, *mut c_void, *mut c_void);
 pub type napi_threadsafe_function_call_js = unsafe extern "C" fn(napi_env, napi_value, *mut c_void, *mut c_void);
 pub type cleanup_hook = unsafe extern "C" fn(*mut c_void);
+pub type napi_async_context = *mut c_void;
+pub type napi_callback_scope = *mut c_void;
+pub type napi_handle_scope = *mut c_void;
+pub type napi_async_cleanup_hook_handle = *mut c_void;
+pub type napi_async_cleanup_hook = unsafe extern "C" fn(napi_async_cleanup_hook_handle, *mut c_void);
+pub type uv_loop = *mut c_void;
+/// A uv_poll_t (a uv_handle_t: its first field is the user's `data` pointer).
+pub type uv_handle = *mut c_void;
+pub type uv_poll_cb = unsafe extern "C" fn(uv_handle, c_int, c_int);
+pub type uv_close_cb = unsafe extern "C" fn(uv_handle);
 
 pub const NAPI_OK: napi_status = 0;
 pub const TSFN_BLOCKING: c_int = 1;
 pub const TSFN_RELEASE: c_int = 0;
 pub const TYPEDARRAY_INT32: c_int = 5;
 pub const TYPEDARRAY_FLOAT64: c_int = 8;
+/// uv_handle_type's UV_POLL, and uv_poll_event's UV_READABLE.
+pub const UV_POLL: c_int = 8;
+pub const UV_READABLE: c_int = 1;
 /// napi_valuetype values this addon tells apart.
 pub const VALUETYPE_UNDEFINED: c_int = 0;
 pub const VALUETYPE_FUNCTION: c_int = 7;
@@ -54,7 +70,6 @@ extern "C" {
     pub fn napi_get_reference_value(env: napi_env, r: napi_ref, result: *mut napi_value) -> napi_status;
     pub fn napi_call_function(env: napi_env, recv: napi_value, func: napi_value, argc: usize, argv: *const napi_value, result: *mut napi_value) -> napi_status;
     pub fn napi_add_env_cleanup_hook(env: napi_env, fun: cleanup_hook, arg: *mut c_void) -> napi_status;
-    pub fn napi_remove_env_cleanup_hook(env: napi_env, fun: cleanup_hook, arg: *mut c_void) -> napi_status;
     #[allow(clippy::too_many_arguments)]
     pub fn napi_create_threadsafe_function(
         env: napi_env,
@@ -73,4 +88,22 @@ extern "C" {
     pub fn napi_release_threadsafe_function(f: napi_threadsafe_function, mode: c_int) -> napi_status;
     pub fn napi_ref_threadsafe_function(env: napi_env, f: napi_threadsafe_function) -> napi_status;
     pub fn napi_unref_threadsafe_function(env: napi_env, f: napi_threadsafe_function) -> napi_status;
+    pub fn napi_get_uv_event_loop(env: napi_env, result: *mut uv_loop) -> napi_status;
+    pub fn napi_async_init(env: napi_env, resource: napi_value, name: napi_value, result: *mut napi_async_context) -> napi_status;
+    pub fn napi_async_destroy(env: napi_env, context: napi_async_context) -> napi_status;
+    pub fn napi_open_callback_scope(env: napi_env, resource: napi_value, context: napi_async_context, result: *mut napi_callback_scope) -> napi_status;
+    pub fn napi_close_callback_scope(env: napi_env, scope: napi_callback_scope) -> napi_status;
+    pub fn napi_open_handle_scope(env: napi_env, result: *mut napi_handle_scope) -> napi_status;
+    pub fn napi_close_handle_scope(env: napi_env, scope: napi_handle_scope) -> napi_status;
+    pub fn napi_is_exception_pending(env: napi_env, result: *mut bool) -> napi_status;
+    pub fn napi_get_and_clear_last_exception(env: napi_env, result: *mut napi_value) -> napi_status;
+    pub fn napi_fatal_exception(env: napi_env, err: napi_value) -> napi_status;
+    pub fn napi_add_async_cleanup_hook(env: napi_env, hook: napi_async_cleanup_hook, arg: *mut c_void, remove_handle: *mut napi_async_cleanup_hook_handle) -> napi_status;
+    pub fn napi_remove_async_cleanup_hook(remove_handle: napi_async_cleanup_hook_handle) -> napi_status;
+    pub fn uv_handle_size(kind: c_int) -> usize;
+    pub fn uv_poll_init(event_loop: uv_loop, handle: uv_handle, fd: c_int) -> c_int;
+    pub fn uv_poll_start(handle: uv_handle, events: c_int, cb: uv_poll_cb) -> c_int;
+    pub fn uv_close(handle: uv_handle, cb: uv_close_cb);
+    pub fn uv_ref(handle: uv_handle);
+    pub fn uv_unref(handle: uv_handle);
 }

@@ -24,7 +24,7 @@
 //! Detach (or at exit), which the JS thread pushes after it forgot the id (or after it marked the
 //! sender closed), so the number it writes to is still this connection's socket.
 
-use crate::sys::{self, EpollEvent, IoVec, MsgHdr};
+use crate::sys::{self, EpollEvent, Fd, IoVec, MsgHdr};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -38,16 +38,6 @@ const TURN_BYTES: u64 = 8 << 20;
 pub const GATHER_MAX: usize = 64;
 /// sendfile moves at most this much per call on Linux anyway.
 const SENDFILE_MAX: u64 = 0x7fff_f000;
-
-/// An fd this module owns; closed on drop.
-pub struct Fd(pub i32);
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: the fd is owned by this value (a dup or a fresh eventfd/epoll fd).
-        unsafe { sys::close(self.0) };
-    }
-}
 
 /// A private copy of `fd` (close-on-exec), or the errno.
 pub fn dup(fd: i32) -> Result<Fd, i32> {
@@ -134,10 +124,7 @@ impl Sender {
         let ep = unsafe { sys::epoll_create1(sys::O_CLOEXEC) };
         if ep < 0 { return Err(sys::errno()); }
         let ep = Fd(ep);
-        // SAFETY: as above.
-        let wake = unsafe { sys::eventfd(0, sys::O_CLOEXEC | sys::EFD_NONBLOCK) };
-        if wake < 0 { return Err(sys::errno()); }
-        let wake = Fd(wake);
+        let wake = sys::new_eventfd()?;
         epoll_ctl(ep.0, sys::EPOLL_CTL_ADD, wake.0, sys::EPOLLIN, WAKE_TOKEN)?;
         let sender = Arc::new(Sender { inbox: Mutex::new(Inbox { cmds: Vec::new(), exit: false }), wake, wake_pending: AtomicBool::new(false), thread: Mutex::new(None) });
         let worker = Arc::clone(&sender);
@@ -193,9 +180,7 @@ impl Sender {
             // that saw the flag set is in the inbox taken below; one that finds it clear writes a
             // fresh wake-up that the next epoll_wait sees. (Clearing before the read would let a
             // wake-up be consumed while the flag stays set, and later pushes would never wake us.)
-            let mut drain = [0u8; 8];
-            // SAFETY: reads at most 8 bytes into a live buffer from our non-blocking eventfd.
-            unsafe { sys::read(self.wake.0, drain.as_mut_ptr() as *mut _, 8) };
+            sys::clear_eventfd(&self.wake);
             self.wake_pending.store(false, Ordering::SeqCst);
             let (cmds, exit) = {
                 let mut inbox = lock(&self.inbox);

@@ -30,6 +30,7 @@ const _: () = assert!(core::mem::size_of::<usize>() == 8, "sendfile's off_t is d
 
 pub const SYS_IO_URING_SETUP: c_long = 425;
 pub const SYS_IO_URING_ENTER: c_long = 426;
+pub const SYS_IO_URING_REGISTER: c_long = 427;
 
 pub const PROT_READ: c_int = 1;
 pub const PROT_WRITE: c_int = 2;
@@ -101,9 +102,29 @@ pub struct IoVec {
     pub len: usize,
 }
 
-// SAFETY: an IoVec only names JS-owned bytes that the JS side keeps referenced (and does not
-// modify) until the commit's callback; the completion thread reads the pointer, never the bytes.
-unsafe impl Send for IoVec {}
+/// An fd the addon owns (a dup, or an eventfd/epoll fd it made); closed on drop.
+pub struct Fd(pub i32);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: the fd is owned by this value and closed only here.
+        unsafe { close(self.0) };
+    }
+}
+
+/// A fresh non-blocking, close-on-exec eventfd, or the errno.
+pub fn new_eventfd() -> Result<Fd, i32> {
+    // SAFETY: eventfd only creates a descriptor.
+    let fd = unsafe { eventfd(0, O_CLOEXEC | EFD_NONBLOCK) };
+    if fd < 0 { Err(errno()) } else { Ok(Fd(fd)) }
+}
+
+/// Resets a non-blocking eventfd's counter (nothing to reset is not an error).
+pub fn clear_eventfd(fd: &Fd) {
+    let mut v = 0u64;
+    // SAFETY: reads at most 8 bytes into a live u64 from a non-blocking eventfd.
+    unsafe { read(fd.0, &mut v as *mut u64 as *mut c_void, 8) };
+}
 
 /// errno of the last failed libc call on this thread.
 pub fn errno() -> i32 {

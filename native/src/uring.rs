@@ -1,10 +1,9 @@
 //! A minimal io_uring over raw syscalls: setup + the three mmaps, pushing SQEs, submitting, and
 //! waiting for / reaping CQEs. No SQPOLL, so the kernel consumes SQEs inside io_uring_enter and
 //! the SQ is empty again whenever no one is between push() and submit().
-//! Threading: push/submit are called with the engine's mutex held (one producer at a time);
-//! wait() is called by the completion thread without the mutex (the kernel allows a waiter and a
-//! submitter concurrently on a ring set up without SINGLE_ISSUER); reap() only by the completion
-//! thread, so the CQ has exactly one consumer.
+//! Threading: one thread (the engine's JS thread) pushes, submits, waits and reaps, so the SQ has
+//! one producer and the CQ one consumer. A registered eventfd tells that thread's event loop when
+//! completions arrive.
 
 use crate::sys;
 use core::ffi::c_void;
@@ -17,8 +16,8 @@ const OFF_SQES: i64 = 0x1000_0000;
 const FEAT_SINGLE_MMAP: u32 = 1;
 const SETUP_CQSIZE: u32 = 1 << 3;
 const ENTER_GETEVENTS: u32 = 1;
+const REGISTER_EVENTFD: u32 = 4;
 
-pub const OP_NOP: u8 = 0;
 pub const OP_WRITEV: u8 = 2;
 pub const OP_FSYNC: u8 = 3;
 pub const OP_SYNC_FILE_RANGE: u8 = 8;
@@ -68,11 +67,6 @@ pub struct Uring {
     /// SQEs pushed but not yet handed to the kernel.
     unsubmitted: u32,
 }
-
-// SAFETY: the raw pointers point into mappings owned by this struct and live as long as it; the
-// engine's mutex serializes SQ use and only the completion thread touches the CQ (module docs).
-unsafe impl Send for Uring {}
-unsafe impl Sync for Uring {}
 
 fn map(fd: i32, len: usize, off: i64) -> Result<Map, i32> {
     // SAFETY: a fresh shared mapping of the ring fd; no existing memory is affected.
@@ -175,10 +169,6 @@ impl Uring {
         Ok(())
     }
 
-    pub fn fd(&self) -> i32 {
-        self.fd
-    }
-
     /// SQEs pushed but not yet accepted by the kernel.
     pub fn pending(&self) -> u32 {
         self.unsubmitted
@@ -189,8 +179,8 @@ impl Uring {
     pub fn rewind(&mut self, n: u32) -> bool {
         if n == 0 || self.unsubmitted != n { return n == 0; }
         // SAFETY: without SQPOLL the kernel consumes SQEs only in an io_uring_enter with
-        // to_submit > 0; those are made with the engine mutex held, which the caller holds, and
-        // unsubmitted == n says none of these n entries was consumed.
+        // to_submit > 0, which only this ring's one thread makes, and unsubmitted == n says none
+        // of these n entries was consumed.
         unsafe {
             let tail = (*self.sq_tail).load(Ordering::Relaxed);
             (*self.sq_tail).store(tail.wrapping_sub(n), Ordering::Release);
@@ -199,10 +189,16 @@ impl Uring {
         true
     }
 
-    /// Blocks until at least one CQE is available on ring `fd`. Takes the fd rather than the
-    /// ring so the completion thread can wait without holding the engine mutex.
-    pub fn wait_fd(fd: i32) -> Result<(), i32> {
-        enter(fd, 0, 1, ENTER_GETEVENTS).map(|_| ())
+    /// Blocks until at least one CQE is available.
+    pub fn wait(&self) -> Result<(), i32> {
+        enter(self.fd, 0, 1, ENTER_GETEVENTS).map(|_| ())
+    }
+
+    /// Has the kernel signal `event_fd` for every completion it posts (IORING_REGISTER_EVENTFD).
+    pub fn register_eventfd(&self, event_fd: i32) -> Result<(), i32> {
+        // SAFETY: io_uring_register reads one i32 (the eventfd) from the pointer.
+        let r = unsafe { sys::syscall(sys::SYS_IO_URING_REGISTER, self.fd, REGISTER_EVENTFD, &event_fd as *const i32, 1u32) };
+        if r < 0 { Err(sys::errno()) } else { Ok(()) }
     }
 
     /// Moves every available CQE into `out`.
@@ -223,8 +219,8 @@ impl Uring {
 
 impl Drop for Uring {
     fn drop(&mut self) {
-        // SAFETY: the engine drops the ring only after its completion thread exited and every
-        // request completed, so neither we nor the kernel touch these mappings afterwards.
+        // SAFETY: the engine drops the ring only after every request completed (shutdown), so
+        // neither we nor the kernel touch these mappings afterwards.
         unsafe {
             for m in [Some(&self.sq_map), self.cq_map.as_ref(), Some(&self.sqes_map)].into_iter().flatten() {
                 sys::munmap(m.ptr as *mut c_void, m.len);

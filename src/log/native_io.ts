@@ -1,6 +1,6 @@
 // The native (io_uring) IoBackend and the choice between it and NodeIoBackend. Opens one ring of
-// the addon (src/native/addon.ts) per backend; completions arrive on the calling thread's event loop through
-// the addon's threadsafe function, so nothing polls. Runs on whichever thread creates the backend
+// the addon (src/native/addon.ts) per backend; completions arrive on the calling thread's event loop, which
+// watches the ring's eventfd, so nothing polls and no other thread is woken. Runs on whichever thread creates the backend
 // (each shard worker loads its own addon instance and ring). A commit of at most
 // INLINE_WRITE_BYTES writes on the calling thread and sends only its fdatasyncs to the ring
 // (`commitInline` says why), INLINE_SLICE_BYTES per turn of the event loop. Writeback ranges
@@ -217,7 +217,7 @@ export class NativeIoBackend implements IoBackend {
     });
   }
 
-  /** Waits for in-flight commits, then tears the ring and its completion thread down. */
+  /** Waits for in-flight commits, then tears the ring down. */
   async close(): Promise<void> {
     this.closed = true;
     while (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));

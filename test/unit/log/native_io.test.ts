@@ -2,12 +2,16 @@
 // CRC-32C against @node-rs/crc32 (one stream and three), ring limits, an addon older than the
 // writes-landed report, writeback ranges (advisory: never failing a commit), a large inline
 // commit copied a slice per loop turn (each synced slice started to disk before the next), close,
-// and per-thread instances that do not keep an idle thread alive. Skipped when the addon is not
-// built, unless SLUICE_REQUIRE_NATIVE=1.
+// per-thread instances that do not keep an idle thread alive, completions delivered from the
+// thread's own event loop (promise reactions right after, a throw to uncaughtException), and a
+// ring's teardown by a terminated worker or the GC. Skipped when the addon is not built, unless
+// SLUICE_REQUIRE_NATIVE=1.
 import assert from 'node:assert/strict';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { crc32c } from '@node-rs/crc32';
 import fc from 'fast-check';
@@ -20,6 +24,24 @@ const probe = loadNativeIo();
 if ('backend' in probe) await probe.backend.close();
 const required = process.env['SLUICE_REQUIRE_NATIVE'] === '1';
 const skip = 'unavailable' in probe && !required ? `native addon unavailable: ${probe.unavailable}` : false;
+
+/** The worker's messages and exit code, once it exited (terminated after it posts `terminateOn`); fails after 10 s. */
+async function untilExit(worker: Worker, terminateOn?: string): Promise<{ messages: unknown[]; exitCode: number }> {
+  const messages: unknown[] = [];
+  worker.on('message', (m) => {
+    messages.push(m);
+    if (m === terminateOn) void worker.terminate();
+  });
+  const exitCode = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the worker did not exit')), 10_000);
+    worker.once('error', reject);
+    worker.once('exit', (c) => {
+      clearTimeout(timer);
+      resolve(c);
+    });
+  });
+  return { messages, exitCode };
+}
 
 /** A native backend whose writes all go through its ring (none written inline), which is what these tests are about. */
 function nativeBackend(): NativeIoBackend {
@@ -288,22 +310,87 @@ describe('native addon', { skip }, () => {
         parentPort.postMessage('committed'); // the ring is left open: it must not keep the worker alive
       });`;
     try {
-      const worker = new Worker(code, { eval: true, workerData: { moduleUrl, file: join(dir, 'w') } });
-      const messages: unknown[] = [];
-      worker.on('message', (m) => messages.push(m));
-      const exitCode = await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('worker with an idle ring did not exit')), 10_000);
-        worker.once('error', reject);
-        worker.once('exit', (c) => {
-          clearTimeout(timer);
-          resolve(c);
-        });
-      });
+      const { messages, exitCode } = await untilExit(new Worker(code, { eval: true, workerData: { moduleUrl, file: join(dir, 'w') } }));
       assert.equal(exitCode, 0);
       assert.deepEqual(messages, ['committed']);
       assert.equal(readFileSync(join(dir, 'w'), 'utf8'), 'from worker');
     } finally {
       removeDir(dir);
     }
+  });
+
+  /** Runs `body` (CommonJS, with `addon`, `fd` and `post` in scope) in a worker; its messages and exit code. */
+  async function inWorker(body: string, terminateOn?: string): Promise<{ messages: unknown[]; exitCode: number }> {
+    const dir = tempDir();
+    const addonPath = new URL('../../../../native/sluice_native.node', import.meta.url).pathname;
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      const addon = require(workerData.addonPath);
+      const fd = require('node:fs').openSync(workerData.file, 'w+');
+      const post = (m) => parentPort.postMessage(m);
+      ${body}`;
+    try {
+      return await untilExit(new Worker(code, { eval: true, workerData: { addonPath, file: join(dir, 'w') } }), terminateOn);
+    } finally {
+      removeDir(dir);
+    }
+  }
+
+  it('delivers completions from the thread\'s event loop: promise reactions run right after each callback, and a throw reaches uncaughtException', async () => {
+    const { messages, exitCode } = await inWorker(`
+      const events = [];
+      process.on('uncaughtException', (err) => {
+        events.push('uncaught ' + err.message);
+        addon.close(ring);
+        post(events);
+      });
+      const ring = addon.openRing(8, 1 << 20);
+      const commit = (done) => addon.commit(ring, new Float64Array([fd, 0, 1]), [Buffer.from('x')], Int32Array.of(fd), done, () => events.push('written'));
+      commit((errno) => {
+        events.push('done ' + errno);
+        Promise.resolve().then(() => events.push('reaction'));
+        process.nextTick(() => events.push('tick'));
+        setImmediate(() => {
+          events.push('next macrotask');
+          commit(() => {
+            throw new Error('from the callback');
+          });
+        });
+      });`);
+    assert.equal(exitCode, 0);
+    assert.deepEqual(messages, [['written', 'done null', 'tick', 'reaction', 'next macrotask', 'written', 'uncaught from the callback']]);
+  });
+
+  it('lets a worker be terminated with commits in flight or an idle ring open, and a closed one whose handle is still closing', async () => {
+    const inflight = await inWorker(`
+      const ring = addon.openRing(64, 64 << 20);
+      for (let i = 0; i < 16; i++) addon.commit(ring, new Float64Array([fd, i << 16, 1]), [Buffer.alloc(1 << 16, i)], Int32Array.of(fd), () => {});
+      post('submitted');
+      setInterval(() => {}, 1000);`, 'submitted');
+    assert.deepEqual(inflight.messages, ['submitted']);
+    assert.equal(inflight.exitCode, 1, 'terminated, not aborted');
+    const closing = await inWorker(`
+      addon.openRing(8, 1 << 20);
+      addon.close(addon.openRing(8, 1 << 20));
+      post('open');
+      setInterval(() => {}, 1000);`, 'open');
+    assert.deepEqual(closing.messages, ['open']);
+    assert.equal(closing.exitCode, 1);
+  });
+
+  it('closes a ring the GC collected: its descriptors are released', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const addon = loadAddon() as NativeAddon;
+    const fds = (): number => readdirSync('/proc/self/fd').length;
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+    const before = fds();
+    for (let i = 0; i < 64; i++) addon.openRing(8, 1 << 20);
+    assert.ok(fds() >= before + 128, 'each ring holds its io_uring and eventfd descriptors');
+    await waitFor(() => {
+      gc();
+      return fds() <= before + 8;
+    }, 'the collected rings\' descriptors closed', 10_000);
   });
 });
