@@ -19,7 +19,8 @@
 // bytes this connection's responses may still grow to (queued to send plus reserved by in-flight
 // fetches) reach maxQueuedResponseBytes: a client that does not read cannot grow broker memory
 // past that bound plus one record batch (a fetch always returns at least one batch). Reading also
-// stops while the next frame waits for room under the held-bytes bound (HeldBytes).
+// stops while the next frame waits for room under the held-bytes bound (HeldBytes), and, on a
+// socket read in place, for the rest of the loop's turn after each TURN_READ_BYTES.
 // A frame length outside [REQUEST_FRAME_MIN, maxRequestBytes], a malformed request, an unknown
 // API key, or an unsupported version of an API other than ApiVersions closes this connection
 // only (Kafka does the same, and clients such as kafka-python's version probe rely on it).
@@ -207,6 +208,13 @@ export function decodeRequest(frame: Buffer, h: BoundHandler, version: number, b
  * every ~40 ms.
  */
 const DIRECT_FRAME_MIN = 16 * 1024;
+/**
+ * A socket read through `readTarget`/`received` stops, after each this many bytes, until its
+ * thread's loop reaches the check phase (setImmediate), so that one connection's burst cannot hold
+ * the loop. libuv reads a readable socket up to 32 times per turn, and a read into a large frame's
+ * buffer takes as much as the socket holds.
+ */
+export const TURN_READ_BYTES = 1 << 20;
 /** Idle large-frame buffers a thread keeps for its connections' next large frames (frame_pool.ts). */
 const DIRECT_FRAME_POOL_BYTES = 16 << 20;
 let directFrames: FramePool | null = null;
@@ -258,6 +266,10 @@ export class Connection {
   private mutedUntil = 0;
   /** Reading stopped until the held-bytes bound has room (HeldBytes calls retryHeld in turn). */
   private heldWait = false;
+  /** Bytes read in place since the last yield (TURN_READ_BYTES). */
+  private readSinceYield = 0;
+  /** The socket stopped reading until the loop's check phase (TURN_READ_BYTES). */
+  private yielding = false;
   private readonly retryHeld = (): boolean => this.retryAfterHeld();
 
   constructor(
@@ -422,7 +434,18 @@ export class Connection {
     if (this.closed || this.ending) return;
     reader.received(n, buf);
     if (reader.waiting && !this.heldWait) this.waitForHeld();
+    if ((this.readSinceYield += n) >= TURN_READ_BYTES) this.yieldTurn();
     this.pump();
+  }
+
+  /** Stops reading until the loop's check phase; dispatch goes on (TURN_READ_BYTES). */
+  private yieldTurn(): void {
+    this.readSinceYield = 0;
+    this.yielding = true;
+    setImmediate(() => {
+      this.yielding = false;
+      if (!this.closed && !this.ending) this.pump();
+    });
   }
 
   private waitForHeld(): void {
@@ -562,7 +585,7 @@ export class Connection {
       this.dispatch(frame);
     }
     if (this.closed || this.ending) return;
-    if (this.frames.length > 0 || !this.canDispatch() || this.heldWait) this.socket.pause();
+    if (this.frames.length > 0 || !this.canDispatch() || this.heldWait || this.yielding) this.socket.pause();
     else this.socket.resume();
   }
 

@@ -6,14 +6,15 @@
 // its length on (given back when the client leaves mid-frame), and one the bound has no room for
 // closes the connection before a buffer is made for it. A produce frame's buffer takes the next
 // large frame once its handler returned and whatever it lent the frame to let go (a shard staging
-// its batches by reference); no other request's does.
+// its batches by reference); no other request's does. A burst is read at most TURN_READ_BYTES per
+// turn of the loop.
 import assert from 'node:assert/strict';
 import { createServer, Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { STAGING_BYTES } from '../../../src/common/in_place_frames.js';
 import { createLogger } from '../../../src/common/logger.js';
-import { Connection, HeldBytes, readsFor } from '../../../src/net/connection.js';
+import { Connection, HeldBytes, readsFor, TURN_READ_BYTES } from '../../../src/net/connection.js';
 import type { BoundHandler } from '../../../src/net/handler.js';
 import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../../../src/protocol/apis/produce.js';
 import { encodeRequestFrame, FrameReader } from '../../../src/protocol/framing.js';
@@ -23,7 +24,7 @@ const PRODUCE_VERSION = 9;
 
 interface Served {
   /** The peer: the test writes requests here and reads the answers. */
-  readonly peer: Socket;
+  peer: Socket;
   /** Each request's record bytes, as its handler saw them. */
   readonly seen: Buffer[];
   /** Each request's records as the handler got them: views of the frame, not copies. */
@@ -35,6 +36,8 @@ interface Served {
   readonly holds: Array<() => void>;
   /** Whether each request's handler was lent its frame. */
   readonly lent: boolean[];
+  /** Hears the size of every socket read, before the connection does. */
+  onRead: (n: number) => void;
   close(): void;
 }
 
@@ -75,11 +78,14 @@ async function servedConnection(held = new HeldBytes(64 << 20), inPlace = true):
       targets.push(b.length);
       return b;
     },
-    callback: reads.callback,
+    callback: (n, buf) => {
+      served.onRead(n);
+      return (reads.callback as (n: number, buf: Uint8Array) => boolean)(n, buf);
+    },
   };
   const options: SocketConstructorOpts & { onread: OnReadOpts } = { onread };
   const socket = new Socket(options);
-  const served = { peer: socket, seen, views, targets, holding: false, holds, lent, close: () => { served.peer.destroy(); socket.destroy(); } };
+  const served: Served = { peer: socket, seen, views, targets, holding: false, holds, lent, onRead: () => {}, close: () => { served.peer.destroy(); socket.destroy(); } };
   connection = new Connection(socket, services, limits, held, createLogger('silent'), () => {}, null, null, null, inPlace);
   socket.connect((listening.address() as { port: number }).port, '127.0.0.1');
   const peer = await accepted;
@@ -245,6 +251,34 @@ describe('connection reads in place', () => {
       s.peer.write(produceFrame(2, records(500_000, 6)));
       await closed;
       assert.deepEqual(new Set(s.targets.slice(readsBefore)), new Set([STAGING_BYTES]), 'no buffer was made for the frame that does not fit');
+    } finally {
+      s.close();
+    }
+  });
+
+  it('stops reading a burst once TURN_READ_BYTES were read, until the loop\'s check phase, and serves all of it', { timeout: 30_000 }, async () => {
+    const s = await servedConnection();
+    try {
+      const bodies = Array.from({ length: 32 }, (_, i) => records(200_000, i));
+      const bytes = Buffer.concat(bodies.map((b, i) => produceFrame(i + 1, b)));
+      // Bytes read in the current turn, and the most read in one turn before a read started.
+      let inTurn = 0;
+      let mostBeforeARead = 0;
+      let ticking = true;
+      const tick = (): void => {
+        inTurn = 0;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      s.onRead = (n) => {
+        mostBeforeARead = Math.max(mostBeforeARead, inTurn);
+        inTurn += n;
+      };
+      const answered = await sendInPieces(s, bytes, [bytes.length], bodies.length);
+      ticking = false;
+      assert.deepEqual(answered, bodies.map((_, i) => i + 1));
+      assert.deepEqual(s.seen, bodies);
+      assert.ok(mostBeforeARead < TURN_READ_BYTES, `a read started after ${mostBeforeARead} bytes were read in the same turn`);
     } finally {
       s.close();
     }
