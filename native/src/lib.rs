@@ -142,22 +142,25 @@ unsafe fn ring_of_handle<'a>(handle: uv_handle) -> &'a Ring {
     &*(*(handle as *const *const Ring))
 }
 
-/// The eventfd is readable: completions wait. Delivers them as a libuv callback of this thread's
-/// loop, inside a callback scope, so the promises they settle run their reactions right after.
+/// The eventfd is readable: completions wait. Delivers each as a libuv callback of this thread's
+/// loop, in a callback scope of its own, so the promises it settles run their reactions (and what
+/// those start) before the next report is delivered: the order a threadsafe function gave, which
+/// the group committer's cycles rely on.
 unsafe extern "C" fn on_poll(handle: uv_handle, _status: c_int, _events: c_int) {
     let ring = ring_of_handle(handle);
     let mut reports = Vec::new();
     // A poll error (not expected on an eventfd) is no reason to stop: the CQ says what finished.
     ring.engine.complete(&mut reports);
-    if reports.is_empty() { return; }
     let env = ring.env;
-    let mut handles = ptr::null_mut();
-    napi_open_handle_scope(env, &mut handles);
-    let mut scope = ptr::null_mut();
-    let scoped = napi_open_callback_scope(env, ptr::null_mut(), ring.async_ctx, &mut scope) == NAPI_OK;
-    for r in reports { ring.deliver(r); }
-    if scoped { napi_close_callback_scope(env, scope); }
-    napi_close_handle_scope(env, handles);
+    for r in reports {
+        let mut handles = ptr::null_mut();
+        napi_open_handle_scope(env, &mut handles);
+        let mut scope = ptr::null_mut();
+        let scoped = napi_open_callback_scope(env, ptr::null_mut(), ring.async_ctx, &mut scope) == NAPI_OK;
+        ring.deliver(r);
+        if scoped { napi_close_callback_scope(env, scope); }
+        napi_close_handle_scope(env, handles);
+    }
 }
 
 unsafe extern "C" fn on_poll_closed(handle: uv_handle) {

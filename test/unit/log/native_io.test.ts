@@ -361,6 +361,30 @@ describe('native addon', { skip }, () => {
     assert.deepEqual(messages, [['written', 'done null', 'tick', 'reaction', 'next macrotask', 'written', 'uncaught from the callback']]);
   });
 
+  it('runs the promise reactions of one completion before the next completion\'s callback, when several arrive together', async () => {
+    const { messages, exitCode } = await inWorker(`
+      const events = [];
+      const ring = addon.openRing(8, 1 << 20);
+      const commit = (tag) => addon.commit(ring, new Float64Array([fd, 0, 1]), [Buffer.from(tag)], Int32Array.of(fd), () => {
+        events.push('done ' + tag);
+        Promise.resolve().then(() => events.push('reaction ' + tag));
+      });
+      commit('a');
+      commit('b');
+      // Both finish while this thread is busy, so the loop finds them together.
+      for (const until = Date.now() + 200; Date.now() < until;);
+      setTimeout(() => {
+        addon.close(ring);
+        post(events);
+      }, 200);`);
+    assert.equal(exitCode, 0);
+    const [events] = messages as [string[]];
+    // The two syncs may finish in either order; each callback's reaction comes right after it.
+    const first = events[0] === 'done a' ? 'a' : 'b';
+    const second = first === 'a' ? 'b' : 'a';
+    assert.deepEqual(events, [`done ${first}`, `reaction ${first}`, `done ${second}`, `reaction ${second}`]);
+  });
+
   it('lets a worker be terminated with commits in flight or an idle ring open, and a closed one whose handle is still closing', async () => {
     const inflight = await inWorker(`
       const ring = addon.openRing(64, 64 << 20);
