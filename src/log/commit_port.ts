@@ -3,7 +3,7 @@
 // partition actor never calls these; it calls GroupCommitter.commit(log).
 // Protocol per commit cycle: take() (and, when the cycle syncs, syncTargets()) before io.commit,
 // then exactly one of completed() / failed() after it settles. A cycle of a log that splitsSync
-// also calls written() once the writes landed, while the syncs still run: from the backend's
+// also calls written(), if it took the log's data, once the writes landed, while the syncs still run: from the backend's
 // writes-landed report within the one submission, or, on a backend without it, between a
 // write-only submission and a sync-only one (syncTargets() then taken after written()). A failed()
 // after written() strands the log (PartitionLog.failed). At most two cycles are in flight per log:
@@ -24,8 +24,13 @@ export interface CommitPort {
   syncTargets(): number[];
   /** The cycle's writes landed and its sync is still to come: in-flight data becomes readable by followers. */
   written(): void;
-  /** The cycle's writes (and syncs, when `synced`) succeeded: in-flight data becomes durable and readable. */
-  completed(synced: boolean): void;
+  /**
+   * The cycle's writes (and syncs, when `synced`) succeeded: when it `took` this log's staged data,
+   * that in-flight data becomes durable and readable. A log in the cycle that it took nothing from
+   * (a drain, a sync-only participant) may have data in flight in the cycle behind: that stays in
+   * flight until its own cycle's outcome.
+   */
+  completed(synced: boolean, took: boolean): void;
   /**
    * The cycle failed: in-flight and later staged data are rolled back. Returns false when the log
    * had nothing in flight (its later appends stand), true when its staged data was discarded.

@@ -70,6 +70,12 @@ function makeWaiter(): Waiter {
 interface Cycle {
   readonly waiters: Map<PartitionLog, Waiter>;
   readonly participants: Set<PartitionLog>;
+  /**
+   * The participants whose staged data this cycle took (take() gave writes). Its outcome reaches
+   * only their in-flight data: another participant (a drain with nothing staged, a sync-only one)
+   * may meanwhile have data in flight in the cycle behind, which this one must not complete.
+   */
+  readonly took: Set<PartitionLog>;
   readonly requested: PartitionLog[];
   readonly synced: boolean;
   /** performance.now() of the earliest commit() among the waiters; null for a sync-only cycle. */
@@ -92,7 +98,6 @@ interface Behind {
   /** Logs whose data staged since the last write pass is still to be written. */
   readonly toWrite: Set<PartitionLog>;
   /** Logs that took an area in this cycle: more of their data joins that area (takeMore). */
-  readonly taken: Set<PartitionLog>;
   writeScheduled: boolean;
 }
 
@@ -206,7 +211,12 @@ export class GroupCommitter {
     if (cycle.requestedAt !== null) this.queueWait.observe((now - cycle.requestedAt) / 1000);
     if (this.head !== null) return this.startBehind(cycle);
     const writes: WriteOp[] = [];
-    for (const log of cycle.requested) for (const op of log.commitPort.take() ?? []) writes.push(op);
+    for (const log of cycle.requested) {
+      const ops = log.commitPort.take();
+      if (ops === null) continue;
+      cycle.took.add(log);
+      for (const op of ops) writes.push(op);
+    }
     this.head = cycle;
     this.submittedAt = now;
     const split = cycle.synced && writes.length > 0 && cycle.requested.some((log) => log.commitPort.splitsSync);
@@ -243,7 +253,7 @@ export class GroupCommitter {
    * sync after the head's, as they did when the next cycle started only once the head settled.
    */
   private startBehind(cycle: Cycle): void {
-    const b: Behind = { cycle, open: true, writing: 0, error: null, toWrite: new Set(cycle.requested), taken: new Set(), writeScheduled: false };
+    const b: Behind = { cycle, open: true, writing: 0, error: null, toWrite: new Set(cycle.requested), writeScheduled: false };
     this.behind = b;
     this.writeBehind(b);
   }
@@ -275,9 +285,9 @@ export class GroupCommitter {
   private writeBehind(b: Behind): void {
     const writes: WriteOp[] = [];
     for (const log of b.toWrite) {
-      const ops = b.taken.has(log) ? log.commitPort.takeMore() : log.commitPort.take();
+      const ops = b.cycle.took.has(log) ? log.commitPort.takeMore() : log.commitPort.take();
       if (ops === null) continue;
-      b.taken.add(log);
+      b.cycle.took.add(log);
       for (const op of ops) writes.push(op);
     }
     b.toWrite.clear();
@@ -329,7 +339,7 @@ export class GroupCommitter {
 
   /** A split cycle's writes landed (its syncs may still run): its logs let followers read them. */
   private tellWritten(cycle: Cycle): void {
-    for (const log of cycle.participants) log.commitPort.written();
+    for (const log of cycle.took) log.commitPort.written();
   }
 
   /** A split cycle's writes landed on a backend that cannot report it: its logs learn it, then their files are synced in a second submission. */
@@ -371,7 +381,7 @@ export class GroupCommitter {
       this.unsynced.clear();
       this.syncDue = false;
     }
-    return { waiters, participants, requested, synced, requestedAt, landed: false, deferredError: null };
+    return { waiters, participants, took: new Set(), requested, synced, requestedAt, landed: false, deferredError: null };
   }
 
   private settle(cycle: Cycle, err: StorageError | null, submitted = true): void {
@@ -404,7 +414,7 @@ export class GroupCommitter {
   }
 
   private succeed(cycle: Cycle): void {
-    for (const log of cycle.participants) log.commitPort.completed(cycle.synced);
+    for (const log of cycle.participants) log.commitPort.completed(cycle.synced, cycle.took.has(log));
     if (this.policy.kind === 'interval' && !cycle.synced) for (const log of cycle.requested) this.unsynced.add(log);
     for (const w of cycle.waiters.values()) w.resolve();
     if (!cycle.synced) this.startWriteback(cycle);

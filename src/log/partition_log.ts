@@ -254,7 +254,7 @@ export class PartitionLog {
       written: () => {
         if (this.landWrites()) this.earlyReads?.();
       },
-      completed: (synced) => this.completed(synced),
+      completed: (synced, took) => this.completed(synced, took),
       failed: () => this.failed(),
       writeback: (into) => this.writeback(into),
     };
@@ -1019,8 +1019,8 @@ export class PartitionLog {
     return true;
   }
 
-  private completed(synced: boolean): void {
-    const area = this.inFlight;
+  private completed(synced: boolean, took: boolean): void {
+    const area = took ? this.inFlight : null;
     if (area) {
       this.landWrites();
       this.durable = this.written;

@@ -2,7 +2,9 @@
 // runs, the next cycle writes its data behind it (no sync), as do requests joining it while the
 // head syncs, and it syncs only once the head settled.
 // Waiters are acknowledged in cycle order; a failure of the head rolls back the cycle behind it
-// too (one error reported), and a failed write behind the head leaves the head acknowledged.
+// too (one error reported), and a failed write behind the head leaves the head acknowledged. A
+// cycle's outcome reaches only what each log took in it (a log may be in a cycle with nothing
+// taken, as a follower's drain before a truncation).
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -109,5 +111,30 @@ describe('group commits two deep (flush=always)', () => {
     assert.equal(append(a, batchOf(1, 10)).baseOffset, 1);
     await committer.commit(a);
     assert.deepEqual(readAll(a).map((x) => x.baseOffset), [0, 1]);
+  });
+
+  it('settling a cycle completes only what each log took in it: a log the head only drained keeps what it took behind the head until that cycle syncs', async () => {
+    const { io, committer, logs } = setUp(2);
+    const [a, b] = logs as [PartitionLog, PartitionLog];
+    append(a, batchOf(1, 10));
+    io.holdSyncs();
+    // b has nothing staged: a drain, as a follower's before it truncates (PartitionActor.truncateAsFollower).
+    const head = Promise.all([committer.commit(a), committer.commit(b)]);
+    await waitFor(() => io.heldSyncCount === 1, "the head's sync");
+    append(b, batchOf(2, 10));
+    const behind = committer.commit(b);
+    await waitFor(() => fileSize(b) > 0, 'the write behind the head');
+    append(b, batchOf(1, 10));
+    const joined = committer.commit(b);
+    // The head's sync goes; the next one (the cycle behind's) is held again.
+    io.releaseSyncs();
+    io.holdSyncs();
+    await head;
+    await waitFor(() => io.heldSyncCount === 1, "the sync of the cycle behind");
+    assert.deepEqual([b.highWatermark, b.logEndOffset], [0, 3], 'nothing b took behind the head is acknowledged before its own sync');
+    io.releaseSyncs();
+    await Promise.all([behind, joined]);
+    assert.equal(b.highWatermark, 3);
+    assert.deepEqual(readAll(b).map((x) => x.baseOffset), [0, 2]);
   });
 });
