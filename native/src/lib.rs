@@ -144,8 +144,7 @@ unsafe fn ring_of_handle<'a>(handle: uv_handle) -> &'a Ring {
 
 /// The eventfd is readable: completions wait. Delivers each as a libuv callback of this thread's
 /// loop, in a callback scope of its own, so the promises it settles run their reactions (and what
-/// those start) before the next report is delivered: the order a threadsafe function gave, which
-/// the group committer's cycles rely on.
+/// those start) before the next report is delivered, as through a threadsafe function.
 unsafe extern "C" fn on_poll(handle: uv_handle, _status: c_int, _events: c_int) {
     let ring = ring_of_handle(handle);
     let mut reports = Vec::new();
