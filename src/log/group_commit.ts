@@ -97,7 +97,7 @@ interface Behind {
   error: StorageError | null;
   /** Logs whose data staged since the last write pass is still to be written. */
   readonly toWrite: Set<PartitionLog>;
-  /** Logs that took an area in this cycle: more of their data joins that area (takeMore). */
+  /** A write pass for requests that joined is queued (setImmediate). Logs already in cycle.took add to their area (takeMore). */
   writeScheduled: boolean;
 }
 
