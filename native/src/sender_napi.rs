@@ -60,6 +60,10 @@ struct State {
     /// Queued items + pending detaches: while > 0 the tsfn keeps the event loop alive.
     outstanding: u64,
     closed: bool,
+    /// Where inline sends read their file ranges: kept across calls, so an answer sent inline
+    /// allocates and zeroes nothing once the buffer has grown to the largest one (at most
+    /// INLINE_MAX_BYTES).
+    scratch: Vec<u8>,
 }
 
 /// JS-thread state shared by the instance data and the tsfn's context (whichever is freed last
@@ -168,7 +172,7 @@ pub unsafe extern "C" fn sender_open(env: napi_env, info: napi_callback_info) ->
     }
     let mut tsfn = ptr::null_mut();
     let name = js::string(env, "sluice-sender");
-    let front = Arc::new(Front(UnsafeCell::new(State { sender: None, tsfn: ptr::null_mut(), limits, conns: HashMap::new(), next_id: 1, items: 0, outstanding: 0, closed: false })));
+    let front = Arc::new(Front(UnsafeCell::new(State { sender: None, tsfn: ptr::null_mut(), limits, conns: HashMap::new(), next_id: 1, items: 0, outstanding: 0, closed: false, scratch: Vec::new() })));
     let ctx = Arc::into_raw(Arc::clone(&front)) as *mut c_void;
     if napi_create_threadsafe_function(env, cb, ptr::null_mut(), name, 0, 1, ctx, Some(drop_front), ctx, Some(deliver), &mut tsfn) != NAPI_OK {
         drop(Arc::from_raw(ctx as *const Front));
@@ -283,10 +287,11 @@ pub unsafe extern "C" fn sender_enqueue(env: napi_env, info: napi_callback_info)
     ptr::null_mut()
 }
 
-/// The most bytes, and chunks, one inline send takes: a small answer's worth. Main never spends
-/// long in one call, and file bytes are copied once more than sendfile would (page cache to a
-/// scratch buffer), which is nothing next to a thread wake-up at this size.
-const INLINE_MAX_BYTES: usize = 64 * 1024;
+/// The most bytes one inline send takes (response_sink.ts holds the same bound). One call stays
+/// short (a copy from the page cache and a sendmsg of at most this much), and the file bytes'
+/// extra copy (page cache to the scratch buffer, where sendfile would not copy) costs less than
+/// the sender thread's wake-up and report: at 100k msgs/s a tailing consumer's answers are ~64 KiB.
+const INLINE_MAX_BYTES: usize = 256 * 1024;
 
 /// A chunk of an inline send: an argument Buffer's bytes, or a range of the scratch buffer.
 enum Part {
@@ -294,15 +299,16 @@ enum Part {
     Scratch(usize, usize),
 }
 
-/// Reads `len` bytes of `fd` at `pos` into the end of `scratch` if they are all in the page cache
-/// (preadv2 with RWF_NOWAIT); false when they are not, or the file is shorter.
-fn read_cached(fd: i32, pos: u64, len: usize, scratch: &mut Vec<u8>) -> bool {
-    let at = scratch.len();
-    scratch.resize(at + len, 0);
+/// Reads `len` bytes of `fd` at `pos` into `scratch` from `at` (growing it if it is shorter) if
+/// they are all in the page cache (preadv2 with RWF_NOWAIT); false when they are not, or the file
+/// is shorter.
+fn read_cached(fd: i32, pos: u64, len: usize, scratch: &mut Vec<u8>, at: usize) -> bool {
+    if scratch.len() < at + len { scratch.resize(at + len, 0); }
     let mut done = 0;
     while done < len {
-        let iov = IoVec { base: scratch[at + done..].as_ptr(), len: len - done };
-        // SAFETY: iov names the live, writable tail of `scratch`; preadv2 writes only into it.
+        let iov = IoVec { base: scratch[at + done..].as_mut_ptr(), len: len - done };
+        // SAFETY: iov names live, writable bytes of `scratch` (at least at + len long now); preadv2
+        // writes only into them.
         let r = unsafe { sys::preadv2(fd, &iov, 1, (pos + done as u64) as i64, sys::RWF_NOWAIT) };
         if r <= 0 { return false; } // EAGAIN: not cached; 0: the file ends early; else an error the sender reports
         done += r as usize;
@@ -325,8 +331,8 @@ pub unsafe extern "C" fn sender_try_send(env: napi_env, info: napi_callback_info
     // the socket.
     if acct.items > 0 || meta.len() / 3 > sender::GATHER_MAX { return js::double(env, 0.0); }
     let mut parts: Vec<Part> = Vec::with_capacity(meta.len() / 3);
-    let mut scratch: Vec<u8> = Vec::new();
-    let (mut next, mut total) = (0u32, 0usize);
+    let scratch = &mut st.scratch;
+    let (mut next, mut total, mut used) = (0u32, 0usize, 0usize);
     for m in meta.chunks_exact(3) {
         if m[0] == -1.0 {
             if next >= nbufs { return js::throw(env, "ERR_INVALID_ARG_TYPE", "meta names more buffers than given"); }
@@ -344,9 +350,9 @@ pub unsafe extern "C" fn sender_try_send(env: napi_env, info: napi_callback_info
             }
             total = total.saturating_add(len as usize);
             if total > INLINE_MAX_BYTES { return js::double(env, 0.0); }
-            let at = scratch.len();
-            if !read_cached(fd as i32, pos as u64, len as usize, &mut scratch) { return js::double(env, 0.0); }
-            parts.push(Part::Scratch(at, len as usize));
+            if !read_cached(fd as i32, pos as u64, len as usize, scratch, used) { return js::double(env, 0.0); }
+            parts.push(Part::Scratch(used, len as usize));
+            used += len as usize;
         }
         if total > INLINE_MAX_BYTES { return js::double(env, 0.0); }
     }

@@ -80,14 +80,17 @@ const LOW_WATER_BYTES = 256 * 1024;
 /** Node refreshes a socket's idle timer on writes; native sends refresh it at most this often. */
 const ACTIVITY_REFRESH_MS = 1_000;
 /**
- * Largest write tried inline (the addon holds the same bound). A cap keeps main from spending
- * long in one sendmsg (on loopback the receiving side's TCP work runs inside it too); what inline
- * sends save is the sender thread's wake-up and its report, which matter for small answers
- * (produce acks, offset commits, heartbeats, a tailing consumer's or follower's few batches) and
- * little next to the copy of a large one. File ranges go inline only when all their bytes are in
- * the page cache (the addon reads them with RWF_NOWAIT), so main never waits for the disk.
+ * Largest write tried inline (the addon holds the same bound). A cap keeps the thread from
+ * spending long in one sendmsg (on loopback the receiving side's TCP work runs inside it too);
+ * what inline sends save is the sender thread's wake-up and its report, which matter for small
+ * answers (produce acks, offset commits, heartbeats) and for a tailing consumer's or follower's
+ * answers (~64 KiB each at 100k msgs/s of 1 KiB), and little next to the copy of a large one. At
+ * 64 KiB, half of those answers went through the sender thread: raising the cap to 256 KiB took
+ * 4.6 % off the broker's CPU per message at 100k msgs/s, acks=1 (librdkafka e2e, 4 alternating
+ * pairs). File ranges go inline only when all their bytes are in the page cache (the addon reads
+ * them with RWF_NOWAIT), so the thread never waits for the disk.
  */
-const INLINE_MAX_BYTES = 64 * 1024;
+export const INLINE_MAX_BYTES = 256 * 1024;
 /** The addon gathers at most this many chunks into one inline sendmsg. */
 const INLINE_MAX_CHUNKS = 64;
 

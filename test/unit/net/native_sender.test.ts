@@ -16,7 +16,7 @@ import { createLogger } from '../../../src/common/logger.js';
 import { Connection, HeldBytes } from '../../../src/net/connection.js';
 import type { BoundHandler } from '../../../src/net/handler.js';
 import { nativeSender, type NativeSender, type SenderListener } from '../../../src/net/native_sender.js';
-import { NativeSink } from '../../../src/net/response_sink.js';
+import { INLINE_MAX_BYTES, NativeSink } from '../../../src/net/response_sink.js';
 import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
 import { encodeRequestFrame, FrameReader } from '../../../src/protocol/framing.js';
 import type { MessageChunk } from '../../../src/protocol/writer.js';
@@ -357,9 +357,10 @@ describe('native socket sender', () => {
     // A fetch-like answer the socket has room for, too large to go inline: only the sender thread
     // may send it, and its report cannot arrive before this synchronous code ends, so what
     // follows must queue behind it although the socket would take it now.
-    write([patterned(64, 9), ...[0, 1, 2].map((i): MessageChunk => ({ fd: fileFd, position: i * 70_001, length: 30_000 + i }))]);
+    write([patterned(64, 9), ...[0, 1, 2].map((i): MessageChunk => ({ fd: fileFd, position: i * 300_001, length: 100_000 + i }))]);
     const queued = sink.queuedBytes;
-    assert.equal(queued, 64 + 90_003, 'a large answer goes to the sender thread');
+    assert.ok(queued > INLINE_MAX_BYTES);
+    assert.equal(queued, 64 + 300_003, 'a large answer goes to the sender thread');
     write(small(20));
     write(small(30));
     assert.equal(sink.queuedBytes, queued + 2 * 743, 'small answers behind queued ranges are queued too');
@@ -403,6 +404,33 @@ describe('native socket sender', () => {
       out.write(answer(1));
       assert.equal(sink.queuedBytes, 0, 'cached ranges of a small answer leave inline');
       out.write(answer(3));
+      assert.equal(sink.queuedBytes, 0);
+      await out.check();
+      assert.equal(events.errors, 0);
+    } finally {
+      await closeSink(p, sink);
+    }
+  });
+
+  it('sends answers up to INLINE_MAX_BYTES inline, each with its own file bytes', async () => {
+    const p = await pair();
+    const { sink, events } = sinkOf(p);
+    try {
+      const out = recording(p, sink);
+      readFileSync(filePath);
+      // A tailing consumer's answer at 100k msgs/s (~64 KiB and more): inline, not the sender
+      // thread's. The smaller answers after it reuse the addon's read buffer, whose bytes past
+      // their own ranges are still the larger answer's.
+      const half = (INLINE_MAX_BYTES >> 1) - 100;
+      const large: MessageChunk[] = [patterned(60, 7), { fd: fileFd, position: 5, length: half }, patterned(11, 8), { fd: fileFd, position: 400_003, length: half }];
+      const total = large.reduce((n, c) => n + c.length, 0);
+      assert.ok(total > 64 * 1024 && total <= INLINE_MAX_BYTES);
+      out.write(large);
+      // The socket takes what it has room for now; only the rest goes to the sender thread.
+      assert.ok(sink.queuedBytes < total, `an answer under the bound is sent inline (${sink.queuedBytes} of ${total} queued)`);
+      await waitFor('queue drained', () => sink.queuedBytes === 0);
+      out.write(answer(2));
+      out.write(answer(5));
       assert.equal(sink.queuedBytes, 0);
       await out.check();
       assert.equal(events.errors, 0);
