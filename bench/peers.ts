@@ -23,6 +23,7 @@ import { BrokerProcess, processCpuTimes } from '../src/bench/broker_process.js';
 import type { CpuTimes, LatencyHistograms } from '../src/bench/broker_process.js';
 import { histogramGrowth, histogramQuantile, type Histogram } from '../src/cli/cluster_metrics.js';
 import { onPath } from '../src/bench/peer_servers.js';
+import { RunQueueWaitSampler } from '../src/bench/run_queue_wait.js';
 import { waitQuiet } from './quiet.js';
 import { spread } from './report.js';
 import type { Spread } from './report.js';
@@ -63,10 +64,13 @@ interface ProcResult {
   readonly stderr: string;
 }
 
-/** Runs a command, killing it (by pid) after timeoutMs. */
-function run(cmd: string, args: readonly string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<ProcResult> {
+/** Runs a command, killing it (by pid) after timeoutMs; `started` learns its pid once spawned. */
+function run(
+  cmd: string, args: readonly string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env, started?: (pid: number) => void,
+): Promise<ProcResult> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    if (child.pid !== undefined) started?.(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => { stdout = (stdout + d.toString('utf8')).slice(-OUTPUT_KEEP); });
@@ -353,14 +357,20 @@ export interface BrokerSide {
   readonly flushes: number;
 }
 
-/** An end-to-end run, with the broker's CPU per message produced (the warm-up second's included) and its side, when measured. */
+/**
+ * An end-to-end run, with the broker's CPU per message produced (the warm-up second's included)
+ * and its side, when measured, and how long the client's and the broker's threads waited for a
+ * CPU (ms per second of the run, summed over each process's threads: RunQueueWaitSampler).
+ */
 export interface RdkafkaE2eRun extends RdkafkaE2e {
   readonly brokerCpu?: CpuPerMessage;
   readonly brokerSide?: BrokerSide;
+  readonly clientCpuWaitMsPerS?: number;
+  readonly brokerCpuWaitMsPerS?: number;
 }
 
-/** The broker an end-to-end run reads its CPU and histograms from. */
-export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'latencyHistograms'>;
+/** The broker an end-to-end run reads its CPU, CPU waits and histograms from. */
+export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'latencyHistograms' | 'pid'>;
 
 function brokerSide(before: LatencyHistograms, after: LatencyHistograms): BrokerSide {
   const flush = histogramGrowth(after.flush, before.flush);
@@ -385,8 +395,12 @@ export async function runRdkafkaE2e(
   const args = ['-b', bootstrap, '-t', topic, '-r', String(rate), '-d', String(seconds), '-s', '1024', '-a', acks];
   const histograms = await broker?.latencyHistograms();
   const before = broker?.cpuTimes();
+  const brokerWaits = broker === undefined ? null : new RunQueueWaitSampler(broker.pid);
+  const client: { waits?: RunQueueWaitSampler } = {};
   // The tool waits 3 s for its consumer, runs warm-up + seconds, then flushes for up to 10 s.
-  const r = await run(bin, args, (seconds + 30) * 1000);
+  const r = await run(bin, args, (seconds + 30) * 1000, process.env, (pid) => { client.waits = new RunQueueWaitSampler(pid); });
+  const brokerCpuWaitMsPerS = brokerWaits?.stop() ?? NaN;
+  const clientCpuWaitMsPerS = client.waits?.stop() ?? NaN;
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (r.code !== 0 || !line.startsWith('{')) return { error: `exit ${r.code}: ${tail(`${r.stdout}\n${r.stderr}`)}` };
   const e = JSON.parse(line) as RdkafkaE2e;
@@ -394,7 +408,7 @@ export async function runRdkafkaE2e(
   if (broker === undefined || before === undefined || histograms === undefined) return e;
   // The tool's warm-up second sends `rate` records (and one to create the topic) it does not count in `sent`.
   const brokerCpu = cpuPerMessage(before, broker.cpuTimes(), e.sent + rate + 1);
-  return { ...e, brokerCpu, brokerSide: brokerSide(histograms, await broker.latencyHistograms()) };
+  return { ...e, brokerCpu, brokerSide: brokerSide(histograms, await broker.latencyHistograms()), clientCpuWaitMsPerS, brokerCpuWaitMsPerS };
 }
 
 /** One latency case of DESIGN.md §11 (issue 16): 1 KiB, linger 0, fsync before ack. */
@@ -456,6 +470,8 @@ function addE2e(ctx: Ctx, prefix: string, runs: readonly RdkafkaE2eRun[]): void 
   const sides = runs.flatMap((r) => (r.brokerSide === undefined ? [] : [r.brokerSide]));
   add(ctx, `${prefix}-broker-produce-p99`, 'ms', spread(sides.map((b) => b.produceP99Ms)));
   add(ctx, `${prefix}-broker-flush-p99`, 'ms', spread(sides.map((b) => b.flushP99Ms)));
+  add(ctx, `${prefix}-client-cpu-wait`, 'ms/s', spread(runs.map((r) => r.clientCpuWaitMsPerS ?? NaN)));
+  add(ctx, `${prefix}-broker-cpu-wait`, 'ms/s', spread(runs.map((r) => r.brokerCpuWaitMsPerS ?? NaN)));
 }
 
 /**

@@ -84,6 +84,9 @@ describe('bench peers: librdkafka', { skip: missing }, () => {
       assert.ok(side !== undefined && side.flushes > 0 && side.flushes <= r.sent + 2001, JSON.stringify(r));
       assert.ok(side.flushP50Ms > 0 && side.flushP50Ms <= side.flushP99Ms && side.flushP50Ms <= side.produceP99Ms, JSON.stringify(side));
       assert.ok(r.p50_ms > 0 && r.p50_ms <= r.p99_ms && r.p99_ms <= r.p999_ms && r.p999_ms <= r.max_ms, JSON.stringify(r));
+      // Both processes were sampled for their CPU waits over the run: a figure each, in ms per
+      // second summed over threads (a dozen threads at most between them could wait at once).
+      for (const w of [r.clientCpuWaitMsPerS, r.brokerCpuWaitMsPerS]) assert.ok(w !== undefined && w >= 0 && w < 12_000, JSON.stringify(r));
     }
   });
 });
