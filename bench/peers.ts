@@ -476,8 +476,9 @@ function addE2e(ctx: Ctx, prefix: string, runs: readonly RdkafkaE2eRun[]): void 
 
 /**
  * librdkafka's end-to-end latency under --flush always, through fresh brokers and through a
- * warmed one (rdkafkaE2eCase): p50, p99 and p99.9 per case, and the broker's CPU per message (user
- * time apart), which says how much of the two cores the broker left the client at that rate.
+ * warmed one (rdkafkaE2eCase): p50, p99 and p99.9 per case, the broker's CPU per message (user
+ * time apart), which says how much of the two cores the broker left the client at that rate, and
+ * how long each side's threads waited for a CPU.
  */
 async function rdkafkaE2ePeer(ctx: Ctx): Promise<void> {
   const built = await buildRdkafkaE2e(ctx.s.peersDir, ctx.work);

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Nanoseconds each live thread of process `pid` has waited for a CPU so far, by thread id; empty once the process is gone. */
-export function threadRunQueueWaits(pid: number): Map<number, number> {
+function threadRunQueueWaits(pid: number): Map<number, number> {
   const waits = new Map<number, number>();
   let tids: string[];
   try {
