@@ -5,10 +5,11 @@
 // then exactly one of completed() / failed() after it settles. A cycle that took the data of a
 // log that splitsSync also calls written() once the writes landed, while the syncs still run: from
 // the backend's writes-landed report within the one submission, or, on a backend without it,
-// between a write-only submission and a sync-only one (syncTargets() then taken after written()). A failed()
-// after written() strands the log (PartitionLog.failed). At most two cycles are in flight per log:
-// a second take() may come once the first cycle's writes landed (GroupCommitter's cycle behind
-// the head); its written(), completed() or failed() come only after the first's outcome.
+// between a write-only submission and a sync-only one (syncTargets() then taken after
+// written()). A failed() after written() strands the log (PartitionLog.failed). At most two cycles
+// are in flight per log: a second take() may come once the first cycle's writes landed
+// (GroupCommitter's cycle behind the head); its written(), completed() or failed() come only
+// after the first's outcome.
 import type { StorageError, WritebackRange, WriteOp } from './io_backend.js';
 
 export interface CommitPort {
