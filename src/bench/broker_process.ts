@@ -6,16 +6,24 @@
 // restart must find it there), joins the quorum of `--controller-voters`, and runs on a data dir
 // the caller owns and removes (so it can be stopped and started again on the same data).
 // Bounds: startup and stop each have a deadline; at most STDERR_KEEP bytes of stderr are kept.
+// SLUICE_BENCH_BROKER_CLI=<another build's dist/src/cli/main.js> starts that build's broker
+// instead, so one sitting measures a before and an after build with the same harness and peers.
 import { spawn, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { histogramOf, type Histogram } from '../cli/cluster_metrics.js';
 import { parsePrometheusText } from '../cli/prometheus_text.js';
 import { CLI_ARGV } from '../native/embedded.js';
 import { brokerNodeOptions } from '../server/node_args.js';
+
+/** The broker's entry: this build's CLI, or the build SLUICE_BENCH_BROKER_CLI names. */
+function brokerCliArgv(): readonly string[] {
+  const other = process.env['SLUICE_BENCH_BROKER_CLI'];
+  return other === undefined || other === '' ? CLI_ARGV : [resolve(other)];
+}
 
 export interface BrokerOptions {
   /** always | never | <ms>; left out, the broker's own default (as a plain `sluice start`). */
@@ -152,7 +160,7 @@ export class BrokerProcess {
       if (m === undefined) rmSync(dataDir, { recursive: true, force: true });
     };
     const node = m === undefined ? [] : ['--node-id', String(m.nodeId), '--controller-voters', m.voters];
-    const args = [...(o.nodeArgs ?? []), ...CLI_ARGV, 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:${m?.kafkaPort ?? 0}`,
+    const args = [...(o.nodeArgs ?? []), ...brokerCliArgv(), 'start', '--data-dir', dataDir, '--kafka-addr', `${HOST}:${m?.kafkaPort ?? 0}`,
       '--admin-addr', `${HOST}:${m?.adminPort ?? 0}`, ...node,
       ...(o.shards === undefined ? [] : ['--shards', String(o.shards)]), ...(o.flush === undefined ? [] : ['--flush', o.flush]), '--log-level', 'warn',
       ...(o.args ?? [])];
