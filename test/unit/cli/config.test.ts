@@ -1,15 +1,22 @@
 // Config resolution: precedence flag > env > file > default, per-key and cross-key validation,
 // config-file parsing and reported sources.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { ConfigError, CONFIG_FLAGS, advertisedAdminAddress, advertisedKafkaEndpoint, describeConfig, resolveConfig } from '../../../src/config.js';
 
+// The config files' directories, removed once the file's tests are done.
+const configDirs: string[] = [];
+after(() => {
+  for (const dir of configDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function configFile(content: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+  configDirs.push(dir);
   const path = join(dir, 'sluice.json');
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
   return path;
