@@ -20,7 +20,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokerProcess, processCpuTimes } from '../src/bench/broker_process.js';
-import type { CpuTimes, LatencyHistograms } from '../src/bench/broker_process.js';
+import type { CpuTimes, LatencyHistograms, ShardLag } from '../src/bench/broker_process.js';
 import { histogramGrowth, histogramQuantile, type Histogram } from '../src/cli/cluster_metrics.js';
 import { onPath } from '../src/bench/peer_servers.js';
 import { RunQueueWaitSampler } from '../src/bench/run_queue_wait.js';
@@ -348,13 +348,17 @@ export interface RdkafkaE2e {
 /**
  * The broker's side of an end-to-end run, from its histograms over the whole run (the warm-up
  * second's included): Produce from decoded to response queued, and its group commits. Beside the
- * client's percentiles they say how much of a tail the broker's own path holds.
+ * client's percentiles they say how much of a tail the broker's own path holds. The shards'
+ * event-loop delay over the run (the worst shard's p99, and its p99 less the time it waited for a
+ * CPU: DESIGN.md §11's own-delay target) says how long work queued behind other work on a shard.
  */
 export interface BrokerSide {
   readonly produceP99Ms: number;
   readonly flushP50Ms: number;
   readonly flushP99Ms: number;
   readonly flushes: number;
+  readonly shardDelayP99Ms: number;
+  readonly shardOwnDelayP99Ms: number;
 }
 
 /**
@@ -370,9 +374,9 @@ export interface RdkafkaE2eRun extends RdkafkaE2e {
 }
 
 /** The broker an end-to-end run reads its CPU, CPU waits and histograms from. */
-export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'latencyHistograms' | 'pid'>;
+export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'latencyHistograms' | 'shardLag' | 'pid'>;
 
-function brokerSide(before: LatencyHistograms, after: LatencyHistograms): BrokerSide {
+function brokerSide(before: LatencyHistograms, after: LatencyHistograms, lag: ShardLag): BrokerSide {
   const flush = histogramGrowth(after.flush, before.flush);
   const ms = (q: number, h: Histogram): number => histogramQuantile(q, h) * 1000;
   return {
@@ -380,6 +384,8 @@ function brokerSide(before: LatencyHistograms, after: LatencyHistograms): Broker
     flushP50Ms: ms(0.5, flush),
     flushP99Ms: ms(0.99, flush),
     flushes: flush.length === 0 ? 0 : flush[flush.length - 1]![1],
+    shardDelayP99Ms: lag.p99Ms,
+    shardOwnDelayP99Ms: lag.ownP99Ms,
   };
 }
 
@@ -408,7 +414,9 @@ export async function runRdkafkaE2e(
   if (broker === undefined || before === undefined || histograms === undefined) return e;
   // The tool's warm-up second sends `rate` records (and one to create the topic) it does not count in `sent`.
   const brokerCpu = cpuPerMessage(before, broker.cpuTimes(), e.sent + rate + 1);
-  return { ...e, brokerCpu, brokerSide: brokerSide(histograms, await broker.latencyHistograms()), clientCpuWaitMsPerS, brokerCpuWaitMsPerS };
+  // Each scrape restarts the shards' delay windows: the first histograms' scrape began this one.
+  const lag = await broker.shardLag();
+  return { ...e, brokerCpu, brokerSide: brokerSide(histograms, await broker.latencyHistograms(), lag), clientCpuWaitMsPerS, brokerCpuWaitMsPerS };
 }
 
 /** One latency case of DESIGN.md §11 (issue 16): 1 KiB, linger 0, fsync before ack. */
@@ -470,6 +478,7 @@ function addE2e(ctx: Ctx, prefix: string, runs: readonly RdkafkaE2eRun[]): void 
   const sides = runs.flatMap((r) => (r.brokerSide === undefined ? [] : [r.brokerSide]));
   add(ctx, `${prefix}-broker-produce-p99`, 'ms', spread(sides.map((b) => b.produceP99Ms)));
   add(ctx, `${prefix}-broker-flush-p99`, 'ms', spread(sides.map((b) => b.flushP99Ms)));
+  add(ctx, `${prefix}-broker-shard-own-delay-p99`, 'ms', spread(sides.map((b) => b.shardOwnDelayP99Ms)));
   add(ctx, `${prefix}-client-cpu-wait`, 'ms/s', spread(runs.map((r) => r.clientCpuWaitMsPerS ?? NaN)));
   add(ctx, `${prefix}-broker-cpu-wait`, 'ms/s', spread(runs.map((r) => r.brokerCpuWaitMsPerS ?? NaN)));
 }

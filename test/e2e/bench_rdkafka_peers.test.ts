@@ -83,6 +83,9 @@ describe('bench peers: librdkafka', { skip: missing }, () => {
       const side = r.brokerSide;
       assert.ok(side !== undefined && side.flushes > 0 && side.flushes <= r.sent + 2001, JSON.stringify(r));
       assert.ok(side.flushP50Ms > 0 && side.flushP50Ms <= side.flushP99Ms && side.flushP50Ms <= side.produceP99Ms, JSON.stringify(side));
+      // The shard's event-loop delay over the run: measured (a loop is never exactly on time), and
+      // its own part (less the waits for a CPU) no larger than the whole.
+      assert.ok(side.shardDelayP99Ms > 0 && side.shardOwnDelayP99Ms >= 0 && side.shardOwnDelayP99Ms <= side.shardDelayP99Ms, JSON.stringify(side));
       assert.ok(r.p50_ms > 0 && r.p50_ms <= r.p99_ms && r.p99_ms <= r.p999_ms && r.p999_ms <= r.max_ms, JSON.stringify(r));
       // Both processes were sampled for their CPU waits over the run: a figure each, in ms per
       // second summed over threads (a dozen threads at most between them could wait at once).
