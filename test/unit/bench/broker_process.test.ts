@@ -26,8 +26,9 @@ describe('bench: broker launcher', () => {
     const cli = join(dir, 'main.mjs');
     writeFileSync(cli, STAND_IN);
     process.env['SLUICE_BENCH_BROKER_CLI'] = cli;
+    let broker: BrokerProcess | undefined;
     try {
-      const broker = await BrokerProcess.start({ flush: 'always', shards: 2, startTimeoutMs: 10_000 });
+      broker = await BrokerProcess.start({ flush: 'always', shards: 2, startTimeoutMs: 10_000 });
       assert.equal(broker.kafkaPort, 1, 'the ready line came from the named build');
       assert.equal(await broker.stop(), 0);
       const argv = JSON.parse(readFileSync(join(dir, 'argv.json'), 'utf8')) as string[];
@@ -36,6 +37,8 @@ describe('bench: broker launcher', () => {
         assert.equal(argv[argv.indexOf(flag) + 1], value, `${flag} passed on`);
       }
     } finally {
+      // A failed assertion must not leave the stand-in running (stop() again is a no-op wait).
+      await broker?.stop();
       delete process.env['SLUICE_BENCH_BROKER_CLI'];
       rmSync(dir, { recursive: true, force: true });
     }

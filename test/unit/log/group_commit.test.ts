@@ -123,8 +123,9 @@ describe('GroupCommitter', () => {
       s.io.release();
       await Promise.all([first, second]);
       const { durations, queueWait } = s.committer.takeTimings();
-      // A duration per settled cycle: here two, one per request. A loaded CI host once recorded a
-      // third (cause not pinned down; 35 runs here, 25 of them under load, gave two), so only a missing one fails.
+      // A duration per settled cycle: here two, one per request. A loaded CI host once recorded
+      // a third (cause not pinned down; 35 runs here, 25 of them under load, gave two), so only a
+      // missing one fails.
       assert.ok(durations.count >= 2, `both cycles timed (${durations.count})`);
       assert.ok(observedAtLeast(durations, (released - firstSubmitted) / 1000) >= 1, 'the held submission took as long as it was held');
       assert.ok(queueWait.count >= 2, `both cycles' waits (${queueWait.count})`);
