@@ -9,12 +9,27 @@ export const DISK_FLUSH_BOUNDS: readonly number[] = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
 
+/**
+ * Upper bounds (seconds) for request durations (sluice_request_duration_seconds,
+ * sluice_fetch_serve_seconds): 500 us to 30 s; a +Inf bucket follows.
+ */
+export const REQUEST_LATENCY_BOUNDS: readonly number[] = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
+
 /** Observations since the previous take(), per bucket (not cumulative). */
 export interface BucketCounts {
   /** counts[i]: observations in (bounds[i-1], bounds[i]]; the last entry, past the final bound, is +Inf's. */
   readonly counts: number[];
   readonly sum: number;
   readonly count: number;
+}
+
+/** Index of the first bucket of `bounds` whose upper bound is at least `seconds` (bounds.length: +Inf's). */
+export function bucketOf(bounds: readonly number[], seconds: number): number {
+  let i = 0;
+  while (i < bounds.length && seconds > bounds[i]) i++;
+  return i;
 }
 
 export class BucketHistogram {
@@ -29,11 +44,14 @@ export class BucketHistogram {
 
   /** Counts `seconds` in the first bucket whose upper bound is at least it. */
   observe(seconds: number): void {
-    let i = 0;
-    while (i < this.bounds.length && seconds > this.bounds[i]) i++;
-    this.counts[i]++;
+    this.counts[bucketOf(this.bounds, seconds)]++;
     this.sum += seconds;
     this.count++;
+  }
+
+  /** How many observations the next take() holds. */
+  get observed(): number {
+    return this.count;
   }
 
   /** What was observed since the previous take(); starts the next interval from zero. */

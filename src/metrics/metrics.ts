@@ -15,9 +15,9 @@
 
 import { availableParallelism } from 'node:os';
 import { LoopDelayMonitor, type LoopDelay } from '../common/loop_delay.js';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.js';
-import { DISK_FLUSH_BOUNDS } from '../common/bucket_histogram.js';
+import { DISK_FLUSH_BOUNDS, REQUEST_LATENCY_BOUNDS, type BucketCounts } from '../common/bucket_histogram.js';
 import { CumulativeCounter } from './cumulative_counter.js';
 import { DeltaHistogram } from './delta_histogram.js';
 import { GroupMetrics } from './group_metrics.js';
@@ -27,9 +27,6 @@ import { ReplicationMetrics, type ReplicationSource } from './replication_metric
 
 const MAX_LABEL_VALUES = 64;
 const OVERFLOW_LABEL = 'other';
-const LATENCY_BUCKETS = [
-  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-];
 
 /** Cached label children with a cap on distinct values, so recording allocates nothing. */
 class BoundedChildren<C> {
@@ -79,8 +76,8 @@ export interface TrafficTotals {
   fetchServeSeconds: LatencyBuckets;
 }
 
-/** The buckets of one labelled series of a histogram (prom-client reports the +Inf bucket last). */
-async function bucketsOf<L extends string>(h: Histogram<L>, label: L, value: string): Promise<LatencyBuckets> {
+/** The cumulative buckets of one labelled series of a histogram (+Inf last, as its count). */
+async function bucketsOf<L extends string>(h: DeltaHistogram<L>, label: L, value: string): Promise<LatencyBuckets> {
   const le: number[] = [];
   const counts: number[] = [];
   let count = 0;
@@ -104,12 +101,13 @@ export class BrokerMetrics {
   readonly registry = new Registry();
 
   private readonly requests = counter(this.registry, 'sluice_requests_total', 'Requests handled, by API', ['api']);
-  private readonly latency = new Histogram({
+  // Delta histograms: shards report their requests' durations as bucket counts (PlacedTraffic).
+  private readonly latency = new DeltaHistogram({
     name: 'sluice_request_duration_seconds',
     help: 'Time from request decoded to response queued, by API',
     labelNames: ['api'],
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
+    bounds: REQUEST_LATENCY_BOUNDS,
+    registry: this.registry,
   });
   private readonly bytesIn = counter(this.registry, 'sluice_bytes_in_total', 'Record batch bytes accepted from producers');
   private readonly bytesOut = counter(this.registry, 'sluice_bytes_out_total', 'Record batch bytes sent to consumers');
@@ -205,14 +203,15 @@ export class BrokerMetrics {
     registry: this.registry,
   });
 
-  private readonly fetchServe = new Histogram<'kind'>({
+  private readonly fetchServe = new DeltaHistogram<'kind'>({
     name: 'sluice_fetch_serve_seconds',
     help: 'Time from a fetch decoded to its answer ready, only for fetches answered without waiting for min_bytes (no long-poll wait), by fetcher',
     labelNames: ['kind'],
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
+    bounds: REQUEST_LATENCY_BOUNDS,
+    registry: this.registry,
   });
-  private readonly fetchServeChildren = { consumer: this.fetchServe.labels('consumer'), replica: this.fetchServe.labels('replica') };
+  // Both fetchers' series exist from the start, so a dashboard's rate() sees them begin at 0.
+  private readonly fetchServeChildren = { consumer: this.fetchServe.child({ kind: 'consumer' }), replica: this.fetchServe.child({ kind: 'replica' }) };
   private readonly cpuSeconds = new CumulativeCounter(counter(
     this.registry, 'sluice_process_cpu_seconds_total', 'User and system CPU time of the whole process, every thread included',
   ));
@@ -232,7 +231,7 @@ export class BrokerMetrics {
 
   private readonly requestChildren = new BoundedChildren((api) => ({
     count: this.requests.labels(api),
-    latency: this.latency.labels(api),
+    latency: this.latency.child({ api }),
   }));
   private readonly rejectedChildren = new BoundedChildren((r) => this.rejected.labels(r));
   private readonly slowChildren = new BoundedChildren((api) => this.slowRequests.labels(api));
@@ -251,8 +250,6 @@ export class BrokerMetrics {
   constructor(offsets: OffsetHistory = new OffsetHistory(), now: () => number = () => performance.now()) {
     this.groupMetrics = new GroupMetrics(this.registry, offsets, now);
     gauge(this.registry, 'sluice_process_cpu_cores', 'CPUs this process may use (os.availableParallelism)').set(availableParallelism());
-    // Both fetchers' series exist from the start, so a dashboard's rate() sees them begin at 0.
-    for (const kind of ['consumer', 'replica'] as const) this.fetchServe.zero({ kind });
   }
 
   /** `api` must come from the broker's API table (bounded anyway). */
@@ -261,12 +258,20 @@ export class BrokerMetrics {
     c.count.inc();
     c.latency.observe(seconds);
   }
+  /** A shard's requests of `api` since its previous report, as bucket counts of REQUEST_LATENCY_BOUNDS. */
+  addRequestTimes(api: string, times: BucketCounts): void {
+    const c = this.requestChildren.get(api);
+    c.count.inc(times.count);
+    c.latency.add(times);
+  }
   addBytesIn(n: number): void { this.bytesIn.inc(n); }
   addBytesOut(n: number): void { this.bytesOut.inc(n); }
   addMessagesIn(n: number): void { this.messagesIn.inc(n); }
   addMessagesOut(n: number): void { this.messagesOut.inc(n); }
   /** A fetch answered without waiting for min_bytes took `seconds` to serve. */
   recordFetchServe(kind: FetchKind, seconds: number): void { this.fetchServeChildren[kind].observe(seconds); }
+  /** A shard's fetches of `kind` served since its previous report, as bucket counts of REQUEST_LATENCY_BOUNDS. */
+  addFetchServeTimes(kind: FetchKind, times: BucketCounts): void { this.fetchServeChildren[kind].add(times); }
   addSocketBytesIn(n: number): void { this.socketBytesIn += n; }
   addSocketBytesOut(n: number): void { this.socketBytesOut += n; }
   /** Record bytes this leader served to a follower's fetch. */

@@ -304,8 +304,8 @@ export class ConnectionPlacement {
     private readonly dupFd: (fd: number) => number,
     private readonly metrics: Pick<
       BrokerMetrics,
-      | 'protocolError' | 'requestMemoryWaited' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'recordRequest'
-      | 'recordFetchServe' | 'requestSlow'
+      | 'protocolError' | 'requestMemoryWaited' | 'addMessagesIn' | 'addBytesIn' | 'addBytesOut' | 'addReplicaBytesServed' | 'addSocketBytesIn' | 'addSocketBytesOut' | 'addRequestTimes'
+      | 'addFetchServeTimes' | 'requestSlow'
     >,
     private readonly log: Logger,
     private readonly settings: Pick<PlacedListenerInfo, 'fetchLimits' | 'slowRequestMs'>,
@@ -402,8 +402,8 @@ export class ConnectionPlacement {
     m.addSocketBytesIn(t.socketBytesIn);
     m.addSocketBytesOut(t.socketBytesOut);
     m.requestMemoryWaited(t.requestMemoryWaits);
-    for (const [api, seconds] of t.requests) m.recordRequest(api, seconds);
-    for (const [kind, seconds] of t.fetchServes) m.recordFetchServe(kind, seconds);
+    for (const [api, times] of t.requests) m.addRequestTimes(api, times);
+    for (const [kind, times] of t.fetchServes) m.addFetchServeTimes(kind, times);
     for (const api of t.slowRequests) m.requestSlow(api);
   }
 

@@ -61,15 +61,22 @@ import { listOffsetsHandler } from './handlers/list_offsets.js';
 import { offsetForLeaderEpochHandler } from './handlers/offset_for_leader_epoch.js';
 import { produceHandler } from './handlers/produce.js';
 import type { FetchKind } from '../metrics/metrics.js';
+import { BucketHistogram, REQUEST_LATENCY_BOUNDS, type BucketCounts } from '../common/bucket_histogram.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from './placement_messages.js';
 import { SegmentReader } from './segment_reader.js';
 
 /** The shard reports what it served at most this often. */
 const TRAFFIC_REPORT_MS = 1000;
-/** Request timings kept between reports; past it, requests are still counted but not timed. */
-const MAX_TIMINGS = 4096;
+/** Slow requests named between reports; past it, the rest are not counted. */
+const MAX_SLOW_REQUESTS = 4096;
+const FETCH_KINDS: readonly FetchKind[] = ['consumer', 'replica'];
 
 const partitionKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
+
+/** What each histogram with observations holds, by its key, each started over. */
+function takeObserved<K extends string>(histograms: ReadonlyMap<K, BucketHistogram>): Array<readonly [K, BucketCounts]> {
+  return [...histograms].filter(([, h]) => h.observed > 0).map(([k, h]) => [k, h.take()] as const);
+}
 
 const EMPTY_SNAPSHOT: PlacementSnapshot = {
   revision: -1, localId: -1, open: false, partitions: [], limits: { maxProduceBatchBytes: 0, fetchMaxBytes: 0, messageMaxBytes: 0 },
@@ -186,8 +193,14 @@ export class PlacedServing {
   private readonly segments = new SegmentReader(SHARD_READER_FDS);
   private readonly handlers: ReadonlyMap<number, BoundHandler>;
   private traffic = emptyTraffic();
-  private requests: Array<readonly [string, number]> = [];
-  private fetchServes: Array<readonly [FetchKind, number]> = [];
+  // Durations as bucket counts, not one entry per request: a shard serving 25k requests a second
+  // kept each until the report a second later, so every scavenge of its heap copied and promoted
+  // them, and only the first 4096 a second were counted at all.
+  /** Per API of the handlers below (so bounded): durations of the requests served here since the last report. */
+  private readonly requestTimes = new Map<string, BucketHistogram>();
+  private readonly fetchServeTimes = new Map<FetchKind, BucketHistogram>(
+    FETCH_KINDS.map((kind) => [kind, new BucketHistogram(REQUEST_LATENCY_BOUNDS)]),
+  );
   private slowRequests: string[] = [];
   private readonly throttleLists = new LeaderThrottleLists();
   private reportTimer: NodeJS.Timeout | null = null;
@@ -212,9 +225,7 @@ export class PlacedServing {
       addBytesIn: (n: number) => this.count('bytesIn', n),
       addBytesOut: (n: number) => this.count('bytesOut', n),
       addReplicaBytesServed: (n: number) => this.count('replicaBytesOut', n),
-      recordFetchServe: (kind: FetchKind, seconds: number) => {
-        if (this.fetchServes.length < MAX_TIMINGS) this.fetchServes.push([kind, seconds]);
-      },
+      recordFetchServe: (kind: FetchKind, seconds: number) => this.fetchServeTimes.get(kind)!.observe(seconds),
     };
     const common = { cluster: view, partitions: view, router, offsets: router, segments: this.segments, metrics, limits: this.limits };
     this.handlers = new Map([
@@ -225,11 +236,12 @@ export class PlacedServing {
       bindHandler(listOffsetsHandler, common),
       bindHandler(offsetForLeaderEpochHandler, common),
     ].map((h) => [h.api.key, h]));
+    for (const h of this.handlers.values()) this.requestTimes.set(h.api.name, new BucketHistogram(REQUEST_LATENCY_BOUNDS));
   }
 
   /** The shard's request log found a request of `api` slow (any of its placed connections', served here or not). */
   requestSlow(api: string): void {
-    if (this.slowRequests.length < MAX_TIMINGS) this.slowRequests.push(api);
+    if (this.slowRequests.length < MAX_SLOW_REQUESTS) this.slowRequests.push(api);
     this.armReport();
   }
 
@@ -289,10 +301,11 @@ export class PlacedServing {
     if (typeof decoded === 'string' || !this.covers(h.api.key, ctx.version, decoded.req)) return forward(frame);
     this.traffic.served++;
     this.armReport();
+    const times = this.requestTimes.get(h.api.name)!;
     const started = performance.now();
     const result = h.handle(ctx, decoded.req);
     const timed = (res: HandlerResult<unknown>): HandlerResult<unknown> => {
-      if (this.requests.length < MAX_TIMINGS) this.requests.push([h.api.name, (performance.now() - started) / 1000]);
+      times.observe((performance.now() - started) / 1000);
       return res;
     };
     if (!(result instanceof Promise)) return timed(result);
@@ -377,10 +390,11 @@ export class PlacedServing {
   reportNow(asked?: number): void {
     if (this.reportTimer !== null) clearTimeout(this.reportTimer);
     this.reportTimer = null;
-    this.report({ ...this.traffic, requests: this.requests, fetchServes: this.fetchServes, slowRequests: this.slowRequests, ...(asked === undefined ? {} : { asked }) });
+    this.report({
+      ...this.traffic, requests: takeObserved(this.requestTimes), fetchServes: takeObserved(this.fetchServeTimes), slowRequests: this.slowRequests,
+      ...(asked === undefined ? {} : { asked }),
+    });
     this.traffic = emptyTraffic();
-    this.requests = [];
-    this.fetchServes = [];
     this.slowRequests = [];
   }
 }

@@ -10,6 +10,7 @@
 // shard hosting it: a shard reaches its peers' over the shard mesh), each with a revision that
 // main's answers carry as a fence; shard → main, the traffic the shard served
 // itself (metrics), posted at most once a second.
+import type { BucketCounts } from '../common/bucket_histogram.js';
 import type { PartitionRecord, TopicImage } from '../cluster/cluster_view.js';
 import type { FetchKind } from '../metrics/metrics.js';
 import type { ConnectionLimits } from './connection.js';
@@ -68,9 +69,12 @@ export interface PlacedTraffic {
   readonly socketBytesOut: number;
   /** Times a placed connection stopped reading for the held-bytes bound (sluice_request_memory_waits_total). */
   readonly requestMemoryWaits: number;
-  /** Each request served here: API name and seconds (request metrics); fetches that did not park, by kind, seconds. */
-  readonly requests: readonly (readonly [api: string, seconds: number])[];
-  readonly fetchServes: readonly (readonly [kind: FetchKind, seconds: number])[];
+  /**
+   * Durations of the requests served here, per API (request metrics), and of the fetches that did
+   * not park, by kind: bucket counts of REQUEST_LATENCY_BOUNDS, only for those with any.
+   */
+  readonly requests: readonly (readonly [api: string, times: BucketCounts])[];
+  readonly fetchServes: readonly (readonly [kind: FetchKind, times: BucketCounts])[];
   /** The API of each request the shard's request log found slow (sluice_slow_requests_total). */
   readonly slowRequests: readonly string[];
   /** Set on the report main asked for (`reportTraffic`), to its `asked`. */

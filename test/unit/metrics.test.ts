@@ -1,7 +1,8 @@
 // BrokerMetrics: shard snapshots become gauges/counters, vanished partitions and shards lose their
 // label sets, cumulative shard totals become monotonic counters, free-form labels stay bounded;
 // raft figures appear only once a quorum is watched, and voter lag series follow leadership;
-// shards' group commit timings add up into cumulative histograms.
+// shards' group commit timings, and their request durations with main's own, add up into
+// cumulative histograms.
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import { BrokerMetrics } from '../../src/metrics/metrics.js';
 import { OffsetHistory } from '../../src/metrics/offset_history.js';
 import type { RaftMetricsSource } from '../../src/metrics/raft_metrics.js';
 import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot, ShardTraffic } from '../../src/actors/shard_snapshot.js';
-import { BucketHistogram, DISK_FLUSH_BOUNDS } from '../../src/common/bucket_histogram.js';
+import { BucketHistogram, DISK_FLUSH_BOUNDS, REQUEST_LATENCY_BOUNDS, type BucketCounts } from '../../src/common/bucket_histogram.js';
 import type { CommitTimings } from '../../src/log/group_commit.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
@@ -134,12 +135,44 @@ test('main-thread recording: requests, bytes, connections, bounded reasons', asy
   const text = await m.metricsText();
   assert.equal(sample(text, 'sluice_requests_total', 'api="Produce"'), 2);
   assert.equal(sample(text, 'sluice_request_duration_seconds_count', 'api="Produce"'), 2);
-  assert.equal(sample(text, 'sluice_request_duration_seconds_bucket', 'le="0.0025",api="Produce"'), 1);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_bucket', 'api="Produce",le="0.0025"'), 1);
   assert.match(text, /^sluice_bytes_in_total 100$/m);
   assert.match(text, /^sluice_connections 1$/m);
   const reasons = text.split('\n').filter((l) => l.startsWith('sluice_protocol_errors_total{'));
   assert.equal(reasons.length, 65); // 64 distinct values, then everything else as "other"
   assert.equal(sample(text, 'sluice_protocol_errors_total', 'reason="other"'), 36);
+});
+
+test('shards\' request and fetch durations, reported as bucket counts, add up with main\'s own in one series', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  const times = (seconds: number[]): BucketCounts => {
+    const h = new BucketHistogram(REQUEST_LATENCY_BOUNDS);
+    for (const s of seconds) h.observe(s);
+    return h.take();
+  };
+  m.recordRequest('Produce', 0.002);
+  // More than the 4096 a second a shard once listed one by one: every request counts.
+  m.addRequestTimes('Produce', times([...new Array<number>(5000).fill(0.0004), 0.003]));
+  m.addRequestTimes('Produce', times([40]));
+  m.recordFetchServe('consumer', 0.0003);
+  m.addFetchServeTimes('consumer', times([0.0006, 0.02]));
+  const text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_requests_total', 'api="Produce"'), 5003);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_count', 'api="Produce"'), 5003);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_bucket', 'api="Produce",le="0.0005"'), 5000);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_bucket', 'api="Produce",le="0.0025"'), 5001);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_bucket', 'api="Produce",le="30"'), 5002);
+  assert.equal(sample(text, 'sluice_request_duration_seconds_bucket', 'api="Produce",le="+Inf"'), 5003);
+  assert.ok(Math.abs(sample(text, 'sluice_request_duration_seconds_sum', 'api="Produce"')! - (0.002 + 5000 * 0.0004 + 0.003 + 40)) < 1e-9);
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_count', 'kind="consumer"'), 3);
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_bucket', 'kind="consumer",le="0.001"'), 2);
+  // Both fetchers' series exist before any fetch.
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_count', 'kind="replica"'), 0);
+  const traffic = await m.traffic();
+  assert.equal(traffic.produceSeconds.count, 5003);
+  assert.equal(traffic.fetchServeSeconds.count, 3);
+  assert.throws(() => m.addRequestTimes('Fetch', new BucketHistogram([0.001, 1]).take()), /3 bucket counts for 15 bounds/);
 });
 
 test('two instances do not share a registry', async (t) => {
@@ -240,8 +273,8 @@ test('the figures a reassignment watches: fetch serving time, process CPU, socke
   m.applyShardSnapshots([shard(0, [], 0, 0, NO_GROUPS, traffic(500, 400, 700)), shard(1, [], 0, 0, NO_GROUPS, traffic(50, 10, 90))]);
   let text = await m.metricsText();
   assert.equal(sample(text, 'sluice_fetch_serve_seconds_count', 'kind="consumer"'), 1);
-  assert.equal(sample(text, 'sluice_fetch_serve_seconds_bucket', 'le="0.0025",kind="consumer"'), 0);
-  assert.equal(sample(text, 'sluice_fetch_serve_seconds_bucket', 'le="0.005",kind="consumer"'), 1);
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_bucket', 'kind="consumer",le="0.0025"'), 0);
+  assert.equal(sample(text, 'sluice_fetch_serve_seconds_bucket', 'kind="consumer",le="0.005"'), 1);
   assert.equal(sample(text, 'sluice_fetch_serve_seconds_count', 'kind="replica"'), 1);
   assert.equal(sample(text, 'sluice_network_bytes_total', 'direction="in"'), 1000 + 500 + 50);
   assert.equal(sample(text, 'sluice_network_bytes_total', 'direction="out"'), 300 + 40 + 40);

@@ -327,7 +327,7 @@ describe('PlacedServing: what a shard serves for its placed connections', () => 
     r.serving.reportNow();
     const report = r.reports.at(-1)!;
     assert.ok(report.replicaBytesOut > 0 && report.replicaBytesOut <= report.bytesOut);
-    assert.deepEqual([...new Set(report.fetchServes.map(([kind]) => kind))], ['replica']);
+    assert.deepEqual(report.fetchServes.map(([kind, times]) => [kind, times.count > 0]), [['replica', true]]);
   });
 
   it('answers a follower\'s Fetch parked here once a snapshot brings a leadership it replicates', BOUNDED, async () => {
@@ -375,13 +375,15 @@ describe('PlacedServing: what a shard serves for its placed connections', () => 
     assert.equal(report.served, 2);
     assert.equal(report.messagesIn, 2);
     assert.ok(report.bytesIn > 0);
-    assert.deepEqual(report.requests.map(([api]) => api), ['Produce', 'ListOffsets']);
+    // Durations as bucket counts per API, one for each request served here.
+    assert.deepEqual(report.requests.map(([api, times]) => [api, times.count, times.counts.reduce((x, y) => x + y)]), [['Produce', 1, 1], ['ListOffsets', 1, 1]]);
     // Counts start again after a report, and an idle shard reports nothing.
     mock.timers.tick(5000);
     assert.equal(r.reports.length, 1);
     await r.logEnd();
     mock.timers.tick(1000);
     assert.deepEqual(r.reports.map((t) => t.served), [2, 1]);
+    assert.deepEqual(r.reports[1]!.requests.map(([api, times]) => [api, times.count]), [['ListOffsets', 1]]);
   });
 
   it('closes the reader\'s descriptors of a partition that left the snapshot', BOUNDED, async () => {
