@@ -350,7 +350,8 @@ export interface RdkafkaE2e {
  * second's included): Produce from decoded to response queued, and its group commits. Beside the
  * client's percentiles they say how much of a tail the broker's own path holds. The shards'
  * event-loop delay over the run (the worst shard's p99, and its p99 less the time it waited for a
- * CPU: DESIGN.md §11's own-delay target) says how long work queued behind other work on a shard.
+ * CPU: DESIGN.md §11's own-delay target) says how long work queued behind other work on a shard;
+ * the shards' scavenges over the run, how much of that delay GC alone holds.
  */
 export interface BrokerSide {
   readonly produceP99Ms: number;
@@ -359,6 +360,9 @@ export interface BrokerSide {
   readonly flushes: number;
   readonly shardDelayP99Ms: number;
   readonly shardOwnDelayP99Ms: number;
+  /** The shards' scavenges over the run, and their pauses' p99: loop delay that GC alone holds. */
+  readonly shardScavenges: number;
+  readonly shardScavengeP99Ms: number;
 }
 
 /**
@@ -378,14 +382,18 @@ export type MeasuredBroker = Pick<BrokerProcess, 'cpuTimes' | 'latencyHistograms
 
 function brokerSide(before: LatencyHistograms, after: LatencyHistograms, lag: ShardLag): BrokerSide {
   const flush = histogramGrowth(after.flush, before.flush);
+  const scavenges = histogramGrowth(after.shardScavenges, before.shardScavenges);
   const ms = (q: number, h: Histogram): number => histogramQuantile(q, h) * 1000;
+  const count = (h: Histogram): number => (h.length === 0 ? 0 : h[h.length - 1]![1]);
   return {
     produceP99Ms: ms(0.99, histogramGrowth(after.produce, before.produce)),
     flushP50Ms: ms(0.5, flush),
     flushP99Ms: ms(0.99, flush),
-    flushes: flush.length === 0 ? 0 : flush[flush.length - 1]![1],
+    flushes: count(flush),
     shardDelayP99Ms: lag.p99Ms,
     shardOwnDelayP99Ms: lag.ownP99Ms,
+    shardScavenges: count(scavenges),
+    shardScavengeP99Ms: ms(0.99, scavenges),
   };
 }
 
@@ -479,6 +487,8 @@ function addE2e(ctx: Ctx, prefix: string, runs: readonly RdkafkaE2eRun[]): void 
   add(ctx, `${prefix}-broker-produce-p99`, 'ms', spread(sides.map((b) => b.produceP99Ms)));
   add(ctx, `${prefix}-broker-flush-p99`, 'ms', spread(sides.map((b) => b.flushP99Ms)));
   add(ctx, `${prefix}-broker-shard-own-delay-p99`, 'ms', spread(sides.map((b) => b.shardOwnDelayP99Ms)));
+  add(ctx, `${prefix}-broker-shard-scavenge-p99`, 'ms', spread(sides.map((b) => b.shardScavengeP99Ms)));
+  add(ctx, `${prefix}-broker-shard-scavenges`, 'count', spread(sides.map((b) => b.shardScavenges)));
   add(ctx, `${prefix}-client-cpu-wait`, 'ms/s', spread(runs.map((r) => r.clientCpuWaitMsPerS ?? NaN)));
   add(ctx, `${prefix}-broker-cpu-wait`, 'ms/s', spread(runs.map((r) => r.brokerCpuWaitMsPerS ?? NaN)));
 }

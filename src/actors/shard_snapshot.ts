@@ -1,6 +1,7 @@
 // What a shard reports at each metrics scrape: its partitions, rings, event loop, group commit
 // timings and group coordinators. Built on the shard worker, read by the main thread's
 // BrokerMetrics and GroupMetrics; kept free of prom-client so workers do not load it.
+import type { GcPauseCounts } from '../common/gc_pauses.js';
 import type { LoopDelay } from '../common/loop_delay.js';
 import type { CommitTimings } from '../log/group_commit.js';
 import type { RingStats } from './ring_buffer.js';
@@ -49,6 +50,8 @@ export interface ShardSnapshot {
   traffic: ShardTraffic;
   /** The shard's group commit durations and queue waits since the previous snapshot. */
   logFlush: CommitTimings;
+  /** The shard's garbage-collection pauses since the previous snapshot. */
+  gcPauses: GcPauseCounts;
 }
 
 /** Byte totals of a shard since it started (cumulative). */

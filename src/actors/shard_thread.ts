@@ -18,6 +18,7 @@ import type { LogConfig } from '../log/partition_log.js';
 import type { Logger } from 'pino';
 import { createLogger } from '../common/logger.js';
 import { LoopDelayMonitor, NO_LOOP_DELAY, type LoopDelay } from '../common/loop_delay.js';
+import { GcPauses } from '../common/gc_pauses.js';
 import { ParkingTicker } from '../common/parking_ticker.js';
 import { RepeatLimiter } from '../common/repeat_limiter.js';
 import { MAX_OFFSET_SERIES, type GroupShardSnapshot, type PartitionSnapshot, type ShardSnapshot } from './shard_snapshot.js';
@@ -171,6 +172,7 @@ export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Log
     events: (e: ShardEvent) => data.events.postMessage(e),
   });
   const lag = new LoopDelayMonitor();
+  const gcPauses = new GcPauses();
   const retention = setInterval(() => shard.enforceRetention(), data.retentionCheckMs);
   retention.unref();
   // Only leaders with followers (or an ISR beyond themselves, or a proposal to resend) change as
@@ -240,6 +242,7 @@ export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Log
           logBytesWritten: shard.logBytesWritten(),
         },
         logFlush: shard.takeCommitTimings(),
+        gcPauses: gcPauses.take(),
       };
       rebalanceMs = [];
       return snap;
@@ -253,6 +256,7 @@ export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Log
       log.info({ partitions, closeLanes, ms: Math.round(performance.now() - started) }, 'logs closed');
       await io.backend.close();
       lag.close();
+      gcPauses.close();
     },
   };
 

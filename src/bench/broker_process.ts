@@ -108,6 +108,8 @@ export interface LatencyHistograms {
   readonly queue: Histogram;
   /** sluice_request_duration_seconds of Produce: decoded to response queued, so its group commit included. */
   readonly produce: Histogram;
+  /** sluice_gc_pause_seconds of the shards' scavenges (kind minor): each stops a shard's loop. */
+  readonly shardScavenges: Histogram;
 }
 
 /** The fields of a /v1/actors entry the replication bench reads. */
@@ -212,7 +214,7 @@ export class BrokerProcess {
     };
   }
 
-  /** The group commit and Produce histograms so far (a /metrics scrape: it restarts the shards' delay windows too). */
+  /** The group commit, Produce and shard scavenge histograms so far (a /metrics scrape: it restarts the shards' delay windows too). */
   async latencyHistograms(): Promise<LatencyHistograms> {
     const samples = parsePrometheusText(await this.metricsText());
     const everyShard = (): boolean => true;
@@ -220,6 +222,7 @@ export class BrokerProcess {
       flush: histogramOf(samples, 'sluice_log_flush_seconds', everyShard),
       queue: histogramOf(samples, 'sluice_log_flush_queue_seconds', everyShard),
       produce: histogramOf(samples, 'sluice_request_duration_seconds', (l) => l['api'] === 'Produce'),
+      shardScavenges: histogramOf(samples, 'sluice_gc_pause_seconds', (l) => l['thread']?.startsWith('shard-') === true && l['kind'] === 'minor'),
     };
   }
 

@@ -63,3 +63,8 @@ export class BucketHistogram {
     return taken;
   }
 }
+
+/** What each histogram with observations holds, by its key, each started over. */
+export function takeObserved<K>(histograms: ReadonlyMap<K, BucketHistogram>): Array<readonly [K, BucketCounts]> {
+  return [...histograms].filter(([, h]) => h.observed > 0).map(([k, h]) => [k, h.take()] as const);
+}

@@ -15,6 +15,7 @@
 
 import { availableParallelism } from 'node:os';
 import { LoopDelayMonitor, type LoopDelay } from '../common/loop_delay.js';
+import { GC_KINDS, GC_PAUSE_BOUNDS, GcPauses, type GcPauseCounts } from '../common/gc_pauses.js';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { PartitionSnapshot, ShardSnapshot } from '../actors/shard_snapshot.js';
 import { DISK_FLUSH_BOUNDS, REQUEST_LATENCY_BOUNDS, type BucketCounts } from '../common/bucket_histogram.js';
@@ -203,6 +204,15 @@ export class BrokerMetrics {
     registry: this.registry,
   });
 
+  private readonly gcPause = new DeltaHistogram<'thread' | 'kind'>({
+    name: 'sluice_gc_pause_seconds',
+    help: 'Garbage-collection pauses of each thread\'s JavaScript (main, shard-N), by kind: minor (scavenge of the young generation), major (mark-compact), incremental and weakcb (their steps and callbacks)',
+    labelNames: ['thread', 'kind'],
+    bounds: GC_PAUSE_BOUNDS,
+    registry: this.registry,
+  });
+  private readonly mainGc = new GcPauses();
+
   private readonly fetchServe = new DeltaHistogram<'kind'>({
     name: 'sluice_fetch_serve_seconds',
     help: 'Time from a fetch decoded to its answer ready, only for fetches answered without waiting for min_bytes (no long-poll wait), by fetcher',
@@ -344,6 +354,7 @@ export class BrokerMetrics {
   /** Prometheus text exposition of everything recorded and applied so far. */
   async metricsText(): Promise<string> {
     this.sampleMainLag();
+    this.addGcPauses('main', this.mainGc.take());
     this.publishMainTotals();
     this.raft?.sample();
     await this.replication?.sample();
@@ -356,6 +367,7 @@ export class BrokerMetrics {
 
   close(): void {
     this.mainLag.close();
+    this.mainGc.close();
   }
 
   private publishMainTotals(): void {
@@ -370,6 +382,10 @@ export class BrokerMetrics {
     // No sample yet (scraped twice within one timer period): keep the previous values.
     const d = this.mainLag.take();
     if (d !== null) this.setLoopDelay('main', d);
+  }
+
+  private addGcPauses(thread: string, pauses: GcPauseCounts): void {
+    for (const [kind, times] of pauses) this.gcPause.add({ thread, kind }, times);
   }
 
   private setLoopDelay(thread: string, d: LoopDelay): void {
@@ -393,6 +409,7 @@ export class BrokerMetrics {
     this.logBytesWritten.feed({}, `shard-${shard}`, s.traffic.logBytesWritten);
     this.logFlush.add({ shard }, s.logFlush.durations);
     this.logFlushQueue.add({ shard }, s.logFlush.queueWait);
+    this.addGcPauses(`shard-${shard}`, s.gcPauses);
     for (const direction of DIRECTIONS) {
       const ring = direction === 'to_shard' ? s.toShard : s.toMain;
       this.ringUsed.set({ shard, direction }, ring.usedBytes);
@@ -415,6 +432,7 @@ export class BrokerMetrics {
     this.rescanned.remove({ shard }, shard);
     this.logFlush.remove({ shard });
     this.logFlushQueue.remove({ shard });
+    for (const kind of GC_KINDS) this.gcPause.remove({ thread: `shard-${shard}`, kind });
     for (const direction of DIRECTIONS) {
       this.ringUsed.remove({ shard, direction });
       this.ringCapacity.remove({ shard, direction });

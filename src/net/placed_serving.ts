@@ -61,7 +61,7 @@ import { listOffsetsHandler } from './handlers/list_offsets.js';
 import { offsetForLeaderEpochHandler } from './handlers/offset_for_leader_epoch.js';
 import { produceHandler } from './handlers/produce.js';
 import type { FetchKind } from '../metrics/metrics.js';
-import { BucketHistogram, REQUEST_LATENCY_BOUNDS, type BucketCounts } from '../common/bucket_histogram.js';
+import { BucketHistogram, REQUEST_LATENCY_BOUNDS, takeObserved } from '../common/bucket_histogram.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from './placement_messages.js';
 import { SegmentReader } from './segment_reader.js';
 
@@ -72,11 +72,6 @@ const MAX_SLOW_REQUESTS = 4096;
 const FETCH_KINDS: readonly FetchKind[] = ['consumer', 'replica'];
 
 const partitionKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
-
-/** What each histogram with observations holds, by its key, each started over. */
-function takeObserved<K extends string>(histograms: ReadonlyMap<K, BucketHistogram>): Array<readonly [K, BucketCounts]> {
-  return [...histograms].filter(([, h]) => h.observed > 0).map(([k, h]) => [k, h.take()] as const);
-}
 
 const EMPTY_SNAPSHOT: PlacementSnapshot = {
   revision: -1, localId: -1, open: false, partitions: [], limits: { maxProduceBatchBytes: 0, fetchMaxBytes: 0, messageMaxBytes: 0 },

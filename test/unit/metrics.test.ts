@@ -14,6 +14,7 @@ import type { RaftMetricsSource } from '../../src/metrics/raft_metrics.js';
 import type { GroupShardSnapshot, PartitionSnapshot, RingStatsSnapshot, ShardSnapshot, ShardTraffic } from '../../src/actors/shard_snapshot.js';
 import { BucketHistogram, DISK_FLUSH_BOUNDS, REQUEST_LATENCY_BOUNDS, type BucketCounts } from '../../src/common/bucket_histogram.js';
 import type { CommitTimings } from '../../src/log/group_commit.js';
+import { churnYoungGeneration } from '../helpers/young_gc.js';
 
 function ring(usedBytes: number, wakeups = 0): RingStatsSnapshot {
   return { capacity: 1024, usedBytes, messagesWritten: 0, messagesRead: 0, consumerWakeups: wakeups, producerWakeups: 0, consumerWaits: wakeups, producerWaits: 0 };
@@ -37,7 +38,7 @@ function commitTimings(durations: number[], queueWaits: number[]): CommitTimings
 }
 
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS, traffic = NO_TRAFFIC): ShardSnapshot {
-  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic, logFlush: commitTimings([], []) };
+  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic, logFlush: commitTimings([], []), gcPauses: [] };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
@@ -173,6 +174,29 @@ test('shards\' request and fetch durations, reported as bucket counts, add up wi
   assert.equal(traffic.produceSeconds.count, 5003);
   assert.equal(traffic.fetchServeSeconds.count, 3);
   assert.throws(() => m.addRequestTimes('Fetch', new BucketHistogram([0.001, 1]).take()), /3 bucket counts for 15 bounds/);
+});
+
+test('GC pauses: each shard\'s by kind from its snapshots, main\'s own at each scrape; a shard that goes loses its series', async (t) => {
+  const m = new BrokerMetrics();
+  t.after(() => m.close());
+  const pauses = (seconds: number[]): BucketCounts => {
+    const h = new BucketHistogram(DISK_FLUSH_BOUNDS);
+    for (const s of seconds) h.observe(s);
+    return h.take();
+  };
+  m.applyShardSnapshots([{ ...shard(0, []), gcPauses: [['minor', pauses([0.002, 0.003])], ['major', pauses([0.009])]] }]);
+  m.applyShardSnapshots([{ ...shard(0, []), gcPauses: [['minor', pauses([0.0004])]] }]);
+  churnYoungGeneration();
+  await new Promise((resolve) => setTimeout(resolve, 20)); // 'gc' entries reach their observer asynchronously
+  let text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_gc_pause_seconds_count', 'thread="shard-0",kind="minor"'), 3);
+  assert.equal(sample(text, 'sluice_gc_pause_seconds_bucket', 'thread="shard-0",kind="minor",le="0.0005"'), 1);
+  assert.equal(sample(text, 'sluice_gc_pause_seconds_count', 'thread="shard-0",kind="major"'), 1);
+  assert.ok(sample(text, 'sluice_gc_pause_seconds_count', 'thread="main",kind="minor"')! > 0, 'this thread\'s own scavenges');
+  m.applyShardSnapshots([]);
+  text = await m.metricsText();
+  assert.equal(sample(text, 'sluice_gc_pause_seconds_count', 'thread="shard-0",kind="minor"'), undefined);
+  assert.equal(sample(text, 'sluice_gc_pause_seconds_count', 'thread="shard-0",kind="major"'), undefined);
 });
 
 test('two instances do not share a registry', async (t) => {

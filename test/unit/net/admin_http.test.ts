@@ -31,6 +31,7 @@ const snapshot: ShardSnapshot = {
   groups: { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] },
   traffic: { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 },
   logFlush: { durations: new BucketHistogram(DISK_FLUSH_BOUNDS).take(), queueWait: new BucketHistogram(DISK_FLUSH_BOUNDS).take() },
+  gcPauses: [],
 };
 
 async function withServer(
