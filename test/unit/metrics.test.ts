@@ -27,14 +27,16 @@ function part(topic: string, partition: number, end: number): PartitionSnapshot 
 const NO_GROUPS: GroupShardSnapshot = { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] };
 const NO_TRAFFIC: ShardTraffic = { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 };
 
+/** What a BucketHistogram of `bounds` hands on after observing `seconds`. */
+function observed(seconds: number[], bounds = DISK_FLUSH_BOUNDS): BucketCounts {
+  const h = new BucketHistogram(bounds);
+  for (const s of seconds) h.observe(s);
+  return h.take();
+}
+
 /** A shard's group commit timings with these durations and queue waits (seconds). */
 function commitTimings(durations: number[], queueWaits: number[]): CommitTimings {
-  const histogramOf = (seconds: number[]): BucketHistogram => {
-    const h = new BucketHistogram(DISK_FLUSH_BOUNDS);
-    for (const s of seconds) h.observe(s);
-    return h;
-  };
-  return { durations: histogramOf(durations).take(), queueWait: histogramOf(queueWaits).take() };
+  return { durations: observed(durations), queueWait: observed(queueWaits) };
 }
 
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS, traffic = NO_TRAFFIC): ShardSnapshot {
@@ -147,11 +149,7 @@ test('main-thread recording: requests, bytes, connections, bounded reasons', asy
 test('shards\' request and fetch durations, reported as bucket counts, add up with main\'s own in one series', async (t) => {
   const m = new BrokerMetrics();
   t.after(() => m.close());
-  const times = (seconds: number[]): BucketCounts => {
-    const h = new BucketHistogram(REQUEST_LATENCY_BOUNDS);
-    for (const s of seconds) h.observe(s);
-    return h.take();
-  };
+  const times = (seconds: number[]): BucketCounts => observed(seconds, REQUEST_LATENCY_BOUNDS);
   m.recordRequest('Produce', 0.002);
   // More than the 4096 a second a shard once listed one by one: every request counts.
   m.addRequestTimes('Produce', times([...new Array<number>(5000).fill(0.0004), 0.003]));
@@ -179,13 +177,8 @@ test('shards\' request and fetch durations, reported as bucket counts, add up wi
 test('GC pauses: each shard\'s by kind from its snapshots, main\'s own at each scrape; a shard that goes loses its series', async (t) => {
   const m = new BrokerMetrics();
   t.after(() => m.close());
-  const pauses = (seconds: number[]): BucketCounts => {
-    const h = new BucketHistogram(DISK_FLUSH_BOUNDS);
-    for (const s of seconds) h.observe(s);
-    return h.take();
-  };
-  m.applyShardSnapshots([{ ...shard(0, []), gcPauses: [['minor', pauses([0.002, 0.003])], ['major', pauses([0.009])]] }]);
-  m.applyShardSnapshots([{ ...shard(0, []), gcPauses: [['minor', pauses([0.0004])]] }]);
+  m.applyShardSnapshots([{ ...shard(0, []), gcPauses: [['minor', observed([0.002, 0.003])], ['major', observed([0.009])]] }]);
+  m.applyShardSnapshots([{ ...shard(0, []), gcPauses: [['minor', observed([0.0004])]] }]);
   churnYoungGeneration();
   await new Promise((resolve) => setTimeout(resolve, 20)); // 'gc' entries reach their observer asynchronously
   let text = await m.metricsText();
