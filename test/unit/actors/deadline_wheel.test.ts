@@ -1,7 +1,8 @@
 // DeadlineWheel on a hand-driven clock whose timers the test fires as time passes: no key expires
 // before its deadline, every key expires by its own timer no later than deadline + one tick, each
 // at most once, deleted keys never expire, exactly one timer is armed while a deadline is pending
-// and none when idle, and the timer does not fire while nothing is due. The same holds with timers
+// and at most one when idle (the last, left to fire once rather than cancelled: it then arms
+// nothing), and the timer does not fire while nothing is due. The same holds with timers
 // firing late (within one tick plus the lateness), with keys re-added from expiry callbacks and
 // across quiet spells of hours; no timer is ever re-armed for a time already past (counted), the
 // timer is not rounded up to whole milliseconds, and a quiet spell is not walked tick by tick.
@@ -95,7 +96,8 @@ describe('DeadlineWheel', () => {
             }
           }
           assert.equal(wheel.size, deadlineOf.size);
-          assert.equal(clock.running, deadlineOf.size > 0 ? 1 : 0, 'one timer while pending, none when idle');
+          if (deadlineOf.size > 0) assert.equal(clock.running, 1, 'one timer while pending');
+          else assert.ok(clock.running <= 1, 'at most the last one when idle');
         }
       }),
       { numRuns: 300 },
@@ -133,6 +135,7 @@ describe('DeadlineWheel timer', () => {
       wheel.delete(i + 10_000);
     }
     assert.equal(clock.fired, 0, 'no wake-up in 10 s of traffic whose deadlines were all 30 s away');
+    assert.equal(clock.armed, 1, 'one timer for the whole stream, not one armed and cancelled per request');
     wheel.add(1, clock.t + 30_000);
     wheel.add(2, clock.t + 100);
     clock.pass(200);
@@ -141,6 +144,27 @@ describe('DeadlineWheel timer', () => {
     clock.pass(30_000);
     assert.deepEqual(expired, [2, 1]);
     assert.equal(clock.running, 0);
+  });
+});
+
+describe('DeadlineWheel left empty', () => {
+  it('lets its last timer fire once, finding nothing, and arms no other', () => {
+    const clock = new ManualClock(0);
+    const expired: number[] = [];
+    const wheel = new DeadlineWheel<number>(10, (key) => expired.push(key), clock);
+    wheel.add(1, 30_000);
+    clock.pass(5);
+    wheel.delete(1);
+    assert.equal(clock.running, 1);
+    clock.pass(60_000);
+    assert.deepEqual(expired, []);
+    assert.equal(clock.fired, 1);
+    assert.equal(clock.running, 0);
+    assert.equal(clock.armed, 1);
+    wheel.add(2, clock.t + 100);
+    clock.pass(200);
+    assert.deepEqual(expired, [2]);
+    assert.equal(clock.armed, 2);
   });
 });
 
@@ -205,7 +229,8 @@ describe('DeadlineWheel with late timers, re-adds from expiry callbacks and quie
               }
             }
             assert.equal(wheel.size, pending.size);
-            assert.equal(clock.running, pending.size > 0 ? 1 : 0, 'one timer while pending, none when idle');
+            if (pending.size > 0) assert.equal(clock.running, 1, 'one timer while pending');
+            else assert.ok(clock.running <= 1, 'at most the last one when idle');
             // Each firing serves a distinct tick that held a key when the timer was armed, and each
             // arming follows an add or a firing: a re-arm loop breaks both.
             assert.ok(clock.fired <= adds, `${clock.fired} timer firings for ${adds} adds`);
