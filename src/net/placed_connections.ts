@@ -162,7 +162,7 @@ export class PlacedConnections {
       const handle: BoundHandler['handle'] = this.decidedHere.has(key)
         // A connection's first request is always main's: it meets the listener's admission gate
         // (per-IP bounds, or a broker's replica fetcher admitted outside them) there.
-        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, nextSeq === 0 || unanswered.size > 0, (f) => forward(ctx, f), produces)
+        ? (ctx, frame) => this.serving.handle(ctx, frame as Buffer, nextSeq === 0 || unanswered.size > 0, forward, produces)
         : (ctx, frame) => forward(ctx, frame as Buffer);
       handlers.set(key, { api, barrier, forwards: true, handle });
     }

@@ -71,7 +71,6 @@ const TRAFFIC_REPORT_MS = 1000;
 const MAX_SLOW_REQUESTS = 4096;
 const FETCH_KINDS: readonly FetchKind[] = ['consumer', 'replica'];
 
-const partitionKey = (topic: string, partition: number): string => `${topic}\0${partition}`;
 
 const EMPTY_SNAPSHOT: PlacementSnapshot = {
   revision: -1, localId: -1, open: false, partitions: [], limits: { maxProduceBatchBytes: 0, fetchMaxBytes: 0, messageMaxBytes: 0 },
@@ -80,7 +79,8 @@ const EMPTY_SNAPSHOT: PlacementSnapshot = {
 /** Main's latest snapshot as the handlers' view, partition lookup and (for the router) shard table. */
 class SnapshotView implements PartitionsView {
   snapshot: PlacementSnapshot = EMPTY_SNAPSHOT;
-  private byKey = new Map<string, SnapshotPartition>();
+  /** By topic name, then partition index: looked up several times a request, so no key string is built for it. */
+  private byTopic = new Map<string, Map<number, SnapshotPartition>>();
   /** Hosting shard by handle. */
   private handles = new Map<number, number>();
   private topicsByName = new Map<string, TopicImage>();
@@ -91,12 +91,14 @@ class SnapshotView implements PartitionsView {
     const before = this.snapshot.partitions;
     const epochBefore = new Map(before.map((p) => [p.handle, p.record.leaderEpoch]));
     this.snapshot = snapshot;
-    this.byKey = new Map();
+    this.byTopic = new Map();
     this.handles = new Map();
     this.topicsByName = new Map();
     this.topicsById = new Map();
     for (const p of snapshot.partitions) {
-      this.byKey.set(partitionKey(p.topic.name, p.record.partition), p);
+      let partitions = this.byTopic.get(p.topic.name);
+      if (partitions === undefined) this.byTopic.set(p.topic.name, (partitions = new Map()));
+      partitions.set(p.record.partition, p);
       this.handles.set(p.handle, p.shard);
       this.topicsByName.set(p.topic.name, p.topic);
       this.topicsById.set(p.topic.id, p.topic);
@@ -112,7 +114,7 @@ class SnapshotView implements PartitionsView {
   }
 
   served(topic: string, partition: number): SnapshotPartition | undefined {
-    return this.byKey.get(partitionKey(topic, partition));
+    return this.byTopic.get(topic)?.get(partition);
   }
 
   partition(topic: string, partition: number): PartitionRecord | undefined {
@@ -161,15 +163,17 @@ export class ServedProduces {
   /** Counts `result` until it settles. */
   track(result: Promise<HandlerResult<unknown>>): Promise<HandlerResult<unknown>> {
     this.inFlight++;
-    const settled = (): void => {
-      if (--this.inFlight > 0) return;
-      const waiters = this.waiters;
-      this.waiters = [];
-      for (const w of waiters) w();
-    };
-    result.then(settled, settled);
+    result.then(this.settled, this.settled);
     return result;
   }
+
+  // One function for every tracked result, not a closure each.
+  private readonly settled = (): void => {
+    if (--this.inFlight > 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  };
 
   /** Runs `fn` once none is in flight (now if none is); calls queued meanwhile run in call order. */
   whenIdle(fn: () => void): void {
@@ -288,12 +292,12 @@ export class PlacedServing {
    * taken for a frame this decode finds malformed (main closes the connection as it would have).
    */
   handle(
-    ctx: HandlerContext, frame: Buffer, forwardedPending: boolean, forward: (frame: Buffer) => Promise<HandlerResult<unknown>>, produces: ServedProduces,
+    ctx: HandlerContext, frame: Buffer, forwardedPending: boolean, forward: (ctx: HandlerContext, frame: Buffer) => Promise<HandlerResult<unknown>>, produces: ServedProduces,
   ): HandlerResult<unknown> | Promise<HandlerResult<unknown>> {
     const h = this.handlers.get(frame.readInt16BE(0))!;
-    if (forwardedPending || !this.view.snapshot.open || this.view.snapshot.revision < this.fence) return forward(frame);
+    if (forwardedPending || !this.view.snapshot.open || this.view.snapshot.revision < this.fence) return forward(ctx, frame);
     const decoded = decodeRequest(frame, h, ctx.version, true);
-    if (typeof decoded === 'string' || !this.covers(h.api.key, ctx.version, decoded.req)) return forward(frame);
+    if (typeof decoded === 'string' || !this.covers(h.api.key, ctx.version, decoded.req)) return forward(ctx, frame);
     this.traffic.served++;
     this.armReport();
     const times = this.requestTimes.get(h.api.name)!;
@@ -312,44 +316,55 @@ export class PlacedServing {
    * Whether every partition `req` names is served here at the epoch the client expects, and what
    * it sends peers over the mesh fits their rings.
    */
+  // Loops, not every() with closures: this runs for every request a placed connection makes.
   private covers(apiKey: number, version: number, req: unknown): boolean {
     const view = this.view;
-    let onPeers = 0;
-    /** `p` is served here; counts it when a peer hosts it. */
-    const counted = (p: SnapshotPartition): true => {
-      if (p.shard !== this.shardIndex) onPeers++;
-      return true;
-    };
+    let onPeers = 0; // partitions served here that a peer shard hosts
     switch (apiKey) {
       case ProduceApi.key:
-        return (req as ProduceRequest).topicData.every((t) => t.partitionData.every((p) => {
-          const served = view.served(t.name, p.index);
-          return served !== undefined && (served.shard === this.shardIndex || produceMessageBytes(p.records?.length ?? 0) <= this.meshMessageBytes);
-        }));
+        for (const t of (req as ProduceRequest).topicData) {
+          for (const p of t.partitionData) {
+            const served = view.served(t.name, p.index);
+            if (served === undefined) return false;
+            if (served.shard !== this.shardIndex && produceMessageBytes(p.records?.length ?? 0) > this.meshMessageBytes) return false;
+          }
+        }
+        return true;
       case FetchApi.key: {
         const r = req as FetchRequest;
         const replicaId = version >= 15 ? r.replicaState.replicaId : r.replicaId;
-        return r.topics.every((t) => {
+        for (const t of r.topics) {
           const topic = version >= 13 ? view.topicById(t.topicId) : view.topic(t.topic);
-          return topic !== undefined && t.partitions.every((p) => {
+          if (topic === undefined) return false;
+          for (const p of t.partitions) {
             const served = view.served(topic.name, p.partition);
-            return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && (replicaId < 0 || this.servesFollower(served, replicaId)) && counted(served);
-          });
-        }) && fetchBytes(onPeers) <= this.meshMessageBytes;
+            if (served === undefined || epochDiffers(p.currentLeaderEpoch, served) || (replicaId >= 0 && !this.servesFollower(served, replicaId))) return false;
+            if (served.shard !== this.shardIndex) onPeers++;
+          }
+        }
+        return fetchBytes(onPeers) <= this.meshMessageBytes;
       }
       case ListOffsetsApi.key:
-        return (req as ListOffsetsRequest).topics.every((t) => t.partitions.every((p) => {
-          const served = view.served(t.name, p.partitionIndex);
-          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && counted(served);
-        })) && listOffsetsBytes(onPeers) <= this.meshMessageBytes;
+        for (const t of (req as ListOffsetsRequest).topics) {
+          for (const p of t.partitions) {
+            const served = view.served(t.name, p.partitionIndex);
+            if (served === undefined || epochDiffers(p.currentLeaderEpoch, served)) return false;
+            if (served.shard !== this.shardIndex) onPeers++;
+          }
+        }
+        return listOffsetsBytes(onPeers) <= this.meshMessageBytes;
       case OffsetForLeaderEpochApi.key: {
         const r = req as OffsetForLeaderEpochRequest;
         if (version >= 3 && r.replicaId >= 0) return false;
         // Answered by the same offset lookups as ListOffsets (ring_messages.ts' EPOCH_END).
-        return r.topics.every((t) => t.partitions.every((p) => {
-          const served = view.served(t.topic, p.partition);
-          return served !== undefined && !epochDiffers(p.currentLeaderEpoch, served) && counted(served);
-        })) && listOffsetsBytes(onPeers) <= this.meshMessageBytes;
+        for (const t of r.topics) {
+          for (const p of t.partitions) {
+            const served = view.served(t.topic, p.partition);
+            if (served === undefined || epochDiffers(p.currentLeaderEpoch, served)) return false;
+            if (served.shard !== this.shardIndex) onPeers++;
+          }
+        }
+        return listOffsetsBytes(onPeers) <= this.meshMessageBytes;
       }
       default:
         return false;

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterEach, describe, it, mock } from 'node:test';
 import type { RingShardPort } from '../../../src/actors/ring_shard_port.js';
 import { allocateShardMesh, joinShardMesh } from '../../../src/actors/shard_mesh.js';
-import { NO_RESPONSE, type HandlerResult, type Wire } from '../../../src/net/handler.js';
+import { NO_RESPONSE, type HandlerContext, type HandlerResult, type Wire } from '../../../src/net/handler.js';
 import type { PlacementSnapshot, PlacedTraffic, SnapshotPartition } from '../../../src/net/placement_messages.js';
 import { PlacedServing, ServedProduces } from '../../../src/net/placed_serving.js';
 import { FetchApi, type FetchRequest } from '../../../src/protocol/apis/fetch.js';
@@ -145,7 +145,7 @@ class Rig {
     this.serving.update(snapshot(0, [snapshotPartition(this.dir)]));
   }
 
-  private readonly forward = (frame: Buffer): Promise<HandlerResult<unknown>> => {
+  private readonly forward = (_ctx: HandlerContext, frame: Buffer): Promise<HandlerResult<unknown>> => {
     this.forwarded.push(frame);
     return Promise.resolve(NO_RESPONSE);
   };
