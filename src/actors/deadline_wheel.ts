@@ -22,8 +22,8 @@
 // while any key is pending exactly one timer is armed, at or before the end of the earliest
 // pending tick, and never for a tick already passed (the cursor moves only in advance(): a jump
 // before any key expires, then one tick at a time through every bucket it passes, so no key is
-// left behind it); at most one while the wheel is empty, and none once it fired empty. A key is pending at most once; adding it
-// again moves its deadline.
+// left behind it); at most one while the wheel is empty, and none once it fired empty. A key is
+// pending at most once; adding it again moves its deadline.
 
 /** Where the wheel reads time and sets its timer; injectable so tests can drive time by hand. */
 export interface WheelClock {
@@ -32,10 +32,14 @@ export interface WheelClock {
   after(ms: number, fn: () => void): () => void;
 }
 
+// The timer does not hold the thread's event loop open: whatever waits on a deadline (a client's
+// connection, a shard's lane) holds its own handle, and an emptied wheel's timer, left to fire,
+// would otherwise keep a process that embeds a stopped broker alive for up to a request timeout.
 export const REAL_CLOCK: WheelClock = {
   now: () => performance.now(),
   after: (ms, fn) => {
     const timer = setTimeout(fn, ms);
+    timer.unref();
     return () => clearTimeout(timer);
   },
 };

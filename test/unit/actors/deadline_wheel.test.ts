@@ -7,6 +7,7 @@
 // across quiet spells of hours; no timer is ever re-armed for a time already past (counted), the
 // timer is not rounded up to whole milliseconds, and a quiet spell is not walked tick by tick.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { DeadlineWheel, type WheelClock } from '../../../src/actors/deadline_wheel.js';
@@ -165,6 +166,22 @@ describe('DeadlineWheel left empty', () => {
     clock.pass(200);
     assert.deepEqual(expired, [2]);
     assert.equal(clock.armed, 2);
+  });
+});
+
+describe('DeadlineWheel on the real clock', () => {
+  it('does not keep a process alive once its keys are gone', () => {
+    // A broker's last request answered long before its 30 s timeout: the timer left armed for it
+    // must not hold the process that stopped the broker.
+    const wheelModule = new URL('../../../src/actors/deadline_wheel.js', import.meta.url).href;
+    const script = `const { DeadlineWheel } = await import(${JSON.stringify(wheelModule)});
+      const wheel = new DeadlineWheel(10, () => {});
+      wheel.add(1, wheel.now() + 30000);
+      wheel.delete(1);`;
+    const started = performance.now();
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
+    assert.equal(run.status, 0, String(run.stderr));
+    assert.ok(performance.now() - started < 10_000, `the process took ${(performance.now() - started).toFixed(0)} ms to exit`);
   });
 });
 
