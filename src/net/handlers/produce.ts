@@ -194,8 +194,9 @@ function answer(routed: Routed, outcomes: readonly ProduceOutcome[]): HandlerRes
     }
   }
   const leaders = routed.leaders;
-  if (leaders === null || leaders.size === 0) return { responses: routed.responses, throttleTimeMs: 0, nodeEndpoints: NO_ENDPOINTS };
-  const response = { responses: routed.responses, throttleTimeMs: 0, nodeEndpoints: leaderEndpoints(deps.cluster, leaders) };
+  const hinted = leaders !== null && leaders.size > 0;
+  const response = { responses: routed.responses, throttleTimeMs: 0, nodeEndpoints: hinted ? leaderEndpoints(deps.cluster, leaders) : NO_ENDPOINTS };
+  if (!hinted) return response;
   // A client sent to another leader before this broker's handover is granted could reach one
   // that has not applied its leadership yet, and be refused a second time.
   const handover = deps.handover();
