@@ -153,6 +153,8 @@ export interface BrokerConfig {
   readonly maxRequestBytes: number;
   /** Bound on request bytes read and not yet dispatched (frames take their room from their length); a connection waits for room. */
   readonly maxPartialRequestBytes: number;
+  /** Per shard: produced bytes held until their group commit settles; past it produces wait for commits to settle. */
+  readonly maxUncommittedProduceBytes: number;
   readonly maxConnections: number;
   /** Kafka's max.connections.per.ip: client connections from one address (other brokers' replica fetchers do not count). */
   readonly maxConnectionsPerIp: number;
@@ -667,6 +669,13 @@ const OPTIONS: { readonly [K in OptionKey]: Option<BrokerConfig[K]> } = {
   maxPartialRequestBytes: int(
     'bound on request bytes read and not yet dispatched, across all connections (each shard takes its share); a connection whose next request does not fit stops reading until it does (Kafka\'s queued.max.request.bytes)',
     268435456, 1, Number.MAX_SAFE_INTEGER,
+  ),
+  // The default is Shard's MAX_UNCOMMITTED_PRODUCE_BYTES, which says how it was chosen. At most half
+  // the io_uring ring's 1 GiB byte limit (native_io.ts): a commit may hold what the bound allows
+  // plus the requests under way when it is reached.
+  maxUncommittedProduceBytes: int(
+    'per shard: bytes of produced batches held until their group commit settles (written and, per --flush, synced); past it the shard takes no more produce requests until commits settle, so a disk that falls behind holds producers back instead of filling memory',
+    16777216, 65536, 536870912,
   ),
   maxConnections: int('maximum concurrent client connections', 10000, 1, 10_000_000),
   // Kafka's default (Int.MAX): max-connections already bounds memory, and as every local client

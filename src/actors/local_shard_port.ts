@@ -6,7 +6,9 @@
 // the router records a request only after it has handed out every part of it (a shard answers a
 // fetch with data, a ListOffsets or an unknown partition at once), and a ring port's answers are
 // always later too. The lane's answers wait at most until that microtask, so its bound is the
-// router's own (requests in flight); the port is never blocked.
+// router's own (requests in flight). The port is blocked while the shard's produces wait for room
+// under its bound on uncommitted bytes (Shard.producesWait): the connections that fed it stop
+// reading after the request they are serving, as they do for a ring port's full ring.
 import type { FrameKeeper } from '../common/frame_pool.js';
 import type { Outgoing } from './outbox.js';
 import type { FetchAsk, ListOffsetsAsk, ProduceAsk } from './ring_messages.js';
@@ -14,7 +16,6 @@ import type { Shard } from './shard.js';
 import type { ShardPort, ShardResultSink } from './shard_port.js';
 
 export class LocalShardPort implements ShardPort {
-  readonly blocked = false;
   private readonly lane: number;
   private answers: Outgoing[] = [];
   private delivering = false;
@@ -27,8 +28,12 @@ export class LocalShardPort implements ShardPort {
     this.lane = shard.openLane({ send: (msg) => this.answer(msg) });
   }
 
+  get blocked(): boolean {
+    return this.shard.producesWait;
+  }
+
   whenUnblocked(): Promise<void> {
-    return Promise.resolve();
+    return this.shard.whenProducesMay();
   }
 
   produce(ask: ProduceAsk, records: Buffer, keeper: FrameKeeper | null): boolean {

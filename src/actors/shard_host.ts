@@ -42,6 +42,8 @@ export interface ShardHostOptions {
   offsetsTopic: string;
   groupConfig: GroupConfig;
   replication: ShardReplicationConfig;
+  /** Bound on produced bytes the shard holds until their commit settles (Shard.producesWait). */
+  maxUncommittedProduceBytes: number;
   /** This shard's ends of the shard mesh (placement on shards only), else null. */
   mesh: ShardMeshEnds | null;
   sink: ShardResultSink;
@@ -125,6 +127,7 @@ export class ShardHost {
       offsetsTopic: opts.offsetsTopic,
       groupConfig: opts.groupConfig,
       replication: opts.replication,
+      maxUncommittedProduceBytes: opts.maxUncommittedProduceBytes,
       mesh: opts.mesh,
     };
     const entry = opts.entry;

@@ -46,6 +46,10 @@ export interface ShardSnapshot {
   storageErrors: number;
   /** Segments rescanned by log recovery as partitions opened, since the shard started (cumulative). */
   rescannedSegments: number;
+  /** The most produced bytes the shard's logs held until their commit settled, since the previous snapshot. */
+  uncommittedProduceBytesPeak: number;
+  /** Times the shard's produces began to wait for room under --max-uncommitted-produce-bytes (cumulative). */
+  uncommittedProduceWaits: number;
   groups: GroupShardSnapshot;
   traffic: ShardTraffic;
   /** The shard's group commit durations and queue waits since the previous snapshot. */

@@ -26,6 +26,7 @@ import { exposeControl } from './control_channel.js';
 import { SpscRing, type RingStats } from './ring_buffer.js';
 import { RingDoorbell } from './ring_doorbell.js';
 import { Shard, type RoleUpdate, type ShardEvent, type ShardIntrospection } from './shard.js';
+import { MAX_OUTBOX_BYTES } from './outbox.js';
 import { ReplicaFetchers } from './replica_fetcher.js';
 import type { RingShardPort } from './ring_shard_port.js';
 import { joinShardMesh, type ShardMeshEnds } from './shard_mesh.js';
@@ -53,6 +54,8 @@ export interface ShardWorkerData {
   offsetsTopic: string;
   groupConfig: GroupConfig;
   replication: ShardReplicationConfig;
+  /** Bound on produced bytes the shard holds until their commit settles (Shard.producesWait). */
+  maxUncommittedProduceBytes: number;
   /** This shard's ends of the shard mesh (placement on shards; ports transferred), else null. */
   mesh: ShardMeshEnds | null;
 }
@@ -170,7 +173,7 @@ export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Log
     },
     fetching: fetchers,
     events: (e: ShardEvent) => data.events.postMessage(e),
-  });
+  }, MAX_OUTBOX_BYTES, data.maxUncommittedProduceBytes);
   const lag = new LoopDelayMonitor();
   const gcPauses = new GcPauses();
   const retention = setInterval(() => shard.enforceRetention(), data.retentionCheckMs);
@@ -234,6 +237,8 @@ export function runShard(data: ShardWorkerData, parent: MessagePort): { log: Log
         lastError: view.lastError,
         storageErrors: view.storageErrors,
         rescannedSegments: view.rescannedSegments,
+        uncommittedProduceBytesPeak: shard.takeUncommittedPeak(),
+        uncommittedProduceWaits: view.uncommittedProduceWaits,
         groups: groupSnapshot(view),
         traffic: {
           linkBytesIn: fetchers.traffic.link.in,

@@ -22,7 +22,10 @@ const bytesOf = (writes: readonly WriteOp[]): number => {
 
 /** SQ entries per ring: bounds the operations (writes + syncs) in flight at once. */
 const RING_ENTRIES = 4096;
-/** Bytes in flight per ring; a shard's staged data is bounded far below this by its ring size. */
+/**
+ * Bytes in flight per ring; a shard's staged produce data is bounded far below this by
+ * --max-uncommitted-produce-bytes (at most half of it, plus the requests under way when reached).
+ */
 const MAX_INFLIGHT_BYTES = 1 << 30;
 /**
  * A commit writing at most this many bytes writes them on the calling thread (see `commitInline`).

@@ -186,6 +186,14 @@ export class BrokerMetrics {
   private readonly storageErrors = new CumulativeCounter(
     counter(this.registry, 'sluice_storage_errors_total', 'Storage failures on a shard (failed group commits, seals, checkpoints, clean closes)', ['shard']),
   );
+  private readonly uncommittedProduceBytes = gauge(
+    this.registry, 'sluice_uncommitted_produce_bytes_max',
+    'The most produced bytes a shard held until their group commit settled, since its previous report (about a second; bounded by --max-uncommitted-produce-bytes)', ['shard'],
+  );
+  private readonly uncommittedProduceWaits = new CumulativeCounter(counter(
+    this.registry, 'sluice_uncommitted_produce_waits_total',
+    'Times a shard stopped taking produce requests because --max-uncommitted-produce-bytes was reached, until its commits settled', ['shard'],
+  ));
   private readonly rescanned = new CumulativeCounter(
     counter(this.registry, 'sluice_log_recovery_rescanned_segments_total', 'Segments log recovery rescanned as partitions opened (a clean shutdown leaves none)', ['shard']),
   );
@@ -403,6 +411,8 @@ export class BrokerMetrics {
     this.busy.feed({ shard }, shard, s.busyMs / 1000);
     this.storageErrors.feed({ shard }, shard, s.storageErrors);
     this.rescanned.feed({ shard }, shard, s.rescannedSegments);
+    this.uncommittedProduceBytes.set({ shard }, s.uncommittedProduceBytesPeak);
+    this.uncommittedProduceWaits.feed({ shard }, shard, s.uncommittedProduceWaits);
     this.networkBytes.feed({ direction: 'in' }, `shard-${shard}/in`, s.traffic.linkBytesIn);
     this.networkBytes.feed({ direction: 'out' }, `shard-${shard}/out`, s.traffic.linkBytesOut);
     this.replicationBytes.feed({ direction: 'in' }, `shard-${shard}/in`, s.traffic.replicaBytesFetched);
@@ -430,6 +440,8 @@ export class BrokerMetrics {
     this.busy.remove({ shard }, shard);
     this.storageErrors.remove({ shard }, shard);
     this.rescanned.remove({ shard }, shard);
+    this.uncommittedProduceBytes.remove({ shard });
+    this.uncommittedProduceWaits.remove({ shard }, shard);
     this.logFlush.remove({ shard });
     this.logFlushQueue.remove({ shard });
     for (const kind of GC_KINDS) this.gcPause.remove({ thread: `shard-${shard}`, kind });

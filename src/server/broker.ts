@@ -222,6 +222,7 @@ async function assembleBroker(config: BrokerConfig, logger: Logger, startedParts
         fetchPartitionMaxBytes: Math.max(REPLICA_FETCH_MAX_BYTES, config.messageMaxBytes),
         security: interBrokerPeerSecurity(config),
       },
+      maxUncommittedProduceBytes: config.maxUncommittedProduceBytes,
       mesh: mesh?.[index] ?? null,
       onEvent: (shard, event) => {
         if (alterPartitions === null) return;

@@ -40,7 +40,7 @@ function commitTimings(durations: number[], queueWaits: number[]): CommitTimings
 }
 
 function shard(id: number, partitions: PartitionSnapshot[], handled = 0, wakeups = 0, groups = NO_GROUPS, traffic = NO_TRAFFIC): ShardSnapshot {
-  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, groups, traffic, logFlush: commitTimings([], []), gcPauses: [] };
+  return { shard: id, loopDelay: { samples: 100, meanMs: 3, p99Ms: 4, maxMs: 5, ownP99Ms: 2, ownMaxMs: 3, cpuWaitRatio: 0.25 }, toShard: ring(10, wakeups), toMain: ring(20), partitions, handled, busyMs: 1500, lastError: null, storageErrors: 3, rescannedSegments: 2, uncommittedProduceBytesPeak: 4096, uncommittedProduceWaits: 5, groups, traffic, logFlush: commitTimings([], []), gcPauses: [] };
 }
 
 /** The sample value of `name{labels}` in the exposition, or undefined if absent. */
@@ -67,6 +67,8 @@ test('snapshots feed partition, ring and shard metrics', async (t) => {
   assert.equal(sample(text, 'sluice_shard_busy_seconds_total', 'shard="1"'), 1.5);
   assert.equal(sample(text, 'sluice_storage_errors_total', 'shard="1"'), 3);
   assert.equal(sample(text, 'sluice_log_recovery_rescanned_segments_total', 'shard="1"'), 2);
+  assert.equal(sample(text, 'sluice_uncommitted_produce_bytes_max', 'shard="1"'), 4096);
+  assert.equal(sample(text, 'sluice_uncommitted_produce_waits_total', 'shard="1"'), 5);
 });
 
 test('partitions and shards that disappear lose their series', async (t) => {
@@ -85,6 +87,8 @@ test('partitions and shards that disappear lose their series', async (t) => {
   assert.equal(sample(text, 'sluice_event_loop_lag_max_seconds', 'thread="shard-1"'), undefined);
   assert.equal(sample(text, 'sluice_thread_cpu_wait_ratio', 'thread="shard-1"'), undefined);
   assert.equal(sample(text, 'sluice_shard_messages_handled_total', 'shard="1"'), undefined);
+  assert.equal(sample(text, 'sluice_uncommitted_produce_bytes_max', 'shard="1"'), undefined);
+  assert.equal(sample(text, 'sluice_uncommitted_produce_waits_total', 'shard="1"'), undefined);
 });
 
 test('cumulative shard totals stay monotonic across a shard restart', async (t) => {

@@ -1,7 +1,9 @@
 // A shard as main sees it through its two rings: produce answers wait for their commit and fail
 // with it, ListOffsets answers one message per request, a fetch parked on two partitions is
-// answered once, and a full outbound ring stops the shard taking new work (its outbox stays
-// within its bound) without losing or reordering a result.
+// answered once, a full outbound ring stops the shard taking new work (its outbox stays
+// within its bound) without losing or reordering a result, and so does a disk that holds its
+// commits once the shard holds its bound of uncommitted produce bytes, on a ring lane (what follows
+// the held produce waits with it) and on a same-thread lane (its port reports blocked).
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import { Shard } from '../../../src/actors/shard.js';
@@ -24,8 +26,10 @@ import {
   type FetchPartitionResult,
   type ListOffsetsAsk,
   type ListOffsetsPartitionResult,
+  type ProduceAsk,
   type ProduceResult,
 } from '../../../src/actors/ring_messages.js';
+import { LocalShardPort } from '../../../src/actors/local_shard_port.js';
 import { coordinatorDeps } from '../../../src/coordinator/groups/coordinator_deps.js';
 import { DEFAULT_GROUP_CONFIG } from '../../../src/coordinator/groups/group_api.js';
 import { MAX_CLOSES_IN_FLIGHT } from '../../../src/log/clean_close.js';
@@ -66,14 +70,14 @@ class Harness {
   // Doorbell waits do not hold the loop (in the broker the worker's control port does).
   readonly keepAlive = setInterval(() => undefined, 1000);
 
-  constructor(io: IoBackend, opts: { outboundBytes?: number; maxOutboxBytes?: number } = {}) {
+  constructor(io: IoBackend, opts: { outboundBytes?: number; maxOutboxBytes?: number; maxUncommittedBytes?: number } = {}) {
     this.outbound = new SpscRing(SpscRing.allocate(opts.outboundBytes ?? 1 << 20), RingDoorbell.loopback());
     this.shard = new Shard(0, this.inbound, this.outbound, io, { kind: 'always' }, (_m, err) => this.errors.push(err), {
       offsetsTopic: '__consumer_offsets',
       deps: () => coordinatorDeps(DEFAULT_GROUP_CONFIG),
       rebalanced: () => undefined,
       badRecord: () => undefined,
-    }, testShardReplication(), opts.maxOutboxBytes);
+    }, testShardReplication(), opts.maxOutboxBytes, opts.maxUncommittedBytes);
     this.running = this.shard.run();
     live.add(this);
   }
@@ -295,6 +299,71 @@ describe('Shard as a mailbox', () => {
     assert.ok(stalled.outboxDepth * PRODUCE_RESULT_BYTES <= MAX_OUTBOX + PRODUCE_RESULT_BYTES, `outbox holds ${stalled.outboxDepth} results`);
     const answers = await h.until(MESSAGES, 'every produce answered');
     assert.deepEqual(answers.map((a) => produced(a).reqId), Array.from({ length: MESSAGES }, (_, i) => i), 'each answered once, in order');
+    await h.close();
+  });
+
+  it('takes no more produces from a ring lane while its uncommitted bytes reach their bound, and loses or reorders nothing', async () => {
+    const io = new RecordingIo();
+    const batch = batchOf(1, 32 * 1024);
+    const BOUND = 4 * batch.length; // the fourth batch reaches it
+    const PRODUCES = 20;
+    const h = new Harness(io, { maxUncommittedBytes: BOUND });
+    h.open(1);
+    io.hold(); // a disk that does not finish its commits
+    for (let i = 0; i < PRODUCES; i++) h.produce(i, 1, batch);
+    // Not a produce, but behind the one that waits: it waits too, so the lane keeps its order.
+    h.listOffsets({ reqId: 100, by: OffsetLookupBy.TIMESTAMP, partitions: [{ slot: 0, handle: 1, key: -1 }] });
+    await waitFor(() => h.shard.introspect().uncommittedProduceWaits === 1, 'produces began to wait');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const held = h.shard.introspect();
+    assert.equal(held.handled, 4, 'produces taken up to the bound');
+    assert.equal(held.uncommittedProduceBytes, BOUND);
+    assert.equal(h.shard.producesWait, true);
+    assert.deepEqual(h.collect(), [], 'nothing answered while the disk holds the commits');
+    io.release();
+    const answers = await h.until(PRODUCES + 1, 'every request answered');
+    const produces = answers.filter((a) => a.kind === 'produce');
+    assert.deepEqual(produces.map((a) => [produced(a).reqId, produced(a).errorCode, produced(a).baseOffset]),
+      Array.from({ length: PRODUCES }, (_, i) => [i, ErrorCode.NONE, i]), 'each produce appended once, in order');
+    assert.equal(answers.filter((a) => a.kind === 'listOffsets').length, 1, 'the ListOffsets behind them answered once');
+    const after = h.shard.introspect();
+    assert.equal(after.uncommittedProduceBytes, 0, 'every batch was let go once its commit settled');
+    assert.ok(after.uncommittedProduceWaits >= 1);
+    await h.close();
+  });
+
+  it('reports a same-thread lane\'s port blocked while its uncommitted bytes reach their bound, until commits settle', async () => {
+    const io = new RecordingIo();
+    const batch = batchOf(1, 32 * 1024);
+    const h = new Harness(io, { maxUncommittedBytes: 2 * batch.length });
+    h.open(1);
+    const results: ProduceResult[] = [];
+    const port = new LocalShardPort(h.shard, 0, {
+      onProduceResult: (_shard, r) => results.push(r),
+      onFetchResult: () => undefined,
+      onFetchProgress: () => undefined,
+      onGroupResult: () => undefined,
+      onListOffsetsResult: () => undefined,
+    });
+    io.hold();
+    let lent = 0;
+    const keeper = { hold: () => (lent++, () => void lent--) };
+    const ask = (reqId: number): ProduceAsk => ({ reqId, slot: 0, handle: 1, acks: 1, timeoutMs: 30_000, leaderEpoch: 0 });
+    port.produce(ask(1), batch, keeper);
+    assert.equal(port.blocked, false, 'under the bound');
+    port.produce(ask(2), batch, keeper);
+    assert.equal(port.blocked, true, 'at the bound');
+    let unblocked = false;
+    const resumed = port.whenUnblocked().then(() => (unblocked = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(unblocked, false, 'still blocked while the disk holds the commits');
+    assert.equal(lent, 2, 'the lent frames are held until their commit settles');
+    io.release();
+    await resumed;
+    await waitFor(() => results.length === 2, 'both produces answered');
+    assert.equal(port.blocked, false);
+    assert.equal(lent, 0, 'the lent frames were let go');
+    assert.deepEqual(results.map((r) => [r.reqId, r.errorCode, r.baseOffset]), [[1, 0, 0], [2, 0, 1]]);
     await h.close();
   });
 });

@@ -28,6 +28,8 @@ const snapshot: ShardSnapshot = {
   lastError: null,
   storageErrors: 0,
   rescannedSegments: 0,
+  uncommittedProduceBytesPeak: 0,
+  uncommittedProduceWaits: 0,
   groups: { byState: {}, members: 0, rebalances: {}, rebalanceMs: [], committed: [] },
   traffic: { linkBytesIn: 0, linkBytesOut: 0, replicaBytesFetched: 0, logBytesWritten: 0 },
   logFlush: { durations: new BucketHistogram(DISK_FLUSH_BOUNDS).take(), queueWait: new BucketHistogram(DISK_FLUSH_BOUNDS).take() },
