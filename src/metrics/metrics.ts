@@ -188,7 +188,7 @@ export class BrokerMetrics {
   );
   private readonly uncommittedProduceBytes = gauge(
     this.registry, 'sluice_uncommitted_produce_bytes_max',
-    'The most produced bytes a shard held until their group commit settled, since its previous report (about a second; bounded by --max-uncommitted-produce-bytes)', ['shard'],
+    'The most produced bytes a shard held until their group commit settled, since the previous scrape (bounded by --max-uncommitted-produce-bytes)', ['shard'],
   );
   private readonly uncommittedProduceWaits = new CumulativeCounter(counter(
     this.registry, 'sluice_uncommitted_produce_waits_total',
