@@ -119,10 +119,11 @@ const DEADLINE_TICK_MS = 10;
  * the commit). Before it, each connection's in-flight bound (64 requests) was the only limit, and
  * librdkafka's producer filled it: ~61 MB held per connection, in frames too many for the frame
  * pool to recycle, so each run faulted in fresh pages. At 16 MiB (librdkafka 1M x 1 KiB, acks=1,
- * 8 alternating runs against a 128 MiB bound, which they never reached) the broker took 22 % less
- * CPU per message under --flush always and 11 % more messages a second, with 4-6k page faults a
- * run against 20-31k; under --flush never it stopped the runs that took 2-3x the CPU. A larger
- * bound gained nothing measurable for acks=all over 4 connections under --flush always.
+ * --flush always) a run faults in about a fifth of the pages (5-9k against 14-34k) and, by median,
+ * the broker takes 6 % (16 pairs against the build before, a noisy hour) to 22 % (8 runs each
+ * against a 128 MiB bound, which they never reached, a quiet hour) less CPU per message; the rate
+ * did not move beyond the spread. Under --flush never it stopped the runs that took 2-3x the CPU.
+ * A larger bound gained nothing measurable for acks=all over 4 connections under --flush always.
  */
 export const MAX_UNCOMMITTED_PRODUCE_BYTES = 16 << 20;
 
