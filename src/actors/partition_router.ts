@@ -180,7 +180,7 @@ export class PartitionRouter implements ShardResultSink {
     this.ports = ports;
   }
 
-  /** Shards whose ports are blocked (a full inbound ring); a connection that just fed work pauses its socket until they drain. */
+  /** Shards whose ports are blocked (ShardPort.blocked); a connection that just fed work pauses its socket until they drain. */
   blockedShards(): ShardPort[] {
     return this.ports.filter((p) => p.blocked);
   }

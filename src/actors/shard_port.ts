@@ -20,7 +20,11 @@ import type {
  * returns false was not delivered (the port's bound is hit): the caller fails that part itself.
  */
 export interface ShardPort {
-  /** Sends queue behind a full path to the shard; the connections feeding it stop reading until `whenUnblocked()`. */
+  /**
+   * The shard takes no more for now: sends queue behind a full ring (a ring port), or the shard's
+   * produces wait for room under its uncommitted-bytes bound (a same-thread port, whose sends still
+   * go through). Either way the connections feeding it stop reading until `whenUnblocked()`.
+   */
   readonly blocked: boolean;
   /** Resolves once the port is no longer blocked (at once if it is not). */
   whenUnblocked(): Promise<void>;
