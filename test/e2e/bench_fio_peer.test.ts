@@ -1,8 +1,8 @@
 // The bench's fio peer (bench/peers.ts), the durable target's disk figure measured in the sitting:
-// one warm-up run and one measured run of 1 GiB in 1 MiB writes with an fdatasync after each, on
+// one warm-up run and one measured run of 2 GiB in 1 MiB writes with an fdatasync after each, on
 // the file system the brokers' data dirs are on, give a write rate in MB/s. Needs fio and the
-// shared peers dir; skips with the reason otherwise. Bounds: two fio runs of 1 GiB, each capped
-// at 20 s by fio and killed after 120 s; about 5-10 s here.
+// shared peers dir; skips with the reason otherwise. Bounds: two fio runs of 2 GiB, each capped
+// at 20 s by fio and killed after 120 s; about 8-15 s here.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
