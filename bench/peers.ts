@@ -557,16 +557,20 @@ async function kcatPeer(ctx: Ctx): Promise<void> {
 /**
  * The rest before a cold page-cache run: this VM reports freed memory to its host (free page
  * reporting) within 2-6 s of a free, after which the first write to each page faults on the host.
- * Measured here: 1 GiB with dd cost 0.19-0.21 s of CPU when written at once after a delete freed
- * the last one's pages, and 1.4-1.9 s after 6-20 s.
+ * An earlier stop measured 1 GiB with dd at 0.19-0.21 s of CPU when written at once after a
+ * delete freed the last one's pages, and at 1.4-1.9 s after 6-20 s; later sittings found a first
+ * GiB after this rest at 0.15-0.68 µs of CPU per KiB, with the host's price past it
+ * (PAGECACHE_COLD_GIB).
  */
 const PAGECACHE_REST_MS = 8000;
 /**
- * GiB written by a cold run. Past its first GiB a writer pays far more per byte: one sitting's bare
- * writer (this peer's loop, 4-6 GiB) took 0.37-0.68 µs of CPU per KiB for its first GiB and 2.2-2.35 for
- * each one after, 90 % of its samples in the kernel's copy into page-cache pages; fio's 1 MiB +
- * fdatasync writes fell from 904 MB/s in their first second to ~330 after it. A broker that has
- * written its first GiB pays the later rate, so a cold run measures both.
+ * GiB written by a cold run. Past its first GiB a writer pays far more per byte: a bare writer
+ * (this peer's loop, 4-6 GiB, one sitting) took 0.37-0.68 µs of CPU per KiB for its first GiB and
+ * 2.2-2.35 for each one after, 90 % of its samples in the kernel's copy into page-cache pages;
+ * fio's 1 MiB + fdatasync writes fell from 904 MB/s in their first second to ~330 after it. The
+ * guest's page_reporting has max_waiting_mib=1024, likely up to a GiB of freed memory kept backed
+ * before it is reported. A broker that has written its first GiB pays the later rate, so a cold
+ * run measures both.
  */
 const PAGECACHE_COLD_GIB = 3;
 
@@ -590,7 +594,7 @@ console.log(used.join(' '));`;
 /**
  * What one copy of each produced byte into the page cache costs on this machine, in CPU µs per
  * KiB (comparable with broker CPU per 1 KiB message, which includes that copy):
- * - cold: the first GiB written after a rest, when the pages come from memory the host took back;
+ * - cold: the first GiB written after a rest (PAGECACHE_REST_MS);
  * - sustained: the GiBs after it in the same run, the rate a broker that already wrote a GiB pays
  *   (see PAGECACHE_COLD_GIB);
  * - warm: 1 GiB right after a delete freed pages the write reuses.
@@ -632,7 +636,8 @@ async function pagecachePeer(ctx: Ctx): Promise<void> {
  * psync writes with an fdatasync after each, 2 GiB per run (20 s at most) as in the script; the
  * first run of a sitting is a warm-up, as there, since the VM's first touch of memory is slow.
  * Not 1 GiB: fio's first GiB lands on the page-cache pages this VM hands out cheaply (see
- * PAGECACHE_COLD_GIB), so 1 GiB runs read 1,139 MB/s where 2 GiB read 619 in the same sitting.
+ * PAGECACHE_COLD_GIB), so 1 GiB runs read 1,139 MB/s where 2 GiB runs read 603-807 the same
+ * morning.
  */
 const FIO_ARGS = ['--name=fdatasync-each-1m', '--rw=write', '--ioengine=psync', '--bs=1m', '--size=2g', '--fdatasync=1',
   '--runtime=20', '--output-format=json'];
