@@ -32,6 +32,7 @@ import type { CoordinatorDeps, GroupOffsets } from '../coordinator/groups/group_
 import type { GroupCall, GroupEffect, GroupReply, TopicIndex, TopicInfo } from '../coordinator/groups/group_api.js';
 import { errorReply } from '../coordinator/groups/error_reply.js';
 import { ErrorCode } from '../protocol/errors.js';
+import { DEFAULT_MAX_UNCOMMITTED_PRODUCE_BYTES } from '../config.js';
 import { BatchSlabs } from './batch_slabs.js';
 import { DeadlineWheel } from './deadline_wheel.js';
 import { GroupCoordinatorActor } from './group_coordinator_actor.js';
@@ -110,23 +111,6 @@ export interface ShardIntrospection {
 const DRAIN_SLICE_MS = 1;
 /** Granularity of fetch max_wait and produce timeouts on the shard. */
 const DEADLINE_TICK_MS = 10;
-/**
- * Default bound on the produced bytes a shard's logs hold until their commit settles
- * (--max-uncommitted-produce-bytes). A ring lane's batch leaves the ring for a slab at once, and a
- * same-thread lane's frame leaves the held-bytes bound at dispatch, so neither of those bounds
- * holds them: without this one, a disk whose fdatasyncs stall while its writes still land lets
- * producers fill the shard's memory (and, past 1 GiB, the io_uring ring's byte limit, which fails
- * the commit). Before it, each connection's in-flight bound (64 requests) was the only limit, and
- * librdkafka's producer filled it: ~61 MB held per connection, in frames too many for the frame
- * pool to recycle, so each run faulted in fresh pages. At 16 MiB (librdkafka 1M x 1 KiB, acks=1,
- * --flush always) a run faults in about a fifth of the pages (5-9k against 14-34k) and, by median,
- * the broker takes 6 % (16 pairs against the build before, a noisy hour) to 22 % (8 runs each
- * against a 128 MiB bound, which they never reached, a quiet hour) less CPU per message; the rate
- * did not move beyond the spread. Under --flush never it stopped the runs that took 2-3x the CPU.
- * A larger bound gained nothing measurable for acks=all over 4 connections under --flush always.
- */
-export const MAX_UNCOMMITTED_PRODUCE_BYTES = 16 << 20;
-
 export class Shard {
   private readonly actors = new Map<number, PartitionActor>();
   private readonly coordinators = new Map<number, GroupCoordinatorActor>();
@@ -176,7 +160,7 @@ export class Shard {
     private readonly groups: ShardGroupHosting,
     private readonly replication: ShardReplication,
     private readonly maxOutboxBytes: number = MAX_OUTBOX_BYTES,
-    private readonly maxUncommittedBytes: number = MAX_UNCOMMITTED_PRODUCE_BYTES,
+    private readonly maxUncommittedBytes: number = DEFAULT_MAX_UNCOMMITTED_PRODUCE_BYTES,
   ) {
     this.committer = new GroupCommitter(io, flush, (err) => {
       this.lastError = `storage: ${err.message}`;
