@@ -6,7 +6,7 @@
 // MB per main-thread CPU second. Every phase is bounded by BENCH_DEADLINE_MS.
 // Run: node dist-<x>/bench/micro/fetch_send.js [MiB=1024] [partitions=4] [modes=native,node]
 import { readFileSync } from 'node:fs';
-import { BrokerProcess, processCpuSeconds } from '../../src/bench/broker_process.js';
+import { BrokerProcess } from '../../src/bench/broker_process.js';
 import { runCatchUp } from '../../src/bench/load/catch_up.js';
 import { connectClient, createTopic, produceVersion } from '../../src/bench/load/kafka_setup.js';
 import { runProduceLoad } from '../../src/bench/load/produce_load.js';
@@ -45,10 +45,10 @@ async function runMode(mode: 'native' | 'node', mib: number, partitions: number)
       host: b.host, port: b.kafkaPort, topic, partitions, connections: 1, inflight: 16, batchRecords: BATCH_RECORDS,
       recordBytes: RECORD_BYTES, acks: 1, messages, durationMs: BENCH_DEADLINE_MS, warmupMs: 0, version: produceVersion(conn), requestTimeoutMs: 30_000,
     });
-    const cpu0 = processCpuSeconds(b.pid);
+    const cpu0 = b.cpuSeconds();
     const main0 = mainThreadCpuSeconds(b.pid);
     const r = await runCatchUp(conn, { topic, partitions, expectedRecords: fill.totalMessages, recordBytes: RECORD_BYTES, durationMs: BENCH_DEADLINE_MS, fetch: FETCH });
-    const brokerCpuS = processCpuSeconds(b.pid) - cpu0;
+    const brokerCpuS = b.cpuSeconds() - cpu0;
     const mainCpuS = mainThreadCpuSeconds(b.pid) - main0;
     await conn.close();
     if (!r.complete) throw new Error(`${mode}: read ${r.records} of ${fill.totalMessages} records`);

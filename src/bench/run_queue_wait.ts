@@ -5,27 +5,7 @@
 // host whose cores the broker and its clients share, this is the queueing a latency tail holds
 // that neither side's own path does.
 // Bounds: one map entry per thread the process had at any sample.
-import { readdirSync, readFileSync } from 'node:fs';
-
-/** Nanoseconds each live thread of process `pid` has waited for a CPU so far, by thread id; empty once the process is gone. */
-function threadRunQueueWaits(pid: number): Map<number, number> {
-  const waits = new Map<number, number>();
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return waits;
-  }
-  for (const tid of tids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ');
-      waits.set(Number(tid), Number(fields[1]));
-    } catch {
-      // The thread ended between the listing and the read: its last sample stands.
-    }
-  }
-  return waits;
-}
+import { threadSchedstats } from './thread_schedstat.js';
 
 /**
  * Samples process `pid` now and every `everyMs` until stop(), which returns the milliseconds per
@@ -61,9 +41,9 @@ export class RunQueueWaitSampler {
 
   private sample(): void {
     const now = performance.now();
-    const waits = threadRunQueueWaits(this.pid);
-    if (waits.size === 0) return;
-    for (const [tid, ns] of waits) this.latest.set(tid, ns);
+    const threads = threadSchedstats(this.pid);
+    if (threads === null || threads.size === 0) return;
+    for (const [tid, t] of threads) this.latest.set(tid, t.waitNs);
     if (Number.isNaN(this.firstAt)) this.firstAt = now;
     this.lastAt = now;
   }

@@ -2,12 +2,12 @@
 // against Sluice and against each peer (a Target): fixed rates with end-to-end and publish
 // latency percentiles, a max-rate ramp (the rate steps up until p99 or the backlog explodes), and
 // a backlog drain (N MiB published with no consumer, then timed while a consumer reads it all).
-// Each run yields one OMB TestResult plus our fields: the target's CPU (from /proc/PID/stat)
+// Each run yields one OMB TestResult plus our fields: the target's CPU (a ProcessCpuClock on its pid)
 // per message and per MB, since rates on a shared machine drift and CPU cost drifts less.
 // Bounds: every run is bounded by a message count and a duration; a ramp by its steps and budget.
 import { performance } from 'node:perf_hooks';
 import type { KafkaConnection } from '../client/connection.js';
-import { processCpuSeconds } from './broker_process.js';
+import { ProcessCpuClock } from './broker_process.js';
 import { runCatchUp } from './load/catch_up.js';
 import { runE2eLatency } from './load/e2e_latency.js';
 import type { E2eObserver } from './load/e2e_latency.js';
@@ -227,6 +227,7 @@ export async function runWorkloads(target: Target, plan: BenchPlan, progress: (w
 export async function sluiceTarget(host: string, port: number, pid: number | null): Promise<Target & { close(): Promise<void> }> {
   const conn: KafkaConnection = await connectClient(host, port, 'sluice-bench');
   const version = produceVersion(conn);
+  const cpu = pid === null ? null : new ProcessCpuClock(pid);
   let topics = 0;
   const fresh = async (name: string): Promise<string> => {
     const topic = `sluice-bench-${process.pid}-${topics++}-${name}`;
@@ -237,7 +238,7 @@ export async function sluiceTarget(host: string, port: number, pid: number | nul
   return {
     driver: 'sluice',
     label: `Sluice at ${host}:${port}`,
-    cpuSeconds: () => (pid === null ? NaN : processCpuSeconds(pid)),
+    cpuSeconds: () => cpu?.seconds() ?? NaN,
     supportsAcks: () => true,
     async paced(name, size, acks, rate, messages, durationMs, observer, consume) {
       const topic = await fresh(name);
@@ -277,10 +278,11 @@ export function peerTarget(server: PeerServer, plan: BenchPlan): Target & { clos
     return client;
   };
   const maxInflight = 10_000;
+  const cpu = new ProcessCpuClock(server.pid);
   return {
     driver: server.id,
     label: server.label,
-    cpuSeconds: () => processCpuSeconds(server.pid),
+    cpuSeconds: () => cpu.seconds(),
     supportsAcks: (acks) => acks === 1,
     async paced(name, size, _acks, rate, messages, durationMs, observer, consume) {
       const c = await fresh(name);
