@@ -3,8 +3,8 @@
 // (kcat on an empty topic), lets it settle, then reads every thread of the broker process from
 // /proc before and after a window: run time (schedstat, ns), voluntary context switches (each is
 // one sleep, so one wake-up) and involuntary ones. Prints CPU % of one core and wake-ups/s per
-// thread, medians over the runs, and the process total (utime+stime from /proc/PID/stat, which
-// also counts threads that exited in the window).
+// thread, medians over the runs, and the process total (BrokerProcess.cpuSeconds, which also
+// counts threads that exited in the window).
 // Threads are labelled so that runs compare: `main` (tid = pid), `loop-N` (the other threads
 // blocked in epoll: the shard workers, in creation order), the named native threads
 // (sluice-sender, sluice-uring-N, io_uring's workers iou-wrk-N), and `helper-N` for the rest (V8
@@ -18,7 +18,7 @@
 // 30 s for the machine to calm down and only reports.
 // Run: node dist/bench/idle.js [--runs 3] [--settle-s 10] [--window-s 60] [--consumer]
 //                               [--producer RATE] [--json] [--broker-arg=--flag --broker-arg=value ...]
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -99,14 +99,6 @@ function sampleThreads(pid: number): Map<number, ThreadSample> {
   return out;
 }
 
-let clockTicks = 0;
-function processCpuMs(pid: number): number {
-  if (clockTicks === 0) clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / clockTicks;
-}
-
 /** Stable names for the threads alive through the whole window (see the header). */
 function labels(pid: number, threads: readonly ThreadSample[]): Map<number, string> {
   const byTid = [...threads].sort((a, b) => a.tid - b.tid);
@@ -183,12 +175,12 @@ async function oneRun(o: RunPlan): Promise<RunResult> {
     await sleep(o.settleS * 1000);
     const pid = broker.pid;
     const before = sampleThreads(pid);
-    const cpu0 = processCpuMs(pid);
+    const cpu0 = broker.cpuSeconds();
     const acked0 = producer?.acked ?? 0;
     const t0 = performance.now();
     await sleep(o.windowS * 1000);
     const after = sampleThreads(pid);
-    const cpu1 = processCpuMs(pid);
+    const cpu1 = broker.cpuSeconds();
     const acked1 = producer?.acked ?? 0;
     const seconds = (performance.now() - t0) / 1000;
     if (producer !== null && producer.p.ended) throw new Error('the producer stopped before the window ended (a Produce failed or timed out)');
@@ -204,7 +196,7 @@ async function oneRun(o: RunPlan): Promise<RunResult> {
       };
     });
     return {
-      processCpuPct: (cpu1 - cpu0) / 10 / seconds,
+      processCpuPct: ((cpu1 - cpu0) * 100) / seconds,
       threadsCpuPct: threads.reduce((a, t) => a + t.cpuPct, 0),
       wakesPerS: threads.reduce((a, t) => a + t.wakesPerS, 0),
       threads,
@@ -281,7 +273,7 @@ async function main(): Promise<void> {
     threadsCpuPct: median(runs.map((r) => r.threadsCpuPct)),
     wakesPerS: median(runs.map((r) => r.wakesPerS)),
     requestsPerS: median(runs.map((r) => r.requestsPerS)),
-    /** Process CPU (utime+stime) per acknowledged request, in microseconds. */
+    /** Process CPU (all threads, exited ones too) per acknowledged request, in microseconds. */
     processCpuUsPerRequest: median(runs.map((r) => perReq(r.processCpuPct * 1e4, r))),
     wakesPerRequest: median(runs.map((r) => perReq(r.wakesPerS, r))),
     perRun: runs.map((r) => ({ processCpuPct: r.processCpuPct, threadsCpuPct: r.threadsCpuPct, wakesPerS: r.wakesPerS, requestsPerS: r.requestsPerS, machineBusyPct: r.machineBusyPct })),
@@ -298,7 +290,7 @@ async function main(): Promise<void> {
   ];
   console.log(`${perRequest ? 'broker' : 'idle broker'}${clients.length > 0 ? ` + ${clients.join(' + ')}` : ', no clients'}: ` +
     `medians of ${runs.length} runs, ${settings.windowS} s windows after ${settings.settleS} s`);
-  console.log(`process: ${summary.processCpuPct.toFixed(3)}% of a core (utime+stime); threads: ${summary.threadsCpuPct.toFixed(3)}% (schedstat), ` +
+  console.log(`process: ${summary.processCpuPct.toFixed(3)}% of a core (all threads, exited ones too); threads: ${summary.threadsCpuPct.toFixed(3)}% (schedstat), ` +
     `${summary.wakesPerS.toFixed(1)} wake-ups/s`);
   if (perRequest) {
     console.log(`per request (${summary.requestsPerS.toFixed(0)} acknowledged/s): ${summary.processCpuUsPerRequest.toFixed(1)} µs of process CPU, ` +

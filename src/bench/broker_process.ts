@@ -8,9 +8,9 @@
 // Bounds: startup and stop each have a deadline; at most STDERR_KEEP bytes of stderr are kept.
 // SLUICE_BENCH_BROKER_CLI=<another build's dist/src/cli/main.js> starts that build's broker
 // instead, so one sitting measures a before and an after build with the same harness and peers.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,7 +18,7 @@ import { histogramOf, type Histogram } from '../cli/cluster_metrics.js';
 import { parsePrometheusText } from '../cli/prometheus_text.js';
 import { CLI_ARGV } from '../native/embedded.js';
 import { brokerNodeOptions } from '../server/node_args.js';
-import { threadSchedstats, type ThreadSchedstat } from './thread_schedstat.js';
+import { ProcessCpuClock, processCpuTimes, type CpuTimes } from './process_cpu.js';
 
 /** The broker's entry: this build's CLI, or the build SLUICE_BENCH_BROKER_CLI names. */
 function brokerCliArgv(): readonly string[] {
@@ -53,69 +53,6 @@ export interface ClusterMember {
 
 const HOST = '127.0.0.1';
 const STDERR_KEEP = 16 * 1024;
-
-let clockTicks = 0;
-function ticksPerSecond(): number {
-  if (clockTicks === 0) clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  return clockTicks;
-}
-
-/** CPU seconds a process (all threads) has used so far, in user code and in the kernel. */
-export interface CpuTimes {
-  readonly user: number;
-  readonly system: number;
-}
-
-/** CPU seconds used so far by process `pid`, user and system apart; NaN each if it is gone. */
-export function processCpuTimes(pid: number): CpuTimes {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { user: Number(fields[11]) / ticksPerSecond(), system: Number(fields[12]) / ticksPerSecond() };
-  } catch {
-    return { user: NaN, system: NaN };
-  }
-}
-
-/**
- * The CPU seconds (user + system, all threads) process `pid` has used, read as often as a bench
- * likes. stat counts in clock ticks, 10 ms each for user and for system, too coarse for a run
- * that costs its target tens of ms: a --quick fixed-rate run costs redis about 100 ms over its
- * 6,000 messages, and a run under a tick reads 0. So each reading adds what the threads' scheduler
- * times (ns) grew by since the last one. A thread that exited in between takes its time out of
- * that sum; when the tick counts grew by two ticks (their own error) more than it, the tick growth
- * is taken instead. Readings are exact while no thread exits and within two ticks otherwise.
- */
-export class ProcessCpuClock {
-  private threads: ReadonlyMap<number, ThreadSchedstat>;
-  private ticked: number;
-  private total: number;
-
-  constructor(readonly pid: number) {
-    this.ticked = processCpuSecondsTicked(pid);
-    this.threads = threadSchedstats(pid) ?? new Map();
-    this.total = this.ticked;
-  }
-
-  /** Seconds so far (from stat at the first reading, exact increments after it), or NaN once the process is gone. */
-  seconds(): number {
-    const ticked = processCpuSecondsTicked(this.pid);
-    const threads = threadSchedstats(this.pid);
-    if (!Number.isFinite(ticked) || !Number.isFinite(this.total) || threads === null) return NaN;
-    let grewNs = 0;
-    for (const [tid, t] of threads) grewNs += Math.max(0, t.runNs - (this.threads.get(tid)?.runNs ?? 0));
-    const tickGrowth = ticked - this.ticked;
-    this.total += tickGrowth - grewNs / 1e9 > 2 / ticksPerSecond() ? tickGrowth : grewNs / 1e9;
-    this.threads = threads;
-    this.ticked = ticked;
-    return this.total;
-  }
-}
-
-function processCpuSecondsTicked(pid: number): number {
-  const t = processCpuTimes(pid);
-  return t.user + t.system;
-}
 
 function healthOk(port: number): Promise<boolean> {
   return new Promise((resolve) => {

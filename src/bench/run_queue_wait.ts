@@ -5,7 +5,7 @@
 // host whose cores the broker and its clients share, this is the queueing a latency tail holds
 // that neither side's own path does.
 // Bounds: one map entry per thread the process had at any sample.
-import { threadSchedstats } from './thread_schedstat.js';
+import { threadSchedstats } from './process_cpu.js';
 
 /**
  * Samples process `pid` now and every `everyMs` until stop(), which returns the milliseconds per

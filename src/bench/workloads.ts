@@ -7,7 +7,7 @@
 // Bounds: every run is bounded by a message count and a duration; a ramp by its steps and budget.
 import { performance } from 'node:perf_hooks';
 import type { KafkaConnection } from '../client/connection.js';
-import { ProcessCpuClock } from './broker_process.js';
+import { ProcessCpuClock } from './process_cpu.js';
 import { runCatchUp } from './load/catch_up.js';
 import { runE2eLatency } from './load/e2e_latency.js';
 import type { E2eObserver } from './load/e2e_latency.js';
